@@ -1,0 +1,124 @@
+/*
+ * suspect_limits.h - the limits file, as immutable snapshots, and reload.
+ *
+ * A limits file is the .NET system's ArrayOfSuspectUsageSettingEntity, in
+ * either form: attributes (Action="..." LimitCount="..." ...) or the child
+ * elements .NET's XmlSerializer writes.  Loading it yields a snapshot: an
+ * immutable, reference-counted table of suspect_rule_t, in file order, with
+ * a lookup by action.  A snapshot never changes; a reload builds a new one.
+ *
+ * Errors name file, line and field ("limits.xml:7: LimitCount: 'x' is not a
+ * number").  Unknown attributes and elements are warnings kept on the
+ * snapshot.  Parsing is safe: a size cap, no network, no DTD, no entities.
+ *
+ * The reloader owns the current snapshot of one file.  Readers take a
+ * reference with suspect_reloader_acquire() and drop it when done, so a
+ * request that started on the old table finishes on it.  A reload that fails
+ * keeps the old snapshot and reports why.
+ */
+#ifndef SUSPECT_LIMITS_H
+#define SUSPECT_LIMITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "suspect_error.h"
+#include "suspect_policy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct suspect_limits suspect_limits_t;
+
+#define SUSPECT_LIMITS_MAX_BYTES (4u << 20) /* default file size cap */
+#define SUSPECT_LIMITS_MAX_RULES 10000u     /* default entry cap */
+
+typedef struct suspect_limits_opts {
+    size_t max_bytes; /* 0 = SUSPECT_LIMITS_MAX_BYTES */
+    size_t max_rules; /* 0 = SUSPECT_LIMITS_MAX_RULES */
+} suspect_limits_opts_t;
+
+/*
+ * Loads and validates the limits file at path.  On success *out is a new
+ * snapshot with one reference, owned by the caller.  On failure *out is
+ * untouched and err says file:line and what is wrong.  opts may be NULL.
+ */
+suspect_rc_t suspect_limits_load(const char *path,
+                                 const suspect_limits_opts_t *opts,
+                                 suspect_limits_t **out, suspect_err_t *err);
+
+/* As suspect_limits_load, from memory; name is used in messages. */
+suspect_rc_t suspect_limits_parse(const char *buf, size_t len,
+                                  const char *name,
+                                  const suspect_limits_opts_t *opts,
+                                  suspect_limits_t **out, suspect_err_t *err);
+
+/* Adds a reference and returns lim.  Thread-safe. */
+suspect_limits_t *suspect_limits_ref(suspect_limits_t *lim);
+
+/* Drops a reference; the last one frees.  NULL is a no-op.  Thread-safe. */
+void suspect_limits_unref(suspect_limits_t *lim);
+
+/* Rules in file order; pointers live as long as the snapshot. */
+size_t suspect_limits_count(const suspect_limits_t *lim);
+const suspect_rule_t *suspect_limits_at(const suspect_limits_t *lim,
+                                        size_t i);
+
+/* The rule of an action (exact, case-sensitive), or NULL. */
+const suspect_rule_t *suspect_limits_find(const suspect_limits_t *lim,
+                                          const char *action);
+
+/* Line of rule i in its file (1-based). */
+int suspect_limits_line(const suspect_limits_t *lim, size_t i);
+
+/* Warnings found while loading, each "file:line: warning: text". */
+size_t suspect_limits_warning_count(const suspect_limits_t *lim);
+const char *suspect_limits_warning(const suspect_limits_t *lim, size_t i);
+
+/* ---- reload ---------------------------------------------------------------- */
+
+typedef struct suspect_reloader suspect_reloader_t;
+
+/*
+ * Loads path (it must be valid) and returns a reloader owning that snapshot.
+ * interval_ms is how often suspect_reloader_poll() looks at the file
+ * (0 = 1000).  opts may be NULL; it is copied.
+ */
+suspect_rc_t suspect_reloader_new(const char *path,
+                                  const suspect_limits_opts_t *opts,
+                                  int64_t interval_ms,
+                                  suspect_reloader_t **out,
+                                  suspect_err_t *err);
+
+/* Frees the reloader and drops its reference.  NULL is a no-op. */
+void suspect_reloader_free(suspect_reloader_t *r);
+
+/* The current snapshot with a new reference for the caller. Thread-safe. */
+suspect_limits_t *suspect_reloader_acquire(suspect_reloader_t *r);
+
+/*
+ * Looks at the file now (stat: mtime, ctime, size, inode, device).  If it
+ * changed, loads it; a valid file becomes the current snapshot.  Returns 1
+ * when a new snapshot was swapped in, 0 when nothing changed, or a negative
+ * code with err set when the file changed but is bad, missing or unreadable
+ * (the old snapshot stays; the same bad file is reported once, not on every
+ * call).  Thread-safe; concurrent callers serialise.
+ */
+int suspect_reloader_check(suspect_reloader_t *r, suspect_err_t *err);
+
+/*
+ * As suspect_reloader_check, but at most once per interval_ms of now_ms;
+ * other calls return 0 after one atomic read, so it is cheap per request.
+ */
+int suspect_reloader_poll(suspect_reloader_t *r, int64_t now_ms,
+                          suspect_err_t *err);
+
+/* Counts successful swaps; a reader may cache a snapshot per generation. */
+uint64_t suspect_reloader_generation(suspect_reloader_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

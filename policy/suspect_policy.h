@@ -1,0 +1,157 @@
+/*
+ * suspect_policy.h - rules, identities, keys and decisions.
+ *
+ * A rule is one line of the limits file: an action, LimitCount hits per
+ * LimitDuration seconds and an optional BlockDuration.  For a request, the
+ * caller resolves one or more identities (MemberCode, ClientIp, ...), turns
+ * each into a key with suspect_key_build(), and asks a store to decide
+ * (suspect_store.h).  Every store gives the same decision, defined once here
+ * by suspect_policy_evaluate(), which is pure: no I/O, the time is a
+ * parameter.
+ *
+ * Semantics (the sliding window of the .NET SuspectUsageManager and the
+ * block-lock of its RateLimitManager):
+ *   - a hit with timestamp t is in the window at now when t > now - window;
+ *   - basic: a full window (in_window >= limit) denies until enough hits
+ *     leave it for one more to fit;
+ *   - block-lock: a live lock denies until it ends; a full window creates a
+ *     lock of block_s seconds and denies;
+ *   - several identities: deny if any denies, lock every identity that is
+ *     over, record the hit on all of them only when the request is allowed;
+ *   - denied hits are never recorded and never extend a lock.
+ */
+#ifndef SUSPECT_POLICY_H
+#define SUSPECT_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "suspect_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SUSPECT_ACTION_MAX 64       /* longest action name, bytes */
+#define SUSPECT_MAX_IDENTITIES 8    /* identities decided in one step */
+#define SUSPECT_MAX_PARTS 4         /* values in one composite identity */
+#define SUSPECT_LIMIT_COUNT_MAX 1000000u
+#define SUSPECT_DURATION_MAX 31536000u /* one year, in seconds */
+
+/* One protected action.  block_s == 0 is the basic strategy. */
+typedef struct suspect_rule {
+    const char *action;
+    uint32_t limit_count; /* hits allowed per window, >= 1 */
+    uint32_t window_s;    /* LimitDuration, >= 1 */
+    uint32_t block_s;     /* BlockDuration, 0 = no lock */
+} suspect_rule_t;
+
+/* The outcome of one decision.  Never an error code: see suspect_store.h. */
+typedef struct suspect_decision {
+    bool allowed;
+    bool locked;               /* denied by a lock (existing or created now) */
+    int tripped;               /* index of the identity that denied, -1 */
+    uint32_t limit;            /* the rule's limit_count */
+    uint32_t remaining;        /* hits left after this one (0 when denied) */
+    int64_t restriction_end_ms;/* epoch ms the denial ends, 0 when allowed */
+    int64_t retry_after_ms;    /* restriction_end_ms - now, 0 when allowed */
+} suspect_decision_t;
+
+/*
+ * What a store knows about one identity at now, after dropping hits that
+ * left the window.  free_at_ms is meaningful when in_window >= limit_count:
+ * the moment the hit number (in_window - limit_count), counting from 0 at
+ * the oldest hit in the window, leaves the window (its timestamp plus
+ * window_s * 1000).
+ */
+typedef struct suspect_window_state {
+    int64_t lock_until_ms; /* locked while now < lock_until_ms; 0 = none */
+    uint32_t in_window;
+    int64_t free_at_ms;
+} suspect_window_state_t;
+
+/* What the store must write after suspect_policy_evaluate(). */
+typedef struct suspect_plan {
+    bool record;                                  /* add now to every window */
+    int64_t lock_until_ms[SUSPECT_MAX_IDENTITIES];/* new lock end, 0 = none */
+} suspect_plan_t;
+
+/*
+ * The decision for n (1..SUSPECT_MAX_IDENTITIES) identities whose states are
+ * st[0..n-1], and what to write.  Pure; cannot fail.  When several
+ * identities deny, the decision reports the one whose restriction ends last.
+ */
+void suspect_policy_evaluate(const suspect_rule_t *rule,
+                             const suspect_window_state_t *st, size_t n,
+                             int64_t now_ms, suspect_plan_t *plan,
+                             suspect_decision_t *out);
+
+/* ---- identities and keys ------------------------------------------------ */
+
+/*
+ * One identity: a type name (MemberCode, SessionId, AccountId, ClientIp, or
+ * any identifier) and one value, or several for a composite identity (e.g.
+ * MemberCode + promo code), joined with '_' as the .NET code does.
+ * The values are borrowed and need not be NUL-terminated.
+ */
+typedef struct suspect_identity {
+    const char *type;
+    size_t nparts;
+    struct {
+        const char *ptr;
+        size_t len;
+    } part[SUSPECT_MAX_PARTS];
+} suspect_identity_t;
+
+typedef enum suspect_key_format {
+    SUSPECT_KEYS_SEED = 0, /* {prefix}{Action}:{Value}         (default) */
+    SUSPECT_KEYS_TYPED = 1 /* {prefix}{Action}:{Type}:{Value} */
+} suspect_key_format_t;
+
+typedef struct suspect_keyopts {
+    suspect_key_format_t format;
+    const char *prefix;   /* NULL or "" = none; printable, no spaces */
+    size_t max_value_len; /* cap on an escaped value, 0 = default (256) */
+} suspect_keyopts_t;
+
+#define SUSPECT_KEY_MAX 1024
+#define SUSPECT_LOCK_SUFFIX ":locked"
+#define SUSPECT_LOCK_SUFFIX_LEN 7
+
+/*
+ * A built key: buf holds the window key followed by ":locked", so the
+ * window key is (buf, window_len) and the lock key (buf, lock_len), and buf
+ * is NUL-terminated after the lock key.
+ */
+typedef struct suspect_key {
+    size_t window_len;
+    size_t lock_len;
+    char buf[SUSPECT_KEY_MAX];
+} suspect_key_t;
+
+/*
+ * Builds the keys of identity id for action.  Values are escaped so that no
+ * two identities share a key: '%', ':', control bytes, DEL, spaces and bytes
+ * that are not valid UTF-8 become %XX ('_' too inside a composite), except
+ * that a value made only of hex digits, ':', '.' and '/' (an IP address or
+ * prefix) is kept as it is, for keys equal to the .NET system's.  A value
+ * longer than the cap once escaped keeps its head and gets "%~" and a
+ * SHA-256 digest of the whole value.  opts may be NULL for the defaults.
+ * Fails with SUSPECT_E_INVAL on an empty value, a bad action or type name,
+ * or too many parts.
+ */
+suspect_rc_t suspect_key_build(const suspect_keyopts_t *opts,
+                               const char *action,
+                               const suspect_identity_t *id,
+                               suspect_key_t *out, suspect_err_t *err);
+
+/* True when name is a valid action or identity type name: a letter or '_',
+ * then letters, digits, '_', '-' or '.', at most SUSPECT_ACTION_MAX bytes. */
+bool suspect_name_valid(const char *name, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

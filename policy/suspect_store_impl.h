@@ -1,0 +1,34 @@
+/*
+ * suspect_store_impl.h - what a store backend implements.
+ *
+ * A backend allocates a struct whose first member is a suspect_store_t and
+ * points its ops at a static table.  The generic functions in store.c check
+ * arguments (rule, key count, duplicate keys) before calling the backend, so
+ * backends may assume 1 <= n <= SUSPECT_MAX_IDENTITIES and distinct keys.
+ */
+#ifndef SUSPECT_STORE_IMPL_H
+#define SUSPECT_STORE_IMPL_H
+
+#include "suspect_store.h"
+
+typedef struct suspect_store_ops {
+    const char *name;
+    suspect_rc_t (*decide)(suspect_store_t *store, const suspect_rule_t *rule,
+                           const suspect_key_t *keys, size_t n, int64_t now_ms,
+                           suspect_decision_t *out, suspect_err_t *err);
+    suspect_rc_t (*status)(suspect_store_t *store, const suspect_rule_t *rule,
+                           const suspect_key_t *key, int64_t now_ms,
+                           suspect_status_t *out, suspect_err_t *err);
+    suspect_rc_t (*reset)(suspect_store_t *store, const suspect_key_t *key,
+                          unsigned what, suspect_err_t *err);
+    suspect_rc_t (*block)(suspect_store_t *store, const suspect_key_t *key,
+                          int64_t now_ms, int64_t until_ms,
+                          suspect_err_t *err);
+    void (*free)(suspect_store_t *store);
+} suspect_store_ops_t;
+
+struct suspect_store {
+    const suspect_store_ops_t *ops;
+};
+
+#endif

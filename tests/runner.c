@@ -1,0 +1,76 @@
+/*
+ * runner.c - the one CUnit runner of libsuspect's test suite.
+ *
+ *   suspect-tests            run every suite
+ *   suspect-tests NAME...    run only the suites whose names are given
+ *
+ * Exits 0 only when every suite set up and every test and assertion passed:
+ * CU_basic_run_tests() returns CUE_SUCCESS even when assertions fail, so the
+ * failure counts are read instead.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "suites.h"
+
+static int (*const registrars[])(void) = {
+    register_error_suite,    register_evaluate_suite, register_keys_suite,
+    register_memstore_suite, register_scenarios_suite, register_threads_suite,
+    register_limits_suite,   register_reload_suite,
+};
+
+/* Deactivates the suites not named on the command line. */
+static void select_suites(int argc, char **argv)
+{
+    CU_pSuite suite;
+
+    if (argc < 2) {
+        return;
+    }
+    for (suite = CU_get_registry()->pSuite; suite != NULL;
+         suite = suite->pNext) {
+        int wanted = 0;
+        for (int i = 1; i < argc; i++) {
+            wanted |= strcmp(suite->pName, argv[i]) == 0;
+        }
+        CU_set_suite_active(suite, wanted ? CU_TRUE : CU_FALSE);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    unsigned failed_suites, failed_tests, failed_asserts, ran_tests;
+
+    if (CU_initialize_registry() != CUE_SUCCESS) {
+        fprintf(stderr, "suspect-tests: %s\n", CU_get_error_msg());
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(registrars) / sizeof(registrars[0]); i++) {
+        if (registrars[i]() != 0) {
+            fprintf(stderr, "suspect-tests: cannot register suite %zu: %s\n",
+                    i, CU_get_error_msg());
+            CU_cleanup_registry();
+            return 1;
+        }
+    }
+    select_suites(argc, argv);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+
+    failed_suites = CU_get_number_of_suites_failed() +
+                    CU_get_number_of_suites_inactive() * (argc < 2);
+    failed_tests = CU_get_number_of_tests_failed();
+    failed_asserts = CU_get_number_of_failures();
+    ran_tests = CU_get_number_of_tests_run();
+    CU_cleanup_registry();
+
+    printf("\nsuspect-tests: %u tests run, %u failed, %u failed assertions, "
+           "%u suites failed\n",
+           ran_tests, failed_tests, failed_asserts, failed_suites);
+    if (ran_tests == 0) {
+        fprintf(stderr, "suspect-tests: no test ran\n");
+        return 1;
+    }
+    return failed_suites || failed_tests || failed_asserts ? 1 : 0;
+}

@@ -1,0 +1,18 @@
+/*
+ * suites.h - one registration function per test suite; runner.c calls them.
+ * Each adds its suite and tests with CU_add_suite/CU_add_test and returns 0,
+ * or -1 when CUnit refused (the runner then fails).
+ */
+#ifndef SUSPECT_TESTS_SUITES_H
+#define SUSPECT_TESTS_SUITES_H
+
+int register_error_suite(void);
+int register_evaluate_suite(void);
+int register_keys_suite(void);
+int register_memstore_suite(void);
+int register_scenarios_suite(void);
+int register_threads_suite(void);
+int register_limits_suite(void);
+int register_reload_suite(void);
+
+#endif

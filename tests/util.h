@@ -1,0 +1,32 @@
+/*
+ * util.h - small helpers shared by the test suites.
+ */
+#ifndef SUSPECT_TESTS_UTIL_H
+#define SUSPECT_TESTS_UTIL_H
+
+#include <stddef.h>
+
+#include "suspect_policy.h"
+
+/* $SUSPECT_TEST_DATA/rel (or tests/data/rel from the source tree), in a
+ * static buffer that the next call overwrites. */
+const char *test_data_path(const char *rel);
+
+/* A fresh private directory under $TMPDIR, removed by test_rmtree(). */
+char *test_mkdtemp(void);
+void test_rmtree(const char *dir);
+
+/* Writes len bytes of data to path (replacing it); 0 on success. */
+int test_write_file(const char *path, const char *data, size_t len);
+
+/* Reads a whole file into a NUL-terminated malloc'ed buffer, or NULL. */
+char *test_read_file(const char *path, size_t *len);
+
+/* An identity with one value (a C string). */
+suspect_identity_t test_identity(const char *type, const char *value);
+
+/* Builds the default (seed-format) key of one value for action; aborts
+ * the test program if that fails, which no valid input does. */
+suspect_key_t test_key(const char *action, const char *value);
+
+#endif

@@ -49,8 +49,7 @@ suspect_rc_t suspect_limits_load(const char *path,
                                  suspect_limits_t **out, suspect_err_t *err);
 
 /* As suspect_limits_load, from memory; name is used in messages. */
-suspect_rc_t suspect_limits_parse(const char *buf, size_t len,
-                                  const char *name,
+suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
                                   const suspect_limits_opts_t *opts,
                                   suspect_limits_t **out, suspect_err_t *err);
 
@@ -62,8 +61,7 @@ void suspect_limits_unref(suspect_limits_t *lim);
 
 /* Rules in file order; pointers live as long as the snapshot. */
 size_t suspect_limits_count(const suspect_limits_t *lim);
-const suspect_rule_t *suspect_limits_at(const suspect_limits_t *lim,
-                                        size_t i);
+const suspect_rule_t *suspect_limits_at(const suspect_limits_t *lim, size_t i);
 
 /* The rule of an action (exact, case-sensitive), or NULL. */
 const suspect_rule_t *suspect_limits_find(const suspect_limits_t *lim,
@@ -76,7 +74,8 @@ int suspect_limits_line(const suspect_limits_t *lim, size_t i);
 size_t suspect_limits_warning_count(const suspect_limits_t *lim);
 const char *suspect_limits_warning(const suspect_limits_t *lim, size_t i);
 
-/* ---- reload ---------------------------------------------------------------- */
+/* ---- reload ----------------------------------------------------------------
+ */
 
 typedef struct suspect_reloader suspect_reloader_t;
 
@@ -87,8 +86,7 @@ typedef struct suspect_reloader suspect_reloader_t;
  */
 suspect_rc_t suspect_reloader_new(const char *path,
                                   const suspect_limits_opts_t *opts,
-                                  int64_t interval_ms,
-                                  suspect_reloader_t **out,
+                                  int64_t interval_ms, suspect_reloader_t **out,
                                   suspect_err_t *err);
 
 /* Frees the reloader and drops its reference.  NULL is a no-op. */

@@ -1,1 +1,150 @@
-/* stub */
+/*
+ * store.c - the generic side of the store interface: argument checks that
+ * every backend can then rely on, and dispatch through the ops table.
+ */
+#include "suspect_store_impl.h"
+
+#include <string.h>
+
+/* SUSPECT_OK when rule can be decided on, else SUSPECT_E_INVAL. */
+static suspect_rc_t check_rule(const suspect_rule_t *rule, suspect_err_t *err)
+{
+    if (rule == NULL || rule->limit_count < 1 ||
+        rule->limit_count > SUSPECT_LIMIT_COUNT_MAX || rule->window_s < 1 ||
+        rule->window_s > SUSPECT_DURATION_MAX ||
+        rule->block_s > SUSPECT_DURATION_MAX) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: rule out of range");
+    }
+    return SUSPECT_OK;
+}
+
+static bool same_key(const suspect_key_t *a, const suspect_key_t *b)
+{
+    return a->window_len == b->window_len &&
+           memcmp(a->buf, b->buf, a->window_len) == 0;
+}
+
+/* SUSPECT_OK when keys[0..n-1] are 1 to SUSPECT_MAX_IDENTITIES well-formed,
+ * distinct keys. */
+static suspect_rc_t check_keys(const suspect_key_t *keys, size_t n,
+                               suspect_err_t *err)
+{
+    if (keys == NULL || n < 1 || n > SUSPECT_MAX_IDENTITIES) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: 1 to %d identities per decision",
+                               SUSPECT_MAX_IDENTITIES);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].window_len == 0 ||
+            keys[i].lock_len != keys[i].window_len + SUSPECT_LOCK_SUFFIX_LEN ||
+            keys[i].lock_len >= sizeof(keys[i].buf)) {
+            return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                                   "store: malformed key");
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (same_key(&keys[i], &keys[j])) {
+                return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                                       "store: identity %zu repeats %zu", i, j);
+            }
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* A denial that says nothing, for callers that ignore the return code. */
+static void deny_blind(const suspect_rule_t *rule, suspect_decision_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->tripped = -1;
+    out->limit = rule != NULL ? rule->limit_count : 0;
+}
+
+suspect_rc_t suspect_store_decide(suspect_store_t *store,
+                                  const suspect_rule_t *rule,
+                                  const suspect_key_t *keys, size_t n,
+                                  int64_t now_ms, suspect_decision_t *out,
+                                  suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    deny_blind(rule, out);
+    if (store == NULL || now_ms < 0) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: no store or negative time");
+    }
+    rc = check_rule(rule, err);
+    if (rc == SUSPECT_OK) {
+        rc = check_keys(keys, n, err);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = store->ops->decide(store, rule, keys, n, now_ms, out, err);
+    }
+    if (rc != SUSPECT_OK) {
+        deny_blind(rule, out);
+    }
+    return rc;
+}
+
+suspect_rc_t suspect_store_status(suspect_store_t *store,
+                                  const suspect_rule_t *rule,
+                                  const suspect_key_t *key, int64_t now_ms,
+                                  suspect_status_t *out, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    memset(out, 0, sizeof(*out));
+    if (store == NULL || now_ms < 0) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: no store or negative time");
+    }
+    rc = check_rule(rule, err);
+    if (rc == SUSPECT_OK) {
+        rc = check_keys(key, 1, err);
+    }
+    return rc != SUSPECT_OK
+               ? rc
+               : store->ops->status(store, rule, key, now_ms, out, err);
+}
+
+suspect_rc_t suspect_store_reset(suspect_store_t *store,
+                                 const suspect_key_t *key, unsigned what,
+                                 suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    if (store == NULL || what == 0 || (what & ~(unsigned)SUSPECT_RESET_ALL)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: reset needs a store and what to clear");
+    }
+    rc = check_keys(key, 1, err);
+    return rc != SUSPECT_OK ? rc : store->ops->reset(store, key, what, err);
+}
+
+suspect_rc_t suspect_store_block(suspect_store_t *store,
+                                 const suspect_key_t *key, int64_t now_ms,
+                                 int64_t until_ms, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    if (store == NULL || now_ms < 0 || until_ms <= now_ms) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: a block must end after now");
+    }
+    rc = check_keys(key, 1, err);
+    return rc != SUSPECT_OK
+               ? rc
+               : store->ops->block(store, key, now_ms, until_ms, err);
+}
+
+const char *suspect_store_name(const suspect_store_t *store)
+{
+    return store != NULL ? store->ops->name : "none";
+}
+
+void suspect_store_free(suspect_store_t *store)
+{
+    if (store != NULL) {
+        store->ops->free(store);
+    }
+}

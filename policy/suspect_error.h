@@ -38,12 +38,12 @@ enum {
 #define SUSPECT_ERR_TEXT_MAX 256
 
 typedef struct suspect_err {
-    suspect_rc_t code;                /* 0 while no error was set */
-    int sys_errno;                    /* errno at the failure, or 0 */
-    char file[SUSPECT_ERR_FILE_MAX];  /* file the error is about, or "" */
-    int line;                         /* 1-based line in file, or 0 */
-    int column;                       /* 1-based column, or 0 */
-    char text[SUSPECT_ERR_TEXT_MAX];  /* what went wrong, one line */
+    suspect_rc_t code;               /* 0 while no error was set */
+    int sys_errno;                   /* errno at the failure, or 0 */
+    char file[SUSPECT_ERR_FILE_MAX]; /* file the error is about, or "" */
+    int line;                        /* 1-based line in file, or 0 */
+    int column;                      /* 1-based column, or 0 */
+    char text[SUSPECT_ERR_TEXT_MAX]; /* what went wrong, one line */
 } suspect_err_t;
 
 /* Resets err to "no error".  err may be NULL. */

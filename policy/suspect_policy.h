@@ -33,11 +33,11 @@
 extern "C" {
 #endif
 
-#define SUSPECT_ACTION_MAX 64       /* longest action name, bytes */
-#define SUSPECT_MAX_IDENTITIES 8    /* identities decided in one step */
-#define SUSPECT_MAX_PARTS 4         /* values in one composite identity */
+#define SUSPECT_ACTION_MAX      64 /* longest action name, bytes */
+#define SUSPECT_MAX_IDENTITIES  8  /* identities decided in one step */
+#define SUSPECT_MAX_PARTS       4  /* values in one composite identity */
 #define SUSPECT_LIMIT_COUNT_MAX 1000000u
-#define SUSPECT_DURATION_MAX 31536000u /* one year, in seconds */
+#define SUSPECT_DURATION_MAX    31536000u /* one year, in seconds */
 
 /* One protected action.  block_s == 0 is the basic strategy. */
 typedef struct suspect_rule {
@@ -50,12 +50,12 @@ typedef struct suspect_rule {
 /* The outcome of one decision.  Never an error code: see suspect_store.h. */
 typedef struct suspect_decision {
     bool allowed;
-    bool locked;               /* denied by a lock (existing or created now) */
-    int tripped;               /* index of the identity that denied, -1 */
-    uint32_t limit;            /* the rule's limit_count */
-    uint32_t remaining;        /* hits left after this one (0 when denied) */
-    int64_t restriction_end_ms;/* epoch ms the denial ends, 0 when allowed */
-    int64_t retry_after_ms;    /* restriction_end_ms - now, 0 when allowed */
+    bool locked;                /* denied by a lock (existing or created now) */
+    int tripped;                /* index of the identity that denied, -1 */
+    uint32_t limit;             /* the rule's limit_count */
+    uint32_t remaining;         /* hits left after this one (0 when denied) */
+    int64_t restriction_end_ms; /* epoch ms the denial ends, 0 when allowed */
+    int64_t retry_after_ms;     /* restriction_end_ms - now, 0 when allowed */
 } suspect_decision_t;
 
 /*
@@ -73,8 +73,8 @@ typedef struct suspect_window_state {
 
 /* What the store must write after suspect_policy_evaluate(). */
 typedef struct suspect_plan {
-    bool record;                                  /* add now to every window */
-    int64_t lock_until_ms[SUSPECT_MAX_IDENTITIES];/* new lock end, 0 = none */
+    bool record;                                   /* add now to every window */
+    int64_t lock_until_ms[SUSPECT_MAX_IDENTITIES]; /* new lock end, 0 = none */
 } suspect_plan_t;
 
 /*
@@ -115,8 +115,8 @@ typedef struct suspect_keyopts {
     size_t max_value_len; /* cap on an escaped value, 0 = default (256) */
 } suspect_keyopts_t;
 
-#define SUSPECT_KEY_MAX 1024
-#define SUSPECT_LOCK_SUFFIX ":locked"
+#define SUSPECT_KEY_MAX         1024
+#define SUSPECT_LOCK_SUFFIX     ":locked"
 #define SUSPECT_LOCK_SUFFIX_LEN 7
 
 /*
@@ -142,8 +142,7 @@ typedef struct suspect_key {
  * or too many parts.
  */
 suspect_rc_t suspect_key_build(const suspect_keyopts_t *opts,
-                               const char *action,
-                               const suspect_identity_t *id,
+                               const char *action, const suspect_identity_t *id,
                                suspect_key_t *out, suspect_err_t *err);
 
 /* True when name is a valid action or identity type name: a letter or '_',

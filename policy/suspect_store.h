@@ -30,10 +30,10 @@ typedef struct suspect_store suspect_store_t;
 
 /* What the store holds for one identity of an action at now. */
 typedef struct suspect_status {
-    uint32_t in_window;     /* hits in the window */
-    uint32_t remaining;     /* hits left before the window is full */
-    int64_t locked_until_ms;/* lock end (epoch ms), 0 when not locked */
-    int64_t free_at_ms;     /* when the window has room again, 0 if it has */
+    uint32_t in_window;      /* hits in the window */
+    uint32_t remaining;      /* hits left before the window is full */
+    int64_t locked_until_ms; /* lock end (epoch ms), 0 when not locked */
+    int64_t free_at_ms;      /* when the window has room again, 0 if it has */
 } suspect_status_t;
 
 /* What suspect_store_reset() clears. */
@@ -78,7 +78,8 @@ const char *suspect_store_name(const suspect_store_t *store);
 /* Frees the store and everything it holds.  NULL is a no-op. */
 void suspect_store_free(suspect_store_t *store);
 
-/* ---- the memory store ----------------------------------------------------- */
+/* ---- the memory store -----------------------------------------------------
+ */
 
 typedef struct suspect_memstore_opts {
     size_t max_entries; /* identities tracked at most; 0 = 200000 */

@@ -22,8 +22,7 @@ typedef struct suspect_store_ops {
     suspect_rc_t (*reset)(suspect_store_t *store, const suspect_key_t *key,
                           unsigned what, suspect_err_t *err);
     suspect_rc_t (*block)(suspect_store_t *store, const suspect_key_t *key,
-                          int64_t now_ms, int64_t until_ms,
-                          suspect_err_t *err);
+                          int64_t now_ms, int64_t until_ms, suspect_err_t *err);
     void (*free)(suspect_store_t *store);
 } suspect_store_ops_t;
 

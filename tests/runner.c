@@ -15,7 +15,7 @@
 #include "suites.h"
 
 static int (*const registrars[])(void) = {
-    register_error_suite,    register_evaluate_suite, register_keys_suite,
+    register_error_suite,    register_evaluate_suite,  register_keys_suite,
     register_memstore_suite, register_scenarios_suite, register_threads_suite,
     register_limits_suite,   register_reload_suite,
 };
@@ -48,8 +48,8 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof(registrars) / sizeof(registrars[0]); i++) {
         if (registrars[i]() != 0) {
-            fprintf(stderr, "suspect-tests: cannot register suite %zu: %s\n",
-                    i, CU_get_error_msg());
+            fprintf(stderr, "suspect-tests: cannot register suite %zu: %s\n", i,
+                    CU_get_error_msg());
             CU_cleanup_registry();
             return 1;
         }

@@ -1,1 +1,512 @@
-/* stub */
+/*
+ * limits.c - limits snapshots: building, lookup, reference counting, and
+ * reading the file.
+ *
+ * A snapshot holds the rules in file order (rules[], lines[]), the warnings
+ * met while loading, and index[], the rules sorted by action, searched with
+ * bsearch() by suspect_limits_find().  While a snapshot is built, a small
+ * open-addressing hash of action -> rule index catches duplicate actions as
+ * they arrive, so the error is the first duplicate in document order; the
+ * hash is freed by limits_finish().
+ *
+ * Invariants: after limits_finish() a snapshot never changes, so readers
+ * need no lock; refs is only touched with atomic operations; the snapshot
+ * owns every string it points to.
+ *
+ * Reading the file: open (non-blocking, so a FIFO cannot hang us), fstat,
+ * refuse anything that is not a regular file or is over the size cap before
+ * reading a byte, then read at most cap + 1 bytes, so a file that grows
+ * while we read is still caught.
+ */
+#include "limits_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+
+/* A new snapshot under construction, one reference; see the header. */
+suspect_limits_t *limits_new(const char *name)
+{
+    suspect_limits_t *lim = suspect_calloc(1, sizeof(*lim));
+    if (lim == NULL) {
+        return NULL;
+    }
+    lim->refs = 1;
+    lim->name = suspect_strdup(name);
+    if (lim->name == NULL) {
+        free(lim);
+        return NULL;
+    }
+    return lim;
+}
+
+/* Frees lim and all it owns, whatever its reference count. */
+void limits_free(suspect_limits_t *lim)
+{
+    if (lim == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < lim->count; i++) {
+        free((char *)lim->rules[i].action);
+    }
+    for (size_t i = 0; i < lim->nwarnings; i++) {
+        free(lim->warnings[i]);
+    }
+    free(lim->rules);
+    free(lim->lines);
+    free(lim->index);
+    free(lim->hash);
+    free(lim->warnings);
+    free((char *)lim->name);
+    free(lim);
+}
+
+/* FNV-1a of the len bytes at s. */
+static size_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    }
+    return (size_t)h;
+}
+
+/* The hash slot holding action, or the empty slot where it would go. */
+static size_t hash_slot(const suspect_limits_t *lim, const char *action,
+                        size_t len)
+{
+    size_t mask = lim->hash_cap - 1;
+    size_t i = hash_bytes(action, len) & mask;
+
+    while (lim->hash[i] != 0) {
+        const char *other = lim->rules[lim->hash[i] - 1].action;
+        if (strncmp(other, action, len) == 0 && other[len] == '\0') {
+            break;
+        }
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Doubles the hash (or creates it) and re-inserts every rule. */
+static suspect_rc_t hash_grow(suspect_limits_t *lim)
+{
+    size_t old_cap = lim->hash_cap;
+    size_t *old = lim->hash;
+    size_t cap = old_cap == 0 ? 64 : old_cap * 2;
+    size_t *fresh = suspect_calloc(cap, sizeof(*fresh));
+
+    if (fresh == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    lim->hash = fresh;
+    lim->hash_cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (old[i] != 0) {
+            const char *a = lim->rules[old[i] - 1].action;
+            fresh[hash_slot(lim, a, strlen(a))] = old[i];
+        }
+    }
+    free(old);
+    return SUSPECT_OK;
+}
+
+/* Makes room for one more rule in rules[] and lines[]. */
+static suspect_rc_t rules_reserve(suspect_limits_t *lim)
+{
+    size_t cap = lim->cap == 0 ? 16 : lim->cap * 2;
+    suspect_rule_t *rules;
+    int *lines;
+
+    if (lim->count < lim->cap) {
+        return SUSPECT_OK;
+    }
+    rules = suspect_realloc(lim->rules, cap * sizeof(*rules));
+    if (rules == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    lim->rules = rules;
+    lines = suspect_realloc(lim->lines, cap * sizeof(*lines));
+    if (lines == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    lim->lines = lines;
+    lim->cap = cap;
+    return SUSPECT_OK;
+}
+
+/* Appends one rule unless its action is already there (hash lookup). */
+suspect_rc_t limits_add_rule(suspect_limits_t *lim, const char *action,
+                             size_t len, const suspect_rule_t *values, int line,
+                             suspect_err_t *err)
+{
+    size_t slot;
+    char *copy;
+
+    if ((lim->count + 1) * 2 > lim->hash_cap && hash_grow(lim) != 0) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, lim->name, line,
+                               "out of memory");
+    }
+    slot = hash_slot(lim, action, len);
+    if (lim->hash[slot] != 0) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "Action: '%.*s' duplicates line %d", (int)len,
+                               action, lim->lines[lim->hash[slot] - 1]);
+    }
+    if (rules_reserve(lim) != 0 ||
+        (copy = suspect_strndup(action, len)) == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, lim->name, line,
+                               "out of memory");
+    }
+    lim->rules[lim->count] = *values;
+    lim->rules[lim->count].action = copy;
+    lim->lines[lim->count] = line;
+    lim->count++;
+    lim->hash[slot] = lim->count;
+    return SUSPECT_OK;
+}
+
+/* Formats and keeps one warning, or only counts it past the cap. */
+suspect_rc_t limits_add_warning(suspect_limits_t *lim, int line,
+                                const char *fmt, ...)
+{
+    char text[SUSPECT_ERR_TEXT_MAX];
+    char **grown;
+    char *w;
+    va_list ap;
+    int n;
+
+    if (lim->nwarnings == LIMITS_MAX_WARNINGS) {
+        lim->dropped++;
+        return SUSPECT_OK;
+    }
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    n = snprintf(NULL, 0, "%s:%d: warning: %s", lim->name, line, text);
+    grown =
+        suspect_realloc(lim->warnings, (lim->nwarnings + 2) * sizeof(*grown));
+    if (n < 0 || grown == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    lim->warnings = grown; /* one spare slot, for the closing line */
+    w = suspect_malloc((size_t)n + 1);
+    if (w == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    snprintf(w, (size_t)n + 1, "%s:%d: warning: %s", lim->name, line, text);
+    lim->warnings[lim->nwarnings++] = w;
+    return SUSPECT_OK;
+}
+
+/* Adds "name: warning: N more warnings not shown" when some were dropped;
+ * limits_add_warning() left a slot for it. */
+static suspect_rc_t add_dropped_line(suspect_limits_t *lim)
+{
+    int n;
+    char *w;
+
+    if (lim->dropped == 0) {
+        return SUSPECT_OK;
+    }
+    n = snprintf(NULL, 0, "%s: warning: %zu more warnings not shown", lim->name,
+                 lim->dropped);
+    w = n < 0 ? NULL : suspect_malloc((size_t)n + 1);
+    if (w == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    snprintf(w, (size_t)n + 1, "%s: warning: %zu more warnings not shown",
+             lim->name, lim->dropped);
+    lim->warnings[lim->nwarnings++] = w;
+    lim->dropped = 0;
+    return SUSPECT_OK;
+}
+
+/* qsort order of index[]: by action, bytewise. */
+static int rule_cmp(const void *a, const void *b)
+{
+    const suspect_rule_t *const *ra = a;
+    const suspect_rule_t *const *rb = b;
+    return strcmp((*ra)->action, (*rb)->action);
+}
+
+/* Sorts the lookup index and drops the duplicate hash. */
+suspect_rc_t limits_finish(suspect_limits_t *lim)
+{
+    if (add_dropped_line(lim) != 0) {
+        return SUSPECT_E_NOMEM;
+    }
+    if (lim->count > 0) {
+        lim->index = suspect_malloc(lim->count * sizeof(*lim->index));
+        if (lim->index == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        for (size_t i = 0; i < lim->count; i++) {
+            lim->index[i] = &lim->rules[i];
+        }
+        qsort(lim->index, lim->count, sizeof(*lim->index), rule_cmp);
+    }
+    free(lim->hash);
+    lim->hash = NULL;
+    lim->hash_cap = 0;
+    return SUSPECT_OK;
+}
+
+/* Returns a reference-counted snapshot: the caller owns one reference. */
+suspect_limits_t *suspect_limits_ref(suspect_limits_t *lim)
+{
+    if (lim != NULL) {
+        __atomic_fetch_add(&lim->refs, 1, __ATOMIC_RELAXED);
+    }
+    return lim;
+}
+
+/* Drops one reference; the last frees the snapshot.  NULL is a no-op. */
+void suspect_limits_unref(suspect_limits_t *lim)
+{
+    if (lim != NULL &&
+        __atomic_sub_fetch(&lim->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        limits_free(lim);
+    }
+}
+
+/* Number of rules. */
+size_t suspect_limits_count(const suspect_limits_t *lim)
+{
+    return lim != NULL ? lim->count : 0;
+}
+
+/* Rule i in file order, or NULL when i is out of range. */
+const suspect_rule_t *suspect_limits_at(const suspect_limits_t *lim, size_t i)
+{
+    return lim != NULL && i < lim->count ? &lim->rules[i] : NULL;
+}
+
+/* Line of rule i, or 0 when i is out of range. */
+int suspect_limits_line(const suspect_limits_t *lim, size_t i)
+{
+    return lim != NULL && i < lim->count ? lim->lines[i] : 0;
+}
+
+/* bsearch() order: the key is the action string. */
+static int find_cmp(const void *key, const void *elem)
+{
+    const suspect_rule_t *const *r = elem;
+    return strcmp(key, (*r)->action);
+}
+
+/* The rule of action (exact match), or NULL; O(log n). */
+const suspect_rule_t *suspect_limits_find(const suspect_limits_t *lim,
+                                          const char *action)
+{
+    const suspect_rule_t *const *hit;
+
+    if (lim == NULL || action == NULL || lim->count == 0) {
+        return NULL;
+    }
+    hit =
+        bsearch(action, lim->index, lim->count, sizeof(*lim->index), find_cmp);
+    return hit != NULL ? *hit : NULL;
+}
+
+/* Number of warnings kept. */
+size_t suspect_limits_warning_count(const suspect_limits_t *lim)
+{
+    return lim != NULL ? lim->nwarnings : 0;
+}
+
+/* Warning i, "file:line: warning: text", or NULL when out of range. */
+const char *suspect_limits_warning(const suspect_limits_t *lim, size_t i)
+{
+    return lim != NULL && i < lim->nwarnings ? lim->warnings[i] : NULL;
+}
+
+/* The size cap of opts. */
+static size_t opt_max_bytes(const suspect_limits_opts_t *opts)
+{
+    return opts != NULL && opts->max_bytes != 0 ? opts->max_bytes
+                                                : SUSPECT_LIMITS_MAX_BYTES;
+}
+
+/* True when the len bytes at buf are only XML white space. */
+static int only_space(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' &&
+            buf[i] != '\n') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * Parses a limits document from memory.  On success *out is a new snapshot
+ * with one reference for the caller; on failure *out is untouched and err
+ * names the file (name, or "<memory>") and line.
+ */
+suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
+                                  const suspect_limits_opts_t *opts,
+                                  suspect_limits_t **out, suspect_err_t *err)
+{
+    size_t max_bytes = opt_max_bytes(opts);
+    size_t max_rules = opts != NULL && opts->max_rules != 0
+                           ? opts->max_rules
+                           : SUSPECT_LIMITS_MAX_RULES;
+    suspect_limits_t *lim;
+    suspect_rc_t rc;
+
+    if (name == NULL) {
+        name = "<memory>";
+    }
+    if (out == NULL || (buf == NULL && len > 0)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, name, 0,
+                               "suspect_limits_parse: bad arguments");
+    }
+    if (len > max_bytes) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0,
+                               "file is too large (%zu bytes, at most %zu)",
+                               len, max_bytes);
+    }
+    if (only_space(buf, len)) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0, "file is empty");
+    }
+    lim = limits_new(name);
+    if (lim == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, name, 0, "out of memory");
+    }
+    rc = limits_xml_parse(buf, len, max_rules, lim, err);
+    if (rc == SUSPECT_OK && limits_finish(lim) != SUSPECT_OK) {
+        rc = suspect_err_set(err, SUSPECT_E_NOMEM, name, 0, "out of memory");
+    }
+    if (rc != SUSPECT_OK) {
+        limits_free(lim);
+        return rc;
+    }
+    *out = lim;
+    return SUSPECT_OK;
+}
+
+/* Reads the regular file fd (of st_size hint bytes) into *buf, at most
+ * max + 1 bytes so growth past the cap shows. */
+static suspect_rc_t read_all(int fd, const char *path, size_t hint, size_t max,
+                             char **buf, size_t *len, suspect_err_t *err)
+{
+    size_t cap = (hint < max ? hint : max) + 1, used = 0;
+    char *data = suspect_malloc(cap);
+
+    if (data == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
+    }
+    for (;;) {
+        ssize_t n;
+        if (used == cap) {
+            char *grown = cap > max ? NULL : suspect_realloc(data, cap * 2);
+            if (grown == NULL) {
+                break; /* over the cap, or out of memory: see below */
+            }
+            data = grown;
+            cap *= 2;
+        }
+        n = read(fd, data + used, cap - used);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            free(data);
+            return suspect_err_sys(err, SUSPECT_E_IO, path, "cannot read");
+        }
+        if (n == 0) {
+            *buf = data;
+            *len = used;
+            return SUSPECT_OK;
+        }
+        used += (size_t)n;
+    }
+    free(data);
+    if (cap <= max) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
+    }
+    return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
+                           "file is too large (more than %zu bytes)", max);
+}
+
+/* Opens path without blocking into *fd and checks that it is a regular
+ * file within the cap; on failure *fd is -1 and err says why. */
+static suspect_rc_t open_checked(const char *path, size_t max, struct stat *st,
+                                 int *fd, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (*fd < 0) {
+        return suspect_err_sys(
+            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
+            "cannot open");
+    }
+    if (fstat(*fd, st) != 0) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
+    } else if (!S_ISREG(st->st_mode)) {
+        rc = suspect_err_set(err, SUSPECT_E_IO, path, 0, "not a regular file");
+    } else if ((uintmax_t)st->st_size > max) {
+        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
+                             "file is too large (%jd bytes, at most %zu)",
+                             (intmax_t)st->st_size, max);
+    } else {
+        return SUSPECT_OK;
+    }
+    close(*fd);
+    *fd = -1;
+    return rc;
+}
+
+/* suspect_limits_load(), also returning the fstat() of what was read. */
+suspect_rc_t limits_load_stat(const char *path,
+                              const suspect_limits_opts_t *opts,
+                              suspect_limits_t **out, struct stat *st,
+                              suspect_err_t *err)
+{
+    size_t max = opt_max_bytes(opts), len = 0;
+    struct stat fst;
+    char *buf = NULL;
+    suspect_rc_t rc;
+    int fd;
+
+    if (path == NULL || out == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "suspect_limits_load: bad arguments");
+    }
+    rc = open_checked(path, max, &fst, &fd, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (st != NULL) {
+        *st = fst;
+    }
+    rc = read_all(fd, path, (size_t)fst.st_size, max, &buf, &len, err);
+    close(fd);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    rc = suspect_limits_parse(buf, len, path, opts, out, err);
+    free(buf);
+    return rc;
+}
+
+/*
+ * Reads and parses the limits file at path; see suspect_limits_parse() for
+ * ownership.  Fails without reading when path is not a regular file or is
+ * over the size cap.
+ */
+suspect_rc_t suspect_limits_load(const char *path,
+                                 const suspect_limits_opts_t *opts,
+                                 suspect_limits_t **out, suspect_err_t *err)
+{
+    return limits_load_stat(path, opts, out, NULL, err);
+}

@@ -1,1 +1,576 @@
-/* stub */
+/*
+ * limits_xml.c - the limits document, from XML to rules.  The only file of
+ * libsuspect that includes libxml2.
+ *
+ * Parsing: each call makes its own parser context and reads from memory
+ * with xmlCtxtReadMemory(), so nothing global is touched and threads may
+ * load at once.  Options: no network, no error printing, big line numbers;
+ * never XML_PARSE_NOENT, DTDLOAD or DTDATTR.  The context's SAX handler is
+ * private to it, so two of its callbacks are replaced:
+ *   - internalSubset, called for any <!DOCTYPE ...>, records the line and
+ *     stops the parser before a single declaration is read: a DTD is refused
+ *     outright, so no entity (external or billion-laughs) is ever declared,
+ *     let alone expanded or fetched;
+ *   - serror keeps the first error libxml2 reports, with its line, instead
+ *     of printing it; later errors are usually consequences of the first.
+ *
+ * Walking: the root must be <ArrayOfSuspectUsageSettingEntity>; each child
+ * <SuspectUsageSettingEntity> gives one rule, its fields as attributes (the
+ * seed's form) or as child elements (XmlSerializer's form), one table of
+ * fields driving both.  Names are compared by local name, so a namespace
+ * prefix does not matter.  The walk stops at the first error; warnings go
+ * on the snapshot.  Values are trimmed of XML white space and numbers are
+ * parsed digit by digit with overflow checks.
+ */
+#include "limits_internal.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+#include <libxml/xmlerror.h>
+
+#define ROOT_NAME   "ArrayOfSuspectUsageSettingEntity"
+#define ENTITY_NAME "SuspectUsageSettingEntity"
+#define XSI_NS      "http://www.w3.org/2001/XMLSchema-instance"
+#define PARSE_OPTIONS                                                          \
+    (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |               \
+     XML_PARSE_BIG_LINES)
+#define SHOW_MAX 40 /* bytes of a bad value quoted in a message */
+
+/* What the private callbacks saw during one parse (ctxt->_private). */
+typedef struct parse_state {
+    int dtd_line; /* line of <!DOCTYPE, 0 when none */
+    int err_set;  /* err_* hold libxml2's first error */
+    int err_code; /* its xmlParserErrors code */
+    int err_line; /* its line */
+    char err_text[SUSPECT_ERR_TEXT_MAX];
+} parse_state_t;
+
+enum { F_ACTION, F_COUNT, F_WINDOW, F_BLOCK, F_COUNT_ALL };
+
+/* One field of an entity: its name and accepted range. */
+typedef struct field_def {
+    const char *name;
+    uint32_t min; /* smallest number; 0 also for Action */
+    uint32_t max; /* largest number; 0 for Action */
+} field_def_t;
+
+static const field_def_t fields[F_COUNT_ALL] = {
+    {"Action", 0, 0},
+    {"LimitCount", 1, SUSPECT_LIMIT_COUNT_MAX},
+    {"LimitDuration", 1, SUSPECT_DURATION_MAX},
+    {"BlockDuration", 0, SUSPECT_DURATION_MAX},
+};
+
+/* A field as found in one entity. */
+typedef struct field_val {
+    int given;     /* seen as an attribute or an element */
+    int line;      /* line to blame in messages */
+    xmlChar *text; /* owned (xmlFree); NULL when absent, empty or nil */
+} field_val_t;
+
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+/* libxml2 wants one initialisation before threads share it. */
+static void xml_init(void)
+{
+    xmlInitParser();
+}
+
+/* True for the XML white space characters. */
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* serror callback: keeps libxml2's first error (not its warnings). */
+static void on_xml_error(void *ctx, xmlErrorPtr e)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    parse_state_t *st = ctxt->_private;
+    size_t n;
+
+    if (e == NULL || e->level < XML_ERR_ERROR || st->err_set) {
+        return;
+    }
+    st->err_set = 1;
+    st->err_code = e->code;
+    st->err_line = e->line;
+    snprintf(st->err_text, sizeof(st->err_text), "%s",
+             e->message != NULL ? e->message : "unknown error");
+    /* One line: inner line breaks become spaces, trailing ones go. */
+    n = strlen(st->err_text);
+    while (n > 0 && is_space(st->err_text[n - 1])) {
+        st->err_text[--n] = '\0';
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (st->err_text[i] == '\n' || st->err_text[i] == '\r') {
+            st->err_text[i] = ' ';
+        }
+    }
+}
+
+/* internalSubset callback: any DOCTYPE stops the parse, unread. */
+static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext_id,
+                       const xmlChar *sys_id)
+{
+    xmlParserCtxtPtr ctxt = ctx;
+    parse_state_t *st = ctxt->_private;
+
+    (void)name;
+    (void)ext_id;
+    (void)sys_id;
+    st->dtd_line =
+        ctxt->input != NULL && ctxt->input->line > 0 ? ctxt->input->line : 1;
+    xmlStopParser(ctxt);
+}
+
+/* Trims text (may be NULL) into (*p, *n). */
+static void trim(const xmlChar *text, const char **p, size_t *n)
+{
+    const char *s = text != NULL ? (const char *)text : "";
+    size_t len = strlen(s);
+
+    while (len > 0 && is_space(*s)) {
+        s++;
+        len--;
+    }
+    while (len > 0 && is_space(s[len - 1])) {
+        len--;
+    }
+    *p = s;
+    *n = len;
+}
+
+/* A bad value made safe to quote: at most SHOW_MAX bytes, controls as '?'. */
+static const char *show(char *buf, size_t size, const char *p, size_t n)
+{
+    size_t keep = n > SHOW_MAX ? SHOW_MAX : n;
+
+    for (size_t i = 0; i < keep && i + 1 < size; i++) {
+        unsigned char c = (unsigned char)p[i];
+        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    snprintf(buf + keep, size - keep, "%s", n > keep ? "..." : "");
+    return buf;
+}
+
+/* True when attr is xsi:something, which XmlSerializer may write anywhere. */
+static int is_xsi(const xmlAttr *attr)
+{
+    return attr->ns != NULL && attr->ns->href != NULL &&
+           strcmp((const char *)attr->ns->href, XSI_NS) == 0;
+}
+
+/* The field called name, or -1. */
+static int field_index(const xmlChar *name)
+{
+    for (int i = 0; i < F_COUNT_ALL; i++) {
+        if (strcmp((const char *)name, fields[i].name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Warns "owner: unknown attribute 'x' ignored", with its prefix if any. */
+static suspect_rc_t warn_attr(suspect_limits_t *lim, const char *owner,
+                              const xmlAttr *attr, int line)
+{
+    const char *prefix = attr->ns != NULL && attr->ns->prefix != NULL
+                             ? (const char *)attr->ns->prefix
+                             : NULL;
+    return limits_add_warning(lim, line,
+                              "%s: unknown attribute '%s%s%s' "
+                              "ignored",
+                              owner, prefix != NULL ? prefix : "",
+                              prefix != NULL ? ":" : "",
+                              (const char *)attr->name);
+}
+
+/* Reports that libxml2 or we ran out of memory. */
+static suspect_rc_t nomem(const suspect_limits_t *lim, int line,
+                          suspect_err_t *err)
+{
+    return suspect_err_set(err, SUSPECT_E_NOMEM, lim->name, line,
+                           "out of memory");
+}
+
+/* True when the xsi:nil value v means true. */
+static int nil_true(const xmlChar *v)
+{
+    const char *p;
+    size_t n;
+
+    trim(v, &p, &n);
+    return (n == 4 && memcmp(p, "true", 4) == 0) || (n == 1 && p[0] == '1');
+}
+
+/* Reads the attributes of a field element: xsi:nil, else warnings. */
+static suspect_rc_t field_elem_attrs(xmlNodePtr el, const char *name, int *nil,
+                                     suspect_limits_t *lim, int line,
+                                     suspect_err_t *err)
+{
+    for (xmlAttrPtr a = el->properties; a != NULL; a = a->next) {
+        if (is_xsi(a) && strcmp((const char *)a->name, "nil") == 0) {
+            xmlChar *v = xmlNodeListGetString(el->doc, a->children, 1);
+            *nil = nil_true(v);
+            xmlFree(v);
+        } else if (!is_xsi(a) && warn_attr(lim, name, a, line) != 0) {
+            return nomem(lim, line, err);
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* Concatenates the text and CDATA children of el into *text (NULL when
+ * there are none); an element inside is an error. */
+static suspect_rc_t field_elem_text(xmlNodePtr el, const char *name,
+                                    xmlChar **text, suspect_limits_t *lim,
+                                    int line, suspect_err_t *err)
+{
+    for (xmlNodePtr c = el->children; c != NULL; c = c->next) {
+        if (c->type == XML_ELEMENT_NODE) {
+            return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name,
+                                   (int)xmlGetLineNo(c),
+                                   "%s: unexpected element <%.64s> inside",
+                                   name, (const char *)c->name);
+        }
+        if (c->type != XML_TEXT_NODE && c->type != XML_CDATA_SECTION_NODE) {
+            continue;
+        }
+        *text = xmlStrcat(*text, c->content);
+        if (*text == NULL) {
+            return nomem(lim, line, err);
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* Reads a field given as a child element: <LimitCount>2</LimitCount>;
+ * an empty or xsi:nil="true" element leaves the field absent. */
+static suspect_rc_t read_field_elem(xmlNodePtr el, int f, field_val_t *val,
+                                    suspect_limits_t *lim, suspect_err_t *err)
+{
+    const char *name = fields[f].name;
+    int line = (int)xmlGetLineNo(el);
+    int nil = 0;
+    const char *p;
+    size_t n;
+    suspect_rc_t rc;
+
+    if (val->given) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: given twice", name);
+    }
+    val->given = 1;
+    val->line = line;
+    rc = field_elem_attrs(el, name, &nil, lim, line, err);
+    if (rc == SUSPECT_OK) {
+        rc = field_elem_text(el, name, &val->text, lim, line, err);
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    trim(val->text, &p, &n);
+    if (nil && n > 0) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: xsi:nil=\"true\" but has a value", name);
+    }
+    return SUSPECT_OK;
+}
+
+/* Reads the attributes of an entity into vals; warns about unknown ones. */
+static suspect_rc_t read_entity_attrs(xmlNodePtr el, field_val_t *vals,
+                                      suspect_limits_t *lim, int line,
+                                      suspect_err_t *err)
+{
+    for (xmlAttrPtr a = el->properties; a != NULL; a = a->next) {
+        int f = a->ns == NULL ? field_index(a->name) : -1;
+        if (f < 0) {
+            if (!is_xsi(a) && warn_attr(lim, ENTITY_NAME, a, line) != 0) {
+                return nomem(lim, line, err);
+            }
+            continue;
+        }
+        vals[f].given = 1;
+        vals[f].text = xmlNodeListGetString(el->doc, a->children, 1);
+        if (vals[f].text == NULL && a->children != NULL) {
+            return nomem(lim, line, err);
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* Reads the child elements of an entity into vals; warns about others. */
+static suspect_rc_t read_entity_elems(xmlNodePtr el, field_val_t *vals,
+                                      suspect_limits_t *lim, suspect_err_t *err)
+{
+    for (xmlNodePtr c = el->children; c != NULL; c = c->next) {
+        suspect_rc_t rc;
+        int f;
+        if (c->type != XML_ELEMENT_NODE) {
+            continue;
+        }
+        f = field_index(c->name);
+        if (f < 0) {
+            if (limits_add_warning(lim, (int)xmlGetLineNo(c),
+                                   "%s: unknown element <%.64s> ignored",
+                                   ENTITY_NAME, (const char *)c->name) != 0) {
+                return nomem(lim, (int)xmlGetLineNo(c), err);
+            }
+            continue;
+        }
+        rc = read_field_elem(c, f, &vals[f], lim, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/*
+ * Parses the decimal digits of (p, n) into *out within the field's range.
+ * Only [0-9]+ is a number: no sign, base prefix, exponent or inner space.
+ */
+static suspect_rc_t parse_number(int f, const char *p, size_t n, int line,
+                                 uint32_t *out, const suspect_limits_t *lim,
+                                 suspect_err_t *err)
+{
+    const field_def_t *def = &fields[f];
+    char shown[SHOW_MAX + 8];
+    int negative = n > 0 && p[0] == '-';
+    size_t start = negative ? 1 : 0;
+    int digits = n > start; /* only digits after the optional '-' */
+    int overflow = 0;
+    uint64_t v = 0;
+
+    for (size_t i = start; i < n && digits; i++) {
+        digits = p[i] >= '0' && p[i] <= '9';
+        /* Stops early; anything this big is out of range anyway. */
+        overflow |= v > (UINT64_MAX - 9) / 10;
+        if (digits && !overflow) {
+            v = v * 10 + (uint64_t)(p[i] - '0');
+        }
+    }
+    show(shown, sizeof(shown), p, n);
+    if (!digits) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: '%s' is not a number", def->name, shown);
+    }
+    if (negative) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: '%s' is negative", def->name, shown);
+    }
+    if (overflow || v > def->max) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: %s is out of range (at most %u)", def->name,
+                               shown, (unsigned)def->max);
+    }
+    if (v < def->min) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: must be at least %u (got %u)", def->name,
+                               (unsigned)def->min, (unsigned)v);
+    }
+    *out = (uint32_t)v;
+    return SUSPECT_OK;
+}
+
+/* Checks the action name (p, n) given at line. */
+static suspect_rc_t check_action(const char *p, size_t n, int line,
+                                 const suspect_limits_t *lim,
+                                 suspect_err_t *err)
+{
+    char shown[SHOW_MAX + 8];
+
+    if (n == 0) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "Action: missing");
+    }
+    if (!suspect_name_valid(p, n)) {
+        return suspect_err_set(
+            err, SUSPECT_E_CONFIG, lim->name, line,
+            "Action: '%s' is not a valid action name (a letter or '_', "
+            "then letters, digits, '_', '-', '.'; at most %d)",
+            show(shown, sizeof(shown), p, n), SUSPECT_ACTION_MAX);
+    }
+    return SUSPECT_OK;
+}
+
+/* Checks the fields of one entity (in table order) and adds its rule. */
+static suspect_rc_t make_rule(const field_val_t *vals, int line,
+                              suspect_limits_t *lim, suspect_err_t *err)
+{
+    suspect_rule_t rule = {NULL, 0, 0, 0};
+    uint32_t *num[F_COUNT_ALL] = {NULL, &rule.limit_count, &rule.window_s,
+                                  &rule.block_s};
+    const char *action, *p;
+    size_t action_len, n;
+    suspect_rc_t rc;
+
+    trim(vals[F_ACTION].text, &action, &action_len);
+    rc = check_action(action, action_len, vals[F_ACTION].line, lim, err);
+    for (int f = F_COUNT; f < F_COUNT_ALL && rc == SUSPECT_OK; f++) {
+        trim(vals[f].text, &p, &n);
+        if (n == 0 && fields[f].min > 0) {
+            rc = suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, vals[f].line,
+                                 "%s: missing", fields[f].name);
+        } else if (n > 0) {
+            rc = parse_number(f, p, n, vals[f].line, num[f], lim, err);
+        }
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    return limits_add_rule(lim, action, action_len, &rule, line, err);
+}
+
+/* One <SuspectUsageSettingEntity>: attributes, then child elements. */
+static suspect_rc_t parse_entity(xmlNodePtr el, suspect_limits_t *lim,
+                                 suspect_err_t *err)
+{
+    field_val_t vals[F_COUNT_ALL];
+    int line = (int)xmlGetLineNo(el);
+    suspect_rc_t rc;
+
+    memset(vals, 0, sizeof(vals));
+    for (int f = 0; f < F_COUNT_ALL; f++) {
+        vals[f].line = line;
+    }
+    rc = read_entity_attrs(el, vals, lim, line, err);
+    if (rc == SUSPECT_OK) {
+        rc = read_entity_elems(el, vals, lim, err);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = make_rule(vals, line, lim, err);
+    }
+    for (int f = 0; f < F_COUNT_ALL; f++) {
+        xmlFree(vals[f].text);
+    }
+    return rc;
+}
+
+/* Warns about the root's attributes other than xsi:* (xmlns declarations
+ * are not attributes in libxml2's tree, so they never show up here). */
+static suspect_rc_t check_root_attrs(xmlNodePtr root, suspect_limits_t *lim,
+                                     suspect_err_t *err)
+{
+    int line = (int)xmlGetLineNo(root);
+
+    for (xmlAttrPtr a = root->properties; a != NULL; a = a->next) {
+        if (!is_xsi(a) && warn_attr(lim, ROOT_NAME, a, line) != 0) {
+            return nomem(lim, line, err);
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* The root element and its entities, in document order. */
+static suspect_rc_t walk_root(xmlNodePtr root, size_t max_rules,
+                              suspect_limits_t *lim, suspect_err_t *err)
+{
+    int line = (int)xmlGetLineNo(root);
+    size_t entities = 0;
+    suspect_rc_t rc;
+
+    if (strcmp((const char *)root->name, ROOT_NAME) != 0) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "root element is <%.64s>, expected <%s>",
+                               (const char *)root->name, ROOT_NAME);
+    }
+    rc = check_root_attrs(root, lim, err);
+    for (xmlNodePtr c = root->children; c != NULL && rc == 0; c = c->next) {
+        int cline = (int)xmlGetLineNo(c);
+        if (c->type != XML_ELEMENT_NODE) {
+            continue;
+        }
+        if (strcmp((const char *)c->name, ENTITY_NAME) != 0) {
+            if (limits_add_warning(lim, cline,
+                                   "unknown element <%.64s> "
+                                   "ignored",
+                                   (const char *)c->name) != 0) {
+                return nomem(lim, cline, err);
+            }
+            continue;
+        }
+        if (++entities > max_rules) {
+            return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, cline,
+                                   "too many %s elements (at most %zu)",
+                                   ENTITY_NAME, max_rules);
+        }
+        rc = parse_entity(c, lim, err);
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (entities == 0 &&
+        limits_add_warning(lim, line, "no %s: nothing is limited",
+                           ENTITY_NAME) != 0) {
+        return nomem(lim, line, err);
+    }
+    return SUSPECT_OK;
+}
+
+/* Turns what the parser saw into an error, or SUSPECT_OK for a document
+ * that is well-formed, DTD-free and has a root. */
+static suspect_rc_t check_document(xmlParserCtxtPtr ctxt, xmlDocPtr doc,
+                                   const parse_state_t *st,
+                                   const suspect_limits_t *lim,
+                                   suspect_err_t *err)
+{
+    if (st->dtd_line > 0 ||
+        (doc != NULL && (doc->intSubset != NULL || doc->extSubset != NULL))) {
+        return suspect_err_set(err, SUSPECT_E_PARSE, lim->name,
+                               st->dtd_line > 0 ? st->dtd_line : 1,
+                               "DTD not allowed");
+    }
+    if (st->err_set && st->err_code == XML_ERR_NO_MEMORY) {
+        return nomem(lim, 0, err);
+    }
+    if (st->err_set) {
+        return suspect_err_set(err, SUSPECT_E_PARSE, lim->name, st->err_line,
+                               "not well-formed XML: %s", st->err_text);
+    }
+    if (doc == NULL || !ctxt->wellFormed || xmlDocGetRootElement(doc) == NULL) {
+        return suspect_err_set(err, SUSPECT_E_PARSE, lim->name, 0,
+                               "not well-formed XML: no document");
+    }
+    return SUSPECT_OK;
+}
+
+/* Parses buf with a private libxml2 context and walks it into lim. */
+suspect_rc_t limits_xml_parse(const char *buf, size_t len, size_t max_rules,
+                              suspect_limits_t *lim, suspect_err_t *err)
+{
+    parse_state_t st;
+    xmlParserCtxtPtr ctxt;
+    xmlDocPtr doc;
+    suspect_rc_t rc;
+
+    if (len > INT_MAX) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, 0,
+                               "file is too large (%zu bytes, at most %d)", len,
+                               INT_MAX);
+    }
+    pthread_once(&xml_once, xml_init);
+    ctxt = xmlNewParserCtxt();
+    if (ctxt == NULL) {
+        return nomem(lim, 0, err);
+    }
+    memset(&st, 0, sizeof(st));
+    ctxt->_private = &st;
+    ctxt->sax->internalSubset = on_doctype;
+    ctxt->sax->serror = on_xml_error;
+    doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, NULL, PARSE_OPTIONS);
+    rc = check_document(ctxt, doc, &st, lim, err);
+    if (rc == SUSPECT_OK) {
+        rc = walk_root(xmlDocGetRootElement(doc), max_rules, lim, err);
+    }
+    xmlFreeDoc(doc);
+    xmlFreeParserCtxt(ctxt);
+    return rc;
+}

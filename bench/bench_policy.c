@@ -1,1 +1,351 @@
-int main(void) { return 0; }
+/*
+ * bench_policy.c - decisions per second of suspect_store_decide() on the
+ * memory store (`make bench`).
+ *
+ * What: one table row per (threads, identities, LimitCount, strategy), with
+ * threads 1 and the number of cores, identities 1, 16 and 1,000,000 (the
+ * last over a table sized for 2,000,000, warmed up before timing so every
+ * identity exists), LimitCount 10 and 100, basic and block-lock.  Then one
+ * row that builds every key inside the timed loop, the memory each tracked
+ * identity costs, and the ratio to the target: single-thread >= 5,000,000
+ * decisions/s for LimitCount <= 100.
+ *
+ * How: keys are built once with suspect_key_build() and kept as compact
+ * 48-byte records; a decision copies one into a suspect_key_t (a memcpy of
+ * 48 bytes) and decides.  The clock is fake: every thread advances a shared
+ * now_ms by 1 ms every CLOCK_EVERY decisions, so windows (10 s) and locks
+ * (30 s) roll during a run.  Identities are picked by a per-thread
+ * xorshift.  Each row runs for RUN_MS of wall time; the whole bench takes
+ * about 20 s on 2 cores.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suspect_store.h"
+
+#define RUN_MS      400
+#define CLOCK_EVERY 100 /* decisions per fake millisecond, per thread */
+#define WINDOW_S    10
+#define BLOCK_S     30
+#define MANY        1000000
+#define SLOT        48 /* a compact key: window key + ":locked" + NUL */
+#define TARGET      5000000.0
+
+typedef struct keyset {
+    char *slots; /* n records of SLOT bytes */
+    size_t n;
+    size_t window_len; /* the same for every key of a set */
+} keyset_t;
+
+typedef struct run {
+    suspect_store_t *store;
+    const suspect_rule_t *rule;
+    const keyset_t *keys;
+    int build_keys;   /* build each key inside the loop */
+    int stop;         /* atomic */
+    int64_t clock_ms; /* atomic: the shared fake clock */
+    pthread_barrier_t start;
+} run_t;
+
+typedef struct worker {
+    run_t *run;
+    unsigned seed;
+    uint64_t decisions;
+    uint64_t allowed;
+    int failed;
+} worker_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint32_t xorshift(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+/* The identity value of number i: "u" and 7 digits, the same length for
+ * every i, so every key of a set has one length. */
+static void identity_value(size_t i, char out[16])
+{
+    snprintf(out, 16, "u%07zu", i);
+}
+
+static int build_key(size_t i, suspect_key_t *key)
+{
+    char value[16];
+    suspect_identity_t id;
+
+    identity_value(i, value);
+    memset(&id, 0, sizeof(id));
+    id.type = "MemberCode";
+    id.nparts = 1;
+    id.part[0].ptr = value;
+    id.part[0].len = strlen(value);
+    return suspect_key_build(NULL, "BankAccountUpdate", &id, key, NULL) ==
+                   SUSPECT_OK
+               ? 0
+               : -1;
+}
+
+/* Builds n keys into compact records; 0 on success. */
+static int keyset_build(keyset_t *ks, size_t n)
+{
+    suspect_key_t key;
+
+    ks->n = n;
+    ks->slots = malloc(n * SLOT);
+    if (ks->slots == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (build_key(i, &key) != 0 || key.lock_len + 1 > SLOT) {
+            return -1;
+        }
+        memcpy(ks->slots + i * SLOT, key.buf, key.lock_len + 1);
+        ks->window_len = key.window_len;
+    }
+    return 0;
+}
+
+/* Fills key from record i of ks. */
+static void keyset_get(const keyset_t *ks, size_t i, suspect_key_t *key)
+{
+    key->window_len = ks->window_len;
+    key->lock_len = ks->window_len + SUSPECT_LOCK_SUFFIX_LEN;
+    memcpy(key->buf, ks->slots + i * SLOT, SLOT);
+}
+
+/* One decision on identity i at now; counts it in w. */
+static void decide_one(worker_t *w, size_t i, int64_t now_ms,
+                       suspect_key_t *key)
+{
+    run_t *r = w->run;
+    suspect_decision_t d;
+
+    if (r->build_keys) {
+        build_key(i, key);
+    } else {
+        keyset_get(r->keys, i, key);
+    }
+    if (suspect_store_decide(r->store, r->rule, key, 1, now_ms, &d, NULL) !=
+        SUSPECT_OK) {
+        w->failed = 1;
+    }
+    w->decisions++;
+    w->allowed += d.allowed;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    run_t *r = w->run;
+    suspect_key_t key;
+    uint32_t seed = w->seed;
+    int64_t now = __atomic_load_n(&r->clock_ms, __ATOMIC_RELAXED);
+
+    pthread_barrier_wait(&r->start);
+    while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+        for (int k = 0; k < CLOCK_EVERY; k++) {
+            decide_one(w, xorshift(&seed) % r->keys->n, now, &key);
+        }
+        now = __atomic_add_fetch(&r->clock_ms, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+/* Runs nthreads workers for RUN_MS; returns decisions per second. */
+static double run_timed(run_t *r, int nthreads, double *allowed_share)
+{
+    pthread_t th[64];
+    worker_t w[64];
+    uint64_t total = 0, allowed = 0;
+    double t0, t1;
+
+    __atomic_store_n(&r->stop, 0, __ATOMIC_RELAXED);
+    pthread_barrier_init(&r->start, NULL, (unsigned)nthreads + 1);
+    for (int i = 0; i < nthreads; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].run = r;
+        w[i].seed = 2463534242u + 7919u * (unsigned)i;
+        pthread_create(&th[i], NULL, worker_main, &w[i]);
+    }
+    pthread_barrier_wait(&r->start);
+    t0 = now_s();
+    usleep(RUN_MS * 1000);
+    __atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(th[i], NULL);
+        total += w[i].decisions;
+        allowed += w[i].allowed;
+        if (w[i].failed) {
+            fprintf(stderr, "bench-policy: a decision failed\n");
+            exit(1);
+        }
+    }
+    t1 = now_s();
+    pthread_barrier_destroy(&r->start);
+    *allowed_share = total > 0 ? (double)allowed / (double)total : 0;
+    return (double)total / (t1 - t0);
+}
+
+/* Resident set size in bytes, from /proc/self/statm (0 if unknown). */
+static size_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long size = 0, resident = 0;
+
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2) {
+        resident = 0;
+    }
+    fclose(f);
+    return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static suspect_store_t *new_store(size_t max_entries)
+{
+    suspect_memstore_opts_t opts = {max_entries, 0};
+    suspect_store_t *store = NULL;
+
+    if (suspect_memstore_new(&opts, &store, NULL) != SUSPECT_OK) {
+        fprintf(stderr, "bench-policy: cannot make a memory store\n");
+        exit(1);
+    }
+    return store;
+}
+
+/* Decides once for every identity of ks, so all exist before timing. */
+static void warm_up(suspect_store_t *store, const suspect_rule_t *rule,
+                    const keyset_t *ks, int64_t now_ms)
+{
+    suspect_key_t key;
+    suspect_decision_t d;
+
+    for (size_t i = 0; i < ks->n; i++) {
+        keyset_get(ks, i, &key);
+        suspect_store_decide(store, rule, &key, 1, now_ms, &d, NULL);
+    }
+}
+
+typedef struct result {
+    double min_single; /* slowest single-thread row, LimitCount <= 100 */
+    const char *min_row;
+    double per_identity_bytes;
+    double per_identity_rss;
+} result_t;
+
+/* One row: a fresh store, a warm-up for many identities, a timed run. */
+static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
+                      uint32_t block_s, result_t *res)
+{
+    static char label[128];
+    suspect_rule_t rule = {"BankAccountUpdate", limit, WINDOW_S, block_s};
+    size_t rss0 = rss_bytes();
+    suspect_store_t *store = new_store(ks->n > 16 ? 2 * ks->n : 0);
+    run_t r;
+    double rate, share;
+
+    memset(&r, 0, sizeof(r));
+    r.store = store;
+    r.rule = &rule;
+    r.keys = ks;
+    r.clock_ms = 1700000000000;
+    if (ks->n > 16) {
+        warm_up(store, &rule, ks, r.clock_ms);
+    }
+    if (ks->n > 16 && res->per_identity_bytes == 0) {
+        /* the first such store: later ones reuse memory freed before */
+        res->per_identity_bytes = (double)suspect_memstore_bytes(store) /
+                                  (double)suspect_memstore_size(store);
+        res->per_identity_rss =
+            (double)(rss_bytes() - rss0) / (double)suspect_memstore_size(store);
+    }
+    rate = run_timed(&r, nthreads, &share);
+    printf("%7d  %10zu  %5u  %-6s  %12.0f  %7.1f%%\n", nthreads, ks->n, limit,
+           block_s > 0 ? "block" : "basic", rate, 100.0 * share);
+    fflush(stdout);
+    if (nthreads == 1 && limit <= 100 &&
+        (res->min_single == 0 || rate < res->min_single)) {
+        res->min_single = rate;
+        snprintf(label, sizeof(label), "%zu identities, LimitCount %u, %s",
+                 ks->n, limit, block_s > 0 ? "block" : "basic");
+        res->min_row = label;
+    }
+    suspect_store_free(store);
+}
+
+/* The row that builds each key inside the timed loop. */
+static void bench_key_building(const keyset_t *ks)
+{
+    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0};
+    run_t r;
+    double rate, share;
+
+    memset(&r, 0, sizeof(r));
+    r.store = new_store(0);
+    r.rule = &rule;
+    r.keys = ks;
+    r.build_keys = 1;
+    r.clock_ms = 1700000000000;
+    rate = run_timed(&r, 1, &share);
+    printf("with key building (suspect_key_build in the loop): 1 thread, "
+           "%zu identities, LimitCount 100, basic: %.0f decisions/s\n",
+           ks->n, rate);
+    suspect_store_free(r.store);
+}
+
+int main(void)
+{
+    const size_t sizes[3] = {1, 16, MANY};
+    const uint32_t limits[2] = {10, 100};
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    int threads[2] = {1, cores < 1 ? 1 : cores > 64 ? 64 : cores};
+    keyset_t sets[3];
+    result_t res = {0, NULL, 0, 0};
+
+    for (int s = 0; s < 3; s++) {
+        if (keyset_build(&sets[s], sizes[s]) != 0) {
+            fprintf(stderr, "bench-policy: cannot build keys\n");
+            return 1;
+        }
+    }
+    printf("suspect_store_decide on the memory store: window %d s, block "
+           "%d s, now_ms += 1 every %d decisions per thread, %d ms a row\n\n",
+           WINDOW_S, BLOCK_S, CLOCK_EVERY, RUN_MS);
+    printf("threads  identities  limit  strat   decisions/s  allowed\n");
+    for (int t = 0; t < (threads[1] > 1 ? 2 : 1); t++) {
+        for (int s = 0; s < 3; s++) {
+            for (int l = 0; l < 2; l++) {
+                bench_row(&sets[s], threads[t], limits[l], 0, &res);
+                bench_row(&sets[s], threads[t], limits[l], BLOCK_S, &res);
+            }
+        }
+    }
+    printf("\n");
+    bench_key_building(&sets[1]);
+    printf("memory per tracked identity (%d identities): %.1f bytes counted "
+           "by suspect_memstore_bytes, %.1f bytes of RSS\n",
+           MANY, res.per_identity_bytes, res.per_identity_rss);
+    printf("target single-thread >= %.0f decisions/s for LimitCount <= 100: "
+           "slowest single-thread row %.0f (%s), ratio %.2f\n",
+           TARGET, res.min_single, res.min_row, res.min_single / TARGET);
+    for (int s = 0; s < 3; s++) {
+        free(sets[s].slots);
+    }
+    return 0;
+}

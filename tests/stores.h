@@ -1,0 +1,24 @@
+/*
+ * stores.h - the store backends the shared policy suites run against.
+ *
+ * The scenario suite (test_scenarios.c) is registered once per kind listed
+ * in test_store_kinds, so every store must give the same decisions.  A kind
+ * that needs a server starts it in setup() and stops it in teardown();
+ * open() returns a fresh, empty store for one test.
+ */
+#ifndef SUSPECT_TESTS_STORES_H
+#define SUSPECT_TESTS_STORES_H
+
+#include "suspect_store.h"
+
+typedef struct test_store_kind {
+    const char *name;
+    int (*setup)(void);    /* 0 on success; NULL = nothing to do */
+    int (*teardown)(void); /* 0 on success; NULL = nothing to do */
+    suspect_store_t *(*open)(void);
+} test_store_kind_t;
+
+/* NULL-terminated. */
+extern const test_store_kind_t *const test_store_kinds[];
+
+#endif

@@ -56,6 +56,7 @@ typedef struct suspect_decision {
     uint32_t remaining;         /* hits left after this one (0 when denied) */
     int64_t restriction_end_ms; /* epoch ms the denial ends, 0 when allowed */
     int64_t retry_after_ms;     /* restriction_end_ms - now, 0 when allowed */
+    int degraded;               /* SUSPECT_DEGRADED_* (suspect_failover.h) */
 } suspect_decision_t;
 
 /*

@@ -17,7 +17,9 @@
 static int (*const registrars[])(void) = {
     register_error_suite,    register_evaluate_suite,  register_keys_suite,
     register_memstore_suite, register_scenarios_suite, register_threads_suite,
-    register_limits_suite,   register_reload_suite,
+    register_limits_suite,   register_reload_suite,    register_lmdb_suite,
+    register_redis_suite,    register_failover_suite,  register_request_suite,
+    register_deny_suite,
 };
 
 /* Deactivates the suites not named on the command line. */

@@ -14,5 +14,10 @@ int register_scenarios_suite(void);
 int register_threads_suite(void);
 int register_limits_suite(void);
 int register_reload_suite(void);
+int register_lmdb_suite(void);
+int register_redis_suite(void);
+int register_failover_suite(void);
+int register_request_suite(void);
+int register_deny_suite(void);
 
 #endif

@@ -1,0 +1,249 @@
+/*
+ * bench_redis.c - decisions per second through the Redis store, against
+ * redis-benchmark sending the very same EVALSHA, in the same run.
+ *
+ *   bench-redis [CLIENTS [REQUESTS]]      (defaults: 8 clients, 50000)
+ *
+ * Starts a private redis-server (unix socket in a temp dir, no TCP), then:
+ *   1. CLIENTS threads share one Redis store and decide REQUESTS times in
+ *      all on one identity (a limit no run reaches, so every decision
+ *      records a hit): decisions/s;
+ *   2. (alternating with 1, 5 rounds) redis-benchmark with CLIENTS connections
+ * sends REQUESTS times the same EVALSHA of decide.lua (same keys, same kind of
+ * arguments, a random member per call): requests/s, and the ratio of the two
+ * (the store's overhead over the wire protocol; the target is >= 0.9x);
+ *   3. a locked identity decided through the failover wrapper: served by
+ *      the lock cache, so INFO commandstats shows the same EVALSHA count
+ *      before and after.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "redisserver.h"
+#include "suspect_failover.h"
+#include "suspect_redis.h"
+#include "util.h"
+
+/* Generated from the lua directory (lua/scripts.c). */
+extern const char redis_lua_decide[];
+
+#define ROUNDS 5
+
+static const suspect_rule_t rule = {"Bench", 1000000, 60, 0};
+
+typedef struct worker {
+    suspect_store_t *store;
+    long requests;
+    long errors;
+} worker_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds used by this process (all threads). */
+static double cpu_self(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds used by waited-for children (redis-benchmark). */
+static double cpu_children(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Client CPU microseconds per request of the last run of each side. */
+static double store_cpu_us, bench_cpu_us;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *work(void *p)
+{
+    worker_t *w = p;
+    suspect_key_t key = test_key("Bench", "x");
+
+    for (long i = 0; i < w->requests; i++) {
+        suspect_decision_t d;
+        if (suspect_store_decide(w->store, &rule, &key, 1, now_ms(), &d,
+                                 NULL) != SUSPECT_OK ||
+            !d.allowed) {
+            w->errors++;
+        }
+    }
+    return NULL;
+}
+
+/* Decisions/s of clients threads doing requests decisions in all. */
+static double run_store(test_redis_t *srv, int clients, long requests)
+{
+    suspect_redis_opts_t opts = {srv->url, 1000, 1000, 0, NULL};
+    suspect_store_t *store = NULL;
+    pthread_t tid[256];
+    worker_t w[256];
+    long errors = 0;
+    double t0, dt, cpu0;
+
+    if (suspect_redis_new(&opts, &store, NULL) != SUSPECT_OK) {
+        return -1;
+    }
+    for (int i = 0; i < clients; i++) {
+        w[i].store = store;
+        w[i].requests = requests / clients;
+        w[i].errors = 0;
+    }
+    t0 = now_s();
+    cpu0 = cpu_self();
+    for (int i = 0; i < clients; i++) {
+        pthread_create(&tid[i], NULL, work, &w[i]);
+    }
+    for (int i = 0; i < clients; i++) {
+        pthread_join(tid[i], NULL);
+        errors += w[i].errors;
+    }
+    dt = now_s() - t0;
+    store_cpu_us = (cpu_self() - cpu0) * 1e6 / (double)requests;
+    suspect_store_free(store);
+    if (errors > 0) {
+        fprintf(stderr, "bench-redis: %ld decisions failed\n", errors);
+        return -1;
+    }
+    return (double)(requests / clients * clients) / dt;
+}
+
+/* requests/s that redis-benchmark reports for the same EVALSHA. */
+static double run_benchmark(test_redis_t *srv, int clients, long requests)
+{
+    redisReply *r = test_redis_cmd(srv, "SCRIPT LOAD %s", redis_lua_decide);
+    char cmd[2048], line[1024], sha[41];
+    double rps = -1, cpu0 = cpu_children();
+    FILE *p;
+
+    if (r == NULL || r->type != REDIS_REPLY_STRING || r->len != 40) {
+        freeReplyObject(r);
+        return -1;
+    }
+    memcpy(sha, r->str, 41);
+    freeReplyObject(r);
+    snprintf(cmd, sizeof(cmd),
+             "redis-benchmark -s '%s' -c %d -n %ld -r 100000000 --csv "
+             "EVALSHA %s 2 Bench:x Bench:x:locked %lld 1000000 60000 0 "
+             "__rand_int__-0000-0000-0000-000000000000 x",
+             srv->sock, clients, requests, sha, (long long)now_ms());
+    p = popen(cmd, "r");
+    if (p == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), p) != NULL) {
+        /* "EVALSHA ...","12345.67",...: the second field. */
+        char *q = strstr(line, "\",\"");
+        if (strncmp(line, "\"EVALSHA", 8) == 0 && q != NULL) {
+            rps = strtod(q + 3, NULL);
+        }
+    }
+    if (pclose(p) != 0) {
+        return -1;
+    }
+    bench_cpu_us = (cpu_children() - cpu0) * 1e6 / (double)requests;
+    return rps;
+}
+
+/* Denials/s of a locked identity through the failover wrapper; prints the
+ * EVALSHA calls Redis saw before and after. */
+static double run_lock_cache(test_redis_t *srv, long requests)
+{
+    suspect_redis_opts_t opts = {srv->url, 1000, 1000, 0, NULL};
+    suspect_rule_t otp = {"BenchOtp", 1, 60, 600};
+    suspect_key_t key = test_key("BenchOtp", "locked");
+    suspect_store_t *redis = NULL, *mem = NULL, *s = NULL;
+    suspect_decision_t d;
+    long long before, after;
+    int64_t t = now_ms();
+    double t0, dt;
+
+    if (suspect_redis_new(&opts, &redis, NULL) != SUSPECT_OK ||
+        suspect_memstore_new(NULL, &mem, NULL) != SUSPECT_OK ||
+        suspect_failover_new(redis, mem, NULL, &s, NULL) != SUSPECT_OK) {
+        return -1;
+    }
+    suspect_store_decide(s, &otp, &key, 1, t, &d, NULL);
+    suspect_store_decide(s, &otp, &key, 1, t, &d, NULL);
+    before = test_redis_calls(srv, "evalsha");
+    t0 = now_s();
+    for (long i = 0; i < requests; i++) {
+        suspect_store_decide(s, &otp, &key, 1, t + i / 1000, &d, NULL);
+    }
+    dt = now_s() - t0;
+    after = test_redis_calls(srv, "evalsha");
+    printf("  lock cache: INFO commandstats evalsha calls before %lld, "
+           "after %lld (%lld Redis commands for %ld denials)\n",
+           before, after, after - before, requests);
+    suspect_store_free(s);
+    return d.locked && after == before ? (double)requests / dt : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    int clients = argc > 1 ? atoi(argv[1]) : 8;
+    long requests = argc > 2 ? atol(argv[2]) : 50000;
+    test_redis_t srv;
+    double store_rps[ROUNDS], bench_rps[ROUNDS], ratio[ROUNDS], cache_rps;
+    int ok = 1;
+
+    if (clients < 1 || clients > 256 || requests < clients) {
+        fprintf(stderr, "usage: bench-redis [CLIENTS [REQUESTS]]\n");
+        return 2;
+    }
+    if (test_redis_start(&srv, false, NULL) != 0) {
+        fprintf(stderr, "bench-redis: cannot start redis-server\n");
+        return 1;
+    }
+    printf("bench-redis: %d clients, %ld requests per side and round, "
+           "%d rounds, unix socket\n",
+           clients, requests, ROUNDS);
+    /* Alternate the two sides so that noise from other processes on the
+     * machine hits both alike; report every round and the median. */
+    for (int i = 0; i < ROUNDS; i++) {
+        freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
+        store_rps[i] = run_store(&srv, clients, requests);
+        freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
+        bench_rps[i] = run_benchmark(&srv, clients, requests);
+        ok = ok && store_rps[i] > 0 && bench_rps[i] > 0;
+        ratio[i] = ok ? store_rps[i] / bench_rps[i] : 0;
+        printf("  round %d: suspect store %8.0f decisions/s (%.1f us client "
+               "CPU each), redis-benchmark %8.0f requests/s (%.1f us), "
+               "ratio %.2fx\n",
+               i + 1, store_rps[i], store_cpu_us, bench_rps[i], bench_cpu_us,
+               ratio[i]);
+    }
+    qsort(ratio, ROUNDS, sizeof(ratio[0]), cmp_double);
+    printf("  median ratio: %.2fx (target >= 0.9x)%s\n", ratio[ROUNDS / 2],
+           ratio[ROUNDS / 2] < 0.9 ? "  BELOW TARGET" : "");
+    cache_rps = run_lock_cache(&srv, requests);
+    printf("  lock cache, locked identity: %10.0f denials/s\n", cache_rps);
+    test_redis_stop(&srv);
+    return ok && cache_rps > 0 ? 0 : 1;
+}

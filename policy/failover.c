@@ -1,0 +1,514 @@
+/*
+ * failover.c - fail modes, circuit breaker and lock cache around a primary
+ * store (suspect_failover.h).
+ *
+ * A decision goes through three gates:
+ *   1. the lock cache: an identity known locked until T is denied until T
+ *      without calling the primary;
+ *   2. the breaker: while open, the primary is skipped; when the interval
+ *      ends, one caller becomes the probe (half-open), the others keep
+ *      skipping until it reports;
+ *   3. the primary; on an error, the action's fail mode decides.
+ *
+ * Breaker state machine (under mu):
+ *   closed    --`failures` consecutive errors-->  open (interval = min)
+ *   open      --interval over, next call-------->  half-open (that call probes)
+ *   half-open --probe ok------------------------>  closed (interval reset)
+ *   half-open --probe failed-------------------->  open (interval doubled,
+ *                                                  capped at max)
+ * A call that started while closed and reports after the breaker opened
+ * only updates the counters.
+ *
+ * Lock cache: CACHE_SLOTS direct-mapped slots, each the 128-bit keyed
+ * SipHash of a lock key, its end (caller's clock) and the generation it was
+ * written in.  A new entry replaces whatever shared its slot (a miss later,
+ * never a wrong denial: both hash halves must match).  Bumping the
+ * generation invalidates every slot at once.
+ *
+ * Ownership: the wrapper owns both stores and a copy of the overrides.
+ */
+#include "suspect_failover.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "siphash.h"
+#include "suspect_store_impl.h"
+
+#define CACHE_SLOTS 4096 /* a power of two */
+
+typedef struct slot {
+    uint64_t h[2];
+    int64_t until_ms;
+    uint64_t gen;
+} slot_t;
+
+typedef struct failover {
+    suspect_store_t base;
+    suspect_store_t *primary;
+    suspect_store_t *local;
+    suspect_failmode_t mode;
+    suspect_failmode_override_t *ovr; /* actions owned */
+    size_t novr;
+    unsigned failures, min_open_ms, max_open_ms, closed_retry_ms;
+    suspect_breaker_cb cb;
+    void *cb_arg;
+
+    pthread_mutex_t mu; /* the breaker and the stats */
+    suspect_breaker_t state;
+    unsigned consecutive;
+    unsigned interval_ms;
+    int64_t open_until; /* monotonic ms */
+    suspect_failover_stats_t stats;
+
+    pthread_mutex_t cache_mu; /* the cache and gen */
+    suspect_siphash_key_t secret;
+    uint64_t gen;
+    slot_t cache[CACHE_SLOTS];
+} failover_t;
+
+static const suspect_store_ops_t failover_ops;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- lock cache ----------------------------------------------------------
+ */
+
+static void lock_hash(failover_t *f, const suspect_key_t *key, uint64_t h[2])
+{
+    suspect_siphash128(&f->secret, key->buf, key->lock_len, h);
+}
+
+/* The cached lock end of key when it is after now, else 0. */
+static int64_t cache_get(failover_t *f, const suspect_key_t *key,
+                         int64_t now_ms)
+{
+    uint64_t h[2];
+    int64_t until = 0;
+    slot_t *s;
+
+    lock_hash(f, key, h);
+    s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
+    pthread_mutex_lock(&f->cache_mu);
+    if (s->gen == f->gen && s->h[0] == h[0] && s->h[1] == h[1] &&
+        s->until_ms > now_ms) {
+        until = s->until_ms;
+    }
+    pthread_mutex_unlock(&f->cache_mu);
+    return until;
+}
+
+/* Remembers that key is locked until until_ms (0 = forget it). */
+static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms)
+{
+    uint64_t h[2];
+    slot_t *s;
+
+    lock_hash(f, key, h);
+    s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
+    pthread_mutex_lock(&f->cache_mu);
+    if (until_ms > 0) {
+        s->h[0] = h[0];
+        s->h[1] = h[1];
+        s->until_ms = until_ms;
+        s->gen = f->gen;
+    } else if (s->h[0] == h[0] && s->h[1] == h[1]) {
+        s->until_ms = 0;
+    }
+    pthread_mutex_unlock(&f->cache_mu);
+}
+
+/* True (and *out filled) when a cached lock denies one of the keys. */
+static bool cache_deny(failover_t *f, const suspect_rule_t *rule,
+                       const suspect_key_t *keys, size_t n, int64_t now_ms,
+                       suspect_decision_t *out)
+{
+    int64_t end = 0;
+    int tripped = -1;
+
+    for (size_t i = 0; i < n; i++) {
+        int64_t until = cache_get(f, &keys[i], now_ms);
+        if (until > end) {
+            end = until;
+            tripped = (int)i;
+        }
+    }
+    if (tripped < 0) {
+        return false;
+    }
+    memset(out, 0, sizeof(*out));
+    out->locked = true;
+    out->tripped = tripped;
+    out->limit = rule->limit_count;
+    out->restriction_end_ms = end;
+    out->retry_after_ms = end - now_ms;
+    return true;
+}
+
+/* ---- breaker -------------------------------------------------------------
+ */
+
+/* Moves to state `to` (under mu) and tells the callback. */
+static void transition(failover_t *f, suspect_breaker_t to,
+                       const suspect_err_t *why)
+{
+    suspect_breaker_t from = f->state;
+
+    f->state = to;
+    f->stats.opens += to == SUSPECT_BREAKER_OPEN;
+    f->stats.probes += to == SUSPECT_BREAKER_HALF_OPEN;
+    f->stats.closes += to == SUSPECT_BREAKER_CLOSED;
+    if (f->cb != NULL) {
+        f->cb(f->cb_arg, from, to, why);
+    }
+}
+
+/* True when the primary may be called now; *probe when this call is the
+ * half-open probe. */
+static bool gate(failover_t *f, bool *probe)
+{
+    bool pass = true;
+
+    *probe = false;
+    pthread_mutex_lock(&f->mu);
+    if (f->state == SUSPECT_BREAKER_OPEN && mono_ms() >= f->open_until) {
+        transition(f, SUSPECT_BREAKER_HALF_OPEN, NULL);
+        *probe = true;
+    } else if (f->state != SUSPECT_BREAKER_CLOSED) {
+        f->stats.skipped++;
+        pass = false;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return pass;
+}
+
+/* Opens the breaker for the next interval (under mu). */
+static void open_breaker(failover_t *f, const suspect_err_t *why)
+{
+    if (f->interval_ms == 0) {
+        f->interval_ms = f->min_open_ms;
+    } else {
+        f->interval_ms = f->interval_ms * 2 < f->max_open_ms
+                             ? f->interval_ms * 2
+                             : f->max_open_ms;
+    }
+    f->open_until = mono_ms() + f->interval_ms;
+    transition(f, SUSPECT_BREAKER_OPEN, why);
+}
+
+/* Records the outcome rc of a primary call. */
+static void report(failover_t *f, bool probe, suspect_rc_t rc,
+                   const suspect_err_t *why)
+{
+    pthread_mutex_lock(&f->mu);
+    if (rc == SUSPECT_OK) {
+        f->stats.primary_ok++;
+        f->consecutive = 0;
+        if (probe) {
+            f->interval_ms = 0;
+            transition(f, SUSPECT_BREAKER_CLOSED, NULL);
+        }
+    } else {
+        f->stats.primary_errors++;
+        f->consecutive++;
+        if (probe || (f->state == SUSPECT_BREAKER_CLOSED &&
+                      f->consecutive >= f->failures)) {
+            open_breaker(f, why);
+        }
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* ---- fail modes ----------------------------------------------------------
+ */
+
+suspect_failmode_t suspect_failover_mode(suspect_store_t *store,
+                                         const char *action)
+{
+    failover_t *f = (failover_t *)store;
+
+    if (store == NULL || store->ops != &failover_ops) {
+        return SUSPECT_FAIL_LOCAL;
+    }
+    for (size_t i = 0; action != NULL && i < f->novr; i++) {
+        if (strcmp(f->ovr[i].action, action) == 0) {
+            return f->ovr[i].mode;
+        }
+    }
+    return f->mode;
+}
+
+static void count(failover_t *f, uint64_t *counter)
+{
+    pthread_mutex_lock(&f->mu);
+    (*counter)++;
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* Denies because the store is unavailable (mode closed). */
+static void deny_unavailable(failover_t *f, const suspect_rule_t *rule,
+                             int64_t now_ms, suspect_decision_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->tripped = -1;
+    out->limit = rule->limit_count;
+    out->retry_after_ms = f->closed_retry_ms;
+    out->restriction_end_ms = now_ms + f->closed_retry_ms;
+    out->degraded = SUSPECT_DEGRADED_CLOSED;
+}
+
+static suspect_rc_t fail_mode(failover_t *f, const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              int64_t now_ms, suspect_decision_t *out)
+{
+    switch (suspect_failover_mode(&f->base, rule->action)) {
+    case SUSPECT_FAIL_OPEN:
+        count(f, &f->stats.failed_open);
+        memset(out, 0, sizeof(*out));
+        out->allowed = true;
+        out->tripped = -1;
+        out->limit = rule->limit_count;
+        out->remaining = rule->limit_count - 1;
+        out->degraded = SUSPECT_DEGRADED_OPEN;
+        return SUSPECT_OK;
+    case SUSPECT_FAIL_LOCAL:
+        if (suspect_store_decide(f->local, rule, keys, n, now_ms, out, NULL) ==
+            SUSPECT_OK) {
+            count(f, &f->stats.failed_local);
+            out->degraded = SUSPECT_DEGRADED_LOCAL;
+            return SUSPECT_OK;
+        }
+        /* The local store failed too (out of memory): deny as closed. */
+        break;
+    case SUSPECT_FAIL_CLOSED:
+        break;
+    }
+    count(f, &f->stats.failed_closed);
+    deny_unavailable(f, rule, now_ms, out);
+    return SUSPECT_OK;
+}
+
+/* ---- the store operations ------------------------------------------------
+ */
+
+static suspect_rc_t fo_decide(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              int64_t now_ms, suspect_decision_t *out,
+                              suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+    suspect_err_t e;
+    suspect_rc_t rc;
+    bool probe;
+
+    if (cache_deny(f, rule, keys, n, now_ms, out)) {
+        count(f, &f->stats.cache_hits);
+        return SUSPECT_OK;
+    }
+    if (!gate(f, &probe)) {
+        return fail_mode(f, rule, keys, n, now_ms, out);
+    }
+    suspect_err_clear(&e);
+    rc = suspect_store_decide(f->primary, rule, keys, n, now_ms, out, &e);
+    if (rc == SUSPECT_E_INVAL) {
+        report(f, probe, SUSPECT_OK, NULL);
+        return suspect_err_set(err, rc, NULL, 0, "%s", e.text);
+    }
+    report(f, probe, rc, &e);
+    if (rc != SUSPECT_OK) {
+        return fail_mode(f, rule, keys, n, now_ms, out);
+    }
+    if (!out->allowed && out->locked && out->tripped >= 0) {
+        cache_put(f, &keys[out->tripped], out->restriction_end_ms);
+    }
+    return SUSPECT_OK;
+}
+
+static suspect_rc_t fo_status(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *key, int64_t now_ms,
+                              suspect_status_t *out, suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+    return suspect_store_status(f->primary, rule, key, now_ms, out, err);
+}
+
+static suspect_rc_t fo_reset(suspect_store_t *store, const suspect_key_t *key,
+                             unsigned what, suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+
+    if (what & SUSPECT_RESET_LOCK) {
+        cache_put(f, key, 0);
+    }
+    (void)suspect_store_reset(f->local, key, what, NULL);
+    return suspect_store_reset(f->primary, key, what, err);
+}
+
+static suspect_rc_t fo_block(suspect_store_t *store, const suspect_key_t *key,
+                             int64_t now_ms, int64_t until_ms,
+                             suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+
+    cache_put(f, key, until_ms);
+    (void)suspect_store_block(f->local, key, now_ms, until_ms, NULL);
+    return suspect_store_block(f->primary, key, now_ms, until_ms, err);
+}
+
+static void free_overrides(suspect_failmode_override_t *ovr, size_t n)
+{
+    for (size_t i = 0; ovr != NULL && i < n; i++) {
+        free((char *)ovr[i].action);
+    }
+    free(ovr);
+}
+
+static void fo_free(suspect_store_t *store)
+{
+    failover_t *f = (failover_t *)store;
+
+    suspect_store_free(f->primary);
+    suspect_store_free(f->local);
+    free_overrides(f->ovr, f->novr);
+    pthread_mutex_destroy(&f->mu);
+    pthread_mutex_destroy(&f->cache_mu);
+    free(f);
+}
+
+static const suspect_store_ops_t failover_ops = {
+    "failover", fo_decide, fo_status, fo_reset, fo_block, fo_free,
+};
+
+/* ---- public --------------------------------------------------------------
+ */
+
+static bool mode_valid(suspect_failmode_t m)
+{
+    return m == SUSPECT_FAIL_LOCAL || m == SUSPECT_FAIL_OPEN ||
+           m == SUSPECT_FAIL_CLOSED;
+}
+
+/* Copies and checks the options into f. */
+static suspect_rc_t copy_opts(failover_t *f, const suspect_failover_opts_t *o,
+                              suspect_err_t *err)
+{
+    if (!mode_valid(o->mode)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "failover: unknown fail mode");
+    }
+    f->mode = o->mode;
+    f->failures = o->failures ? o->failures : 3;
+    f->min_open_ms = o->min_open_ms ? o->min_open_ms : 100;
+    f->max_open_ms = o->max_open_ms ? o->max_open_ms : 5000;
+    f->max_open_ms =
+        f->max_open_ms < f->min_open_ms ? f->min_open_ms : f->max_open_ms;
+    f->closed_retry_ms = o->closed_retry_ms ? o->closed_retry_ms : 1000;
+    f->cb = o->on_breaker;
+    f->cb_arg = o->cb_arg;
+    if (o->noverrides == 0) {
+        return SUSPECT_OK;
+    }
+    f->ovr = suspect_calloc(o->noverrides, sizeof(*f->ovr));
+    if (f->ovr == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "failover: out of memory");
+    }
+    for (size_t i = 0; i < o->noverrides; i++) {
+        const char *a = o->overrides[i].action;
+        if (a == NULL || !suspect_name_valid(a, strlen(a)) ||
+            !mode_valid(o->overrides[i].mode)) {
+            return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                                   "failover: override %zu: bad action or "
+                                   "mode",
+                                   i);
+        }
+        f->ovr[i].action = suspect_strdup(a);
+        f->ovr[i].mode = o->overrides[i].mode;
+        f->novr = i + 1;
+        if (f->ovr[i].action == NULL) {
+            return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                   "failover: out of memory");
+        }
+    }
+    return SUSPECT_OK;
+}
+
+suspect_rc_t suspect_failover_new(suspect_store_t *primary,
+                                  suspect_store_t *local,
+                                  const suspect_failover_opts_t *opts,
+                                  suspect_store_t **out, suspect_err_t *err)
+{
+    static const suspect_failover_opts_t defaults;
+    failover_t *f;
+    suspect_rc_t rc;
+
+    *out = NULL;
+    if (primary == NULL || local == NULL) {
+        suspect_store_free(primary);
+        suspect_store_free(local);
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "failover: needs a primary and a local store");
+    }
+    f = suspect_calloc(1, sizeof(*f));
+    if (f == NULL) {
+        suspect_store_free(primary);
+        suspect_store_free(local);
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "failover: out of memory");
+    }
+    f->base.ops = &failover_ops;
+    f->primary = primary;
+    f->local = local;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_mutex_init(&f->cache_mu, NULL);
+    if (getrandom(&f->secret, sizeof(f->secret), 0) != sizeof(f->secret)) {
+        f->secret.k0 = (uint64_t)mono_ms() ^ (uint64_t)(uintptr_t)f;
+        f->secret.k1 = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
+    }
+    f->gen = 1;
+    rc = copy_opts(f, opts != NULL ? opts : &defaults, err);
+    if (rc != SUSPECT_OK) {
+        fo_free(&f->base);
+        return rc;
+    }
+    *out = &f->base;
+    return SUSPECT_OK;
+}
+
+void suspect_failover_stats(suspect_store_t *store,
+                            suspect_failover_stats_t *out)
+{
+    failover_t *f = (failover_t *)store;
+
+    memset(out, 0, sizeof(*out));
+    if (store == NULL || store->ops != &failover_ops) {
+        return;
+    }
+    pthread_mutex_lock(&f->mu);
+    *out = f->stats;
+    out->state = f->state;
+    pthread_mutex_unlock(&f->mu);
+}
+
+void suspect_failover_bump_generation(suspect_store_t *store)
+{
+    failover_t *f = (failover_t *)store;
+
+    if (store == NULL || store->ops != &failover_ops) {
+        return;
+    }
+    pthread_mutex_lock(&f->cache_mu);
+    f->gen++;
+    pthread_mutex_unlock(&f->cache_mu);
+}

@@ -1,0 +1,104 @@
+/*
+ * suspect_redis.h - the Redis store: counts and locks shared by many hosts.
+ *
+ * A store backend (suspect_store.h) whose every decision is one EVALSHA of
+ * lua/decide.lua, with the window and lock keys of every identity in KEYS,
+ * so the decision is atomic in Redis.  The keys are the .NET system's (seed
+ * 000): the window `{Action}:{Identity}` is a sorted set of hits (score =
+ * epoch ms, member = a unique GUID-like id) whose TTL is the window plus 5 s,
+ * and the lock `{Action}:{Identity}:locked` is a string with a TTL.  See
+ * docs/redis.md for the data model, the URL forms and the clock choice.
+ *
+ * Connections: one hiredis connection per thread per store, opened on the
+ * thread's first call, reconnected with backoff (10 ms doubling to 250 ms)
+ * after any error, with the connect and command timeouts applied again on
+ * each reconnect.  Sockets are close-on-exec.  Commands are written with
+ * send(MSG_NOSIGNAL), so a dead server never raises SIGPIPE: programs need
+ * not ignore it.
+ *
+ * Errors: SUSPECT_E_TIMEOUT when Redis did not answer in time, SUSPECT_E_STORE
+ * for anything else (refused, closed, protocol, a Redis error reply), with
+ * text such as "redis 127.0.0.1:6399: connection refused" or
+ * "redis: WRONGPASS invalid username-password pair".  The caller then
+ * applies its fail mode (suspect_failover.h).
+ */
+#ifndef SUSPECT_REDIS_H
+#define SUSPECT_REDIS_H
+
+#include <stdint.h>
+
+#include "suspect_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Whose clock a decision uses. */
+typedef enum suspect_redis_clock {
+    /* The now_ms the caller passes (default): the same clock as every other
+     * store and as the .NET code (the app host's clock), and testable with a
+     * fake clock.  Hosts must keep their clocks in sync (NTP). */
+    SUSPECT_REDIS_CLOCK_CALLER = 0,
+    /* Redis TIME, read inside the script: one clock for every host, for
+     * fleets whose clocks drift.  now_ms is then ignored by decide/status
+     * (the decision's times are Redis's). */
+    SUSPECT_REDIS_CLOCK_SERVER = 1
+} suspect_redis_clock_t;
+
+#define SUSPECT_REDIS_DEFAULT_URL        "redis://127.0.0.1:6379/0"
+#define SUSPECT_REDIS_DEFAULT_TIMEOUT_MS 50
+
+typedef struct suspect_redis_opts {
+    /* Where Redis is; NULL = SUSPECT_REDIS_DEFAULT_URL.  Forms:
+     *   redis://[[user]:password@]host[:port][/db]   (host may be [v6addr])
+     *   unix:///path/to.sock[?db=N][&password=P][&user=U]
+     * user and password may be %XX-escaped.  The port defaults to 6379,
+     * the db to 0. */
+    const char *url;
+    unsigned connect_timeout_ms; /* 0 = 50 */
+    unsigned command_timeout_ms; /* 0 = 50 */
+    suspect_redis_clock_t clock;
+    /* The prefix of the key options the keys are built with (NULL = none):
+     * the lock's value is the identity, i.e. the window key without the
+     * prefix and the action. */
+    const char *key_prefix;
+} suspect_redis_opts_t;
+
+/* Counters of one Redis store, summed over its connections. */
+typedef struct suspect_redis_stats {
+    uint64_t commands;     /* requests sent (EVALSHA, DEL, SET, ...) */
+    uint64_t connects;     /* connections established */
+    uint64_t connect_errs; /* connection attempts that failed */
+    uint64_t errors;       /* calls that returned an error */
+    uint64_t timeouts;     /* ...of which timeouts */
+    uint64_t reloads;      /* NOSCRIPT answers, followed by SCRIPT LOAD */
+} suspect_redis_stats_t;
+
+/*
+ * Creates a Redis store.  Only checks and copies the options: nothing is
+ * connected until a thread first uses the store (use suspect_redis_ping()
+ * to check the server at start-up).  opts may be NULL for the defaults.
+ * Returns an owned store in *out; SUSPECT_E_INVAL on a bad URL or option,
+ * SUSPECT_E_NOMEM.
+ */
+suspect_rc_t suspect_redis_new(const suspect_redis_opts_t *opts,
+                               suspect_store_t **out, suspect_err_t *err);
+
+/*
+ * Connects the calling thread (if needed), loads the scripts and PINGs.
+ * Returns SUSPECT_OK, or the error a decision would have returned.  store
+ * must be a Redis store.
+ */
+suspect_rc_t suspect_redis_ping(suspect_store_t *store, suspect_err_t *err);
+
+/* Fills *out with the store's counters.  store must be a Redis store. */
+void suspect_redis_stats(suspect_store_t *store, suspect_redis_stats_t *out);
+
+/* True when store is a Redis store. */
+bool suspect_store_is_redis(const suspect_store_t *store);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -67,12 +67,13 @@ int main(int argc, char **argv)
     ran_tests = CU_get_number_of_tests_run();
     CU_cleanup_registry();
 
-    printf("\nsuspect-tests: %u tests run, %u failed, %u failed assertions, "
-           "%u suites failed\n",
-           ran_tests, failed_tests, failed_asserts, failed_suites);
+    printf("\nsuspect-tests: %u failed assertions, %u suites failed\n",
+           failed_asserts, failed_suites);
     if (ran_tests == 0) {
         fprintf(stderr, "suspect-tests: no test ran\n");
         return 1;
     }
+    printf("suspect-tests: %u passed, %u failed\n", ran_tests - failed_tests,
+           failed_tests);
     return failed_suites || failed_tests || failed_asserts ? 1 : 0;
 }

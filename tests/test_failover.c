@@ -314,21 +314,24 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static suspect_store_t *redis_failover(unsigned timeout_ms)
+static suspect_store_t *redis_failover(unsigned timeout_ms,
+                                       suspect_failmode_t mode)
 {
     suspect_redis_opts_t ropts = {srv.url, timeout_ms, timeout_ms, 0, NULL};
+    suspect_failover_opts_t fopts = {mode, NULL, 0, 0, 0, 0, 0, NULL, NULL};
     suspect_store_t *redis = NULL, *out = NULL;
 
     CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&ropts, &redis, NULL), SUSPECT_OK);
     CU_ASSERT_EQUAL_FATAL(
-        suspect_failover_new(redis, mem_store(), NULL, &out, NULL), SUSPECT_OK);
+        suspect_failover_new(redis, mem_store(), &fopts, &out, NULL),
+        SUSPECT_OK);
     return out;
 }
 
 /* A lock served from the cache costs Redis nothing. */
 static void test_redis_lock_cache(void)
 {
-    suspect_store_t *s = redis_failover(5000);
+    suspect_store_t *s = redis_failover(5000, SUSPECT_FAIL_LOCAL);
     suspect_rule_t r = {"Otp", 1, 60, 600};
     suspect_key_t key = test_key("Otp", "cached");
     suspect_decision_t d;
@@ -357,8 +360,9 @@ typedef struct load {
     suspect_store_t *store;
     int stop;                 /* atomic */
     long calls, slow, errors; /* atomics */
-    long degraded[4];         /* atomics, by SUSPECT_DEGRADED_* */
-    int64_t last_redis_mono;  /* atomic: last decision by Redis */
+    long bad;                /* atomic: allowed when closed, denied otherwise */
+    long degraded[4];        /* atomics, by SUSPECT_DEGRADED_* */
+    int64_t last_redis_mono; /* atomic: last decision by Redis */
 } load_t;
 
 static void *load_run(void *p)
@@ -381,6 +385,10 @@ static void *load_run(void *p)
             continue;
         }
         __atomic_add_fetch(&l->degraded[d.degraded & 3], 1, __ATOMIC_RELAXED);
+        if ((d.degraded == SUSPECT_DEGRADED_CLOSED && d.allowed) ||
+            (d.degraded != SUSPECT_DEGRADED_CLOSED && !d.allowed)) {
+            __atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+        }
         if (d.degraded == SUSPECT_DEGRADED_NONE) {
             __atomic_store_n(&l->last_redis_mono, mono_ms(), __ATOMIC_RELAXED);
         }
@@ -389,8 +397,11 @@ static void *load_run(void *p)
     return NULL;
 }
 
-/* kill -9 under load, fail mode local, restart on the same socket. */
-static void test_redis_kill9_local(void)
+/* kill -9 under load, restart on the same socket: every call returns in
+ * time and without error, the fail mode decides while Redis is down (and
+ * only it: closed mode never allows then), Redis decides again within a
+ * second of its return. */
+static void kill9_with_mode(suspect_failmode_t mode, int expect)
 {
     load_t l;
     pthread_t tid[4];
@@ -398,22 +409,20 @@ static void test_redis_kill9_local(void)
     int64_t back;
 
     memset(&l, 0, sizeof(l));
-    l.store = redis_failover(200);
+    l.store = redis_failover(200, mode);
     for (int i = 0; i < 4; i++) {
         pthread_create(&tid[i], NULL, load_run, &l);
     }
     sleep_ms(200);
     test_redis_kill9(&srv);
     sleep_ms(600);
-    CU_ASSERT_TRUE(__atomic_load_n(&l.degraded[SUSPECT_DEGRADED_LOCAL],
-                                   __ATOMIC_RELAXED) > 0);
+    CU_ASSERT_TRUE(__atomic_load_n(&l.degraded[expect], __ATOMIC_RELAXED) > 0);
     CU_ASSERT_EQUAL_FATAL(test_redis_restart(&srv), 0);
     back = mono_ms();
     while (__atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) <= back &&
            mono_ms() - back < 5000) {
         sleep_ms(5);
     }
-    /* Decisions on Redis again within a second of its return. */
     CU_ASSERT_TRUE(
         __atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) - back < 1000);
     sleep_ms(100);
@@ -423,13 +432,32 @@ static void test_redis_kill9_local(void)
     }
     CU_ASSERT_EQUAL(l.errors, 0);
     CU_ASSERT_EQUAL(l.slow, 0);
-    CU_ASSERT_EQUAL(l.degraded[SUSPECT_DEGRADED_OPEN], 0);
-    CU_ASSERT_EQUAL(l.degraded[SUSPECT_DEGRADED_CLOSED], 0);
+    CU_ASSERT_EQUAL(l.bad, 0);
+    for (int k = 1; k < 4; k++) {
+        if (k != expect) {
+            CU_ASSERT_EQUAL(l.degraded[k], 0);
+        }
+    }
     suspect_failover_stats(l.store, &st);
     CU_ASSERT_TRUE(st.opens >= 1);
     CU_ASSERT_TRUE(st.closes >= 1);
     CU_ASSERT_EQUAL(st.state, SUSPECT_BREAKER_CLOSED);
     suspect_store_free(l.store);
+}
+
+static void test_redis_kill9_local(void)
+{
+    kill9_with_mode(SUSPECT_FAIL_LOCAL, SUSPECT_DEGRADED_LOCAL);
+}
+
+static void test_redis_kill9_closed(void)
+{
+    kill9_with_mode(SUSPECT_FAIL_CLOSED, SUSPECT_DEGRADED_CLOSED);
+}
+
+static void test_redis_kill9_open(void)
+{
+    kill9_with_mode(SUSPECT_FAIL_OPEN, SUSPECT_DEGRADED_OPEN);
 }
 
 /* ---- registration --------------------------------------------------------
@@ -458,6 +486,8 @@ int register_failover_suite(void)
         {"lock cache", test_lock_cache},
         {"redis: lock cache, zero traffic", test_redis_lock_cache},
         {"redis: kill -9 under load, local", test_redis_kill9_local},
+        {"redis: kill -9 under load, closed", test_redis_kill9_closed},
+        {"redis: kill -9 under load, open", test_redis_kill9_open},
     };
     CU_pSuite s = CU_add_suite("failover", suite_init, suite_clean);
 

@@ -68,6 +68,23 @@ static double cpu_children(void)
 /* Client CPU microseconds per request of the last run of each side. */
 static double store_cpu_us, bench_cpu_us;
 
+/* CPU seconds redis-server has used (INFO cpu), or 0. */
+static double cpu_server(test_redis_t *srv)
+{
+    redisReply *r = test_redis_cmd(srv, "INFO cpu");
+    double v = 0;
+    const char *p;
+
+    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+        p = strstr(r->str, "used_cpu_sys:");
+        v += p != NULL ? strtod(p + 13, NULL) : 0;
+        p = strstr(r->str, "used_cpu_user:");
+        v += p != NULL ? strtod(p + 14, NULL) : 0;
+    }
+    freeReplyObject(r);
+    return v;
+}
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -227,17 +244,22 @@ int main(int argc, char **argv)
     /* Alternate the two sides so that noise from other processes on the
      * machine hits both alike; report every round and the median. */
     for (int i = 0; i < ROUNDS; i++) {
+        double s0, s1, s2;
         freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
+        s0 = cpu_server(&srv);
         store_rps[i] = run_store(&srv, clients, requests);
         freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
+        s1 = cpu_server(&srv);
         bench_rps[i] = run_benchmark(&srv, clients, requests);
+        s2 = cpu_server(&srv);
         ok = ok && store_rps[i] > 0 && bench_rps[i] > 0;
         ratio[i] = ok ? store_rps[i] / bench_rps[i] : 0;
-        printf("  round %d: suspect store %8.0f decisions/s (%.1f us client "
-               "CPU each), redis-benchmark %8.0f requests/s (%.1f us), "
-               "ratio %.2fx\n",
-               i + 1, store_rps[i], store_cpu_us, bench_rps[i], bench_cpu_us,
-               ratio[i]);
+        printf("  round %d: suspect store %6.0f decisions/s (client %.1f us, "
+               "redis %.1f us CPU each), redis-benchmark %6.0f requests/s "
+               "(%.1f us, %.1f us), ratio %.2fx\n",
+               i + 1, store_rps[i], store_cpu_us,
+               (s1 - s0) * 1e6 / (double)requests, bench_rps[i], bench_cpu_us,
+               (s2 - s1) * 1e6 / (double)requests, ratio[i]);
     }
     qsort(ratio, ROUNDS, sizeof(ratio[0]), cmp_double);
     printf("  median ratio: %.2fx (target >= 0.9x)%s\n", ratio[ROUNDS / 2],

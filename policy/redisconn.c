@@ -1,356 +1,504 @@
 /*
- * redisconn.c - the Redis store's helpers that need no hiredis.
+ * redisconn.c - the Redis store's connections: one hiredis connection per
+ * thread per store, with redisstore.c the only user of hiredis.
  *
- * URL forms (suspect_redis.h):
- *   redis://[[user]:password@]host[:port][/db]
- *   unix:///path/to.sock[?db=N][&password=P][&user=U]
- * user and password are %XX-decoded; a host in brackets is an IPv6
- * address.  Everything is copied into fixed buffers: a field that does not
- * fit is an error, never truncated.
+ * A connection is found through a pthread key whose destructor frees it
+ * when its thread exits; the pool keeps every connection on a list (under
+ * mu) to free the rest and to sum the counters.  It is opened lazily, with
+ * the connect timeout, then gets the command timeout (redisSetTimeout, again
+ * on every reconnect), its fd made close-on-exec, AUTH and SELECT when the
+ * URL asks, and SCRIPT LOAD of every script (the SHA1s Redis answers are
+ * kept per connection).
  *
- * Hit ids: Redis sorted-set members must be unique or two hits in the same
- * millisecond collapse into one.  Each connection draws a random 64-bit salt
- * (getrandom) and counts; the id is salt and counter laid out like a GUID,
- * as the .NET code's members are.  Ids from one connection never repeat;
- * ids from two connections collide only if their salts are equal and their
- * counters meet, a 2^-64 event per pair.
+ * Commands are formatted by hiredis but sent here with send(MSG_NOSIGNAL),
+ * and only the replies are read by hiredis (after poll(POLLIN)): a server
+ * gone away is EPIPE, never SIGPIPE, whatever the program's disposition.
+ * Any transport error drops the connection; the next call reconnects once
+ * the backoff allows (redisutil.c).  NOSCRIPT (SCRIPT FLUSH, a restart)
+ * triggers SCRIPT LOAD and one retry.  A connection found closed by the
+ * server on its first use by a call (CLIENT KILL, a Redis restart) is
+ * replaced and the call retried once; a timeout is never retried, since the
+ * script may have run.
+ *
+ * Invariants: a connection is used only by the thread that owns it; its
+ * counters are updated with atomics so redis_pool_stats() may read them
+ * from any thread.
  */
 #include "redisconn.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
+#include <sys/socket.h>
 
-/* ---- URLs ----------------------------------------------------------------
+#include "alloc.h"
+
+static const char *const script_names[NSCRIPTS] = {"decide.lua", "status.lua"};
+
+/* ---- counters ------------------------------------------------------------
  */
 
-static int hexval(char c)
+#define STAT_ADD(c, field)                                                     \
+    __atomic_add_fetch(&(c)->stats.field, 1, __ATOMIC_RELAXED)
+
+static void stats_add(suspect_redis_stats_t *to, suspect_redis_stats_t *from)
 {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
+    to->commands += __atomic_load_n(&from->commands, __ATOMIC_RELAXED);
+    to->connects += __atomic_load_n(&from->connects, __ATOMIC_RELAXED);
+    to->connect_errs += __atomic_load_n(&from->connect_errs, __ATOMIC_RELAXED);
+    to->errors += __atomic_load_n(&from->errors, __ATOMIC_RELAXED);
+    to->timeouts += __atomic_load_n(&from->timeouts, __ATOMIC_RELAXED);
+    to->reloads += __atomic_load_n(&from->reloads, __ATOMIC_RELAXED);
 }
 
-/* Copies s[0..len) into dst (size REDIS_FIELD_MAX), %XX-decoded when
- * decode; false when it does not fit or an escape is malformed. */
-static bool copy_field(char *dst, const char *s, size_t len, bool decode)
-{
-    size_t o = 0;
+/* ---- connections ---------------------------------------------------------
+ */
 
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (decode && c == '%') {
-            int hi, lo;
-            if (i + 2 >= len) {
-                return false;
-            }
-            hi = hexval(s[i + 1]);
-            lo = hexval(s[i + 2]);
-            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-                return false;
-            }
-            c = (char)(hi * 16 + lo);
-            i += 2;
-        }
-        if (o + 1 >= REDIS_FIELD_MAX) {
-            return false;
-        }
-        dst[o++] = c;
+static void conn_disconnect(redis_conn_t *c)
+{
+    if (c->ctx != NULL) {
+        redisFree(c->ctx);
+        c->ctx = NULL;
     }
-    dst[o] = '\0';
-    return true;
 }
 
-/* Parses the decimal number s[0..len) into *out, within lo..hi. */
-static bool parse_int(const char *s, size_t len, int lo, int hi, int *out)
+/* Unlinks and frees c; the caller holds p->mu. */
+static void conn_free_locked(redis_conn_t *c)
 {
-    long v = 0;
+    redis_pool_t *p = c->pool;
 
-    if (len == 0 || len > 9) {
-        return false;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < lo || v > hi) {
-        return false;
-    }
-    *out = (int)v;
-    return true;
-}
-
-static suspect_rc_t bad_url(suspect_err_t *err, const char *why)
-{
-    return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0, "redis URL: %s", why);
-}
-
-/* Parses "[user]:password" (userinfo of a redis:// URL). */
-static suspect_rc_t parse_userinfo(const char *s, size_t len, redis_addr_t *a,
-                                   suspect_err_t *err)
-{
-    const char *colon = memchr(s, ':', len);
-
-    if (colon == NULL) {
-        return bad_url(err, "write the password as :password@");
-    }
-    if (!copy_field(a->user, s, (size_t)(colon - s), true) ||
-        !copy_field(a->password, colon + 1, len - (size_t)(colon - s) - 1,
-                    true)) {
-        return bad_url(err, "bad or too long user or password");
-    }
-    return SUSPECT_OK;
-}
-
-/* Parses "host[:port]" or "[v6]:port". */
-static suspect_rc_t parse_hostport(const char *s, size_t len, redis_addr_t *a,
-                                   suspect_err_t *err)
-{
-    const char *end = s + len, *host = s, *hend, *port = NULL;
-
-    if (len > 0 && s[0] == '[') {
-        host = s + 1;
-        hend = memchr(host, ']', len - 1);
-        if (hend == NULL) {
-            return bad_url(err, "unclosed '[' in host");
-        }
-        if (hend + 1 < end) {
-            if (hend[1] != ':') {
-                return bad_url(err, "junk after ']'");
-            }
-            port = hend + 2;
-        }
+    stats_add(&p->dead, &c->stats);
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
     } else {
-        hend = memchr(s, ':', len);
-        if (hend != NULL) {
-            port = hend + 1;
-        } else {
-            hend = end;
+        p->conns = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    conn_disconnect(c);
+    free(c);
+}
+
+/* pthread key destructor: the owning thread exits. */
+static void conn_thread_exit(void *arg)
+{
+    redis_conn_t *c = arg;
+    redis_pool_t *p = c->pool;
+
+    pthread_mutex_lock(&p->mu);
+    conn_free_locked(c);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The calling thread's connection object (not necessarily connected). */
+redis_conn_t *redis_conn_get(redis_pool_t *p, suspect_err_t *err)
+{
+    redis_conn_t *c = pthread_getspecific(p->tls);
+
+    if (c != NULL) {
+        return c;
+    }
+    c = suspect_calloc(1, sizeof(*c));
+    if (c == NULL) {
+        suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "redis: out of memory");
+        return NULL;
+    }
+    c->pool = p;
+    redis_ids_init(&c->ids);
+    pthread_mutex_lock(&p->mu);
+    c->next = p->conns;
+    if (p->conns != NULL) {
+        p->conns->prev = c;
+    }
+    p->conns = c;
+    pthread_mutex_unlock(&p->mu);
+    if (pthread_setspecific(p->tls, c) != 0) {
+        pthread_mutex_lock(&p->mu);
+        conn_free_locked(c);
+        pthread_mutex_unlock(&p->mu);
+        suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "redis: out of memory");
+        return NULL;
+    }
+    return c;
+}
+
+/* Maps a transport error to a code and a message, and drops the
+ * connection.  kind and errstr are hiredis's (REDIS_ERR_*), e the errno
+ * saved right after the failing call. */
+static suspect_rc_t transport_error(redis_conn_t *c, int kind,
+                                    const char *errstr, int e,
+                                    suspect_err_t *err)
+{
+    const redis_pool_t *p = c->pool;
+    suspect_rc_t rc = SUSPECT_E_STORE;
+    char text[160];
+
+    /* On a unix socket a closed peer shows as EPIPE, on TCP often as a
+     * reset: all mean the server went away, not that it is slow. */
+    c->eof = kind == REDIS_ERR_EOF ||
+             (kind == REDIS_ERR_IO && (e == EPIPE || e == ECONNRESET));
+    if (kind == REDIS_ERR_IO && (e == EAGAIN || e == EWOULDBLOCK ||
+                                 e == ETIMEDOUT || e == EINPROGRESS)) {
+        rc = SUSPECT_E_TIMEOUT;
+        snprintf(text, sizeof(text), "%s within %u ms",
+                 c->connecting ? "cannot connect" : "no answer",
+                 c->connecting ? (unsigned)(p->connect_tv.tv_sec * 1000 +
+                                            p->connect_tv.tv_usec / 1000)
+                               : p->command_timeout_ms);
+        STAT_ADD(c, timeouts);
+    } else if (kind == REDIS_ERR_EOF) {
+        snprintf(text, sizeof(text), "server closed the connection");
+    } else if (kind == REDIS_ERR_PROTOCOL) {
+        snprintf(text, sizeof(text), "not a Redis server (%s)", errstr);
+    } else {
+        snprintf(text, sizeof(text), "%s", errstr);
+        if (text[0] >= 'A' && text[0] <= 'Z') {
+            text[0] = (char)(text[0] - 'A' + 'a');
         }
     }
-    if (hend == host ||
-        !copy_field(a->host, host, (size_t)(hend - host), false)) {
-        return bad_url(err, "missing or too long host");
-    }
-    if (port != NULL &&
-        !parse_int(port, (size_t)(end - port), 1, 65535, &a->port)) {
-        return bad_url(err, "port must be 1..65535");
+    conn_disconnect(c);
+    return suspect_err_set(err, rc, NULL, 0, "redis %s: %s", p->addr.name,
+                           text);
+}
+
+/* The error hiredis recorded on c->ctx. */
+static suspect_rc_t context_error(redis_conn_t *c, int e, suspect_err_t *err)
+{
+    char errstr[sizeof(c->ctx->errstr)];
+
+    memcpy(errstr, c->ctx->errstr, sizeof(errstr));
+    return transport_error(c, c->ctx->err, errstr, e, err);
+}
+
+/* Writes buf whole with send(MSG_NOSIGNAL): a closed peer gives EPIPE,
+ * never SIGPIPE.  The send timeout is the command timeout (hiredis sets
+ * SO_SNDTIMEO with SO_RCVTIMEO). */
+static suspect_rc_t send_all(redis_conn_t *c, const char *buf, size_t len,
+                             suspect_err_t *err)
+{
+    while (len > 0) {
+        ssize_t w = send(c->ctx->fd, buf, len, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            int e = w < 0 ? errno : EPIPE;
+            return transport_error(c, REDIS_ERR_IO, strerror(e), e, err);
+        }
+        buf += w;
+        len -= (size_t)w;
     }
     return SUSPECT_OK;
 }
 
-static suspect_rc_t parse_tcp(const char *s, redis_addr_t *a,
-                              suspect_err_t *err)
+/* Waits until the reply starts to arrive, at most the command timeout.
+ * Sleeping in poll(POLLIN) rather than in read(): a thread blocked in
+ * read() on a unix socket is also woken when the server consumes the
+ * request (write space), a wasted context switch per command that costs
+ * about a fifth of the throughput on a small machine. */
+static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
 {
-    size_t alen = strcspn(s, "/?#");
-    const char *at = NULL, *rest = s + alen;
+    struct pollfd p = {c->ctx->fd, POLLIN, 0};
+    int n;
+
+    do {
+        n = poll(&p, 1, (int)c->pool->command_timeout_ms);
+    } while (n < 0 && errno == EINTR);
+    if (n == 0) {
+        return transport_error(c, REDIS_ERR_IO, "timeout", EAGAIN, err);
+    }
+    if (n < 0) {
+        int e = errno;
+        return transport_error(c, REDIS_ERR_IO, strerror(e), e, err);
+    }
+    return SUSPECT_OK;
+}
+
+/* Sends rq on c's connection; *out gets the reply (owned by the caller).
+ * An error reply is returned as a reply, not as an error.  The command is
+ * formatted by hiredis but written here, so hiredis never write()s (its
+ * output buffer stays empty) and SIGPIPE cannot be raised. */
+static suspect_rc_t exec_raw(redis_conn_t *c, redis_request_t *rq,
+                             redisReply **out, suspect_err_t *err)
+{
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, rq->argc, rq->argv, rq->len);
+    void *reply = NULL;
     suspect_rc_t rc;
 
-    for (size_t i = 0; i < alen; i++) {
-        at = s[i] == '@' ? s + i : at;
+    STAT_ADD(c, commands);
+    if (len < 0) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "redis: out of memory");
     }
-    if (at != NULL) {
-        rc = parse_userinfo(s, (size_t)(at - s), a, err);
-        if (rc != SUSPECT_OK) {
-            return rc;
-        }
-        alen -= (size_t)(at + 1 - s);
-        s = at + 1;
-    }
-    rc = parse_hostport(s, alen, a, err);
+    rc = send_all(c, cmd, (size_t)len, err);
+    redisFreeCommand(cmd);
     if (rc != SUSPECT_OK) {
         return rc;
     }
-    if (*rest == '/' && rest[1] != '\0' &&
-        !parse_int(rest + 1, strlen(rest + 1), 0, 1000000, &a->db)) {
-        return bad_url(err, "db must be a number");
+    rc = wait_readable(c, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
     }
-    if (*rest != '\0' && *rest != '/') {
-        return bad_url(err, "no query or fragment in redis:// URLs");
+    errno = 0;
+    if (redisGetReply(c->ctx, &reply) != REDIS_OK || reply == NULL) {
+        return context_error(c, errno, err);
     }
-    snprintf(a->name, sizeof(a->name), "%s:%d", a->host, a->port);
+    c->used = true;
+    *out = reply;
     return SUSPECT_OK;
 }
 
-/* Parses one "name=value" of a unix:// query. */
-static suspect_rc_t parse_param(const char *s, size_t len, redis_addr_t *a,
-                                suspect_err_t *err)
+/* As exec_raw, but an error reply becomes SUSPECT_E_STORE "redis: ...". */
+static suspect_rc_t exec_ok(redis_conn_t *c, redis_request_t *rq,
+                            redisReply **out, suspect_err_t *err)
 {
-    const char *eq = memchr(s, '=', len);
-    size_t nlen, vlen;
-    const char *v;
+    suspect_rc_t rc = exec_raw(c, rq, out, err);
 
-    if (eq == NULL) {
-        return bad_url(err, "query parameters are name=value");
+    if (rc == SUSPECT_OK && (*out)->type == REDIS_REPLY_ERROR) {
+        rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
+                             (int)(*out)->len, (*out)->str);
+        freeReplyObject(*out);
+        *out = NULL;
     }
-    nlen = (size_t)(eq - s);
-    v = eq + 1;
-    vlen = len - nlen - 1;
-    if (nlen == 2 && memcmp(s, "db", 2) == 0) {
-        return parse_int(v, vlen, 0, 1000000, &a->db)
-                   ? SUSPECT_OK
-                   : bad_url(err, "db must be a number");
-    }
-    if (nlen == 8 && memcmp(s, "password", 8) == 0) {
-        return copy_field(a->password, v, vlen, true)
-                   ? SUSPECT_OK
-                   : bad_url(err, "bad or too long password");
-    }
-    if (nlen == 4 && memcmp(s, "user", 4) == 0) {
-        return copy_field(a->user, v, vlen, true)
-                   ? SUSPECT_OK
-                   : bad_url(err, "bad or too long user");
-    }
-    return bad_url(err, "unknown query parameter (db, password, user)");
-}
-
-static suspect_rc_t parse_unix(const char *s, redis_addr_t *a,
-                               suspect_err_t *err)
-{
-    size_t plen = strcspn(s, "?");
-    const char *q = s + plen;
-    suspect_rc_t rc = SUSPECT_OK;
-
-    a->is_unix = true;
-    if (plen < 2 || s[0] != '/' || !copy_field(a->host, s, plen, false)) {
-        return bad_url(err, "unix:// needs an absolute socket path");
-    }
-    while (*q != '\0' && rc == SUSPECT_OK) {
-        size_t len;
-        q++;
-        len = strcspn(q, "&");
-        rc = parse_param(q, len, a, err);
-        q += len;
-    }
-    snprintf(a->name, sizeof(a->name), "%s", a->host);
     return rc;
 }
 
-suspect_rc_t redis_addr_parse(const char *url, redis_addr_t *out,
-                              suspect_err_t *err)
+void redis_rq_arg(redis_request_t *rq, const char *s, size_t len)
 {
-    memset(out, 0, sizeof(*out));
-    out->port = 6379;
-    if (url == NULL) {
-        return bad_url(err, "none given");
-    }
-    if (strncmp(url, "redis://", 8) == 0) {
-        return parse_tcp(url + 8, out, err);
-    }
-    if (strncmp(url, "unix://", 7) == 0) {
-        return parse_unix(url + 7, out, err);
-    }
-    return bad_url(err, "must start with redis:// or unix://");
+    rq->argv[rq->argc] = s;
+    rq->len[rq->argc] = len;
+    rq->argc++;
 }
 
-/* ---- hit ids -------------------------------------------------------------
- */
-
-void redis_ids_init(redis_ids_t *ids)
+void redis_rq_str(redis_request_t *rq, const char *s)
 {
-    uint64_t salt = 0;
+    redis_rq_arg(rq, s, strlen(s));
+}
 
-    if (getrandom(&salt, sizeof(salt), GRND_NONBLOCK) != sizeof(salt)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        salt = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-               ((uint64_t)(uintptr_t)ids << 16);
+/* Runs a command whose answer does not matter beyond success. */
+static suspect_rc_t exec_simple(redis_conn_t *c, redis_request_t *rq,
+                                suspect_err_t *err)
+{
+    redisReply *r = NULL;
+    suspect_rc_t rc = exec_ok(c, rq, &r, err);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* SCRIPT LOAD of script i; keeps the SHA1 Redis answers. */
+static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
+{
+    const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status};
+    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redisReply *r = NULL;
+    suspect_rc_t rc;
+
+    redis_rq_str(&rq, "SCRIPT");
+    redis_rq_str(&rq, "LOAD");
+    redis_rq_str(&rq, text[i]);
+    rc = exec_ok(c, &rq, &r, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
     }
-    ids->salt = salt;
-    ids->counter = 0;
-}
-
-/* Writes the low 4 * digits bits of v as hex digits at p. */
-static char *put_hex(char *p, uint64_t v, int digits)
-{
-    static const char hex[] = "0123456789abcdef";
-    for (int i = digits - 1; i >= 0; i--) {
-        p[i] = hex[v & 15];
-        v >>= 4;
+    if (r->type != REDIS_REPLY_STRING || r->len != REDIS_SHA_LEN) {
+        freeReplyObject(r);
+        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
+                               "redis: SCRIPT LOAD of %s: odd answer",
+                               script_names[i]);
     }
-    return p + digits;
+    memcpy(c->sha[i], r->str, REDIS_SHA_LEN);
+    c->sha[i][REDIS_SHA_LEN] = '\0';
+    freeReplyObject(r);
+    return SUSPECT_OK;
 }
 
-void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1])
+/* AUTH, SELECT and SCRIPT LOAD on a fresh connection. */
+static suspect_rc_t handshake(redis_conn_t *c, suspect_err_t *err)
 {
-    uint64_t s = ids->salt, c = ids->counter++;
-    char *p = buf;
+    const redis_addr_t *a = &c->pool->addr;
+    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    char db[24];
+    suspect_rc_t rc = SUSPECT_OK;
 
-    /* 8-4-4-4-12 hex digits: the salt's 64 bits, then the counter's.
-     * By hand: this runs on every decision. */
-    p = put_hex(p, s >> 32, 8);
-    *p++ = '-';
-    p = put_hex(p, s >> 16, 4);
-    *p++ = '-';
-    p = put_hex(p, s, 4);
-    *p++ = '-';
-    p = put_hex(p, c >> 48, 4);
-    *p++ = '-';
-    p = put_hex(p, c, 12);
-    *p = '\0';
-}
-
-size_t redis_fmt_i64(char *buf, int64_t v)
-{
-    char tmp[24];
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    size_t n = 0, len = 0;
-
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0) {
-        buf[len++] = '-';
+    if (a->password[0] != '\0') {
+        redis_rq_str(&rq, "AUTH");
+        if (a->user[0] != '\0') {
+            redis_rq_str(&rq, a->user);
+        }
+        redis_rq_str(&rq, a->password);
+        rc = exec_simple(c, &rq, err);
     }
-    while (n > 0) {
-        buf[len++] = tmp[--n];
+    if (rc == SUSPECT_OK && a->db != 0) {
+        rq.argc = 0;
+        snprintf(db, sizeof(db), "%d", a->db);
+        redis_rq_str(&rq, "SELECT");
+        redis_rq_str(&rq, db);
+        rc = exec_simple(c, &rq, err);
     }
-    buf[len] = '\0';
-    return len;
+    for (int i = 0; i < NSCRIPTS && rc == SUSPECT_OK; i++) {
+        rc = load_script(c, i, err);
+    }
+    return rc;
 }
 
-/* ---- time and backoff ----------------------------------------------------
- */
-
-int64_t redis_mono_ms(void)
+/* Connects c if it is not, respecting the backoff. */
+static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    redis_pool_t *p = c->pool;
+    suspect_err_t e;
+    suspect_rc_t rc;
+
+    if (c->ctx != NULL) {
+        return SUSPECT_OK;
+    }
+    if (!redis_backoff_ready(&c->backoff, redis_mono_ms())) {
+        return suspect_err_set(err, c->last_rc, NULL, 0, "%s (backing off)",
+                               c->last_err);
+    }
+    suspect_err_clear(&e);
+    c->used = false;
+    c->eof = false;
+    c->ctx = p->addr.is_unix
+                 ? redisConnectUnixWithTimeout(p->addr.host, p->connect_tv)
+                 : redisConnectWithTimeout(p->addr.host, p->addr.port,
+                                           p->connect_tv);
+    if (c->ctx == NULL) {
+        rc = suspect_err_set(&e, SUSPECT_E_NOMEM, NULL, 0,
+                             "redis: out of memory");
+    } else if (c->ctx->err != 0) {
+        c->connecting = true;
+        rc = context_error(c, errno, &e);
+        c->connecting = false;
+    } else {
+        (void)fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
+        redisSetTimeout(c->ctx, p->command_tv);
+        rc = handshake(c, &e);
+    }
+    if (rc == SUSPECT_OK) {
+        redis_backoff_ok(&c->backoff);
+        STAT_ADD(c, connects);
+        return SUSPECT_OK;
+    }
+    conn_disconnect(c);
+    STAT_ADD(c, connect_errs);
+    redis_backoff_fail(&c->backoff, redis_mono_ms());
+    c->last_rc = rc;
+    snprintf(c->last_err, sizeof(c->last_err), "%s", e.text);
+    return suspect_err_set(err, rc, NULL, 0, "%s", e.text);
 }
 
-bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms)
+/* Sends rq (an EVALSHA when rq->script is set; NOSCRIPT reloads and retries
+ * once) on a connected c. */
+static suspect_rc_t exec_request(redis_conn_t *c, redis_request_t *rq,
+                                 redisReply **out, suspect_err_t *err)
 {
-    return mono_ms >= b->not_before_ms;
-}
+    suspect_rc_t rc;
 
-void redis_backoff_fail(redis_backoff_t *b, int64_t mono_ms)
-{
-    if (b->delay_ms == 0) {
-        b->delay_ms = REDIS_BACKOFF_MIN_MS;
-    } else if (b->delay_ms < REDIS_BACKOFF_MAX_MS) {
-        b->delay_ms *= 2;
-        if (b->delay_ms > REDIS_BACKOFF_MAX_MS) {
-            b->delay_ms = REDIS_BACKOFF_MAX_MS;
+    if (rq->script == SCRIPT_NONE) {
+        return exec_ok(c, rq, out, err);
+    }
+    rq->argv[1] = c->sha[rq->script];
+    rq->len[1] = REDIS_SHA_LEN;
+    rc = exec_raw(c, rq, out, err);
+    if (rc == SUSPECT_OK && (*out)->type == REDIS_REPLY_ERROR &&
+        strncmp((*out)->str, "NOSCRIPT", 8) == 0) {
+        freeReplyObject(*out);
+        *out = NULL;
+        STAT_ADD(c, reloads);
+        rc = load_script(c, rq->script, err);
+        if (rc == SUSPECT_OK) {
+            rq->argv[1] = c->sha[rq->script];
+            rc = exec_raw(c, rq, out, err);
         }
     }
-    b->not_before_ms = mono_ms + b->delay_ms;
+    if (rc == SUSPECT_OK && (*out)->type == REDIS_REPLY_ERROR) {
+        rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
+                             (int)(*out)->len, (*out)->str);
+        freeReplyObject(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
-void redis_backoff_ok(redis_backoff_t *b)
+/* Connects if needed and runs rq; a connection the server had closed
+ * before this call is replaced and rq sent once more. */
+suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
+                        suspect_err_t *err)
 {
-    b->delay_ms = 0;
-    b->not_before_ms = 0;
+    suspect_err_t e;
+    suspect_rc_t rc;
+
+    *out = NULL;
+    for (int attempt = 0;; attempt++) {
+        bool reused = c->ctx != NULL && c->used;
+        suspect_err_clear(&e);
+        rc = conn_ensure(c, &e);
+        if (rc == SUSPECT_OK) {
+            rc = exec_request(c, rq, out, &e);
+        }
+        if (rc == SUSPECT_OK || attempt > 0 || !reused || !c->eof) {
+            break;
+        }
+    }
+    if (rc != SUSPECT_OK) {
+        STAT_ADD(c, errors);
+        suspect_err_set(err, rc, NULL, 0, "%s", e.text);
+    }
+    return rc;
+}
+
+/* ---- the pool ------------------------------------------------------------
+ */
+
+static struct timeval ms_to_tv(unsigned ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    return tv;
+}
+
+suspect_rc_t redis_pool_init(redis_pool_t *p, const char *url,
+                             unsigned connect_ms, unsigned command_ms,
+                             suspect_err_t *err)
+{
+    suspect_rc_t rc = redis_addr_parse(url, &p->addr, err);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (pthread_key_create(&p->tls, conn_thread_exit) != 0) {
+        return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
+                               "redis: no thread-specific key left");
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    p->connect_tv = ms_to_tv(connect_ms);
+    p->command_tv = ms_to_tv(command_ms);
+    p->command_timeout_ms = command_ms;
+    return SUSPECT_OK;
+}
+
+void redis_pool_destroy(redis_pool_t *p)
+{
+    pthread_key_delete(p->tls);
+    pthread_mutex_lock(&p->mu);
+    while (p->conns != NULL) {
+        conn_free_locked(p->conns);
+    }
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_destroy(&p->mu);
+}
+
+void redis_pool_stats(redis_pool_t *p, suspect_redis_stats_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    pthread_mutex_lock(&p->mu);
+    stats_add(out, &p->dead);
+    for (redis_conn_t *c = p->conns; c != NULL; c = c->next) {
+        stats_add(out, &c->stats);
+    }
+    pthread_mutex_unlock(&p->mu);
 }

@@ -1,69 +1,93 @@
 /*
- * redisconn.h - the parts of the Redis store that need no hiredis: the
- * server address parsed from a URL, unique hit ids and the reconnect
- * backoff.  Private to the library.
+ * redisconn.h - the Redis store's connections (redisconn.c): one hiredis
+ * connection per thread, requests sent and answered, errors mapped.
+ * Private to the library; with redisstore.c the only user of hiredis.
  */
 #ifndef SUSPECT_REDISCONN_H
 #define SUSPECT_REDISCONN_H
 
+#include <hiredis/hiredis.h>
+#include <pthread.h>
 #include <stdbool.h>
-#include <stdint.h>
+#include <sys/time.h>
 
-#include "suspect_error.h"
+#include "redisutil.h"
+#include "suspect_redis.h"
 
-#define REDIS_FIELD_MAX 256
+/* The scripts, generated from the lua directory (lua/scripts.c). */
+extern const char redis_lua_decide[];
+extern const char redis_lua_status[];
 
-/* Where a Redis server is, and how to log in. */
-typedef struct redis_addr {
-    bool is_unix;
-    char host[REDIS_FIELD_MAX]; /* host name or address, or socket path */
-    int port;
-    int db;
-    char user[REDIS_FIELD_MAX];     /* "" = none (AUTH password only) */
-    char password[REDIS_FIELD_MAX]; /* "" = no AUTH */
-    char name[REDIS_FIELD_MAX + 8]; /* "host:port" or the path, for errors */
-} redis_addr_t;
+enum { SCRIPT_DECIDE, SCRIPT_STATUS, NSCRIPTS, SCRIPT_NONE = -1 };
 
-/* Parses url (see suspect_redis.h) into *out; SUSPECT_E_INVAL on a bad one. */
-suspect_rc_t redis_addr_parse(const char *url, redis_addr_t *out,
-                              suspect_err_t *err);
+#define REDIS_MAX_ARGS (6 + 3 * SUSPECT_MAX_IDENTITIES + 4)
+#define REDIS_SHA_LEN  40
 
-/* A source of unique hit ids: a random 64-bit salt per connection plus a
- * counter, formatted like a GUID (what the .NET code stores). */
-typedef struct redis_ids {
-    uint64_t salt;
-    uint64_t counter;
-} redis_ids_t;
+typedef struct redis_pool redis_pool_t;
 
-#define REDIS_ID_LEN 36
+/* One thread's connection. */
+typedef struct redis_conn {
+    redis_pool_t *pool;
+    redisContext *ctx; /* NULL while disconnected */
+    bool used;         /* ctx has served a command */
+    bool eof;          /* the last error was the server closing */
+    bool connecting;   /* errors are about the connect itself */
+    redis_ids_t ids;   /* hit ids of this connection */
+    redis_backoff_t backoff;
+    suspect_rc_t last_rc; /* the last connect error, while backing off */
+    char last_err[SUSPECT_ERR_TEXT_MAX];
+    char sha[NSCRIPTS][REDIS_SHA_LEN + 1];
+    suspect_redis_stats_t stats; /* atomics */
+    struct redis_conn *prev, *next;
+} redis_conn_t;
 
-/* Seeds ids with a fresh random salt. */
-void redis_ids_init(redis_ids_t *ids);
+/* The connections of one store, and where they go. */
+struct redis_pool {
+    redis_addr_t addr;
+    struct timeval connect_tv, command_tv;
+    unsigned command_timeout_ms;
+    pthread_key_t tls;
+    pthread_mutex_t mu;         /* guards conns and dead */
+    redis_conn_t *conns;        /* every live connection */
+    suspect_redis_stats_t dead; /* counters of freed connections */
+};
 
-/* Writes the next id (REDIS_ID_LEN chars and a NUL) into buf. */
-void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1]);
+/* One request: argv[0..argc) with lengths. */
+typedef struct redis_request {
+    int script; /* SCRIPT_*: argv[0..1] are filled with EVALSHA sha */
+    int argc;
+    const char *argv[REDIS_MAX_ARGS];
+    size_t len[REDIS_MAX_ARGS];
+} redis_request_t;
 
-/* Writes v in decimal and a NUL into buf (at least 21 bytes); returns the
- * length.  snprintf is measurably slow on the decision path. */
-size_t redis_fmt_i64(char *buf, int64_t v);
+/* Parses url and sets the pool up (nothing is connected yet).
+ * SUSPECT_E_INVAL on a bad URL, SUSPECT_E_FULL without a pthread key. */
+suspect_rc_t redis_pool_init(redis_pool_t *p, const char *url,
+                             unsigned connect_ms, unsigned command_ms,
+                             suspect_err_t *err);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-int64_t redis_mono_ms(void);
+/* Closes and frees every connection of p. */
+void redis_pool_destroy(redis_pool_t *p);
 
-/* Reconnect backoff: 0 until the first failure, then 10 ms doubling up to
- * REDIS_BACKOFF_MAX_MS (short: a returning Redis is used again at once, and
- * the failover wrapper's breaker keeps a dead one from costing time); reset by
- * a success. */
-#define REDIS_BACKOFF_MIN_MS 10
-#define REDIS_BACKOFF_MAX_MS 250
+/* Sums the counters of every connection, live or gone. */
+void redis_pool_stats(redis_pool_t *p, suspect_redis_stats_t *out);
 
-typedef struct redis_backoff {
-    unsigned delay_ms;
-    int64_t not_before_ms; /* monotonic */
-} redis_backoff_t;
+/* The calling thread's connection (created, not connected, on first use);
+ * NULL when out of memory. */
+redis_conn_t *redis_conn_get(redis_pool_t *p, suspect_err_t *err);
 
-bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms);
-void redis_backoff_fail(redis_backoff_t *b, int64_t mono_ms);
-void redis_backoff_ok(redis_backoff_t *b);
+/* Appends an argument to rq. */
+void redis_rq_arg(redis_request_t *rq, const char *s, size_t len);
+void redis_rq_str(redis_request_t *rq, const char *s);
+
+/*
+ * Connects c if needed (respecting the backoff) and runs rq; *out gets the
+ * reply, owned by the caller (NULL on failure).  An EVALSHA answered
+ * NOSCRIPT loads the script and runs once more; a connection the server had
+ * closed before this call is replaced and rq sent once more.  Error replies
+ * become SUSPECT_E_STORE "redis: <reply>".
+ */
+suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
+                        suspect_err_t *err);
 
 #endif

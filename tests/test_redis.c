@@ -831,6 +831,41 @@ static void test_timeout(void)
     fake_stop(&f);
 }
 
+/* A listener whose accept queue is full and never drained: further SYNs
+ * are dropped on loopback, so connecting times out. */
+static void test_connect_timeout(void)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fill[4];
+    char url[64];
+    suspect_err_t err;
+    int64_t t0;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CU_ASSERT_FATAL(lfd >= 0);
+    CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+    CU_ASSERT_FATAL(listen(lfd, 0) == 0);
+    CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&sa, &len) == 0);
+    for (int i = 0; i < 4; i++) {
+        fill[i] =
+            socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        (void)connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
+    }
+    usleep(50000);
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", ntohs(sa.sin_port));
+    t0 = mono_ms();
+    CU_ASSERT_EQUAL(decide_error(url, 200, &err), SUSPECT_E_TIMEOUT);
+    CU_ASSERT_TRUE(mono_ms() - t0 < 3000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "cannot connect within 200 ms"));
+    for (int i = 0; i < 4; i++) {
+        close(fill[i]);
+    }
+    close(lfd);
+}
+
 /* ---- registration --------------------------------------------------------
  */
 
@@ -869,6 +904,7 @@ int register_redis_suite(void)
         {"wrong db", test_wrong_db},
         {"not a Redis server", test_not_redis},
         {"timeout", test_timeout},
+        {"connect timeout", test_connect_timeout},
     };
     CU_pSuite s = CU_add_suite("redis", suite_init, suite_clean);
 

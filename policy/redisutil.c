@@ -1,0 +1,356 @@
+/*
+ * redisutil.c - the Redis store's helpers that need no hiredis.
+ *
+ * URL forms (suspect_redis.h):
+ *   redis://[[user]:password@]host[:port][/db]
+ *   unix:///path/to.sock[?db=N][&password=P][&user=U]
+ * user and password are %XX-decoded; a host in brackets is an IPv6
+ * address.  Everything is copied into fixed buffers: a field that does not
+ * fit is an error, never truncated.
+ *
+ * Hit ids: Redis sorted-set members must be unique or two hits in the same
+ * millisecond collapse into one.  Each connection draws a random 64-bit salt
+ * (getrandom) and counts; the id is salt and counter laid out like a GUID,
+ * as the .NET code's members are.  Ids from one connection never repeat;
+ * ids from two connections collide only if their salts are equal and their
+ * counters meet, a 2^-64 event per pair.
+ */
+#include "redisutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+/* ---- URLs ----------------------------------------------------------------
+ */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+/* Copies s[0..len) into dst (size REDIS_FIELD_MAX), %XX-decoded when
+ * decode; false when it does not fit or an escape is malformed. */
+static bool copy_field(char *dst, const char *s, size_t len, bool decode)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (decode && c == '%') {
+            int hi, lo;
+            if (i + 2 >= len) {
+                return false;
+            }
+            hi = hexval(s[i + 1]);
+            lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                return false;
+            }
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (o + 1 >= REDIS_FIELD_MAX) {
+            return false;
+        }
+        dst[o++] = c;
+    }
+    dst[o] = '\0';
+    return true;
+}
+
+/* Parses the decimal number s[0..len) into *out, within lo..hi. */
+static bool parse_int(const char *s, size_t len, int lo, int hi, int *out)
+{
+    long v = 0;
+
+    if (len == 0 || len > 9) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return false;
+        }
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < lo || v > hi) {
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+static suspect_rc_t bad_url(suspect_err_t *err, const char *why)
+{
+    return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0, "redis URL: %s", why);
+}
+
+/* Parses "[user]:password" (userinfo of a redis:// URL). */
+static suspect_rc_t parse_userinfo(const char *s, size_t len, redis_addr_t *a,
+                                   suspect_err_t *err)
+{
+    const char *colon = memchr(s, ':', len);
+
+    if (colon == NULL) {
+        return bad_url(err, "write the password as :password@");
+    }
+    if (!copy_field(a->user, s, (size_t)(colon - s), true) ||
+        !copy_field(a->password, colon + 1, len - (size_t)(colon - s) - 1,
+                    true)) {
+        return bad_url(err, "bad or too long user or password");
+    }
+    return SUSPECT_OK;
+}
+
+/* Parses "host[:port]" or "[v6]:port". */
+static suspect_rc_t parse_hostport(const char *s, size_t len, redis_addr_t *a,
+                                   suspect_err_t *err)
+{
+    const char *end = s + len, *host = s, *hend, *port = NULL;
+
+    if (len > 0 && s[0] == '[') {
+        host = s + 1;
+        hend = memchr(host, ']', len - 1);
+        if (hend == NULL) {
+            return bad_url(err, "unclosed '[' in host");
+        }
+        if (hend + 1 < end) {
+            if (hend[1] != ':') {
+                return bad_url(err, "junk after ']'");
+            }
+            port = hend + 2;
+        }
+    } else {
+        hend = memchr(s, ':', len);
+        if (hend != NULL) {
+            port = hend + 1;
+        } else {
+            hend = end;
+        }
+    }
+    if (hend == host ||
+        !copy_field(a->host, host, (size_t)(hend - host), false)) {
+        return bad_url(err, "missing or too long host");
+    }
+    if (port != NULL &&
+        !parse_int(port, (size_t)(end - port), 1, 65535, &a->port)) {
+        return bad_url(err, "port must be 1..65535");
+    }
+    return SUSPECT_OK;
+}
+
+static suspect_rc_t parse_tcp(const char *s, redis_addr_t *a,
+                              suspect_err_t *err)
+{
+    size_t alen = strcspn(s, "/?#");
+    const char *at = NULL, *rest = s + alen;
+    suspect_rc_t rc;
+
+    for (size_t i = 0; i < alen; i++) {
+        at = s[i] == '@' ? s + i : at;
+    }
+    if (at != NULL) {
+        rc = parse_userinfo(s, (size_t)(at - s), a, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        alen -= (size_t)(at + 1 - s);
+        s = at + 1;
+    }
+    rc = parse_hostport(s, alen, a, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (*rest == '/' && rest[1] != '\0' &&
+        !parse_int(rest + 1, strlen(rest + 1), 0, 1000000, &a->db)) {
+        return bad_url(err, "db must be a number");
+    }
+    if (*rest != '\0' && *rest != '/') {
+        return bad_url(err, "no query or fragment in redis:// URLs");
+    }
+    snprintf(a->name, sizeof(a->name), "%s:%d", a->host, a->port);
+    return SUSPECT_OK;
+}
+
+/* Parses one "name=value" of a unix:// query. */
+static suspect_rc_t parse_param(const char *s, size_t len, redis_addr_t *a,
+                                suspect_err_t *err)
+{
+    const char *eq = memchr(s, '=', len);
+    size_t nlen, vlen;
+    const char *v;
+
+    if (eq == NULL) {
+        return bad_url(err, "query parameters are name=value");
+    }
+    nlen = (size_t)(eq - s);
+    v = eq + 1;
+    vlen = len - nlen - 1;
+    if (nlen == 2 && memcmp(s, "db", 2) == 0) {
+        return parse_int(v, vlen, 0, 1000000, &a->db)
+                   ? SUSPECT_OK
+                   : bad_url(err, "db must be a number");
+    }
+    if (nlen == 8 && memcmp(s, "password", 8) == 0) {
+        return copy_field(a->password, v, vlen, true)
+                   ? SUSPECT_OK
+                   : bad_url(err, "bad or too long password");
+    }
+    if (nlen == 4 && memcmp(s, "user", 4) == 0) {
+        return copy_field(a->user, v, vlen, true)
+                   ? SUSPECT_OK
+                   : bad_url(err, "bad or too long user");
+    }
+    return bad_url(err, "unknown query parameter (db, password, user)");
+}
+
+static suspect_rc_t parse_unix(const char *s, redis_addr_t *a,
+                               suspect_err_t *err)
+{
+    size_t plen = strcspn(s, "?");
+    const char *q = s + plen;
+    suspect_rc_t rc = SUSPECT_OK;
+
+    a->is_unix = true;
+    if (plen < 2 || s[0] != '/' || !copy_field(a->host, s, plen, false)) {
+        return bad_url(err, "unix:// needs an absolute socket path");
+    }
+    while (*q != '\0' && rc == SUSPECT_OK) {
+        size_t len;
+        q++;
+        len = strcspn(q, "&");
+        rc = parse_param(q, len, a, err);
+        q += len;
+    }
+    snprintf(a->name, sizeof(a->name), "%s", a->host);
+    return rc;
+}
+
+suspect_rc_t redis_addr_parse(const char *url, redis_addr_t *out,
+                              suspect_err_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->port = 6379;
+    if (url == NULL) {
+        return bad_url(err, "none given");
+    }
+    if (strncmp(url, "redis://", 8) == 0) {
+        return parse_tcp(url + 8, out, err);
+    }
+    if (strncmp(url, "unix://", 7) == 0) {
+        return parse_unix(url + 7, out, err);
+    }
+    return bad_url(err, "must start with redis:// or unix://");
+}
+
+/* ---- hit ids -------------------------------------------------------------
+ */
+
+void redis_ids_init(redis_ids_t *ids)
+{
+    uint64_t salt = 0;
+
+    if (getrandom(&salt, sizeof(salt), GRND_NONBLOCK) != sizeof(salt)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        salt = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
+               ((uint64_t)(uintptr_t)ids << 16);
+    }
+    ids->salt = salt;
+    ids->counter = 0;
+}
+
+/* Writes the low 4 * digits bits of v as hex digits at p. */
+static char *put_hex(char *p, uint64_t v, int digits)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = digits - 1; i >= 0; i--) {
+        p[i] = hex[v & 15];
+        v >>= 4;
+    }
+    return p + digits;
+}
+
+void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1])
+{
+    uint64_t s = ids->salt, c = ids->counter++;
+    char *p = buf;
+
+    /* 8-4-4-4-12 hex digits: the salt's 64 bits, then the counter's.
+     * By hand: this runs on every decision. */
+    p = put_hex(p, s >> 32, 8);
+    *p++ = '-';
+    p = put_hex(p, s >> 16, 4);
+    *p++ = '-';
+    p = put_hex(p, s, 4);
+    *p++ = '-';
+    p = put_hex(p, c >> 48, 4);
+    *p++ = '-';
+    p = put_hex(p, c, 12);
+    *p = '\0';
+}
+
+size_t redis_fmt_i64(char *buf, int64_t v)
+{
+    char tmp[24];
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0) {
+        buf[len++] = '-';
+    }
+    while (n > 0) {
+        buf[len++] = tmp[--n];
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+/* ---- time and backoff ----------------------------------------------------
+ */
+
+int64_t redis_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms)
+{
+    return mono_ms >= b->not_before_ms;
+}
+
+void redis_backoff_fail(redis_backoff_t *b, int64_t mono_ms)
+{
+    if (b->delay_ms == 0) {
+        b->delay_ms = REDIS_BACKOFF_MIN_MS;
+    } else if (b->delay_ms < REDIS_BACKOFF_MAX_MS) {
+        b->delay_ms *= 2;
+        if (b->delay_ms > REDIS_BACKOFF_MAX_MS) {
+            b->delay_ms = REDIS_BACKOFF_MAX_MS;
+        }
+    }
+    b->not_before_ms = mono_ms + b->delay_ms;
+}
+
+void redis_backoff_ok(redis_backoff_t *b)
+{
+    b->delay_ms = 0;
+    b->not_before_ms = 0;
+}

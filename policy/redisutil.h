@@ -1,0 +1,69 @@
+/*
+ * redisutil.h - the parts of the Redis store that need no hiredis: the
+ * server address parsed from a URL, unique hit ids and the reconnect
+ * backoff.  Private to the library.
+ */
+#ifndef SUSPECT_REDISUTIL_H
+#define SUSPECT_REDISUTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "suspect_error.h"
+
+#define REDIS_FIELD_MAX 256
+
+/* Where a Redis server is, and how to log in. */
+typedef struct redis_addr {
+    bool is_unix;
+    char host[REDIS_FIELD_MAX]; /* host name or address, or socket path */
+    int port;
+    int db;
+    char user[REDIS_FIELD_MAX];     /* "" = none (AUTH password only) */
+    char password[REDIS_FIELD_MAX]; /* "" = no AUTH */
+    char name[REDIS_FIELD_MAX + 8]; /* "host:port" or the path, for errors */
+} redis_addr_t;
+
+/* Parses url (see suspect_redis.h) into *out; SUSPECT_E_INVAL on a bad one. */
+suspect_rc_t redis_addr_parse(const char *url, redis_addr_t *out,
+                              suspect_err_t *err);
+
+/* A source of unique hit ids: a random 64-bit salt per connection plus a
+ * counter, formatted like a GUID (what the .NET code stores). */
+typedef struct redis_ids {
+    uint64_t salt;
+    uint64_t counter;
+} redis_ids_t;
+
+#define REDIS_ID_LEN 36
+
+/* Seeds ids with a fresh random salt. */
+void redis_ids_init(redis_ids_t *ids);
+
+/* Writes the next id (REDIS_ID_LEN chars and a NUL) into buf. */
+void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1]);
+
+/* Writes v in decimal and a NUL into buf (at least 21 bytes); returns the
+ * length.  snprintf is measurably slow on the decision path. */
+size_t redis_fmt_i64(char *buf, int64_t v);
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+int64_t redis_mono_ms(void);
+
+/* Reconnect backoff: 0 until the first failure, then 10 ms doubling up to
+ * REDIS_BACKOFF_MAX_MS (short: a returning Redis is used again at once, and
+ * the failover wrapper's breaker keeps a dead one from costing time); reset by
+ * a success. */
+#define REDIS_BACKOFF_MIN_MS 10
+#define REDIS_BACKOFF_MAX_MS 250
+
+typedef struct redis_backoff {
+    unsigned delay_ms;
+    int64_t not_before_ms; /* monotonic */
+} redis_backoff_t;
+
+bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms);
+void redis_backoff_fail(redis_backoff_t *b, int64_t mono_ms);
+void redis_backoff_ok(redis_backoff_t *b);
+
+#endif

@@ -19,5 +19,12 @@ int register_redis_suite(void);
 int register_failover_suite(void);
 int register_request_suite(void);
 int register_deny_suite(void);
+int register_fcgi_proto_suite(void);
+int register_fcgi_server_suite(void);
+int register_cgi_suite(void);
+int register_upstream_suite(void);
+int register_conf_suite(void);
+int register_guard_suite(void);
+int register_e2e_suite(void);
 
 #endif

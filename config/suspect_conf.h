@@ -1,0 +1,208 @@
+/*
+ * suspect_conf.h - suspect.xml, the middleware's configuration, as an
+ * immutable snapshot.
+ *
+ * suspect.xml says where suspect-fcgi listens, where the limits file is,
+ * which store counts, where allowed requests go (a CGI program or an
+ * upstream FastCGI server) and which requests are which action, counted
+ * against which identities.  docs/suspect-xml.md is the reference; this
+ * header is its data model.
+ *
+ * Loading is syntax and range checking only: every element and attribute
+ * known, numbers in range, names valid, sources well formed, file:line on
+ * every error.  What needs the middleware's parsers (trusted proxy CIDRs)
+ * is checked when the middleware compiles the snapshot, with the line kept
+ * here.  A snapshot never changes; a reload builds a new one.  Parsing is
+ * as safe as the limits file's: size cap, no DTD, no entities, no network.
+ */
+#ifndef SUSPECT_CONF_H
+#define SUSPECT_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "suspect_error.h"
+#include "suspect_policy.h"
+
+#define SUSPECT_CONF_MAX_BYTES    (1u << 20)
+#define SUSPECT_CONF_MAX_ROUTES   1000u
+#define SUSPECT_CONF_MAX_METHODS  8u
+#define SUSPECT_CONF_MAX_TEMPLATE (64u << 10)
+
+/* Where an identity value comes from. */
+typedef enum suspect_src_kind {
+    SUSPECT_SRC_HEADER = 1, /* header:X-Member-Code (the HTTP_* variable) */
+    SUSPECT_SRC_COOKIE,     /* cookie:member */
+    SUSPECT_SRC_QUERY,      /* query:member */
+    SUSPECT_SRC_FORM,       /* form:member (urlencoded body, bounded) */
+    SUSPECT_SRC_ENV,        /* env:REMOTE_USER (any CGI variable) */
+    SUSPECT_SRC_CLIENT_IP   /* client-ip (no name) */
+} suspect_src_kind_t;
+
+typedef struct suspect_conf_source {
+    suspect_src_kind_t kind;
+    const char *name; /* NULL for client-ip */
+} suspect_conf_source_t;
+
+/* One identity of a route: a type (e.g. MemberCode) and one source, or
+ * several joined into a composite identity (MemberCode + promo code). */
+typedef struct suspect_conf_identity {
+    const char *type;
+    size_t nsources; /* 1 .. SUSPECT_MAX_PARTS */
+    suspect_conf_source_t source[SUSPECT_MAX_PARTS];
+    int line;
+} suspect_conf_identity_t;
+
+/* What a route does when an identity's value is missing or empty. */
+typedef enum suspect_missing {
+    SUSPECT_MISSING_SKIP = 0, /* count the other identities (default) */
+    SUSPECT_MISSING_ALLOW,    /* let the request through uncounted */
+    SUSPECT_MISSING_REJECT    /* answer 400 */
+} suspect_missing_t;
+
+/* Where a route's parameter condition looks. */
+typedef enum suspect_param_in {
+    SUSPECT_PARAM_QUERY = 1,
+    SUSPECT_PARAM_FORM = 2,
+    SUSPECT_PARAM_ANY = 3 /* query, then form */
+} suspect_param_in_t;
+
+typedef struct suspect_conf_route {
+    const char *action; /* must exist in the limits file (checked later) */
+    size_t nmethods;    /* 0 = any method */
+    const char *methods[SUSPECT_CONF_MAX_METHODS]; /* upper case */
+    const char *path;                              /* absolute, normalised */
+    bool prefix;             /* path is a prefix ("/api/"), else exact */
+    const char *param_name;  /* NULL = no parameter condition */
+    const char *param_value; /* NULL = the parameter only has to exist */
+    suspect_param_in_t param_in;
+    size_t nidentities; /* 1 .. SUSPECT_MAX_IDENTITIES */
+    suspect_conf_identity_t *identities;
+    suspect_missing_t missing;
+    int status; /* denial status 400..599, 0 = 429 */
+    int line;
+} suspect_conf_route_t;
+
+/* How allowed requests reach the app, and how requests are answered. */
+typedef enum suspect_conf_mode {
+    SUSPECT_MODE_FORWARD = 0, /* responder: run the CGI or the upstream */
+    SUSPECT_MODE_AUTH_REQUEST /* nginx auth_request: 2xx / 403 only */
+} suspect_conf_mode_t;
+/* FastCGI AUTHORIZER requests are answered as an authorizer in any mode. */
+
+typedef enum suspect_conf_store_kind {
+    SUSPECT_STORE_MEMORY = 0,
+    SUSPECT_STORE_LMDB,
+    SUSPECT_STORE_REDIS
+} suspect_conf_store_kind_t;
+
+typedef enum suspect_conf_format {
+    SUSPECT_FORMAT_AUTO = 0, /* by Accept */
+    SUSPECT_FORMAT_JSON,
+    SUSPECT_FORMAT_HTML
+} suspect_conf_format_t;
+
+typedef enum suspect_conf_fwd_header {
+    SUSPECT_FWD_NONE = 0,  /* only REMOTE_ADDR (default) */
+    SUSPECT_FWD_XFF,       /* X-Forwarded-For from trusted proxies */
+    SUSPECT_FWD_FORWARDED, /* Forwarded (RFC 7239) from trusted proxies */
+    SUSPECT_FWD_BOTH       /* Forwarded, else X-Forwarded-For */
+} suspect_conf_fwd_header_t;
+
+typedef struct suspect_conf {
+    const char *file; /* as given to suspect_conf_load() */
+    const char *dir;  /* its directory: relative paths are resolved here */
+
+    /* <Server> (restart to change, except io_timeout_ms, form_max) */
+    const char *listen;   /* unix:/path, tcp:host:port, tcp:[v6]:port,
+                             fd:N, systemd */
+    unsigned socket_mode; /* unix socket permissions, default 0660 */
+    unsigned workers;     /* default 16 */
+    suspect_conf_mode_t mode;
+    unsigned io_timeout_ms; /* web server I/O, default 30000 */
+    size_t form_max;        /* bytes buffered for form: sources, 64 KiB */
+    size_t params_max;      /* FastCGI PARAMS bytes accepted, 128 KiB */
+    int server_line;
+
+    /* <Limits> */
+    const char *limits_path; /* absolute (resolved against dir) */
+    unsigned reload_ms;      /* how often both files are looked at, 1000 */
+    int limits_line;
+
+    /* <Store> (restart to change) */
+    suspect_conf_store_kind_t store;
+    size_t memory_max_entries; /* 0 = the store's default */
+    const char *lmdb_path;
+    size_t lmdb_map_size; /* 0 = default */
+    bool lmdb_no_sync;
+    const char *redis_url;
+    unsigned redis_timeout_ms; /* 0 = default */
+    bool redis_server_clock;
+    int fail_mode; /* suspect_failmode_t for redis and lmdb */
+    int store_line;
+
+    /* <Keys> (restart to change) */
+    suspect_key_format_t key_format;
+    const char *key_prefix; /* NULL = none */
+
+    /* <Cgi> or <Upstream>: present in forward mode, exactly one */
+    bool has_cgi;
+    const char *cgi_root;    /* scripts must lie under it; NULL if program */
+    const char *cgi_program; /* a fixed program for every request, or NULL */
+    unsigned cgi_timeout_ms; /* default 30000 */
+    int cgi_line;
+    bool has_upstream;
+    const char *upstream_address;         /* unix:/path or tcp:host:port */
+    const char *upstream_script;          /* SCRIPT_FILENAME to send, or NULL */
+    unsigned upstream_timeout_ms;         /* default 30000 */
+    unsigned upstream_connect_timeout_ms; /* default 1000 */
+    unsigned upstream_max_idle;           /* pooled connections, default 16 */
+    int upstream_line;
+
+    /* <ClientIp> */
+    const char *trusted_proxies; /* CIDR list text, NULL = none */
+    suspect_conf_fwd_header_t fwd_header;
+    unsigned ipv4_prefix; /* 0 = 32 */
+    unsigned ipv6_prefix; /* 0 = 64 */
+    int client_ip_line;
+
+    /* <Response> */
+    suspect_conf_format_t format;
+    const char *template_path; /* NULL = built-in page */
+    const char *template_body; /* the file's content, loaded with the
+                                  snapshot (<= SUSPECT_CONF_MAX_TEMPLATE) */
+    size_t template_len;
+    const char *template_type; /* NULL = text/html; charset=utf-8 */
+    int response_line;
+
+    /* <Route>, in file order: the first match wins */
+    size_t nroutes;
+    const suspect_conf_route_t *routes;
+} suspect_conf_t;
+
+/*
+ * Loads and checks suspect.xml at path.  On success *out is a new snapshot
+ * with one reference.  On failure err says "file:line: message" and *out
+ * is untouched.
+ */
+suspect_rc_t suspect_conf_load(const char *path, const suspect_conf_t **out,
+                               suspect_err_t *err);
+
+/* As suspect_conf_load(), from memory; dir resolves relative paths. */
+suspect_rc_t suspect_conf_parse(const char *buf, size_t len, const char *name,
+                                const char *dir, const suspect_conf_t **out,
+                                suspect_err_t *err);
+
+/* References (thread-safe); the last unref frees.  NULL is a no-op. */
+const suspect_conf_t *suspect_conf_ref(const suspect_conf_t *conf);
+void suspect_conf_unref(const suspect_conf_t *conf);
+
+/* Warnings found while loading ("file:line: warning: text"). */
+size_t suspect_conf_warning_count(const suspect_conf_t *conf);
+const char *suspect_conf_warning(const suspect_conf_t *conf, size_t i);
+
+/* The name of a source kind as written in the file ("cookie", ...). */
+const char *suspect_src_kind_name(suspect_src_kind_t kind);
+
+#endif

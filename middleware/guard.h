@@ -1,0 +1,105 @@
+/*
+ * guard.h - from a request to a decision: route, identities, store.
+ *
+ * A guard is suspect.xml compiled for requests: the routes with their
+ * identity sources, the trusted proxies parsed, the response settings.  It
+ * is immutable and reference counted like the snapshots it is built from,
+ * so a reload builds a new guard and swaps it in while requests in flight
+ * finish on the old one.  The limits snapshot and the store are passed per
+ * call, because the limits file reloads on its own.
+ *
+ * Per request (mw_guard_decide):
+ *  1. the path: REQUEST_URI's path, percent-decoded and normalised ("//",
+ *     "/./", "/../" resolved; an encoded NUL or a path escaping the root is
+ *     refused) so "/%6Cogin.cgi" and "/a/../login.cgi" match "/login.cgi";
+ *     without REQUEST_URI, SCRIPT_NAME + PATH_INFO;
+ *  2. the first route whose method, path and parameter condition match
+ *     (a form condition prefetches up to form_max bytes of the body);
+ *  3. each identity's value from its sources (header, cookie, query, form,
+ *     env, client-ip behind trusted proxies); a missing or empty value is
+ *     handled as the route says (skip, allow, reject);
+ *  4. the keys, and one suspect_store_decide() for all identities.
+ * Nothing here writes to the client; mw_guard_respond() does.
+ */
+#ifndef MW_GUARD_H
+#define MW_GUARD_H
+
+#include <stdint.h>
+
+#include "mwreq.h"
+#include "suspect_conf.h"
+#include "suspect_error.h"
+#include "suspect_limits.h"
+#include "suspect_store.h"
+
+typedef struct mw_guard mw_guard_t;
+
+/*
+ * Compiles conf into a guard (conf gets a reference, held by the guard).
+ * Fails with SUSPECT_E_CONFIG and "file:line: message" when the trusted
+ * proxy list is bad or the template cannot be used.
+ */
+suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
+                          suspect_err_t *err);
+
+mw_guard_t *mw_guard_ref(mw_guard_t *g);
+void mw_guard_unref(mw_guard_t *g); /* NULL is a no-op */
+
+const suspect_conf_t *mw_guard_conf(const mw_guard_t *g);
+
+/*
+ * Lists the routes whose action is not in lim, one message each
+ * ("suspect.xml:12: route action 'Logn' is not in limits.xml"), through
+ * fn; returns how many.  Such routes let requests through uncounted.
+ */
+size_t mw_guard_check_actions(const mw_guard_t *g, const suspect_limits_t *lim,
+                              void (*fn)(void *arg, const char *msg),
+                              void *arg);
+
+typedef enum mw_verdict_kind {
+    MW_VERDICT_PASS = 0,   /* no route, or no identity: not counted */
+    MW_VERDICT_ALLOW,      /* counted and allowed */
+    MW_VERDICT_DENY,       /* over the limit or locked: the 429 */
+    MW_VERDICT_REJECT,     /* bad request: missing identity (reject),
+                              unusable path: 400 */
+    MW_VERDICT_UNAVAILABLE /* the store failed in closed mode: 503 */
+} mw_verdict_kind_t;
+
+typedef struct mw_verdict {
+    mw_verdict_kind_t kind;
+    const suspect_conf_route_t *route; /* NULL for PASS without a route */
+    suspect_rule_t rule;               /* a copy; valid with a route */
+    suspect_decision_t decision;       /* ALLOW, DENY */
+    int64_t now_ms;
+    int status;      /* HTTP status for DENY/REJECT/UNAVAILABLE */
+    const char *why; /* short reason for the log (never a value) */
+} mw_verdict_t;
+
+/*
+ * Decides req at now_ms.  Returns SUSPECT_OK with *out filled (a store
+ * failure is a verdict: the failover store has applied the fail mode
+ * already), or SUSPECT_E_IO when reading the body for a form source
+ * failed, SUSPECT_E_NOMEM.
+ */
+suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
+                             suspect_store_t *store, mw_req_t *req,
+                             int64_t now_ms, mw_verdict_t *out,
+                             suspect_err_t *err);
+
+/*
+ * Writes the response for a DENY, REJECT or UNAVAILABLE verdict to req:
+ * the denial (mw_deny_build, with the route's status and the configured
+ * format or template), a 400, or the 503.  In auth-request mode (nginx),
+ * the status is 403 and the headers carry what nginx maps back (see
+ * docs/deployment.md).  0 or -errno from the write.
+ */
+int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
+
+/* The normalised path of a request target (exposed for tests): decodes
+ * raw[0..len) up to '?' into buf (size bytes, NUL-terminated).
+ * SUSPECT_E_INVAL for a path that is not absolute, holds an encoded NUL,
+ * or climbs above the root; SUSPECT_E_FULL when it does not fit. */
+suspect_rc_t mw_path_normalize(const char *raw, size_t len, char *buf,
+                               size_t size, size_t *out_len);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * log.c - one line per call, one write(2) per line.
+ *
+ * The line is built in a stack buffer and written with a single write, so
+ * concurrent threads never interleave within a line (writes to a pipe or a
+ * file opened O_APPEND of up to PIPE_BUF bytes are atomic).
+ */
+#include "log.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES 2048
+
+static const char *prog = "suspect";
+static atomic_int max_lvl = MW_LOG_NOTICE;
+
+static const char *const level_names[] = {"error", "warning", "notice", "info",
+                                          "debug"};
+
+void mw_log_init(const char *progname, mw_log_level_t max_level)
+{
+    prog = progname;
+    atomic_store(&max_lvl, (int)max_level);
+}
+
+int mw_log_enabled(mw_log_level_t level)
+{
+    return (int)level <= atomic_load(&max_lvl);
+}
+
+/* Replaces control bytes (and DEL) in s[from..len) with '?'. */
+static void defang(char *s, size_t from, size_t len)
+{
+    for (size_t i = from; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if (c < 0x20 || c == 0x7f) {
+            s[i] = '?';
+        }
+    }
+}
+
+void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap)
+{
+    char line[LINE_MAX_BYTES];
+    struct timeval tv;
+    struct tm tm;
+    size_t n, head;
+    int k;
+
+    if (!mw_log_enabled(level)) {
+        return;
+    }
+    gettimeofday(&tv, NULL);
+    gmtime_r(&tv.tv_sec, &tm);
+    n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+    k = snprintf(line + n, sizeof(line) - n,
+                 ".%03dZ %s[%ld]: %s: ", (int)(tv.tv_usec / 1000), prog,
+                 (long)getpid(), level_names[level]);
+    head = n + (size_t)(k > 0 ? k : 0);
+    if (head >= sizeof(line) - 2) {
+        head = sizeof(line) - 2;
+    }
+    k = vsnprintf(line + head, sizeof(line) - head - 1, fmt, ap);
+    n = head + (k < 0 ? 0 : (size_t)k);
+    if (n > sizeof(line) - 2) {
+        n = sizeof(line) - 2;
+    }
+    defang(line, head, n);
+    line[n++] = '\n';
+    if (write(STDERR_FILENO, line, n) < 0) {
+        /* Nowhere left to report it. */
+    }
+}
+
+void mw_log(mw_log_level_t level, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    mw_vlog(level, fmt, ap);
+    va_end(ap);
+}

@@ -1,0 +1,115 @@
+/*
+ * mwreq.h - one request as the middleware sees it, whatever carried it.
+ *
+ * The FastCGI server (fcgi_server.c) and, later, the CGI front end fill an
+ * mw_req_t: the request's CGI variables, a body reader and a response
+ * writer.  Everything above (routing, identities, the decision, the CGI
+ * spawner, the upstream FastCGI client, denial responses) uses only this
+ * interface, so it does not care whether the web server spoke FastCGI or
+ * ran a CGI program.
+ *
+ * Body: the request body (FastCGI STDIN, or a CGI program's stdin).
+ * mw_req_prefetch() buffers up to a bound of it so form parameters can be
+ * read before the request is decided; later reads return the buffered
+ * bytes first, so the app receives the body untouched.
+ *
+ * Output: CGI response bytes (header lines, a blank line, the body) exactly
+ * as a CGI program writes them; the front end frames them (FastCGI STDOUT
+ * records) and the web server parses the Status: line.
+ *
+ * Threads: a request is used by one thread at a time.
+ */
+#ifndef MW_REQ_H
+#define MW_REQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "suspect_error.h"
+
+/* FastCGI roles (the values of the FastCGI spec). */
+#define MW_ROLE_RESPONDER  1
+#define MW_ROLE_AUTHORIZER 2
+
+/* One CGI variable; pointers live until the request ends.  value is
+ * followed by a NUL (so it can be used as a C string); name need not be. */
+typedef struct mw_param {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} mw_param_t;
+
+typedef struct mw_req mw_req_t;
+
+/* What a front end implements. */
+typedef struct mw_req_ops {
+    /*
+     * Reads up to n body bytes into buf.  With wait, blocks until at least
+     * one byte, the end of the body, an error or the front end's I/O
+     * timeout; without, returns -EAGAIN when nothing can be read now.
+     * Returns the bytes read, 0 at the end of the body, or -errno.
+     */
+    ssize_t (*read)(mw_req_t *req, void *buf, size_t n, bool wait);
+    /* The descriptor to poll (POLLIN) before a read without wait, or -1
+     * when reads without wait never return -EAGAIN. */
+    int (*read_fd)(mw_req_t *req);
+    /* Writes n bytes of CGI output; 0 or -errno (EPIPE: the client went
+     * away).  Output may be buffered until flush or the end. */
+    int (*write)(mw_req_t *req, const void *buf, size_t n);
+    /* Sends what write() buffered; 0 or -errno. */
+    int (*flush)(mw_req_t *req);
+} mw_req_ops_t;
+
+struct mw_req {
+    const mw_req_ops_t *ops;
+    int role;                 /* MW_ROLE_* */
+    const mw_param_t *params; /* the CGI variables, in arrival order */
+    size_t nparams;
+    /* Prefetched body bytes not yet returned by mw_req_read() (owned by
+     * the request; set by mw_req_prefetch()). */
+    char *pre;
+    size_t pre_len;
+    size_t pre_off;
+    bool body_done;      /* the front end has reported the body's end */
+    bool output_started; /* something was written: too late for a 502 */
+};
+
+/* The value of CGI variable name (NUL-terminated), or NULL; *len gets its
+ * length when len is not NULL.  Linear in the number of variables. */
+const char *mw_req_param(const mw_req_t *req, const char *name, size_t *len);
+
+/* mw_req_param() with a length-delimited name. */
+const char *mw_req_param_n(const mw_req_t *req, const char *name,
+                           size_t name_len, size_t *len);
+
+/*
+ * Reads the first bytes of the body, up to max (or CONTENT_LENGTH when
+ * smaller), into a buffer owned by the request, and sets *body and *len to
+ * it.  Later mw_req_read() calls return these bytes first.  Calling it
+ * again returns the same buffer.  *complete says whether the whole body
+ * fit.  Returns SUSPECT_OK, SUSPECT_E_IO (read failed or timed out),
+ * SUSPECT_E_NOMEM.
+ */
+suspect_rc_t mw_req_prefetch(mw_req_t *req, size_t max, const char **body,
+                             size_t *len, bool *complete);
+
+/* Body reads through the prefetch buffer: as mw_req_ops_t.read. */
+ssize_t mw_req_read(mw_req_t *req, void *buf, size_t n, bool wait);
+
+/* As mw_req_ops_t.read_fd, except that it returns -1 while prefetched
+ * bytes remain (a read without wait then succeeds at once). */
+int mw_req_read_fd(mw_req_t *req);
+
+/* Writes CGI output; marks output_started.  0 or -errno. */
+int mw_req_write(mw_req_t *req, const void *buf, size_t n);
+
+/* Flushes buffered output.  0 or -errno. */
+int mw_req_flush(mw_req_t *req);
+
+/* Frees the prefetch buffer (the front end calls it when the request
+ * ends). */
+void mw_req_release(mw_req_t *req);
+
+#endif

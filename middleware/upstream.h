@@ -1,0 +1,60 @@
+/*
+ * upstream.h - the FastCGI client: forward an allowed request to php-cgi,
+ * php-fpm or any FastCGI responder.
+ *
+ * Each forward takes a pooled connection (FCGI_KEEP_CONN) or connects,
+ * sends BEGIN_REQUEST, the request's variables as PARAMS (with
+ * SCRIPT_FILENAME overridden when configured, REDIRECT_STATUS=200 and a
+ * CONTENT_LENGTH that matches the body sent), an empty PARAMS, the body as
+ * STDIN records and an empty STDIN, while reading the upstream's records
+ * in the same poll() loop (so a large body cannot deadlock against a large
+ * response).  STDOUT is relayed to the request, STDERR goes to the log,
+ * END_REQUEST ends it.  A body without CONTENT_LENGTH is buffered (up to
+ * max_body, else 413) so one can be sent.
+ *
+ * Restarts: php-cgi exits after PHP_FCGI_MAX_REQUESTS; a pooled connection
+ * that fails before any response byte is dropped and the request is sent
+ * once more on a fresh connection (the body it sent is replayed from the
+ * buffer; bodies larger than the replay buffer are not retried).
+ */
+#ifndef MW_UPSTREAM_H
+#define MW_UPSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "forward.h"
+#include "suspect_error.h"
+
+typedef struct mw_upstream_opts {
+    const char *address;         /* unix:/path, tcp:host:port (copied) */
+    const char *script_filename; /* SCRIPT_FILENAME to send, NULL = keep */
+    unsigned connect_timeout_ms; /* 0 = 1000 */
+    unsigned timeout_ms;         /* any read or write; 0 = 30000 */
+    unsigned max_idle;           /* pooled idle connections; 0 = 16 */
+    size_t max_body;             /* buffered body cap; 0 = 8 MiB */
+} mw_upstream_opts_t;
+
+typedef struct mw_upstream mw_upstream_t;
+
+typedef struct mw_upstream_stats {
+    uint64_t requests;
+    uint64_t connects;
+    uint64_t reused;   /* requests on a pooled connection */
+    uint64_t retries;  /* resent after a pooled connection failed */
+    uint64_t failures; /* answered 502/504 */
+} mw_upstream_stats_t;
+
+suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
+                             mw_upstream_t **out, suspect_err_t *err);
+
+/* Forwards req; as mw_cgi_run().  Thread-safe. */
+suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
+                                 mw_fwd_result_t *res, suspect_err_t *err);
+
+void mw_upstream_stats(mw_upstream_t *u, mw_upstream_stats_t *out);
+
+/* Closes pooled connections and frees.  NULL is a no-op. */
+void mw_upstream_free(mw_upstream_t *u);
+
+#endif

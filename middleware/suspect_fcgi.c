@@ -1,0 +1,215 @@
+/*
+ * suspect_fcgi.c - suspect-fcgi: the FastCGI daemon in front of legacy apps.
+ *
+ *   suspect-fcgi -c suspect.xml [--listen SPEC] [-v]   run
+ *   suspect-fcgi -c suspect.xml --check                validate and print
+ *
+ * Threads: main opens everything, blocks every signal (workers inherit the
+ * mask, so no FastCGI read or write is ever cut by EINTR and CGI children
+ * get a clean mask set by the spawner), starts the worker pool, then
+ * becomes the signal thread: sigtimedwait() with the reload interval as
+ * timeout.  SIGHUP reloads both files now; the timeout polls them; SIGTERM
+ * or SIGINT stops accepting, lets requests in flight finish, kills any CGI
+ * still running, removes the unix socket and exits 0.  SIGPIPE stays
+ * blocked: writes report EPIPE instead.
+ *
+ * It always runs in the foreground and logs to stderr: systemd, runit or
+ * any supervisor keeps it running and keeps its log.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgi.h"
+#include "check.h"
+#include "fcgi_server.h"
+#include "listen.h"
+#include "log.h"
+#include "runtime.h"
+
+#define LISTEN_BACKLOG 1024
+
+typedef struct options {
+    const char *conf;
+    const char *listen;
+    bool check;
+    int verbose;
+} options_t;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: suspect-fcgi -c FILE [--listen SPEC] [-v] [--check]\n"
+               "  -c, --config FILE   suspect.xml (default "
+               "/etc/suspect/suspect.xml)\n"
+               "  -l, --listen SPEC   override <Server listen>: unix:PATH,\n"
+               "                      tcp:HOST:PORT, fd:N or systemd\n"
+               "  -t, --check         validate both files, print the routes "
+               "and limits, exit\n"
+               "  -v, --verbose       log each denial (twice: debug)\n"
+               "  -f, --foreground    accepted for compatibility (always)\n"
+               "  -V, --version       print the version\n");
+}
+
+/* Parses argv; returns -1 to exit with 2, 1 to exit with 0. */
+static int parse_args(int argc, char **argv, options_t *o)
+{
+    static const struct option longs[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"listen", required_argument, NULL, 'l'},
+        {"check", no_argument, NULL, 't'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int ch;
+
+    memset(o, 0, sizeof(*o));
+    o->conf = "/etc/suspect/suspect.xml";
+    while ((ch = getopt_long(argc, argv, "c:l:tvfVh", longs, NULL)) != -1) {
+        switch (ch) {
+        case 'c':
+            o->conf = optarg;
+            break;
+        case 'l':
+            o->listen = optarg;
+            break;
+        case 't':
+            o->check = true;
+            break;
+        case 'v':
+            o->verbose++;
+            break;
+        case 'f':
+            break;
+        case 'V':
+            printf("suspect-fcgi %s\n", PACKAGE_VERSION);
+            return 1;
+        case 'h':
+            usage(stdout);
+            return 1;
+        default:
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+static void log_err(const char *what, const suspect_err_t *err)
+{
+    char msg[600];
+
+    suspect_err_format(err, msg, sizeof(msg));
+    mw_log(MW_LOG_ERROR, "%s%s", what, msg);
+}
+
+/* Waits for signals until SIGTERM/SIGINT, reloading on SIGHUP and on the
+ * reload interval. */
+static void signal_loop(mw_runtime_t *rt, const sigset_t *set)
+{
+    for (;;) {
+        unsigned ms = mw_runtime_reload_ms(rt);
+        struct timespec ts = {(time_t)(ms / 1000),
+                              (long)(ms % 1000) * 1000000L};
+        int sig = sigtimedwait(set, NULL, &ts);
+
+        if (sig == SIGTERM || sig == SIGINT) {
+            mw_log(MW_LOG_NOTICE,
+                   "%s: finishing requests in flight, then "
+                   "exiting",
+                   strsignal(sig));
+            return;
+        }
+        if (sig == SIGHUP) {
+            mw_log(MW_LOG_NOTICE, "SIGHUP: reloading");
+            mw_runtime_reload(rt, true);
+        } else if (sig < 0 && errno == EAGAIN) {
+            mw_runtime_reload(rt, false);
+        }
+    }
+}
+
+/* Opens the socket, runs the workers and the signal loop; exit status. */
+static int serve(mw_runtime_t *rt)
+{
+    const suspect_conf_t *c = mw_runtime_conf(rt);
+    const char *listen = mw_runtime_listen(rt);
+    mw_server_opts_t so;
+    mw_server_t *srv = NULL;
+    suspect_err_t err;
+    sigset_t all;
+    int fd = -1;
+
+    suspect_err_clear(&err);
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    if (mw_listen_open(listen, LISTEN_BACKLOG, c->socket_mode, &fd, &err) !=
+        SUSPECT_OK) {
+        log_err("", &err);
+        return 1;
+    }
+    memset(&so, 0, sizeof(so));
+    so.listen_fd = fd;
+    so.workers = c->workers;
+    so.params_max = c->params_max;
+    so.io_timeout_ms = c->io_timeout_ms;
+    so.handler = mw_runtime_handle;
+    so.arg = rt;
+    if (mw_server_new(&so, &srv, &err) != SUSPECT_OK ||
+        mw_server_start(srv, &err) != SUSPECT_OK) {
+        log_err("", &err);
+        mw_server_free(srv);
+        close(fd);
+        mw_listen_cleanup(listen);
+        return 1;
+    }
+    mw_log(MW_LOG_NOTICE, "listening on %s, %u workers, %s store", listen,
+           c->workers,
+           c->store == SUSPECT_STORE_REDIS  ? "redis"
+           : c->store == SUSPECT_STORE_LMDB ? "lmdb"
+                                            : "memory");
+    signal_loop(rt, &all);
+    mw_server_stop(srv);
+    mw_cgi_kill_all();
+    mw_server_free(srv);
+    close(fd);
+    mw_listen_cleanup(listen);
+    mw_log(MW_LOG_NOTICE, "stopped");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options_t o;
+    mw_runtime_t *rt = NULL;
+    suspect_err_t err;
+    int r = parse_args(argc, argv, &o);
+
+    if (r != 0) {
+        return r < 0 ? 2 : 0;
+    }
+    if (o.check) {
+        return mw_check(o.conf, stdout, stderr);
+    }
+    mw_log_init("suspect-fcgi", o.verbose >= 2   ? MW_LOG_DEBUG
+                                : o.verbose == 1 ? MW_LOG_INFO
+                                                 : MW_LOG_NOTICE);
+    suspect_err_clear(&err);
+    if (mw_runtime_new(o.conf, o.listen, &rt, &err) != SUSPECT_OK) {
+        log_err("", &err);
+        return 1;
+    }
+    mw_runtime_check_actions(rt);
+    r = serve(rt);
+    mw_runtime_free(rt);
+    return r;
+}

@@ -7,7 +7,8 @@
  * listening socket and serving one connection at a time (no multiplexing:
  * a second BEGIN_REQUEST on a busy connection gets FCGI_CANT_MPX_CONN).
  * With FCGI_KEEP_CONN the worker keeps the connection for the next request
- * until it has been idle for idle_timeout_ms, so an idle kept connection
+ * until it has been idle for idle_timeout_ms, or until a new connection
+ * waits while no worker is free to accept it, so an idle kept connection
  * cannot pin a worker for long.
  *
  * Limits: the PARAMS stream is capped (params_max; over it, the connection

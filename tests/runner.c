@@ -15,13 +15,16 @@
 #include "suites.h"
 
 static int (*const registrars[])(void) = {
-    register_error_suite,    register_evaluate_suite,  register_keys_suite,
-    register_memstore_suite, register_scenarios_suite, register_threads_suite,
-    register_limits_suite,   register_reload_suite,    register_lmdb_suite,
-    register_redis_suite,    register_failover_suite,  register_request_suite,
-    register_deny_suite,     register_fcgi_proto_suite, register_fcgi_server_suite,
-    register_cgi_suite,      register_upstream_suite,   register_conf_suite,
-    register_guard_suite,    register_e2e_suite,
+    register_error_suite,       register_evaluate_suite,
+    register_keys_suite,        register_memstore_suite,
+    register_scenarios_suite,   register_threads_suite,
+    register_limits_suite,      register_reload_suite,
+    register_lmdb_suite,        register_redis_suite,
+    register_failover_suite,    register_request_suite,
+    register_deny_suite,        register_fcgi_proto_suite,
+    register_fcgi_server_suite, register_cgi_suite,
+    register_upstream_suite,    register_conf_suite,
+    register_guard_suite,       register_e2e_suite,
 };
 
 /* Deactivates the suites not named on the command line. */

@@ -146,11 +146,18 @@ static const struct {
     int status;
     const char *reason;
 } reasons[] = {
-    {400, "Bad Request"},       {401, "Unauthorized"},
-    {403, "Forbidden"},         {404, "Not Found"},
-    {409, "Conflict"},          {423, "Locked"},
-    {429, "Too Many Requests"}, {500, "Internal Server Error"},
-    {502, "Bad Gateway"},       {503, "Service Unavailable"},
+    {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {403, "Forbidden"},
+    {404, "Not Found"},
+    {409, "Conflict"},
+    {413, "Content Too Large"},
+    {423, "Locked"},
+    {429, "Too Many Requests"},
+    {431, "Request Header Fields Too Large"},
+    {500, "Internal Server Error"},
+    {502, "Bad Gateway"},
+    {503, "Service Unavailable"},
     {504, "Gateway Timeout"},
 };
 

@@ -48,7 +48,11 @@ typedef struct mw_upstream_stats {
 suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
                              mw_upstream_t **out, suspect_err_t *err);
 
-/* Forwards req; as mw_cgi_run().  Thread-safe. */
+/* Forwards req; as mw_cgi_run().  Thread-safe.  SUSPECT_OK when a
+ * response was relayed, the client went away, or a body without
+ * CONTENT_LENGTH was over max_body (res->status 413); SUSPECT_E_IO or
+ * SUSPECT_E_TIMEOUT when the upstream failed (res->status 502 or 504 while
+ * nothing was written yet, else 0; err says why); SUSPECT_E_NOMEM (500). */
 suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
                                  mw_fwd_result_t *res, suspect_err_t *err);
 

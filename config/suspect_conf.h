@@ -86,10 +86,12 @@ typedef struct suspect_conf_route {
 
 /* How allowed requests reach the app, and how requests are answered. */
 typedef enum suspect_conf_mode {
-    SUSPECT_MODE_FORWARD = 0, /* responder: run the CGI or the upstream */
-    SUSPECT_MODE_AUTH_REQUEST /* nginx auth_request: 2xx / 403 only */
+    SUSPECT_MODE_FORWARD = 0,  /* responder: run the CGI or the upstream */
+    SUSPECT_MODE_AUTH_REQUEST, /* nginx auth_request: 2xx / 403 only */
+    SUSPECT_MODE_AUTHORIZER    /* decide only: 200, or the denial itself */
 } suspect_conf_mode_t;
-/* FastCGI AUTHORIZER requests are answered as an authorizer in any mode. */
+/* FastCGI AUTHORIZER requests are answered as an authorizer in any mode;
+ * the two deciding modes forward nothing and never read a body. */
 
 typedef enum suspect_conf_store_kind {
     SUSPECT_STORE_MEMORY = 0,

@@ -1,0 +1,557 @@
+/*
+ * conf.c - suspect.xml snapshots: memory, warnings, references, files.
+ *
+ * A snapshot is one conf_snap_t (the public suspect_conf_t first) plus an
+ * arena: a list of chunks from which every string and array of the
+ * snapshot is bump-allocated, so freeing the chunk list frees all of it and
+ * no field needs its own free.  A load fills the defaults, lets conf_xml.c
+ * walk the document into the snapshot, and either hands it out with one
+ * reference or frees it whole: a failed load leaves nothing behind.
+ *
+ * Reading a file (suspect.xml, the response template): open without
+ * blocking (a FIFO cannot hang us), fstat, refuse anything that is not a
+ * regular file or is over its cap before reading a byte, then read at most
+ * cap + 1 bytes so a file that grows meanwhile is still caught.
+ *
+ * Paths: the snapshot's dir is absolute (the current directory is joined
+ * to a relative one), so every path resolved against it is absolute too,
+ * whatever the daemon's working directory is later.
+ *
+ * Invariants: after a successful load nothing in the snapshot changes;
+ * refs is touched only atomically.
+ */
+#include "conf_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "suspect_failover.h"
+
+#define CHUNK_SIZE 4096
+#define ALIGN      (sizeof(max_align_t))
+
+struct conf_chunk {
+    conf_chunk_t *next;
+    size_t used, cap;
+    max_align_t data[]; /* cap bytes */
+};
+
+_Static_assert(sizeof(suspect_conf_mode_t) == sizeof(int) &&
+                   sizeof(suspect_conf_store_kind_t) == sizeof(int) &&
+                   sizeof(suspect_key_format_t) == sizeof(int) &&
+                   sizeof(suspect_conf_format_t) == sizeof(int) &&
+                   sizeof(suspect_conf_fwd_header_t) == sizeof(int) &&
+                   sizeof(suspect_param_in_t) == sizeof(int) &&
+                   sizeof(suspect_missing_t) == sizeof(int),
+               "conf_set_enum writes enums as int");
+
+/* Allocates from the head chunk, or from a new one big enough. */
+void *conf_alloc(conf_build_t *b, size_t size)
+{
+    conf_chunk_t *c = b->snap->chunks;
+    unsigned char *p;
+
+    size = (size + ALIGN - 1) / ALIGN * ALIGN;
+    if (size == 0) {
+        size = ALIGN;
+    }
+    if (c == NULL || c->cap - c->used < size) {
+        size_t cap = size > CHUNK_SIZE ? size : CHUNK_SIZE;
+        if (size > SIZE_MAX / 2) {
+            return NULL;
+        }
+        c = suspect_malloc(sizeof(*c) + cap);
+        if (c == NULL) {
+            return NULL;
+        }
+        c->used = 0;
+        c->cap = cap;
+        c->next = b->snap->chunks;
+        b->snap->chunks = c;
+    }
+    p = (unsigned char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+/* Copies n bytes into the arena, NUL-terminated. */
+char *conf_strndup(conf_build_t *b, const char *p, size_t n)
+{
+    char *s = conf_alloc(b, n + 1);
+    if (s != NULL) {
+        memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+/* Records a config error at line of this file. */
+suspect_rc_t conf_fail(conf_build_t *b, int line, const char *fmt, ...)
+{
+    char text[SUSPECT_ERR_TEXT_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    return suspect_err_set(b->err, SUSPECT_E_CONFIG, b->conf->file, line, "%s",
+                           text);
+}
+
+/* Records that memory ran out. */
+suspect_rc_t conf_nomem(conf_build_t *b, int line)
+{
+    return suspect_err_set(b->err, SUSPECT_E_NOMEM, b->conf->file, line,
+                           "out of memory");
+}
+
+/* Formats a warning into the arena, or counts it past the cap. */
+suspect_rc_t conf_warn(conf_build_t *b, int line, const char *fmt, ...)
+{
+    conf_snap_t *s = b->snap;
+    char text[SUSPECT_ERR_TEXT_MAX];
+    va_list ap;
+    char *w;
+    int n;
+
+    if (s->nwarnings == CONF_MAX_WARNINGS) {
+        s->dropped++;
+        return SUSPECT_OK;
+    }
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    n = snprintf(NULL, 0, "%s:%d: warning: %s", b->conf->file, line, text);
+    w = n < 0 ? NULL : conf_alloc(b, (size_t)n + 1);
+    if (w == NULL) {
+        return conf_nomem(b, line);
+    }
+    snprintf(w, (size_t)n + 1, "%s:%d: warning: %s", b->conf->file, line, text);
+    s->warnings[s->nwarnings++] = w;
+    return SUSPECT_OK;
+}
+
+/* Adds "file: warning: N more warnings not shown" when some were dropped
+ * (warnings[] has a spare slot for it). */
+static suspect_rc_t add_dropped_line(conf_build_t *b)
+{
+    conf_snap_t *s = b->snap;
+    char *w;
+    int n;
+
+    if (s->dropped == 0) {
+        return SUSPECT_OK;
+    }
+    n = snprintf(NULL, 0, "%s: warning: %zu more warnings not shown",
+                 b->conf->file, s->dropped);
+    w = n < 0 ? NULL : conf_alloc(b, (size_t)n + 1);
+    if (w == NULL) {
+        return conf_nomem(b, 0);
+    }
+    snprintf(w, (size_t)n + 1, "%s: warning: %zu more warnings not shown",
+             b->conf->file, s->dropped);
+    s->warnings[s->nwarnings++] = w;
+    return SUSPECT_OK;
+}
+
+/* Joins a relative path to the directory; keeps an absolute one. */
+char *conf_resolve(conf_build_t *b, const char *p, size_t n)
+{
+    const char *dir = b->conf->dir;
+    size_t dlen = strlen(dir);
+    char *s;
+
+    if (n > 0 && p[0] == '/') {
+        return conf_strndup(b, p, n);
+    }
+    s = conf_alloc(b, dlen + 1 + n + 1);
+    if (s != NULL) {
+        memcpy(s, dir, dlen);
+        /* dir is "/" or has no trailing slash */
+        if (dlen > 1) {
+            s[dlen++] = '/';
+        }
+        memcpy(s + dlen, p, n);
+        s[dlen + n] = '\0';
+    }
+    return s;
+}
+
+/* Reads the regular file fd (hint bytes by fstat) into a new buffer of at
+ * most max bytes; more is SUSPECT_E_CONFIG. */
+static suspect_rc_t read_fd(int fd, const char *path, size_t hint, size_t max,
+                            char **buf, size_t *len, suspect_err_t *err)
+{
+    size_t cap = (hint < max ? hint : max) + 1, used = 0;
+    char *data = suspect_malloc(cap);
+
+    if (data == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
+    }
+    for (;;) {
+        ssize_t got;
+        if (used == cap) {
+            char *grown = cap > max ? NULL : suspect_realloc(data, cap * 2);
+            if (grown == NULL) {
+                break; /* over the cap, or out of memory: see below */
+            }
+            data = grown;
+            cap *= 2;
+        }
+        got = read(fd, data + used, cap - used);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0) {
+            free(data);
+            return suspect_err_sys(err, SUSPECT_E_IO, path, "cannot read");
+        }
+        if (got == 0) {
+            *buf = data;
+            *len = used;
+            return SUSPECT_OK;
+        }
+        used += (size_t)got;
+    }
+    free(data);
+    if (cap <= max) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
+    }
+    return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
+                           "file is too large (more than %zu bytes)", max);
+}
+
+/* Reads the regular file at path, at most max bytes, into *buf (free()).
+ * Nothing is read from a file that is not regular or is over the cap. */
+static suspect_rc_t read_file(const char *path, size_t max, char **buf,
+                              size_t *len, suspect_err_t *err)
+{
+    struct stat st;
+    suspect_rc_t rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+    if (fd < 0) {
+        return suspect_err_sys(
+            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
+            "cannot open");
+    }
+    if (fstat(fd, &st) != 0) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = suspect_err_set(err, SUSPECT_E_IO, path, 0, "not a regular file");
+    } else if ((uintmax_t)st.st_size > max) {
+        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
+                             "file is too large (%jd bytes, at most %zu)",
+                             (intmax_t)st.st_size, max);
+    } else {
+        rc = read_fd(fd, path, (size_t)st.st_size, max, buf, len, err);
+    }
+    close(fd);
+    return rc;
+}
+
+/* Reads the template into the arena; its errors name suspect.xml's line. */
+suspect_rc_t conf_load_template(conf_build_t *b, int line)
+{
+    suspect_conf_t *c = b->conf;
+    suspect_err_t why;
+    char *buf = NULL, *copy;
+    size_t len = 0;
+    suspect_rc_t rc;
+
+    suspect_err_clear(&why);
+    rc = read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, &buf, &len,
+                   &why);
+    if (rc == SUSPECT_E_NOMEM) {
+        return conf_nomem(b, line);
+    }
+    if (rc != SUSPECT_OK) {
+        /* An unusable template is the configuration's fault. */
+        rc = suspect_err_set(b->err, SUSPECT_E_CONFIG, c->file, line,
+                             "Response: template '%s': %s", c->template_path,
+                             why.text);
+        if (b->err != NULL && b->err->sys_errno == 0) {
+            b->err->sys_errno = why.sys_errno;
+        }
+        return rc;
+    }
+    copy = conf_alloc(b, len + 1);
+    if (copy != NULL) {
+        memcpy(copy, buf, len);
+        copy[len] = '\0';
+    }
+    free(buf);
+    if (copy == NULL) {
+        return conf_nomem(b, line);
+    }
+    if (len == 0) {
+        return conf_fail(b, line, "Response: template '%s' is empty",
+                         c->template_path);
+    }
+    c->template_body = copy;
+    c->template_len = len;
+    return SUSPECT_OK;
+}
+
+/* The values of a file that says nothing (docs/suspect-xml.md). */
+static void set_defaults(suspect_conf_t *c)
+{
+    c->listen = "unix:/run/suspect/fcgi.sock";
+    c->socket_mode = 0660;
+    c->workers = 16;
+    c->mode = SUSPECT_MODE_FORWARD;
+    c->io_timeout_ms = 30000;
+    c->form_max = 64u << 10;
+    c->params_max = 128u << 10;
+    c->reload_ms = 1000;
+    c->store = SUSPECT_STORE_MEMORY;
+    c->fail_mode = SUSPECT_FAIL_LOCAL;
+    c->key_format = SUSPECT_KEYS_SEED;
+    c->cgi_timeout_ms = 30000;
+    c->upstream_timeout_ms = 30000;
+    c->upstream_connect_timeout_ms = 1000;
+    c->upstream_max_idle = 16;
+    c->fwd_header = SUSPECT_FWD_NONE;
+    c->ipv4_prefix = 32;
+    c->ipv6_prefix = 64;
+    c->format = SUSPECT_FORMAT_AUTO;
+}
+
+/* Frees a snapshot and its arena, whatever its reference count. */
+static void snap_free(conf_snap_t *s)
+{
+    conf_chunk_t *c, *next;
+
+    if (s == NULL) {
+        return;
+    }
+    for (c = s->chunks; c != NULL; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(s);
+}
+
+/* What set_dir() ends with: the directory, or why there is none. */
+static suspect_rc_t dir_result(conf_build_t *b, const char *why)
+{
+    if (b->conf->dir != NULL) {
+        return SUSPECT_OK;
+    }
+    if (why == NULL) {
+        return conf_nomem(b, 0);
+    }
+    return suspect_err_set(b->err, SUSPECT_E_INVAL, b->conf->file, 0,
+                           "its directory cannot be used: %s", why);
+}
+
+/* The absolute form of the directory (d, n) (NULL or "" = the current
+ * one), cleaned of "//" and "/./", in the arena. */
+static suspect_rc_t set_dir(conf_build_t *b, const char *d, size_t n)
+{
+    char cwd[PATH_MAX], *joined;
+    const char *why = NULL;
+    size_t clen;
+
+    if (n > 0 && d[0] == '/') {
+        b->conf->dir =
+            conf_norm_path(b, d, n, CONF_NORM_DIR | CONF_NORM_DOTDOT, &why);
+        return dir_result(b, why);
+    }
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        return suspect_err_sys(b->err, SUSPECT_E_IO, b->conf->file,
+                               "cannot get the current directory");
+    }
+    clen = strlen(cwd);
+    joined = conf_alloc(b, clen + 1 + n + 1);
+    if (joined == NULL) {
+        return conf_nomem(b, 0);
+    }
+    memcpy(joined, cwd, clen);
+    joined[clen] = '/';
+    if (n > 0) {
+        memcpy(joined + clen + 1, d, n);
+    }
+    b->conf->dir = conf_norm_path(b, joined, clen + 1 + n,
+                                  CONF_NORM_DIR | CONF_NORM_DOTDOT, &why);
+    return dir_result(b, why);
+}
+
+/* True when the len bytes at buf are only XML white space. */
+static int only_space(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' &&
+            buf[i] != '\n') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A new snapshot named name in dir (d, dn); the walk; the closing line. */
+static suspect_rc_t build(const char *buf, size_t len, const char *name,
+                          const char *d, size_t dn, conf_snap_t **out,
+                          suspect_err_t *err)
+{
+    conf_build_t b;
+    suspect_rc_t rc;
+
+    memset(&b, 0, sizeof(b));
+    b.err = err;
+    b.snap = suspect_calloc(1, sizeof(*b.snap));
+    if (b.snap == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, name, 0, "out of memory");
+    }
+    b.snap->refs = 1;
+    b.conf = &b.snap->conf;
+    set_defaults(b.conf);
+    b.conf->file = conf_strndup(&b, name, strlen(name));
+    if (b.conf->file == NULL) {
+        snap_free(b.snap);
+        return suspect_err_set(err, SUSPECT_E_NOMEM, name, 0, "out of memory");
+    }
+    rc = set_dir(&b, d, dn);
+    if (rc == SUSPECT_OK) {
+        rc = conf_xml_parse(buf, len, &b);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = add_dropped_line(&b);
+    }
+    if (rc != SUSPECT_OK) {
+        snap_free(b.snap);
+        return rc;
+    }
+    *out = b.snap;
+    return SUSPECT_OK;
+}
+
+/* Parses a document from memory; see the header for ownership. */
+suspect_rc_t suspect_conf_parse(const char *buf, size_t len, const char *name,
+                                const char *dir, const suspect_conf_t **out,
+                                suspect_err_t *err)
+{
+    conf_snap_t *s = NULL;
+    suspect_rc_t rc;
+
+    if (name == NULL) {
+        name = "<memory>";
+    }
+    if (out == NULL || (buf == NULL && len > 0)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, name, 0,
+                               "suspect_conf_parse: bad arguments");
+    }
+    if (len > SUSPECT_CONF_MAX_BYTES) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0,
+                               "file is too large (%zu bytes, at most %u)", len,
+                               SUSPECT_CONF_MAX_BYTES);
+    }
+    if (only_space(buf, len)) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0, "file is empty");
+    }
+    rc = build(buf, len, name, dir, dir != NULL ? strlen(dir) : 0, &s, err);
+    if (rc == SUSPECT_OK) {
+        *out = &s->conf;
+    }
+    return rc;
+}
+
+/* Reads path within the size cap and parses it; relative paths in it are
+ * resolved against path's directory. */
+suspect_rc_t suspect_conf_load(const char *path, const suspect_conf_t **out,
+                               suspect_err_t *err)
+{
+    conf_snap_t *s = NULL;
+    const char *slash;
+    char *buf = NULL;
+    size_t len = 0;
+    suspect_rc_t rc;
+
+    if (path == NULL || path[0] == '\0' || out == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "suspect_conf_load: bad arguments");
+    }
+    rc = read_file(path, SUSPECT_CONF_MAX_BYTES, &buf, &len, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (only_space(buf, len)) {
+        free(buf);
+        return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0, "file is empty");
+    }
+    slash = strrchr(path, '/');
+    if (slash == NULL) {
+        rc = build(buf, len, path, "", 0, &s, err);
+    } else {
+        /* "/x.xml" lives in "/", "a/x.xml" in "a" */
+        size_t dn = slash == path ? 1 : (size_t)(slash - path);
+        rc = build(buf, len, path, path, dn, &s, err);
+    }
+    free(buf);
+    if (rc == SUSPECT_OK) {
+        *out = &s->conf;
+    }
+    return rc;
+}
+
+/* Adds a reference (atomically) and returns conf. */
+const suspect_conf_t *suspect_conf_ref(const suspect_conf_t *conf)
+{
+    if (conf != NULL) {
+        conf_snap_t *s = (conf_snap_t *)conf;
+        __atomic_fetch_add(&s->refs, 1, __ATOMIC_RELAXED);
+    }
+    return conf;
+}
+
+/* Drops a reference; the last one frees the snapshot and its arena. */
+void suspect_conf_unref(const suspect_conf_t *conf)
+{
+    conf_snap_t *s = (conf_snap_t *)conf;
+
+    if (s != NULL && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        snap_free(s);
+    }
+}
+
+/* Number of warnings kept (the closing "more not shown" line included). */
+size_t suspect_conf_warning_count(const suspect_conf_t *conf)
+{
+    return conf != NULL ? ((const conf_snap_t *)conf)->nwarnings : 0;
+}
+
+/* Warning i, or NULL when out of range. */
+const char *suspect_conf_warning(const suspect_conf_t *conf, size_t i)
+{
+    const conf_snap_t *s = (const conf_snap_t *)conf;
+    return s != NULL && i < s->nwarnings ? s->warnings[i] : NULL;
+}
+
+/* "header", "cookie", ... as written before the ':' in the file. */
+const char *suspect_src_kind_name(suspect_src_kind_t kind)
+{
+    switch (kind) {
+    case SUSPECT_SRC_HEADER:
+        return "header";
+    case SUSPECT_SRC_COOKIE:
+        return "cookie";
+    case SUSPECT_SRC_QUERY:
+        return "query";
+    case SUSPECT_SRC_FORM:
+        return "form";
+    case SUSPECT_SRC_ENV:
+        return "env";
+    case SUSPECT_SRC_CLIENT_IP:
+        return "client-ip";
+    }
+    return "unknown";
+}

@@ -1,0 +1,453 @@
+/*
+ * conf_elems.c - the tables of <Suspect> and its singleton children.
+ *
+ * Each element is a conf_elem_t row and each of its attributes a
+ * conf_attr_t row: the attribute's name, the setter for its kind of value,
+ * the offset of the suspect_conf_t field it fills and the setter's argument
+ * (a range, a list of names).  Adding an attribute is adding a row; the
+ * walker (conf_xml.c) does the rest.  What one row cannot say (an attribute
+ * that only applies to one store type, two elements that exclude each
+ * other) is checked by the element's end hook, after all its attributes,
+ * or by the root's end hook, after the whole file.
+ *
+ * Ranges are in the units stored: milliseconds for durations (written in
+ * seconds in the file), bytes for sizes.  docs/suspect-xml.md lists them
+ * all; keep the two in step.
+ */
+#include "conf_internal.h"
+
+#include <stddef.h>
+
+#include "suspect_failover.h"
+#include "suspect_redis.h"
+
+#define OFF(field) offsetof(suspect_conf_t, field)
+#define BIT(i)     (1u << (i))
+
+/* ---- value kinds shared by several rows ---------------------------------- */
+
+static const conf_num_t workers_range = {1, 1024, CONF_PLAIN, CONF_UNSIGNED};
+static const conf_num_t mode_range = {0, 0777, CONF_OCTAL, CONF_UNSIGNED};
+static const conf_num_t io_range = {1, 3600000, CONF_SECONDS, CONF_UNSIGNED};
+static const conf_num_t form_range = {1u << 10, 16u << 20, CONF_BYTES,
+                                      CONF_SIZE};
+static const conf_num_t params_range = {4u << 10, 16u << 20, CONF_BYTES,
+                                        CONF_SIZE};
+static const conf_num_t reload_range = {100, 86400000, CONF_SECONDS,
+                                        CONF_UNSIGNED};
+static const conf_num_t entries_range = {1, 1000000000, CONF_PLAIN, CONF_SIZE};
+static const conf_num_t map_range = {
+    1u << 20, SIZE_MAX > (1ull << 40) ? 1ull << 40 : SIZE_MAX, CONF_BYTES,
+    CONF_SIZE};
+static const conf_num_t redis_ms_range = {1, 60000, CONF_PLAIN, CONF_UNSIGNED};
+static const conf_num_t run_range = {1, 86400000, CONF_SECONDS, CONF_UNSIGNED};
+static const conf_num_t connect_range = {1, 60000, CONF_SECONDS, CONF_UNSIGNED};
+static const conf_num_t idle_range = {0, 1024, CONF_PLAIN, CONF_UNSIGNED};
+static const conf_num_t v4_range = {1, 32, CONF_PLAIN, CONF_UNSIGNED};
+static const conf_num_t v6_range = {1, 128, CONF_PLAIN, CONF_UNSIGNED};
+
+static const conf_enum_item_t mode_items[] = {
+    {"forward", SUSPECT_MODE_FORWARD},
+    {"auth-request", SUSPECT_MODE_AUTH_REQUEST},
+    {"authorizer", SUSPECT_MODE_AUTHORIZER},
+    {NULL, 0}};
+static const conf_enum_t mode_enum = {mode_items, 0};
+
+const char *conf_mode_name(suspect_conf_mode_t mode)
+{
+    for (size_t i = 0; mode_items[i].name != NULL; i++) {
+        if (mode_items[i].value == (int)mode) {
+            return mode_items[i].name;
+        }
+    }
+    return "?";
+}
+
+static const conf_enum_item_t store_items[] = {{"memory", SUSPECT_STORE_MEMORY},
+                                               {"lmdb", SUSPECT_STORE_LMDB},
+                                               {"redis", SUSPECT_STORE_REDIS},
+                                               {NULL, 0}};
+static const conf_enum_t store_enum = {store_items, 0};
+
+static const conf_enum_item_t clock_items[] = {
+    {"caller", 0}, {"server", 1}, {NULL, 0}};
+static const conf_enum_t clock_enum = {clock_items, 1};
+
+static const conf_enum_item_t fail_items[] = {{"local", SUSPECT_FAIL_LOCAL},
+                                              {"open", SUSPECT_FAIL_OPEN},
+                                              {"closed", SUSPECT_FAIL_CLOSED},
+                                              {NULL, 0}};
+static const conf_enum_t fail_enum = {fail_items, 0};
+
+static const conf_enum_item_t keys_items[] = {
+    {"seed", SUSPECT_KEYS_SEED}, {"typed", SUSPECT_KEYS_TYPED}, {NULL, 0}};
+static const conf_enum_t keys_enum = {keys_items, 0};
+
+static const conf_enum_item_t fwd_items[] = {
+    {"none", SUSPECT_FWD_NONE},
+    {"x-forwarded-for", SUSPECT_FWD_XFF},
+    {"forwarded", SUSPECT_FWD_FORWARDED},
+    {"both", SUSPECT_FWD_BOTH},
+    {NULL, 0}};
+static const conf_enum_t fwd_enum = {fwd_items, 0};
+
+static const conf_enum_item_t format_items[] = {{"auto", SUSPECT_FORMAT_AUTO},
+                                                {"json", SUSPECT_FORMAT_JSON},
+                                                {"html", SUSPECT_FORMAT_HTML},
+                                                {NULL, 0}};
+static const conf_enum_t format_enum = {format_items, 0};
+
+static const conf_text_t prefix_text = {
+    128, NULL, 0, 1, NULL, NULL, "must be printable ASCII without spaces"};
+static const conf_text_t url_text = {
+    1024,
+    NULL,
+    0,
+    0,
+    "redis://|unix://",
+    NULL,
+    "must be redis://host[:port][/db] or unix:///path"};
+static const conf_text_t proxies_text = {
+    4096,
+    "0123456789abcdefABCDEF.:/,",
+    1,
+    1,
+    NULL,
+    NULL,
+    "must be addresses or CIDR blocks separated by spaces or commas"};
+static const conf_text_t ctype_text = {
+    128,
+    NULL,
+    1,
+    0,
+    NULL,
+    "/",
+    "must be a media type such as 'text/html; charset=utf-8'"};
+
+/* ---- <Server> and <Limits> ----------------------------------------------- */
+
+static const conf_attr_t server_attrs[] = {
+    {"listen", conf_set_endpoint, OFF(listen), "listen", 0},
+    {"socketMode", conf_set_num, OFF(socket_mode), &mode_range, 0},
+    {"workers", conf_set_num, OFF(workers), &workers_range, 0},
+    {"mode", conf_set_enum, OFF(mode), &mode_enum, 0},
+    {"ioTimeout", conf_set_num, OFF(io_timeout_ms), &io_range, 0},
+    {"formMax", conf_set_num, OFF(form_max), &form_range, 0},
+    {"paramsMax", conf_set_num, OFF(params_max), &params_range, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+static const conf_elem_t server_elem = {
+    "Server", server_attrs, NULL, NULL, NULL, OFF(server_line), CONF_SINGLE};
+
+static const conf_attr_t limits_attrs[] = {
+    {"path", conf_set_file, OFF(limits_path), NULL, CONF_REQUIRED},
+    {"reload", conf_set_num, OFF(reload_ms), &reload_range, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+static const conf_elem_t limits_elem = {
+    "Limits", limits_attrs, NULL, NULL, NULL, OFF(limits_line), CONF_SINGLE};
+
+/* ---- <Store> ---------------------------------------------------------------
+ */
+
+enum {
+    ST_TYPE,
+    ST_ENTRIES,
+    ST_PATH,
+    ST_MAP,
+    ST_NOSYNC,
+    ST_URL,
+    ST_TIMEOUT,
+    ST_CLOCK,
+    ST_FAIL
+};
+
+static const conf_attr_t store_attrs[] = {
+    [ST_TYPE] = {"type", conf_set_enum, OFF(store), &store_enum, 0},
+    [ST_ENTRIES] = {"maxEntries", conf_set_num, OFF(memory_max_entries),
+                    &entries_range, 0},
+    [ST_PATH] = {"path", conf_set_file, OFF(lmdb_path), NULL, 0},
+    [ST_MAP] = {"mapSize", conf_set_num, OFF(lmdb_map_size), &map_range, 0},
+    [ST_NOSYNC] = {"noSync", conf_set_bool, OFF(lmdb_no_sync), NULL, 0},
+    [ST_URL] = {"url", conf_set_text, OFF(redis_url), &url_text, 0},
+    [ST_TIMEOUT] = {"timeoutMs", conf_set_num, OFF(redis_timeout_ms),
+                    &redis_ms_range, 0},
+    [ST_CLOCK] = {"clock", conf_set_enum, OFF(redis_server_clock), &clock_enum,
+                  0},
+    [ST_FAIL] = {"failMode", conf_set_enum, OFF(fail_mode), &fail_enum, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* The attributes each store type uses; maxEntries also sizes the local
+ * fallback store of lmdb and redis. */
+static const uint32_t store_uses[] = {
+    [SUSPECT_STORE_MEMORY] = BIT(ST_TYPE) | BIT(ST_ENTRIES),
+    [SUSPECT_STORE_LMDB] = BIT(ST_TYPE) | BIT(ST_ENTRIES) | BIT(ST_PATH) |
+                           BIT(ST_MAP) | BIT(ST_NOSYNC) | BIT(ST_FAIL),
+    [SUSPECT_STORE_REDIS] = BIT(ST_TYPE) | BIT(ST_ENTRIES) | BIT(ST_URL) |
+                            BIT(ST_TIMEOUT) | BIT(ST_CLOCK) | BIT(ST_FAIL),
+};
+
+/* Type-specific checks; what another type uses is ignored, with a warning,
+ * and reset so it cannot differ between two files that mean the same. */
+static suspect_rc_t store_end(conf_build_t *b, void *obj, uint32_t seen,
+                              int line)
+{
+    suspect_conf_t *c = obj;
+    uint32_t unused = seen & ~store_uses[c->store];
+
+    for (int i = 0; unused != 0; i++, unused >>= 1) {
+        if ((unused & 1u) &&
+            conf_warn(b, line, "Store: %s does not apply to type %s; ignored",
+                      store_attrs[i].name, store_items[c->store].name) != 0) {
+            return SUSPECT_E_NOMEM;
+        }
+    }
+    if (c->store != SUSPECT_STORE_LMDB) {
+        c->lmdb_path = NULL;
+        c->lmdb_map_size = 0;
+        c->lmdb_no_sync = false;
+    } else if (c->lmdb_path == NULL) {
+        return conf_fail(b, line, "Store: type lmdb needs path");
+    }
+    if (c->store != SUSPECT_STORE_REDIS) {
+        c->redis_url = NULL;
+        c->redis_timeout_ms = 0;
+        c->redis_server_clock = false;
+    } else if (c->redis_url == NULL) {
+        c->redis_url = SUSPECT_REDIS_DEFAULT_URL;
+    }
+    if (c->store == SUSPECT_STORE_MEMORY) {
+        c->fail_mode = SUSPECT_FAIL_LOCAL;
+    }
+    return SUSPECT_OK;
+}
+
+static const conf_elem_t store_elem = {
+    "Store", store_attrs, NULL, NULL, store_end, OFF(store_line), CONF_SINGLE};
+
+/* ---- <Keys> ----------------------------------------------------------------
+ */
+
+static const conf_attr_t keys_attrs[] = {
+    {"format", conf_set_enum, OFF(key_format), &keys_enum, 0},
+    {"prefix", conf_set_text, OFF(key_prefix), &prefix_text, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+static const conf_elem_t keys_elem = {"Keys", keys_attrs, NULL,       NULL,
+                                      NULL,   0,          CONF_SINGLE};
+
+/* ---- <Cgi> and <Upstream> -------------------------------------------------
+ */
+
+enum { CGI_ROOT, CGI_PROGRAM, CGI_TIMEOUT };
+
+static const conf_attr_t cgi_attrs[] = {
+    [CGI_ROOT] = {"root", conf_set_abspath, OFF(cgi_root), "dir", 0},
+    [CGI_PROGRAM] = {"program", conf_set_abspath, OFF(cgi_program), NULL, 0},
+    [CGI_TIMEOUT] = {"timeout", conf_set_num, OFF(cgi_timeout_ms), &run_range,
+                     0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* Exactly one of root and program. */
+static suspect_rc_t cgi_end(conf_build_t *b, void *obj, uint32_t seen, int line)
+{
+    suspect_conf_t *c = obj;
+    uint32_t which = seen & (BIT(CGI_ROOT) | BIT(CGI_PROGRAM));
+
+    if (which == 0) {
+        return conf_fail(b, line, "Cgi: root or program is required");
+    }
+    if (which != BIT(CGI_ROOT) && which != BIT(CGI_PROGRAM)) {
+        return conf_fail(b, line,
+                         "Cgi: root and program exclude each other: give one");
+    }
+    c->has_cgi = true;
+    return SUSPECT_OK;
+}
+
+static const conf_elem_t cgi_elem = {"Cgi",   cgi_attrs,     NULL,       NULL,
+                                     cgi_end, OFF(cgi_line), CONF_SINGLE};
+
+static const conf_attr_t upstream_attrs[] = {
+    {"address", conf_set_endpoint, OFF(upstream_address), NULL, CONF_REQUIRED},
+    {"scriptFilename", conf_set_abspath, OFF(upstream_script), NULL, 0},
+    {"timeout", conf_set_num, OFF(upstream_timeout_ms), &run_range, 0},
+    {"connectTimeout", conf_set_num, OFF(upstream_connect_timeout_ms),
+     &connect_range, 0},
+    {"maxIdle", conf_set_num, OFF(upstream_max_idle), &idle_range, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* Marks the upstream as given. */
+static suspect_rc_t upstream_end(conf_build_t *b, void *obj, uint32_t seen,
+                                 int line)
+{
+    suspect_conf_t *c = obj;
+
+    (void)b;
+    (void)seen;
+    (void)line;
+    c->has_upstream = true;
+    return SUSPECT_OK;
+}
+
+static const conf_elem_t upstream_elem = {
+    "Upstream",   upstream_attrs,     NULL,       NULL,
+    upstream_end, OFF(upstream_line), CONF_SINGLE};
+
+/* ---- <ClientIp> and <Response> -------------------------------------------
+ */
+
+static const conf_attr_t client_ip_attrs[] = {
+    {"trustedProxies", conf_set_text, OFF(trusted_proxies), &proxies_text, 0},
+    {"header", conf_set_enum, OFF(fwd_header), &fwd_enum, 0},
+    {"ipv4Prefix", conf_set_num, OFF(ipv4_prefix), &v4_range, 0},
+    {"ipv6Prefix", conf_set_num, OFF(ipv6_prefix), &v6_range, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* A forwarding header with no trusted proxy is never read: say so. */
+static suspect_rc_t client_ip_end(conf_build_t *b, void *obj, uint32_t seen,
+                                  int line)
+{
+    const suspect_conf_t *c = obj;
+
+    (void)seen;
+    if (c->fwd_header != SUSPECT_FWD_NONE && c->trusted_proxies == NULL) {
+        return conf_warn(b, line,
+                         "ClientIp: header is only believed from "
+                         "trustedProxies, which is empty; it is never read");
+    }
+    return SUSPECT_OK;
+}
+
+static const conf_elem_t client_ip_elem = {
+    "ClientIp",    client_ip_attrs,     NULL,       NULL,
+    client_ip_end, OFF(client_ip_line), CONF_SINGLE};
+
+enum { RS_FORMAT, RS_TEMPLATE, RS_TYPE };
+
+static const conf_attr_t response_attrs[] = {
+    [RS_FORMAT] = {"format", conf_set_enum, OFF(format), &format_enum, 0},
+    [RS_TEMPLATE] = {"template", conf_set_file, OFF(template_path), NULL, 0},
+    [RS_TYPE] = {"templateType", conf_set_text, OFF(template_type), &ctype_text,
+                 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* Loads the template now, so a reload with a missing one fails whole. */
+static suspect_rc_t response_end(conf_build_t *b, void *obj, uint32_t seen,
+                                 int line)
+{
+    suspect_conf_t *c = obj;
+
+    if (c->template_path == NULL) {
+        if ((seen & BIT(RS_TYPE)) &&
+            conf_warn(b, line,
+                      "Response: templateType without template; "
+                      "ignored") != 0) {
+            return SUSPECT_E_NOMEM;
+        }
+        c->template_type = NULL;
+        return SUSPECT_OK;
+    }
+    if (c->format == SUSPECT_FORMAT_JSON &&
+        conf_warn(b, line,
+                  "Response: format json never uses the template "
+                  "(it replaces the HTML page)") != 0) {
+        return SUSPECT_E_NOMEM;
+    }
+    return conf_load_template(b, line);
+}
+
+static const conf_elem_t response_elem = {
+    "Response",   response_attrs,     NULL,       NULL,
+    response_end, OFF(response_line), CONF_SINGLE};
+
+/* ---- <Suspect> -------------------------------------------------------------
+ */
+
+/* Makes room for the routes: no more than the root's child elements. */
+static suspect_rc_t root_begin(conf_build_t *b, int line, size_t nchildren,
+                               void **obj)
+{
+    size_t cap = nchildren < SUSPECT_CONF_MAX_ROUTES ? nchildren
+                                                     : SUSPECT_CONF_MAX_ROUTES;
+
+    (void)obj;
+    b->root_line = line;
+    if (cap > 0) {
+        b->routes = conf_alloc(b, cap * sizeof(*b->routes));
+        if (b->routes == NULL) {
+            return conf_nomem(b, line);
+        }
+    }
+    b->routes_cap = cap;
+    b->conf->routes = b->routes;
+    return SUSPECT_OK;
+}
+
+/* Cgi or Upstream, as the mode wants. */
+static suspect_rc_t check_target(conf_build_t *b, int line)
+{
+    suspect_conf_t *c = b->conf;
+
+    if (c->mode != SUSPECT_MODE_FORWARD) {
+        const char *mode = conf_mode_name(c->mode);
+
+        if (c->has_cgi &&
+            conf_warn(b, c->cgi_line, "Cgi: ignored in %s mode", mode) != 0) {
+            return SUSPECT_E_NOMEM;
+        }
+        if (c->has_upstream &&
+            conf_warn(b, c->upstream_line, "Upstream: ignored in %s mode",
+                      mode) != 0) {
+            return SUSPECT_E_NOMEM;
+        }
+        c->has_cgi = c->has_upstream = false;
+        return SUSPECT_OK;
+    }
+    if (c->has_cgi && c->has_upstream) {
+        return conf_fail(
+            b, c->cgi_line > c->upstream_line ? c->cgi_line : c->upstream_line,
+            "Cgi and Upstream exclude each other: give one");
+    }
+    if (!c->has_cgi && !c->has_upstream) {
+        return conf_fail(b, c->server_line > 0 ? c->server_line : line,
+                         "mode forward needs <Cgi> or <Upstream> (or use "
+                         "mode=\"authorizer\" or \"auth-request\")");
+    }
+    return SUSPECT_OK;
+}
+
+/* The checks that need the whole file. */
+static suspect_rc_t root_end(conf_build_t *b, void *obj, uint32_t seen,
+                             int line)
+{
+    suspect_rc_t rc;
+
+    (void)obj;
+    (void)seen;
+    if (b->conf->limits_line == 0) {
+        return conf_fail(b, line,
+                         "Suspect: <Limits path=\"...\"/> is "
+                         "required");
+    }
+    rc = check_target(b, line);
+    if (rc == SUSPECT_OK) {
+        rc = conf_routes_check(b);
+    }
+    if (rc == SUSPECT_OK && b->conf->nroutes == 0) {
+        rc = conf_warn(b, line, "no <Route>: no request is counted");
+    }
+    return rc;
+}
+
+static const conf_elem_t *const root_children[] = {
+    &server_elem,     &limits_elem,
+    &store_elem,      &keys_elem,
+    &cgi_elem,        &upstream_elem,
+    &client_ip_elem,  &response_elem,
+    &conf_route_elem, NULL};
+
+static const conf_attr_t no_attrs[] = {{NULL, NULL, 0, NULL, 0}};
+
+const conf_elem_t conf_root = {
+    "Suspect", no_attrs, root_children, root_begin, root_end, 0, 0};

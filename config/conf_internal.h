@@ -1,0 +1,257 @@
+/*
+ * conf_internal.h - what the suspect.xml loader's files share.
+ *
+ * The loader is split by job:
+ *   conf.c        snapshots: the arena, warnings, references, reading the
+ *                 file, resolving paths, loading the template;
+ *   conf_xml.c    libxml2: a safe parse and a walk driven by element tables
+ *                 (the only file of the loader that includes libxml2);
+ *   conf_values.c value setters: numbers, durations, sizes, names, paths,
+ *                 endpoints (one setter per kind of value, not per field);
+ *   conf_elems.c  the element tables of <Suspect> and its children, and
+ *                 the checks that span attributes or elements;
+ *   conf_route.c  <Route> and <Identity>: methods, paths, sources.
+ *
+ * Like nginx directives, each element is a row (name, attribute table,
+ * begin and end hooks, child table) and each attribute a row (name, setter,
+ * offset of the field it fills, an argument such as a range).  The walker
+ * in conf_xml.c knows no element by name: it matches, warns about unknown
+ * names, refuses duplicate singletons and missing required attributes, and
+ * calls the setters and hooks.
+ *
+ * Ownership: a snapshot (conf_snap_t) owns one arena; every string and
+ * array the public suspect_conf_t points to lives in it (or is a string
+ * literal), so one free of the chunk list frees everything.
+ */
+#ifndef SUSPECT_CONF_INTERNAL_H
+#define SUSPECT_CONF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "suspect_conf.h"
+
+/* Warnings kept on a snapshot; more are counted in one closing line. */
+#define CONF_MAX_WARNINGS 100
+
+typedef struct conf_chunk conf_chunk_t;
+
+/* A snapshot: the public view first, so a suspect_conf_t * is one. */
+typedef struct conf_snap {
+    suspect_conf_t conf;
+    int refs;             /* atomic; the last unref frees */
+    conf_chunk_t *chunks; /* the arena, newest chunk first */
+    size_t nwarnings;
+    size_t dropped; /* warnings beyond CONF_MAX_WARNINGS */
+    const char *warnings[CONF_MAX_WARNINGS + 1]; /* + the closing line */
+} conf_snap_t;
+
+/* State of one load. */
+typedef struct conf_build {
+    conf_snap_t *snap;
+    suspect_conf_t *conf;         /* &snap->conf, writable while building */
+    suspect_conf_route_t *routes; /* conf->routes, writable */
+    size_t routes_cap;
+    size_t identities_cap; /* of the route being read */
+    int root_line;
+    suspect_err_t *err; /* may be NULL */
+} conf_build_t;
+
+/* ---- conf.c -------------------------------------------------------------
+ */
+
+/* size zeroed bytes from the snapshot's arena, aligned for any type;
+ * NULL when out of memory (the caller reports it). */
+void *conf_alloc(conf_build_t *b, size_t size);
+
+/* A NUL-terminated copy of the n bytes at p in the arena, or NULL. */
+char *conf_strndup(conf_build_t *b, const char *p, size_t n);
+
+/* Fails the load: "file:line: text", SUSPECT_E_CONFIG. */
+suspect_rc_t conf_fail(conf_build_t *b, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Fails the load with SUSPECT_E_NOMEM. */
+suspect_rc_t conf_nomem(conf_build_t *b, int line);
+
+/* Keeps "file:line: warning: text"; SUSPECT_E_NOMEM (err set) when it
+ * cannot. */
+suspect_rc_t conf_warn(conf_build_t *b, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The keyword of a mode as written in the file ("auth-request"). */
+const char *conf_mode_name(suspect_conf_mode_t mode);
+
+/* The n bytes at p as an absolute path in the arena: kept when absolute,
+ * else joined to the snapshot's directory.  NULL when out of memory. */
+char *conf_resolve(conf_build_t *b, const char *p, size_t n);
+
+/* Loads the Response template at conf->template_path (line = its
+ * element's) into the arena, within SUSPECT_CONF_MAX_TEMPLATE. */
+suspect_rc_t conf_load_template(conf_build_t *b, int line);
+
+/* ---- conf_xml.c ---------------------------------------------------------
+ */
+
+/* Parses the len bytes at buf and walks them into b. */
+suspect_rc_t conf_xml_parse(const char *buf, size_t len, conf_build_t *b);
+
+/* ---- the tables -----------------------------------------------------------
+ */
+
+/* Where a setter is called from, for its messages. */
+typedef struct conf_site {
+    const char *elem; /* "Server" */
+    const char *attr; /* "workers" */
+    int line;
+} conf_site_t;
+
+typedef struct conf_attr conf_attr_t;
+
+/* Parses the n bytes at v (trimmed, not NUL-terminated) into the field at
+ * a->offset of obj. */
+typedef suspect_rc_t (*conf_set_fn)(conf_build_t *b, const conf_site_t *at,
+                                    void *obj, const conf_attr_t *a,
+                                    const char *v, size_t n);
+
+#define CONF_REQUIRED 1u /* the attribute must be given */
+
+struct conf_attr {
+    const char *name;
+    conf_set_fn set;
+    size_t offset;   /* of the field in the element's object */
+    const void *arg; /* the setter's: a range, a list of names */
+    unsigned flags;  /* CONF_REQUIRED */
+};
+
+/* Called before the attributes: *obj is what the setters and children
+ * fill (it starts as the parent's object); nchildren counts the element
+ * children, an upper bound for arrays. */
+typedef suspect_rc_t (*conf_begin_fn)(conf_build_t *b, int line,
+                                      size_t nchildren, void **obj);
+
+/* Called after the attributes and children; seen has bit i set when
+ * attribute i of the table was given. */
+typedef suspect_rc_t (*conf_end_fn)(conf_build_t *b, void *obj, uint32_t seen,
+                                    int line);
+
+#define CONF_SINGLE 1u /* at most once in its parent */
+#define CONF_STRICT 2u /* unknown child elements are errors */
+
+typedef struct conf_elem conf_elem_t;
+
+struct conf_elem {
+    const char *name;
+    const conf_attr_t *attrs;           /* NULL name ends; at most 32 */
+    const conf_elem_t *const *children; /* NULL-terminated; at most 16 */
+    conf_begin_fn begin;                /* NULL: nothing to prepare */
+    conf_end_fn end;                    /* NULL: nothing to check */
+    size_t line_offset;                 /* int field for the line, 0 = none */
+    unsigned flags;                     /* CONF_SINGLE, CONF_STRICT */
+};
+
+/* The root, <Suspect> (conf_elems.c). */
+extern const conf_elem_t conf_root;
+
+/* <Route> and its children (conf_route.c). */
+extern const conf_elem_t conf_route_elem;
+
+/* Checks of the routes against the whole file (mode), at line of the
+ * root (conf_route.c). */
+suspect_rc_t conf_routes_check(conf_build_t *b);
+
+/* ---- setters (conf_values.c) ---------------------------------------------
+ */
+
+/* Kinds of number, and where they go. */
+typedef enum conf_unit {
+    CONF_PLAIN = 0, /* decimal digits */
+    CONF_SECONDS,   /* seconds with up to 3 decimals, stored as ms */
+    CONF_BYTES,     /* digits and an optional K, M or G (binary) */
+    CONF_OCTAL      /* octal digits (permissions) */
+} conf_unit_t;
+
+typedef enum conf_width {
+    CONF_UNSIGNED = 0, /* unsigned */
+    CONF_INT,          /* int */
+    CONF_SIZE          /* size_t */
+} conf_width_t;
+
+/* The argument of conf_set_num: the accepted range, in stored units. */
+typedef struct conf_num {
+    uint64_t min, max;
+    conf_unit_t unit;
+    conf_width_t width;
+} conf_num_t;
+
+/* The argument of conf_set_enum: names and values, ending with NULL. */
+typedef struct conf_enum_item {
+    const char *name;
+    int value;
+} conf_enum_item_t;
+
+typedef struct conf_enum {
+    const conf_enum_item_t *items;
+    int is_bool; /* the field is a bool, not an int-sized enum */
+} conf_enum_t;
+
+/* Fails with "Elem: attr 'value' what" ("Elem: attr what (got 'value')"
+ * when what is a rule, "must ..."). */
+suspect_rc_t conf_bad_value(conf_build_t *b, const conf_site_t *at,
+                            const char *v, size_t n, const char *what);
+
+/* Fails with "Elem: attr is empty". */
+suspect_rc_t conf_empty_value(conf_build_t *b, const conf_site_t *at);
+
+/* A safe, quotable copy of the n bytes at p (at most 40, controls '?'). */
+const char *conf_show(char *buf, size_t size, const char *p, size_t n);
+#define CONF_SHOW_SIZE 48
+
+suspect_rc_t conf_set_num(conf_build_t *b, const conf_site_t *at, void *obj,
+                          const conf_attr_t *a, const char *v, size_t n);
+suspect_rc_t conf_set_enum(conf_build_t *b, const conf_site_t *at, void *obj,
+                           const conf_attr_t *a, const char *v, size_t n);
+suspect_rc_t conf_set_bool(conf_build_t *b, const conf_site_t *at, void *obj,
+                           const conf_attr_t *a, const char *v, size_t n);
+/* An action or identity type name (suspect_name_valid()). */
+suspect_rc_t conf_set_name(conf_build_t *b, const conf_site_t *at, void *obj,
+                           const conf_attr_t *a, const char *v, size_t n);
+/* A file, relative to the snapshot's directory. */
+suspect_rc_t conf_set_file(conf_build_t *b, const conf_site_t *at, void *obj,
+                           const conf_attr_t *a, const char *v, size_t n);
+/* An absolute path, normalised ("//" and "." segments go, ".." refused);
+ * arg non-NULL: a directory (no trailing '/'). */
+suspect_rc_t conf_set_abspath(conf_build_t *b, const conf_site_t *at, void *obj,
+                              const conf_attr_t *a, const char *v, size_t n);
+/* unix:/path, tcp:host:port; arg non-NULL also allows fd:N and systemd. */
+suspect_rc_t conf_set_endpoint(conf_build_t *b, const conf_site_t *at,
+                               void *obj, const conf_attr_t *a, const char *v,
+                               size_t n);
+/* Printable ASCII; arg is a conf_text_t. */
+suspect_rc_t conf_set_text(conf_build_t *b, const conf_site_t *at, void *obj,
+                           const conf_attr_t *a, const char *v, size_t n);
+
+/* The argument of conf_set_text. */
+typedef struct conf_text {
+    size_t max;           /* longest value, bytes */
+    const char *allowed;  /* the bytes allowed, NULL = printable ASCII */
+    int spaces;           /* ' ' allowed too */
+    int empty_ok;         /* "" is fine and stored as NULL */
+    const char *need;     /* prefixes, '|'-separated, one required; NULL */
+    const char *contains; /* a substring required, or NULL */
+    const char *what;     /* the rule, for messages: "must be ..." */
+} conf_text_t;
+
+#define CONF_NORM_DIR    1u /* drop a trailing '/' (unless the path is "/") */
+#define CONF_NORM_DOTDOT 2u /* keep ".." segments instead of refusing them */
+
+/*
+ * Normalises the absolute path (p, n) into a new arena string: "//" and
+ * "/./" collapse; a trailing '/' is kept unless CONF_NORM_DIR.  Returns
+ * NULL with *why set (not absolute, a ".." segment, a control byte) or
+ * with *why NULL when out of memory.
+ */
+char *conf_norm_path(conf_build_t *b, const char *p, size_t n, unsigned flags,
+                     const char **why);
+
+#endif

@@ -1,0 +1,498 @@
+/*
+ * conf_route.c - <Route> and <Identity>: which requests are which action,
+ * counted against which identities.
+ *
+ * A route matches by method (a list of upper-case tokens, none = any), by
+ * an exact path or a path prefix, and optionally by a parameter (present,
+ * or equal to a value).  Paths are normalised here once ("//" and "/./"
+ * collapse, ".." is refused) because the middleware normalises request
+ * paths the same way before comparing.  Each <Identity> names a type and
+ * one to SUSPECT_MAX_PARTS sources; several sources make one composite
+ * value.  Unknown children of <Route> are errors, not warnings: a
+ * misspelt <Identiy> would otherwise leave a route counting less than the
+ * operator thinks.
+ *
+ * The routes array was sized by the root's begin hook (at most its number
+ * of child elements) and each route's identities array by the route's
+ * (at most its child elements), so nothing here grows or moves.
+ */
+#include "conf_internal.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#define ROFF(field)  offsetof(suspect_conf_route_t, field)
+#define IOFF(field)  offsetof(suspect_conf_identity_t, field)
+#define NAME_MAX_LEN 128 /* longest header, cookie, parameter name */
+#define BODY_IN_AUTH "reads the request body, which %s mode never "
+
+/* True for the tchar of RFC 9110 (header names, methods, cookie names). */
+static bool is_tchar(unsigned char c)
+{
+    return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* True when (p, n) is 1 .. NAME_MAX_LEN tchars. */
+static bool is_token(const char *p, size_t n)
+{
+    if (n == 0 || n > NAME_MAX_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!is_tchar((unsigned char)p[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* True for a CGI variable name: a letter or '_', then alphanumerics, '_'. */
+static bool is_env_name(const char *p, size_t n)
+{
+    if (n == 0 || n > NAME_MAX_LEN || isdigit((unsigned char)p[0])) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isalnum((unsigned char)p[i]) && p[i] != '_') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* True for a query or form parameter name: no controls, spaces, '&', '=',
+ * '#' (bytes >= 0x80 are fine: names are compared decoded). */
+static bool is_param_name(const char *p, size_t n)
+{
+    if (n == 0 || n > NAME_MAX_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c <= 0x20 || c == 0x7f || c == '&' || c == '=' || c == '#') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Next space-separated token of (v, n) from *pos into (*tok, *tlen);
+ * false at the end. */
+static bool next_token(const char *v, size_t n, size_t *pos, const char **tok,
+                       size_t *tlen)
+{
+    size_t i = *pos;
+
+    while (i < n &&
+           (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n')) {
+        i++;
+    }
+    if (i == n) {
+        return false;
+    }
+    *tok = v + i;
+    while (i < n && v[i] != ' ' && v[i] != '\t' && v[i] != '\r' &&
+           v[i] != '\n') {
+        i++;
+    }
+    *tlen = (size_t)(v + i - *tok);
+    *pos = i;
+    return true;
+}
+
+/* ---- <Route> attributes ---------------------------------------------------
+ */
+
+/* method="POST GET": tokens, upper-cased, each once. */
+static suspect_rc_t set_methods(conf_build_t *b, const conf_site_t *at,
+                                void *obj, const conf_attr_t *a, const char *v,
+                                size_t n)
+{
+    suspect_conf_route_t *r = obj;
+    const char *tok;
+    size_t pos = 0, len;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    while (next_token(v, n, &pos, &tok, &len)) {
+        char *m;
+        if (!is_token(tok, len)) {
+            return conf_bad_value(b, at, tok, len, "is not an HTTP method");
+        }
+        if (r->nmethods == SUSPECT_CONF_MAX_METHODS) {
+            return conf_fail(b, at->line,
+                             "Route: method lists more than %u "
+                             "methods",
+                             SUSPECT_CONF_MAX_METHODS);
+        }
+        m = conf_strndup(b, tok, len);
+        if (m == NULL) {
+            return conf_nomem(b, at->line);
+        }
+        for (size_t i = 0; i < len; i++) {
+            m[i] = (char)toupper((unsigned char)m[i]);
+        }
+        for (size_t i = 0; i < r->nmethods; i++) {
+            if (strcmp(r->methods[i], m) == 0) {
+                return conf_bad_value(b, at, tok, len, "is given twice");
+            }
+        }
+        r->methods[r->nmethods++] = m;
+    }
+    return SUSPECT_OK;
+}
+
+/* path="/cgi-bin/app.cgi" (exact) or prefix="/api/" (a->arg non-NULL). */
+static suspect_rc_t set_path(conf_build_t *b, const conf_site_t *at, void *obj,
+                             const conf_attr_t *a, const char *v, size_t n)
+{
+    suspect_conf_route_t *r = obj;
+    const char *why;
+    char *p;
+
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    if (memchr(v, '?', n) != NULL || memchr(v, '#', n) != NULL) {
+        return conf_bad_value(b, at, v, n,
+                              "must not contain '?' or '#' (match the query "
+                              "with param)");
+    }
+    p = conf_norm_path(b, v, n, 0, &why);
+    if (p == NULL) {
+        return why != NULL ? conf_bad_value(b, at, v, n, why)
+                           : conf_nomem(b, at->line);
+    }
+    r->path = p;
+    r->prefix = a->arg != NULL;
+    return SUSPECT_OK;
+}
+
+/* param="op=forgot" (equal) or param="op" (present). */
+static suspect_rc_t set_param(conf_build_t *b, const conf_site_t *at, void *obj,
+                              const conf_attr_t *a, const char *v, size_t n)
+{
+    suspect_conf_route_t *r = obj;
+    const char *eq = memchr(v, '=', n);
+    size_t nlen = eq != NULL ? (size_t)(eq - v) : n;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    if (!is_param_name(v, nlen)) {
+        return conf_bad_value(b, at, v, n,
+                              "must be NAME or NAME=VALUE (a name without "
+                              "spaces, '&', '=', '#')");
+    }
+    for (size_t i = nlen; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c == 0x7f) {
+            return conf_bad_value(b, at, v, n,
+                                  "must not contain control characters");
+        }
+    }
+    r->param_name = conf_strndup(b, v, nlen);
+    if (r->param_name == NULL ||
+        (eq != NULL &&
+         (r->param_value = conf_strndup(b, eq + 1, n - nlen - 1)) == NULL)) {
+        return conf_nomem(b, at->line);
+    }
+    return SUSPECT_OK;
+}
+
+static const conf_enum_item_t param_in_items[] = {
+    {"query", SUSPECT_PARAM_QUERY},
+    {"form", SUSPECT_PARAM_FORM},
+    {"any", SUSPECT_PARAM_ANY},
+    {NULL, 0}};
+static const conf_enum_t param_in_enum = {param_in_items, 0};
+
+static const conf_enum_item_t missing_items[] = {
+    {"skip", SUSPECT_MISSING_SKIP},
+    {"allow", SUSPECT_MISSING_ALLOW},
+    {"reject", SUSPECT_MISSING_REJECT},
+    {NULL, 0}};
+static const conf_enum_t missing_enum = {missing_items, 0};
+
+static const conf_num_t status_range = {400, 599, CONF_PLAIN, CONF_INT};
+
+/* ---- <Identity> ------------------------------------------------------------
+ */
+
+/* The source kinds written "kind:NAME". */
+static const struct {
+    const char *name;
+    suspect_src_kind_t kind;
+} named_kinds[] = {
+    {"header", SUSPECT_SRC_HEADER}, {"cookie", SUSPECT_SRC_COOKIE},
+    {"query", SUSPECT_SRC_QUERY},   {"form", SUSPECT_SRC_FORM},
+    {"env", SUSPECT_SRC_ENV},
+};
+
+/* Why NAME does not suit kind, or NULL. */
+static const char *check_source_name(suspect_src_kind_t kind, const char *p,
+                                     size_t n)
+{
+    switch (kind) {
+    case SUSPECT_SRC_HEADER:
+        return is_token(p, n) ? NULL : "is not an HTTP header name";
+    case SUSPECT_SRC_COOKIE:
+        return is_token(p, n) ? NULL : "is not a cookie name";
+    case SUSPECT_SRC_ENV:
+        return is_env_name(p, n) ? NULL
+                                 : "is not a CGI variable name (a letter or "
+                                   "'_', then letters, digits, '_')";
+    default:
+        return is_param_name(p, n) ? NULL
+                                   : "is not a parameter name (no spaces, "
+                                     "'&', '=', '#')";
+    }
+}
+
+/* One source token into *src (its name in the arena). */
+static suspect_rc_t parse_source(conf_build_t *b, const conf_site_t *at,
+                                 const char *tok, size_t len,
+                                 suspect_conf_source_t *src)
+{
+    const char *colon = memchr(tok, ':', len);
+    size_t klen = colon != NULL ? (size_t)(colon - tok) : len;
+    const char *name = colon != NULL ? colon + 1 : NULL;
+    size_t nlen = colon != NULL ? len - klen - 1 : 0;
+    const char *why;
+
+    if (klen == 9 && memcmp(tok, "client-ip", 9) == 0) {
+        src->kind = SUSPECT_SRC_CLIENT_IP;
+        src->name = NULL;
+        return colon == NULL ? SUSPECT_OK
+                             : conf_bad_value(b, at, tok, len,
+                                              "takes no name (write "
+                                              "client-ip)");
+    }
+    for (size_t i = 0; i < sizeof(named_kinds) / sizeof(named_kinds[0]); i++) {
+        if (colon == NULL || strlen(named_kinds[i].name) != klen ||
+            memcmp(named_kinds[i].name, tok, klen) != 0) {
+            continue;
+        }
+        why = nlen == 0 ? "needs a name after the ':'"
+                        : check_source_name(named_kinds[i].kind, name, nlen);
+        if (why != NULL) {
+            return conf_bad_value(b, at, tok, len, why);
+        }
+        src->kind = named_kinds[i].kind;
+        src->name = conf_strndup(b, name, nlen);
+        return src->name != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
+    }
+    return conf_bad_value(b, at, tok, len,
+                          "is not header:NAME, cookie:NAME, query:NAME, "
+                          "form:NAME, env:NAME or client-ip");
+}
+
+/* True when src equals one of the first n of id's sources. */
+static bool source_seen(const suspect_conf_identity_t *id, size_t n,
+                        const suspect_conf_source_t *src)
+{
+    for (size_t i = 0; i < n; i++) {
+        const suspect_conf_source_t *o = &id->source[i];
+        if (o->kind == src->kind &&
+            (o->name == NULL || strcmp(o->name, src->name) == 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* from="cookie:member query:promo": 1 .. SUSPECT_MAX_PARTS sources. */
+static suspect_rc_t set_sources(conf_build_t *b, const conf_site_t *at,
+                                void *obj, const conf_attr_t *a, const char *v,
+                                size_t n)
+{
+    suspect_conf_identity_t *id = obj;
+    conf_site_t src_at = {at->elem, "from source", at->line};
+    const char *tok;
+    size_t pos = 0, len;
+    suspect_rc_t rc;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    while (next_token(v, n, &pos, &tok, &len)) {
+        if (id->nsources == SUSPECT_MAX_PARTS) {
+            return conf_fail(b, at->line,
+                             "Identity: from has more than %d sources",
+                             SUSPECT_MAX_PARTS);
+        }
+        rc = parse_source(b, &src_at, tok, len, &id->source[id->nsources]);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        if (source_seen(id, id->nsources, &id->source[id->nsources])) {
+            return conf_bad_value(b, &src_at, tok, len, "is given twice");
+        }
+        id->nsources++;
+    }
+    return SUSPECT_OK;
+}
+
+static const conf_attr_t identity_attrs[] = {
+    {"type", conf_set_name, IOFF(type), NULL, CONF_REQUIRED},
+    {"from", set_sources, 0, NULL, CONF_REQUIRED},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* The next identity slot of the current route. */
+static suspect_rc_t identity_begin(conf_build_t *b, int line, size_t nchildren,
+                                   void **obj)
+{
+    suspect_conf_route_t *r = *obj;
+
+    (void)nchildren;
+    if (r->nidentities == b->identities_cap) {
+        return conf_fail(b, line, "Route: more than %d <Identity> elements",
+                         SUSPECT_MAX_IDENTITIES);
+    }
+    *obj = &r->identities[r->nidentities++];
+    return SUSPECT_OK;
+}
+
+/* Two identities of a route never share a type (their keys would). */
+static suspect_rc_t identity_end(conf_build_t *b, void *obj, uint32_t seen,
+                                 int line)
+{
+    const suspect_conf_route_t *r = &b->routes[b->conf->nroutes - 1];
+    const suspect_conf_identity_t *id = obj;
+
+    (void)seen;
+    for (size_t i = 0; i + 1 < r->nidentities; i++) {
+        if (strcmp(r->identities[i].type, id->type) == 0) {
+            return conf_fail(b, line, "Identity: type '%s' duplicates line %d",
+                             id->type, r->identities[i].line);
+        }
+    }
+    return SUSPECT_OK;
+}
+
+static const conf_elem_t identity_elem = {
+    "Identity",   identity_attrs, NULL, identity_begin,
+    identity_end, IOFF(line),     0};
+
+/* ---- <Route> ---------------------------------------------------------------
+ */
+
+enum {
+    RT_ACTION,
+    RT_METHOD,
+    RT_PATH,
+    RT_PREFIX,
+    RT_PARAM,
+    RT_PARAM_IN,
+    RT_MISSING,
+    RT_STATUS
+};
+
+static const conf_attr_t route_attrs[] = {
+    [RT_ACTION] = {"action", conf_set_name, ROFF(action), NULL, CONF_REQUIRED},
+    [RT_METHOD] = {"method", set_methods, 0, NULL, 0},
+    [RT_PATH] = {"path", set_path, 0, NULL, 0},
+    [RT_PREFIX] = {"prefix", set_path, 0, "prefix", 0},
+    [RT_PARAM] = {"param", set_param, 0, NULL, 0},
+    [RT_PARAM_IN] = {"paramIn", conf_set_enum, ROFF(param_in), &param_in_enum,
+                     0},
+    [RT_MISSING] = {"missing", conf_set_enum, ROFF(missing), &missing_enum, 0},
+    [RT_STATUS] = {"status", conf_set_num, ROFF(status), &status_range, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* The next route slot, with its identity slots. */
+static suspect_rc_t route_begin(conf_build_t *b, int line, size_t nchildren,
+                                void **obj)
+{
+    size_t cap =
+        nchildren < SUSPECT_MAX_IDENTITIES ? nchildren : SUSPECT_MAX_IDENTITIES;
+    suspect_conf_route_t *r;
+
+    if (b->conf->nroutes == b->routes_cap) {
+        return conf_fail(b, line, "more than %u <Route> elements",
+                         SUSPECT_CONF_MAX_ROUTES);
+    }
+    r = &b->routes[b->conf->nroutes++];
+    r->param_in = SUSPECT_PARAM_QUERY;
+    r->missing = SUSPECT_MISSING_SKIP;
+    if (cap > 0) {
+        r->identities = conf_alloc(b, cap * sizeof(*r->identities));
+        if (r->identities == NULL) {
+            return conf_nomem(b, line);
+        }
+    }
+    b->identities_cap = cap;
+    *obj = r;
+    return SUSPECT_OK;
+}
+
+/* One of path and prefix; at least one identity. */
+static suspect_rc_t route_end(conf_build_t *b, void *obj, uint32_t seen,
+                              int line)
+{
+    const suspect_conf_route_t *r = obj;
+    uint32_t where = seen & ((1u << RT_PATH) | (1u << RT_PREFIX));
+
+    if (where == 0) {
+        return conf_fail(b, line, "Route: path or prefix is required");
+    }
+    if (where != (1u << RT_PATH) && where != (1u << RT_PREFIX)) {
+        return conf_fail(b, line,
+                         "Route: path and prefix exclude each other: give one");
+    }
+    if (r->nidentities == 0) {
+        return conf_fail(b, line,
+                         "Route: no <Identity>: a route counts "
+                         "against at least one");
+    }
+    if ((seen & (1u << RT_PARAM_IN)) && !(seen & (1u << RT_PARAM)) &&
+        conf_warn(b, line, "Route: paramIn without param; ignored") != 0) {
+        return SUSPECT_E_NOMEM;
+    }
+    return SUSPECT_OK;
+}
+
+static const conf_elem_t *const route_children[] = {&identity_elem, NULL};
+
+const conf_elem_t conf_route_elem = {"Route",     route_attrs, route_children,
+                                     route_begin, route_end,   ROFF(line),
+                                     CONF_STRICT};
+
+/* In auth-request mode nothing may read the body: nginx sends none. */
+suspect_rc_t conf_routes_check(conf_build_t *b)
+{
+    const suspect_conf_t *c = b->conf;
+    const char *mode = conf_mode_name(c->mode);
+
+    if (c->mode == SUSPECT_MODE_FORWARD) {
+        return SUSPECT_OK;
+    }
+    for (size_t i = 0; i < c->nroutes; i++) {
+        const suspect_conf_route_t *r = &c->routes[i];
+        if (r->param_name != NULL && r->param_in != SUSPECT_PARAM_QUERY) {
+            return conf_fail(b, r->line,
+                             "Route: paramIn=\"%s\" " BODY_IN_AUTH
+                             "gets; use paramIn=\"query\"",
+                             r->param_in == SUSPECT_PARAM_FORM ? "form" : "any",
+                             mode);
+        }
+        for (size_t j = 0; j < r->nidentities; j++) {
+            const suspect_conf_identity_t *id = &r->identities[j];
+            for (size_t k = 0; k < id->nsources; k++) {
+                if (id->source[k].kind == SUSPECT_SRC_FORM) {
+                    return conf_fail(
+                        b, id->line,
+                        "Identity: from source 'form:%s' " BODY_IN_AUTH "gets",
+                        id->source[k].name, mode);
+                }
+            }
+        }
+    }
+    return SUSPECT_OK;
+}

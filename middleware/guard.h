@@ -13,11 +13,14 @@
  *     "/./", "/../" resolved; an encoded NUL or a path escaping the root is
  *     refused) so "/%6Cogin.cgi" and "/a/../login.cgi" match "/login.cgi";
  *     without REQUEST_URI, SCRIPT_NAME + PATH_INFO;
- *  2. the first route whose method, path and parameter condition match
- *     (a form condition prefetches up to form_max bytes of the body);
+ *  2. the first route whose method (GET also takes HEAD), path (an exact
+ *     path also takes path + "/" + PATH_INFO) and parameter condition (any
+ *     occurrence) match; a form condition prefetches up to form_max bytes
+ *     of the body, in forward mode only;
  *  3. each identity's value from its sources (header, cookie, query, form,
  *     env, client-ip behind trusted proxies); a missing or empty value is
- *     handled as the route says (skip, allow, reject);
+ *     handled as the route says (skip, allow, reject); a query or form
+ *     parameter repeated with different values is a 400;
  *  4. the keys, and one suspect_store_decide() for all identities.
  * Nothing here writes to the client; mw_guard_respond() does.
  */
@@ -61,7 +64,7 @@ typedef enum mw_verdict_kind {
     MW_VERDICT_ALLOW,      /* counted and allowed */
     MW_VERDICT_DENY,       /* over the limit or locked: the 429 */
     MW_VERDICT_REJECT,     /* bad request: missing identity (reject),
-                              unusable path: 400 */
+                              ambiguous parameter, unusable path: 400 */
     MW_VERDICT_UNAVAILABLE /* the store failed in closed mode: 503 */
 } mw_verdict_kind_t;
 
@@ -89,14 +92,17 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
 /*
  * Writes the response for a DENY, REJECT or UNAVAILABLE verdict to req:
  * the denial (mw_deny_build, with the route's status and the configured
- * format or template), a 400, or the 503.  In auth-request mode (nginx),
- * the status is 403 and the headers carry what nginx maps back (see
- * docs/deployment.md).  0 or -errno from the write.
+ * format or template), a 400, or the 503.  In auth-request mode, for a
+ * request in the RESPONDER role (nginx's subrequest), the status is 403
+ * and X-Suspect-* headers carry what nginx maps back (see
+ * docs/responses.md, "nginx auth_request"); a request in the AUTHORIZER
+ * role, and every request in the other modes, gets the real status.
+ * 0 or -errno from the write.
  */
 int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
 
 /* The normalised path of a request target (exposed for tests): decodes
- * raw[0..len) up to '?' into buf (size bytes, NUL-terminated).
+ * raw[0..len) up to '?' (or a '#') into buf (size bytes, NUL-terminated).
  * SUSPECT_E_INVAL for a path that is not absolute, holds an encoded NUL,
  * or climbs above the root; SUSPECT_E_FULL when it does not fit. */
 suspect_rc_t mw_path_normalize(const char *raw, size_t len, char *buf,

@@ -13,6 +13,8 @@
  *   SUSPECT_E_INVAL     bad arguments (empty name, NULL buffers).
  * Values written to buf are not NUL-terminated (a decoded query value may
  * hold NUL bytes; policy/keys.c escapes them).
+ *
+ * request.c implements the lookups, request_addr.c the addresses.
  */
 #ifndef MW_REQUEST_H
 #define MW_REQUEST_H
@@ -50,6 +52,28 @@ suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
 suspect_rc_t mw_param_find(const char *s, size_t s_len, unsigned flags,
                            const char *name, size_t name_len, char *buf,
                            size_t size, size_t *len);
+
+/*
+ * Whether parameter name occurs in s (split as by mw_param_find()) with the
+ * decoded value value[0..value_len): ANY occurrence, not only the first,
+ * since apps disagree on which one counts (PHP takes the last, CGI.pm the
+ * first).  value NULL: the name only has to occur (with any value, even
+ * none).  SUSPECT_OK, SUSPECT_E_NOTFOUND, or SUSPECT_E_INVAL (empty name,
+ * NULL with a length).  Linear in s_len; no buffer.
+ */
+suspect_rc_t mw_param_match(const char *s, size_t s_len, unsigned flags,
+                            const char *name, size_t name_len,
+                            const char *value, size_t value_len);
+
+/*
+ * True when parameter name occurs in s more than once and two occurrences
+ * have different decoded values (a parameter without '=' has the empty
+ * value): then which one the app reads depends on its parser, and a value
+ * taken from it is not a reliable identity.  The same value repeated is not
+ * ambiguous; bad arguments are not either.  Linear in s_len; no buffer.
+ */
+bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
+                        const char *name, size_t name_len);
 
 /* mw_param_find() over QUERY_STRING, '&' only. */
 suspect_rc_t mw_query_find(const char *qs, size_t qs_len, const char *name,

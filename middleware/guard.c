@@ -1,0 +1,342 @@
+/*
+ * guard.c - suspect.xml compiled for requests.
+ *
+ * Compiling (mw_guard_new): the trusted proxy list is parsed into an
+ * mw_trust_t, every header source gets its CGI variable name
+ * (X-Member-Code -> HTTP_X_MEMBER_CODE) in one pool, and every length the
+ * request path needs (route paths, methods, parameter and source names) is
+ * measured once.  Whatever a request could only find out too late (a bad
+ * name, a path that is not normalised, a prefix too long for its family)
+ * is refused here with "file:line: message".
+ *
+ * Deciding is guard_decide.c's, answering guard_respond.c's.
+ *
+ * Invariants: a guard never changes after mw_guard_new(); refs is only
+ * touched atomically.
+ */
+#include "guard_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+/* ---- compiling ---------------------------------------------------------- */
+
+/* Records a config error at the conf's line. */
+#define CONF_ERR(err, conf, line, ...)                                         \
+    suspect_err_set((err), SUSPECT_E_CONFIG, (conf)->file, (line), __VA_ARGS__)
+
+static suspect_rc_t compile_trust(mw_guard_t *g, const suspect_conf_t *conf,
+                                  suspect_err_t *err)
+{
+    suspect_err_t e;
+    unsigned v4 = conf->ipv4_prefix;
+    unsigned v6 = conf->ipv6_prefix;
+
+    suspect_err_clear(&e);
+    if (conf->trusted_proxies != NULL &&
+        mw_trust_parse(&g->trust, conf->trusted_proxies,
+                       strlen(conf->trusted_proxies), &e) != SUSPECT_OK) {
+        return CONF_ERR(err, conf, conf->client_ip_line, "ClientIp: %s",
+                        e.text);
+    }
+    if (v4 > 32 || v6 > 128) {
+        return CONF_ERR(err, conf, conf->client_ip_line,
+                        "ClientIp: prefix %u is too long for IPv%d",
+                        v4 > 32 ? v4 : v6, v4 > 32 ? 4 : 6);
+    }
+    return SUSPECT_OK;
+}
+
+/* True when s (NULL: the default) can be a header value. */
+static bool header_safe(const char *s)
+{
+    for (; s != NULL && *s != '\0'; s++) {
+        if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Bytes the header variable names of conf need in the pool. */
+static size_t names_size(const suspect_conf_t *conf)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < conf->nroutes; i++) {
+        const suspect_conf_route_t *r = &conf->routes[i];
+
+        for (size_t j = 0; j < r->nidentities; j++) {
+            for (size_t k = 0; k < r->identities[j].nsources; k++) {
+                const suspect_conf_source_t *s = &r->identities[j].source[k];
+
+                if (s->kind == SUSPECT_SRC_HEADER && s->name != NULL) {
+                    n += strlen(s->name) + sizeof("HTTP_");
+                }
+            }
+        }
+    }
+    return n;
+}
+
+/* Compiles one source; *pool advances past a header's variable name. */
+static suspect_rc_t compile_source(const suspect_conf_t *conf,
+                                   const suspect_conf_identity_t *ci,
+                                   const suspect_conf_source_t *s,
+                                   guard_source_t *out, char **pool,
+                                   suspect_err_t *err)
+{
+    size_t len = 0;
+
+    out->kind = s->kind;
+    if (s->kind == SUSPECT_SRC_CLIENT_IP) {
+        return SUSPECT_OK;
+    }
+    if (s->kind < SUSPECT_SRC_HEADER || s->kind > SUSPECT_SRC_CLIENT_IP ||
+        s->name == NULL || s->name[0] == '\0') {
+        return CONF_ERR(err, conf, ci->line, "Identity %s: bad source",
+                        ci->type != NULL ? ci->type : "?");
+    }
+    out->name = s->name;
+    out->name_len = strlen(s->name);
+    if (s->kind != SUSPECT_SRC_HEADER) {
+        return SUSPECT_OK;
+    }
+    /* The pool was sized for this name: it fits. */
+    if (mw_header_var(s->name, out->name_len, *pool,
+                      out->name_len + sizeof("HTTP_"), &len) != SUSPECT_OK) {
+        return CONF_ERR(err, conf, ci->line,
+                        "Identity %s: '%s' is not a header name", ci->type,
+                        s->name);
+    }
+    out->name = *pool;
+    out->name_len = len;
+    *pool += len + 1;
+    return SUSPECT_OK;
+}
+
+static suspect_rc_t compile_identity(const suspect_conf_t *conf,
+                                     const suspect_conf_identity_t *ci,
+                                     guard_identity_t *out, char **pool,
+                                     suspect_err_t *err)
+{
+    out->conf = ci;
+    out->nsources = ci->nsources;
+    if (ci->type == NULL || !suspect_name_valid(ci->type, strlen(ci->type)) ||
+        ci->nsources < 1 || ci->nsources > SUSPECT_MAX_PARTS) {
+        return CONF_ERR(err, conf, ci->line, "Identity: bad type or sources");
+    }
+    for (size_t k = 0; k < ci->nsources; k++) {
+        suspect_rc_t rc =
+            compile_source(conf, ci, &ci->source[k], &out->src[k], pool, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* True when path is absolute and already in normal form. */
+static bool path_normal(const char *path)
+{
+    char buf[GUARD_PATH_STACK];
+    size_t n = 0;
+    size_t len = strlen(path);
+
+    return guard_path_build(path, len, NULL, 0, false, buf, sizeof(buf), &n) ==
+               SUSPECT_OK &&
+           n == len && memcmp(buf, path, n) == 0;
+}
+
+static suspect_rc_t compile_route(const suspect_conf_t *conf,
+                                  const suspect_conf_route_t *cr,
+                                  guard_route_t *out, guard_identity_t *ids,
+                                  char **pool, suspect_err_t *err)
+{
+    out->conf = cr;
+    out->ids = ids;
+    out->nids = cr->nidentities;
+    if (cr->action == NULL ||
+        !suspect_name_valid(cr->action, strlen(cr->action))) {
+        return CONF_ERR(err, conf, cr->line, "Route: bad action name");
+    }
+    if (cr->path == NULL || !path_normal(cr->path)) {
+        return CONF_ERR(err, conf, cr->line,
+                        "Route: path must be absolute and normalised");
+    }
+    if (cr->param_name != NULL && cr->param_name[0] == '\0') {
+        return CONF_ERR(err, conf, cr->line, "Route: empty parameter name");
+    }
+    if (cr->nmethods > SUSPECT_CONF_MAX_METHODS || cr->nidentities < 1 ||
+        cr->nidentities > SUSPECT_MAX_IDENTITIES ||
+        (cr->status != 0 && (cr->status < 400 || cr->status > 599))) {
+        return CONF_ERR(err, conf, cr->line, "Route: out of range");
+    }
+    out->path_len = strlen(cr->path);
+    for (size_t i = 0; i < cr->nmethods; i++) {
+        out->method_len[i] = strlen(cr->methods[i]);
+    }
+    out->param_name_len = cr->param_name != NULL ? strlen(cr->param_name) : 0;
+    out->param_value_len =
+        cr->param_value != NULL ? strlen(cr->param_value) : 0;
+    for (size_t j = 0; j < cr->nidentities; j++) {
+        suspect_rc_t rc =
+            compile_identity(conf, &cr->identities[j], &ids[j], pool, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
+    return SUSPECT_OK;
+}
+
+static void guard_free(mw_guard_t *g)
+{
+    if (g->conf_ref) {
+        suspect_conf_unref(g->conf);
+    }
+    free(g->routes);
+    free(g->ids);
+    free(g->names);
+    free(g);
+}
+
+/* A guard with its arrays allocated for conf, or NULL. */
+static mw_guard_t *guard_alloc(const suspect_conf_t *conf)
+{
+    mw_guard_t *g = suspect_calloc(1, sizeof(*g));
+    size_t nids = 0;
+
+    if (g == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < conf->nroutes; i++) {
+        nids += conf->routes[i].nidentities;
+    }
+    g->routes = suspect_calloc(conf->nroutes + 1, sizeof(*g->routes));
+    g->ids = suspect_calloc(nids + 1, sizeof(*g->ids));
+    g->names = suspect_malloc(names_size(conf) + 1);
+    if (g->routes == NULL || g->ids == NULL || g->names == NULL) {
+        guard_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+static suspect_rc_t compile(mw_guard_t *g, const suspect_conf_t *conf,
+                            suspect_err_t *err)
+{
+    guard_identity_t *ids = g->ids;
+    char *pool = g->names;
+    suspect_rc_t rc = compile_trust(g, conf, err);
+
+    if (rc == SUSPECT_OK && conf->template_body != NULL &&
+        (conf->template_len > SUSPECT_CONF_MAX_TEMPLATE ||
+         !header_safe(conf->template_type))) {
+        return CONF_ERR(err, conf, conf->response_line,
+                        "Response: template over %u bytes or its type has "
+                        "control characters",
+                        SUSPECT_CONF_MAX_TEMPLATE);
+    }
+    for (size_t i = 0; rc == SUSPECT_OK && i < conf->nroutes; i++) {
+        rc = compile_route(conf, &conf->routes[i], &g->routes[i], ids, &pool,
+                           err);
+        ids += conf->routes[i].nidentities;
+    }
+    g->nroutes = conf->nroutes;
+    g->keyopts.format = conf->key_format;
+    g->keyopts.prefix = conf->key_prefix;
+    g->form_max = conf->form_max != 0 ? conf->form_max : GUARD_FORM_MAX_DEFAULT;
+    return rc;
+}
+
+/* Compiles conf into a guard that holds a reference on it. */
+suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
+                          suspect_err_t *err)
+{
+    mw_guard_t *g;
+    suspect_rc_t rc;
+
+    if (conf == NULL || out == NULL || (conf->nroutes > 0 && !conf->routes)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "guard: no configuration");
+    }
+    g = guard_alloc(conf);
+    if (g == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "guard: out of memory");
+    }
+    rc = compile(g, conf, err);
+    if (rc != SUSPECT_OK) {
+        guard_free(g);
+        return rc;
+    }
+    g->conf = suspect_conf_ref(conf);
+    g->conf_ref = true;
+    g->refs = 1;
+    *out = g;
+    return SUSPECT_OK;
+}
+
+/* Adds a reference (thread-safe) and returns g. */
+mw_guard_t *mw_guard_ref(mw_guard_t *g)
+{
+    if (g != NULL) {
+        __atomic_fetch_add(&g->refs, 1, __ATOMIC_RELAXED);
+    }
+    return g;
+}
+
+/* Drops a reference; the last frees the guard and its conf reference. */
+void mw_guard_unref(mw_guard_t *g)
+{
+    if (g != NULL && __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        guard_free(g);
+    }
+}
+
+/* The conf the guard was built from (borrowed from the guard). */
+const suspect_conf_t *mw_guard_conf(const mw_guard_t *g)
+{
+    return g != NULL ? g->conf : NULL;
+}
+
+/* The last component of path (for messages). */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* Reports each route whose action lim lacks; returns how many. */
+size_t mw_guard_check_actions(const mw_guard_t *g, const suspect_limits_t *lim,
+                              void (*fn)(void *arg, const char *msg), void *arg)
+{
+    const suspect_conf_t *conf;
+    size_t n = 0;
+
+    if (g == NULL) {
+        return 0;
+    }
+    conf = g->conf;
+    for (size_t i = 0; i < g->nroutes; i++) {
+        const suspect_conf_route_t *r = g->routes[i].conf;
+        char msg[SUSPECT_ERR_FILE_MAX + SUSPECT_ACTION_MAX + 128];
+
+        if (suspect_limits_find(lim, r->action) != NULL) {
+            continue;
+        }
+        n++;
+        if (fn != NULL) {
+            snprintf(msg, sizeof(msg), "%s:%d: route action '%s' is not in %s",
+                     conf->file != NULL ? conf->file : "suspect.xml", r->line,
+                     r->action,
+                     conf->limits_path != NULL ? base_name(conf->limits_path)
+                                               : "the limits file");
+            fn(arg, msg);
+        }
+    }
+    return n;
+}

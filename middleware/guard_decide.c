@@ -1,0 +1,264 @@
+/*
+ * guard_decide.c - from a request to a verdict (mw_guard_decide).
+ *
+ * In this order:
+ *  1. the normalised path (path.c); an unusable one is a REJECT (400);
+ *  2. the first matching route (route.c); none: PASS;
+ *  3. the route's rule in the limits snapshot; none: PASS ("action not in
+ *     limits file"): such a route is off, its missing-identity policy too,
+ *     and no body is read for it;
+ *  4. the identities' values (identity.c); a missing or empty one is
+ *     handled as the route says: skip it (PASS when none is left), PASS,
+ *     or REJECT (400); a query or form parameter repeated with different
+ *     values is a REJECT (400, "ambiguous parameter") whatever the route
+ *     says, since the app may read another copy than the one counted;
+ *  5. one key per identity; two identities with the same key (the same
+ *     value from two sources) are decided once;
+ *  6. one suspect_store_decide() for all keys.  A store error (a bare
+ *     store) fails closed: UNAVAILABLE (503); a failover store reports its
+ *     closed mode as SUSPECT_DEGRADED_CLOSED, also UNAVAILABLE.
+ *
+ * Cost per request: a few variable lookups, one pass over the path, the
+ * routes tried in order, the key builds and the store; no allocation
+ * except the form prefetch and values or paths longer than the stack
+ * buffers (GUARD_ARENA_STACK, GUARD_PATH_STACK).  The stack use is about
+ * 21 KiB (arena, path, eight keys).
+ *
+ * Invariants: the call's memory (guard_call_t) is freed before returning;
+ * a verdict points only into the guard's conf (route, rule.action) and
+ * static strings (why), never into the request or the limits snapshot;
+ * why never holds a value.
+ */
+#include "guard_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "deny.h"
+#include "suspect_failover.h"
+
+/* Fills v as a verdict without a store decision. */
+static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
+                    const char *why)
+{
+    v->kind = kind;
+    v->status = status;
+    v->why = why;
+}
+
+/* The request's normalised path into buf (or a heap buffer in *heap):
+ * SUSPECT_OK, SUSPECT_E_NOTFOUND (no path at all), SUSPECT_E_INVAL,
+ * SUSPECT_E_NOMEM. */
+static suspect_rc_t request_path(mw_req_t *req, char *buf, size_t size,
+                                 char **heap, const char **path, size_t *len)
+{
+    size_t alen = 0, blen = 0;
+    const char *a = mw_req_param(req, "REQUEST_URI", &alen);
+    const char *b = NULL;
+    bool decode = a != NULL && alen > 0;
+    suspect_rc_t rc;
+
+    if (!decode) {
+        a = mw_req_param(req, "SCRIPT_NAME", &alen);
+        b = mw_req_param(req, "PATH_INFO", &blen);
+        if (alen + blen == 0) {
+            return SUSPECT_E_NOTFOUND;
+        }
+    }
+    rc = guard_path_build(a, alen, b, blen, decode, buf, size, len);
+    if (rc == SUSPECT_E_FULL) {
+        /* The output never outgrows the input: see path.c. */
+        *heap = suspect_malloc(alen + blen + 2);
+        if (*heap == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        buf = *heap;
+        rc = guard_path_build(a, alen, b, blen, decode, buf, alen + blen + 2,
+                              len);
+    }
+    *path = buf;
+    return rc;
+}
+
+/* Resolves the identities of r into ids; *n of them are kept.  Sets v
+ * and returns SUSPECT_E_NOTFOUND when the route's missing policy or an
+ * ambiguous parameter ends the decision; SUSPECT_E_IO, SUSPECT_E_NOMEM
+ * from the body. */
+static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
+                                suspect_identity_t *ids, size_t *n,
+                                mw_verdict_t *v)
+{
+    *n = 0;
+    for (size_t i = 0; i < r->nids; i++) {
+        suspect_rc_t rc = guard_identity_resolve(c, &r->ids[i], &ids[*n]);
+
+        if (rc == SUSPECT_OK) {
+            (*n)++;
+            continue;
+        }
+        if (rc == SUSPECT_E_INVAL) {
+            verdict(v, MW_VERDICT_REJECT, 400, "ambiguous parameter");
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc != SUSPECT_E_NOTFOUND) {
+            return rc;
+        }
+        if (r->conf->missing == SUSPECT_MISSING_REJECT) {
+            verdict(v, MW_VERDICT_REJECT, 400, "identity missing: rejected");
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (r->conf->missing == SUSPECT_MISSING_ALLOW) {
+            verdict(v, MW_VERDICT_PASS, 0, "identity missing: allowed");
+            return SUSPECT_E_NOTFOUND;
+        }
+    }
+    if (*n == 0) {
+        verdict(v, MW_VERDICT_PASS, 0, "no identity");
+        return SUSPECT_E_NOTFOUND;
+    }
+    return SUSPECT_OK;
+}
+
+/* Builds the keys of ids[0..n) into keys, the same key only once; *nkeys
+ * gets how many. */
+static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
+                               const suspect_identity_t *ids, size_t n,
+                               suspect_key_t *keys, size_t *nkeys,
+                               suspect_err_t *err)
+{
+    *nkeys = 0;
+    for (size_t i = 0; i < n; i++) {
+        suspect_key_t *k = &keys[*nkeys];
+        bool dup = false;
+        suspect_rc_t rc =
+            suspect_key_build(&g->keyopts, action, &ids[i], k, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        for (size_t j = 0; j < *nkeys && !dup; j++) {
+            dup = keys[j].window_len == k->window_len &&
+                  memcmp(keys[j].buf, k->buf, k->window_len) == 0;
+        }
+        *nkeys += dup ? 0 : 1;
+    }
+    return SUSPECT_OK;
+}
+
+/* The store's decision on keys, as a verdict. */
+static void store_verdict(const guard_route_t *r, suspect_store_t *store,
+                          const suspect_key_t *keys, size_t nkeys,
+                          mw_verdict_t *v)
+{
+    suspect_rc_t rc = suspect_store_decide(store, &v->rule, keys, nkeys,
+                                           v->now_ms, &v->decision, NULL);
+
+    if (rc != SUSPECT_OK) {
+        verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store failed");
+    } else if (v->decision.degraded == SUSPECT_DEGRADED_CLOSED) {
+        verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store unavailable");
+    } else if (v->decision.allowed) {
+        verdict(v, MW_VERDICT_ALLOW, 0,
+                v->decision.degraded != SUSPECT_DEGRADED_NONE
+                    ? "allowed (store degraded)"
+                    : "allowed");
+    } else {
+        verdict(v, MW_VERDICT_DENY,
+                r->conf->status != 0 ? r->conf->status : MW_DENY_STATUS,
+                v->decision.locked ? "locked" : "over the limit");
+    }
+}
+
+/* Steps 3 to 6 of the file comment, for the route r. */
+static suspect_rc_t decide_route(guard_call_t *c, const guard_route_t *r,
+                                 const suspect_limits_t *lim,
+                                 suspect_store_t *store, mw_verdict_t *v,
+                                 suspect_err_t *err)
+{
+    const suspect_rule_t *rule = suspect_limits_find(lim, r->conf->action);
+    suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
+    suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
+    size_t n = 0, nkeys = 0;
+    suspect_rc_t rc;
+
+    if (rule == NULL) {
+        verdict(v, MW_VERDICT_PASS, 0, "action not in limits file");
+        return SUSPECT_OK;
+    }
+    /* The same name, but owned by the conf: the verdict then lives as
+     * long as the guard, whatever happens to the limits snapshot. */
+    v->rule = *rule;
+    v->rule.action = r->conf->action;
+    rc = resolve_all(c, r, ids, &n, v);
+    if (rc == SUSPECT_E_NOTFOUND) {
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_OK) {
+        rc = build_keys(c->g, rule->action, ids, n, keys, &nkeys, err);
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    store_verdict(r, store, keys, nkeys, v);
+    return SUSPECT_OK;
+}
+
+/* Body-reading errors as the contract names them. */
+static suspect_rc_t call_error(suspect_rc_t rc, suspect_err_t *err)
+{
+    if (rc == SUSPECT_E_NOMEM) {
+        return suspect_err_set(err, rc, NULL, 0, "guard: out of memory");
+    }
+    if (rc == SUSPECT_E_IO) {
+        return suspect_err_set(err, rc, NULL, 0,
+                               "guard: reading the request body failed");
+    }
+    return rc;
+}
+
+/* Decides req at now_ms: see the file comment and guard.h. */
+suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
+                             suspect_store_t *store, mw_req_t *req,
+                             int64_t now_ms, mw_verdict_t *out,
+                             suspect_err_t *err)
+{
+    char pbuf[GUARD_PATH_STACK];
+    char *pheap = NULL;
+    const char *path = NULL, *method;
+    size_t path_len = 0, method_len = 0;
+    const guard_route_t *r = NULL;
+    guard_call_t c;
+    suspect_rc_t rc;
+
+    if (g == NULL || req == NULL || out == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "guard: no guard or request");
+    }
+    memset(out, 0, sizeof(*out));
+    out->now_ms = now_ms;
+    out->why = "no route";
+    rc = request_path(req, pbuf, sizeof(pbuf), &pheap, &path, &path_len);
+    if (rc != SUSPECT_OK) {
+        free(pheap);
+        if (rc == SUSPECT_E_INVAL) {
+            verdict(out, MW_VERDICT_REJECT, 400, "bad path");
+        } else if (rc == SUSPECT_E_NOTFOUND) {
+            /* A web server that sends neither is misconfigured (nginx
+             * without `include fastcgi_params`): no route could ever
+             * match, so refuse rather than let everything through. */
+            verdict(out, MW_VERDICT_REJECT, 500,
+                    "no REQUEST_URI or SCRIPT_NAME from the web server");
+        }
+        return rc == SUSPECT_E_NOMEM ? call_error(rc, err) : SUSPECT_OK;
+    }
+    method = mw_req_param(req, "REQUEST_METHOD", &method_len);
+    guard_call_begin(&c, g, req);
+    rc = guard_route_find(&c, method, method_len, path, path_len, &r);
+    free(pheap);
+    if (rc == SUSPECT_OK && r != NULL) {
+        out->route = r->conf;
+        rc = decide_route(&c, r, lim, store, out, err);
+    }
+    guard_call_end(&c);
+    return call_error(rc, err);
+}

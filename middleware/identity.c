@@ -1,0 +1,291 @@
+/*
+ * identity.c - the values of a route's identities, for one request.
+ *
+ * Each source is read with the lookups of request.c: header and env values
+ * are the request's own variables (no copy); cookie, query and form values
+ * are copied (and decoded) into the call's arena: GUARD_ARENA_STACK bytes
+ * on the stack, and for a value that does not fit there one heap block of
+ * its exact size (the lookups report the full length), so a long value is
+ * keyed whole, never cut (the key builder caps and hashes it).  The
+ * client address is resolved once per call and kept as text.
+ *
+ * A query or form parameter given more than once with different values
+ * is refused (SUSPECT_E_INVAL, a 400): the first is what is found here,
+ * but PHP reads the last, so "member=A&member=B" would count A while the
+ * app acts for B, and a client could vary one copy to dodge the count.
+ * The same value repeated is harmless and accepted.
+ *
+ * The body is read at most once per call, and only for an
+ * application/x-www-form-urlencoded request in forward mode that is not
+ * an authorizer's: web servers send authorizers no body, and in the two
+ * deciding modes (auth-request, authorizer) the web server keeps the body
+ * for the app.  When the body is longer than form_max, what was read is
+ * searched up to its last '&', so a parameter cut at the bound is not
+ * taken for a shorter value.
+ *
+ * Invariant: everything a call allocates is listed in its arena and freed
+ * by guard_call_end(); nothing outlives the call.
+ */
+#include "guard_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+
+/* Starts a call: the arena's stack part is left uninitialised. */
+void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req)
+{
+    c->g = g;
+    c->req = req;
+    c->body_state = 0;
+    c->body = NULL;
+    c->body_len = 0;
+    c->ip_state = 0;
+    c->ip_len = 0;
+    c->query.done = false;
+    c->cookie.done = false;
+    c->arena.used = 0;
+    c->arena.nheap = 0;
+}
+
+/* Frees the call's heap blocks. */
+void guard_call_end(guard_call_t *c)
+{
+    for (size_t i = 0; i < c->arena.nheap; i++) {
+        free(c->arena.heap[i]);
+    }
+    c->arena.nheap = 0;
+}
+
+/* The value of variable name, looked up once per call through v. */
+static const char *call_var(guard_call_t *c, guard_var_t *v, const char *name,
+                            size_t *len)
+{
+    if (!v->done) {
+        v->len = 0;
+        v->value = mw_req_param(c->req, name, &v->len);
+        v->done = true;
+    }
+    *len = v->len;
+    return v->value;
+}
+
+/* QUERY_STRING, looked up once per call. */
+const char *guard_call_query(guard_call_t *c, size_t *len)
+{
+    return call_var(c, &c->query, "QUERY_STRING", len);
+}
+
+/* A heap block of n bytes owned by the arena, or NULL. */
+static char *arena_heap(guard_arena_t *a, size_t n)
+{
+    char *p;
+
+    if (a->nheap == GUARD_ARENA_HEAP) {
+        return NULL;
+    }
+    p = suspect_malloc(n);
+    if (p != NULL) {
+        a->heap[a->nheap++] = p;
+    }
+    return p;
+}
+
+/* True when the request is an application/x-www-form-urlencoded one. */
+static bool is_urlencoded(const mw_req_t *req)
+{
+    static const char type[] = "application/x-www-form-urlencoded";
+    size_t n = sizeof(type) - 1;
+    size_t len;
+    const char *v = mw_req_param(req, "CONTENT_TYPE", &len);
+
+    while (v != NULL && len > 0 && (*v == ' ' || *v == '\t')) {
+        v++;
+        len--;
+    }
+    return v != NULL && len >= n && strncasecmp(v, type, n) == 0 &&
+           (len == n || v[n] == ';' || v[n] == ' ' || v[n] == '\t');
+}
+
+/* The urlencoded body of the call: see the file comment. */
+suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len)
+{
+    if (c->body_state == 0) {
+        bool complete = false;
+        suspect_rc_t rc;
+
+        c->body_state = -1;
+        if (c->req->role == MW_ROLE_AUTHORIZER ||
+            c->g->conf->mode != SUSPECT_MODE_FORWARD ||
+            !is_urlencoded(c->req)) {
+            return SUSPECT_E_NOTFOUND;
+        }
+        rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,
+                             &complete);
+        if (rc != SUSPECT_OK) {
+            c->body_state = 0;
+            return rc;
+        }
+        if (!complete) {
+            const char *amp = memrchr(c->body, '&', c->body_len);
+            c->body_len = amp != NULL ? (size_t)(amp - c->body) : 0;
+        }
+        c->body_state = 1;
+    }
+    if (c->body_state < 0) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    *body = c->body;
+    *len = c->body_len;
+    return SUSPECT_OK;
+}
+
+/* Runs a lookup into the arena: see guard_internal.h. */
+suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
+                             size_t s_len, const char *name, size_t name_len,
+                             const char **val, size_t *len)
+{
+    guard_arena_t *a = &c->arena;
+    char *buf = a->stack + a->used;
+    size_t room = sizeof(a->stack) - a->used;
+    suspect_rc_t rc = fn(s, s_len, name, name_len, buf, room, len);
+
+    if (rc == SUSPECT_E_FULL) {
+        buf = arena_heap(a, *len);
+        if (buf == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        rc = fn(s, s_len, name, name_len, buf, *len, len);
+    } else if (rc == SUSPECT_OK) {
+        a->used += *len;
+    }
+    if (rc != SUSPECT_OK) {
+        return rc == SUSPECT_E_FULL ? SUSPECT_E_NOMEM : SUSPECT_E_NOTFOUND;
+    }
+    *val = buf;
+    return SUSPECT_OK;
+}
+
+/* The client address as identity text, resolved once per call. */
+static suspect_rc_t client_ip(guard_call_t *c, const char **val, size_t *len)
+{
+    if (c->ip_state == 0) {
+        const suspect_conf_t *conf = c->g->conf;
+        mw_client_src_t src;
+        mw_addr_t addr;
+
+        c->ip_state = -1;
+        memset(&src, 0, sizeof(src));
+        src.trust = c->g->trust.n > 0 ? &c->g->trust : NULL;
+        src.remote = mw_req_param(c->req, "REMOTE_ADDR", &src.remote_len);
+        if (src.remote == NULL) {
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (conf->fwd_header == SUSPECT_FWD_XFF ||
+            conf->fwd_header == SUSPECT_FWD_BOTH) {
+            src.xff =
+                mw_req_param(c->req, "HTTP_X_FORWARDED_FOR", &src.xff_len);
+        }
+        if (conf->fwd_header == SUSPECT_FWD_FORWARDED ||
+            conf->fwd_header == SUSPECT_FWD_BOTH) {
+            src.forwarded =
+                mw_req_param(c->req, "HTTP_FORWARDED", &src.forwarded_len);
+        }
+        if (mw_client_addr(&src, &addr) != SUSPECT_OK ||
+            mw_addr_identity(&addr, conf->ipv4_prefix, conf->ipv6_prefix, c->ip,
+                             &c->ip_len) != SUSPECT_OK) {
+            return SUSPECT_E_NOTFOUND;
+        }
+        c->ip_state = 1;
+    }
+    if (c->ip_state < 0) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    *val = c->ip;
+    *len = c->ip_len;
+    return SUSPECT_OK;
+}
+
+/* A query or form parameter of s: SUSPECT_OK, SUSPECT_E_NOTFOUND,
+ * SUSPECT_E_INVAL when it is ambiguous, SUSPECT_E_NOMEM. */
+static suspect_rc_t param_value(guard_call_t *c, guard_find_fn fn,
+                                const char *s, size_t s_len,
+                                const guard_source_t *src, const char **val,
+                                size_t *len)
+{
+    suspect_rc_t rc =
+        guard_call_find(c, fn, s, s_len, src->name, src->name_len, val, len);
+
+    if (rc == SUSPECT_OK &&
+        mw_param_ambiguous(s, s_len, 0, src->name, src->name_len)) {
+        return SUSPECT_E_INVAL;
+    }
+    return rc;
+}
+
+/* A form parameter of the call's body. */
+static suspect_rc_t form_value(guard_call_t *c, const guard_source_t *s,
+                               const char **val, size_t *len)
+{
+    const char *body = NULL;
+    size_t body_len = 0;
+    suspect_rc_t rc = guard_call_body(c, &body, &body_len);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    return param_value(c, mw_form_find, body, body_len, s, val, len);
+}
+
+/* The value of one source: SUSPECT_OK, SUSPECT_E_NOTFOUND,
+ * SUSPECT_E_INVAL (an ambiguous parameter), or an error. */
+static suspect_rc_t source_value(guard_call_t *c, const guard_source_t *s,
+                                 const char **val, size_t *len)
+{
+    const char *hdr;
+    size_t hdr_len = 0;
+
+    switch (s->kind) {
+    case SUSPECT_SRC_HEADER:
+    case SUSPECT_SRC_ENV:
+        *val = mw_req_param_n(c->req, s->name, s->name_len, len);
+        return *val != NULL ? SUSPECT_OK : SUSPECT_E_NOTFOUND;
+    case SUSPECT_SRC_COOKIE:
+        hdr = call_var(c, &c->cookie, "HTTP_COOKIE", &hdr_len);
+        return guard_call_find(c, mw_cookie_find, hdr, hdr_len, s->name,
+                               s->name_len, val, len);
+    case SUSPECT_SRC_QUERY:
+        hdr = guard_call_query(c, &hdr_len);
+        return param_value(c, mw_query_find, hdr, hdr_len, s, val, len);
+    case SUSPECT_SRC_FORM:
+        return form_value(c, s, val, len);
+    case SUSPECT_SRC_CLIENT_IP:
+        return client_ip(c, val, len);
+    }
+    return SUSPECT_E_NOTFOUND;
+}
+
+/* The values of identity gi: see guard_internal.h. */
+suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
+                                    suspect_identity_t *id)
+{
+    id->type = gi->conf->type;
+    id->nparts = gi->nsources;
+    for (size_t i = 0; i < gi->nsources; i++) {
+        const char *val = NULL;
+        size_t len = 0;
+        suspect_rc_t rc = source_value(c, &gi->src[i], &val, &len);
+
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        if (len == 0) {
+            return SUSPECT_E_NOTFOUND;
+        }
+        id->part[i].ptr = val;
+        id->part[i].len = len;
+    }
+    return SUSPECT_OK;
+}

@@ -1,0 +1,241 @@
+/*
+ * path.c - the path a route is matched against.
+ *
+ * A client controls REQUEST_URI, so the path is put in the one form the web
+ * server and the app resolve it to before it is compared: "/%6Cogin.cgi",
+ * "//login.cgi", "/./login.cgi" and "/a/../login.cgi" must all be
+ * "/login.cgi", or a rate limit is one spelling away from useless.
+ *
+ * Algorithm: one pass over the input, byte by byte.  In decode mode (a raw
+ * request target) the input ends at the first literal '?' (the query) or
+ * '#' (a fragment, which nginx also cuts), and %XX becomes its byte ('+'
+ * stays: it is a space only in queries); a '%' without two hex digits stays
+ * as it is, as the query parser does.  Every '/' decoded or literal ends a
+ * segment; when a segment ends it is looked at: empty ("//") and "." are
+ * dropped, ".." drops itself and the segment before it.  The output is
+ * always "/" followed by the kept segments, and keeps a trailing '/' when
+ * the input had one ("/dir/" stays "/dir/", "/dir/." becomes "/dir/").
+ *
+ * Refused (SUSPECT_E_INVAL): an empty path, one whose first byte is not a
+ * literal '/', a decoded NUL byte, and ".." at the root.  A server answers
+ * those with 400 itself, so refusing them costs a real client nothing.
+ *
+ * A path already in that form (no '%', no "//", no "/.") is copied in one
+ * scan, which is what nearly every request takes.
+ *
+ * Invariant: the output never holds more bytes than the input consumed
+ * plus one, so a buffer of len + 2 bytes is always big enough.
+ */
+#include "guard_internal.h"
+
+#include <string.h>
+
+/* A reader over the concatenation of two spans. */
+typedef struct path_src {
+    const char *p[2];
+    size_t n[2];
+    size_t part;
+    size_t i;
+    bool decode;
+} path_src_t;
+
+/* A bounded writer: size bytes, one kept for the NUL. */
+typedef struct path_out {
+    char *buf;
+    size_t size;
+    size_t len;
+} path_out_t;
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+/* The raw byte at the reader's position, or -1 at the end. */
+static int src_peek(const path_src_t *s, size_t ahead)
+{
+    size_t part = s->part;
+    size_t i = s->i + ahead;
+
+    while (part < 2 && i >= s->n[part]) {
+        i -= s->n[part];
+        part++;
+    }
+    return part < 2 ? (unsigned char)s->p[part][i] : -1;
+}
+
+static void src_skip(path_src_t *s, size_t k)
+{
+    s->i += k;
+    while (s->part < 2 && s->i >= s->n[s->part]) {
+        s->i -= s->n[s->part];
+        s->part++;
+    }
+}
+
+/* The next decoded byte, or -1 at the end of the path.  An encoded '/'
+ * comes back as '/' and separates segments like a literal one. */
+static int src_next(path_src_t *s)
+{
+    int c = src_peek(s, 0);
+
+    if (c < 0 || (s->decode && (c == '?' || c == '#'))) {
+        return -1;
+    }
+    if (s->decode && c == '%') {
+        int c1 = src_peek(s, 1);
+        int c2 = src_peek(s, 2);
+        int h1 = c1 >= 0 ? hex_digit((char)c1) : -1;
+        int h2 = c2 >= 0 ? hex_digit((char)c2) : -1;
+
+        if (h1 >= 0 && h2 >= 0) {
+            src_skip(s, 3);
+            return h1 * 16 + h2;
+        }
+    }
+    src_skip(s, 1);
+    return c;
+}
+
+static bool out_put(path_out_t *o, char c)
+{
+    if (o->len + 1 >= o->size) {
+        return false;
+    }
+    o->buf[o->len++] = c;
+    return true;
+}
+
+/*
+ * Ends the segment that starts at seg (just after a '/') in o: drops it
+ * when it is empty or ".", drops it and the one before for "..".  Returns
+ * false for ".." at the root.
+ */
+static bool segment_end(path_out_t *o, size_t seg)
+{
+    size_t n = o->len - seg;
+
+    if (n == 1 && o->buf[seg] == '.') {
+        o->len = seg;
+    } else if (n == 2 && o->buf[seg] == '.' && o->buf[seg + 1] == '.') {
+        if (seg == 1) {
+            return false;
+        }
+        /* Back to just after the '/' that opened the previous segment. */
+        o->len = seg - 1;
+        while (o->buf[o->len - 1] != '/') {
+            o->len--;
+        }
+    }
+    return true;
+}
+
+/*
+ * The length of p[0..n) up to its end ('?' or '#' when decoding) when that
+ * is already in normal form, else 0: the common case, copied as it is.  A
+ * '%' (when decoding), a NUL, "//" and "/." (a dot segment, or a name
+ * starting with a dot) take the full pass.
+ */
+static size_t clean_len(const char *p, size_t n, bool decode)
+{
+    size_t i;
+
+    if (n == 0 || p[0] != '/') {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        char c = p[i];
+
+        if (decode && (c == '?' || c == '#')) {
+            break;
+        }
+        if (c == '\0' || (decode && c == '%') ||
+            (c == '/' && i + 1 < n && (p[i + 1] == '/' || p[i + 1] == '.'))) {
+            return 0;
+        }
+    }
+    return i;
+}
+
+suspect_rc_t guard_path_build(const char *a, size_t alen, const char *b,
+                              size_t blen, bool decode, char *buf, size_t size,
+                              size_t *out_len)
+{
+    path_src_t s = {
+        {a, b}, {a != NULL ? alen : 0, b != NULL ? blen : 0}, 0, 0, decode};
+    path_out_t o = {buf, size, 0};
+    size_t seg;
+    size_t clean = blen == 0 || b == NULL ? clean_len(a, alen, decode) : 0;
+    int c;
+
+    if (clean > 0 && buf != NULL) {
+        if (clean >= size) {
+            return SUSPECT_E_FULL;
+        }
+        memcpy(buf, a, clean);
+        buf[clean] = '\0';
+        *out_len = clean;
+        return SUSPECT_OK;
+    }
+    src_skip(&s, 0);
+    /* A literal '/': "%2Flogin" is not an absolute path to a server. */
+    if (buf == NULL || size == 0 || src_peek(&s, 0) != '/') {
+        return SUSPECT_E_INVAL;
+    }
+    src_skip(&s, 1);
+    if (!out_put(&o, '/')) {
+        return SUSPECT_E_FULL;
+    }
+    seg = o.len;
+    while ((c = src_next(&s)) >= 0) {
+        if (c == 0) {
+            return SUSPECT_E_INVAL;
+        }
+        if (c != '/') {
+            if (!out_put(&o, (char)c)) {
+                return SUSPECT_E_FULL;
+            }
+            continue;
+        }
+        if (!segment_end(&o, seg)) {
+            return SUSPECT_E_INVAL;
+        }
+        /* A kept segment gets its '/'; a dropped one left one already. */
+        if (o.len > seg && !out_put(&o, '/')) {
+            return SUSPECT_E_FULL;
+        }
+        seg = o.len;
+    }
+    if (!segment_end(&o, seg)) {
+        return SUSPECT_E_INVAL;
+    }
+    buf[o.len] = '\0';
+    *out_len = o.len;
+    return SUSPECT_OK;
+}
+
+/* The normalised path of a raw request target: see the file comment. */
+suspect_rc_t mw_path_normalize(const char *raw, size_t len, char *buf,
+                               size_t size, size_t *out_len)
+{
+    size_t n = 0;
+    suspect_rc_t rc;
+
+    if (raw == NULL || out_len == NULL) {
+        return SUSPECT_E_INVAL;
+    }
+    rc = guard_path_build(raw, len, NULL, 0, true, buf, size, &n);
+    if (rc == SUSPECT_OK) {
+        *out_len = n;
+    }
+    return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * route.c - which route, if any, a request belongs to.
+ *
+ * Routes are tried in file order and the first whose three conditions hold
+ * wins:
+ *  - method: REQUEST_METHOD is one of the route's methods, compared
+ *    exactly (HTTP methods are case-sensitive); a route listing GET also
+ *    takes HEAD, which web servers run the same script for; a route
+ *    without methods takes any, and a request without a method only
+ *    matches those;
+ *  - path, against the normalised path (path.c):
+ *      "/app.cgi"        (exact, or a prefix without '/' at the end) the
+ *                        path itself, or the path followed by '/' and
+ *                        anything: "/app.cgi", "/app.cgi/" and
+ *                        "/app.cgi/x/y" match (web servers run
+ *                        "/app.cgi/x" as /app.cgi with PATH_INFO "/x"),
+ *                        "/app.cgi2" does not.  An exact path and a prefix
+ *                        without a trailing '/' are the same condition;
+ *      exact "/dir/"     (ends in '/') only "/dir/" itself;
+ *      prefix "/api/"    (ends in '/') the path starts with it: "/api/",
+ *                        "/api/x" and "/api/x/y" match, "/api" does not;
+ *  - parameter: when the route names one, it is present (and, when the
+ *    route gives a value, has exactly that decoded value) in the query,
+ *    the urlencoded body, or either (query first; the body is only read
+ *    when the query does not satisfy the condition).  A parameter given
+ *    several times meets the condition when ANY occurrence does: apps
+ *    differ on which one they read (PHP the last), so "?op=view&op=bank"
+ *    is an "op=bank" request.
+ * Lengths are computed when the guard is built, so a request costs no
+ * strlen() of the configuration.
+ */
+#include "guard_internal.h"
+
+#include <string.h>
+
+/* True when method[0..len) is m[0..m_len). */
+static bool method_is(const char *method, size_t len, const char *m,
+                      size_t m_len)
+{
+    return len == m_len && memcmp(method, m, len) == 0;
+}
+
+/* True when the route takes the method (see the file comment). */
+static bool method_match(const guard_route_t *r, const char *method,
+                         size_t method_len)
+{
+    const suspect_conf_route_t *cr = r->conf;
+    bool head = method != NULL && method_is(method, method_len, "HEAD", 4);
+
+    if (cr->nmethods == 0) {
+        return true;
+    }
+    for (size_t i = 0; method != NULL && i < cr->nmethods; i++) {
+        if (method_is(method, method_len, cr->methods[i], r->method_len[i]) ||
+            (head && method_is(cr->methods[i], r->method_len[i], "GET", 3))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when path matches the route's path: see the file comment. */
+bool guard_route_path_match(const guard_route_t *r, const char *path,
+                            size_t path_len)
+{
+    const char *rp = r->conf->path;
+    size_t n = r->path_len;
+
+    if (path_len < n || memcmp(path, rp, n) != 0) {
+        return false;
+    }
+    if (path_len == n) {
+        return true;
+    }
+    /* Longer than the route's path: a directory prefix takes anything
+     * under it; otherwise only the same script with a PATH_INFO. */
+    if (rp[n - 1] == '/') {
+        return r->conf->prefix;
+    }
+    return path[n] == '/';
+}
+
+/* Whether some occurrence of the parameter of r in s (query or body) is
+ * as the route asks: SUSPECT_OK or SUSPECT_E_NOTFOUND. */
+static suspect_rc_t param_in(const guard_route_t *r, const char *s,
+                             size_t s_len)
+{
+    const suspect_conf_route_t *cr = r->conf;
+
+    return mw_param_match(s, s_len, 0, cr->param_name, r->param_name_len,
+                          cr->param_value, r->param_value_len) == SUSPECT_OK
+               ? SUSPECT_OK
+               : SUSPECT_E_NOTFOUND;
+}
+
+/* Whether the parameter condition of r holds: SUSPECT_OK,
+ * SUSPECT_E_NOTFOUND, or an error reading the body. */
+static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
+{
+    const suspect_conf_route_t *cr = r->conf;
+    suspect_rc_t rc = SUSPECT_E_NOTFOUND;
+
+    if (cr->param_name == NULL) {
+        return SUSPECT_OK;
+    }
+    if ((cr->param_in & SUSPECT_PARAM_QUERY) != 0) {
+        size_t qs_len = 0;
+        const char *qs = guard_call_query(c, &qs_len);
+
+        rc = param_in(r, qs, qs_len);
+    }
+    if (rc == SUSPECT_E_NOTFOUND && (cr->param_in & SUSPECT_PARAM_FORM) != 0) {
+        const char *body = NULL;
+        size_t body_len = 0;
+
+        rc = guard_call_body(c, &body, &body_len);
+        if (rc == SUSPECT_OK) {
+            rc = param_in(r, body, body_len);
+        }
+    }
+    return rc;
+}
+
+/* The first matching route: see guard_internal.h. */
+suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
+                              size_t method_len, const char *path,
+                              size_t path_len, const guard_route_t **out)
+{
+    const mw_guard_t *g = c->g;
+
+    *out = NULL;
+    for (size_t i = 0; i < g->nroutes; i++) {
+        const guard_route_t *r = &g->routes[i];
+        suspect_rc_t rc;
+
+        if (!method_match(r, method, method_len) ||
+            !guard_route_path_match(r, path, path_len)) {
+            continue;
+        }
+        rc = param_match(c, r);
+        if (rc == SUSPECT_OK) {
+            *out = r;
+            return SUSPECT_OK;
+        }
+        if (rc != SUSPECT_E_NOTFOUND) {
+            return rc;
+        }
+    }
+    return SUSPECT_OK;
+}

@@ -1,0 +1,22 @@
+/*
+ * request_test.h - what the files of the "request" suite share
+ * (test_request.c: lookups; test_request_addr.c: addresses): the outcome
+ * markers of the tables, the suite's init and the address tests'
+ * registration.
+ */
+#ifndef SUSPECT_TESTS_REQUEST_TEST_H
+#define SUSPECT_TESTS_REQUEST_TEST_H
+
+#include <CUnit/CUnit.h>
+
+#define NOTFOUND "<notfound>"
+#define FULL     "<full>"
+#define INVAL    "<inval>"
+
+/* The suite's init: parses the trusted proxies of the address tests. */
+int request_addr_init(void);
+
+/* Adds the address tests to suite s; 0 or -1. */
+int request_register_addr(CU_pSuite s);
+
+#endif

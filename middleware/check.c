@@ -37,6 +37,7 @@ static void print_settings(FILE *out, const suspect_conf_t *c)
     fprintf(out, "listen    %s (mode %04o), %u workers, %s\n", c->listen,
             c->socket_mode, c->workers,
             c->mode == SUSPECT_MODE_AUTH_REQUEST ? "nginx auth_request mode"
+            : c->mode == SUSPECT_MODE_AUTHORIZER ? "authorizer mode"
                                                  : "forward mode");
     fprintf(out, "limits    %s (looked at every %u ms)\n", c->limits_path,
             c->reload_ms);

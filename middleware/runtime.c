@@ -74,7 +74,8 @@ static const char *restart_change(const suspect_conf_t *old,
 {
     if (str_differs(old->listen, c->listen) ||
         old->socket_mode != c->socket_mode || old->workers != c->workers ||
-        old->params_max != c->params_max) {
+        old->params_max != c->params_max ||
+        old->io_timeout_ms != c->io_timeout_ms) {
         return "Server";
     }
     if (old->store != c->store ||
@@ -426,11 +427,12 @@ static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
 {
     const char *uri;
 
-    if (!mw_log_enabled(MW_LOG_INFO)) {
+    if (!mw_log_enabled(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO)) {
         return;
     }
     uri = mw_req_param(req, "REQUEST_URI", NULL);
-    mw_log(MW_LOG_INFO, "%s %s action=%s status=%d (%s)",
+    mw_log(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO,
+           "%s %s action=%s status=%d (%s)",
            v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
            uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
            v->status, v->why != NULL ? v->why : "");
@@ -463,7 +465,7 @@ void mw_runtime_handle(mw_req_t *req, void *arg)
         log_verdict(req, &v);
         mw_guard_respond(g, req, &v);
     } else if (req->role == MW_ROLE_AUTHORIZER ||
-               c->mode == SUSPECT_MODE_AUTH_REQUEST) {
+               c->mode != SUSPECT_MODE_FORWARD) {
         allow_respond(req);
     } else {
         forward(rt, c, req);

@@ -16,12 +16,15 @@
  * It always runs in the foreground and logs to stderr: systemd, runit or
  * any supervisor keeps it running and keeps its log.
  */
+#include "config.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgi.h"
@@ -112,28 +115,52 @@ static void log_err(const char *what, const suspect_err_t *err)
     mw_log(MW_LOG_ERROR, "%s%s", what, msg);
 }
 
-/* Waits for signals until SIGTERM/SIGINT, reloading on SIGHUP and on the
- * reload interval. */
-static void signal_loop(mw_runtime_t *rt, const sigset_t *set)
+static int64_t mono_ms(void)
 {
-    for (;;) {
-        unsigned ms = mw_runtime_reload_ms(rt);
-        struct timespec ts = {(time_t)(ms / 1000),
-                              (long)(ms % 1000) * 1000000L};
-        int sig = sigtimedwait(set, NULL, &ts);
+    struct timespec ts;
 
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Waits for SIGHUP, SIGTERM and SIGINT until one of the last two,
+ * reloading on SIGHUP and whenever the reload interval has passed.  The
+ * other signals stay blocked and are never waited for: a SIGCHLD from every
+ * CGI exit must not keep restarting the wait and starve the reloads.
+ */
+static void signal_loop(mw_runtime_t *rt)
+{
+    sigset_t set;
+    int64_t next = mono_ms() + mw_runtime_reload_ms(rt);
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    for (;;) {
+        int64_t left = next - mono_ms();
+        struct timespec ts = {0, 0};
+        int sig = -1;
+
+        if (left > 0) {
+            ts.tv_sec = (time_t)(left / 1000);
+            ts.tv_nsec = (long)(left % 1000) * 1000000L;
+            sig = sigtimedwait(&set, NULL, &ts);
+        }
         if (sig == SIGTERM || sig == SIGINT) {
             mw_log(MW_LOG_NOTICE,
-                   "%s: finishing requests in flight, then "
-                   "exiting",
+                   "%s: finishing requests in flight, then exiting",
                    strsignal(sig));
             return;
         }
         if (sig == SIGHUP) {
             mw_log(MW_LOG_NOTICE, "SIGHUP: reloading");
             mw_runtime_reload(rt, true);
-        } else if (sig < 0 && errno == EAGAIN) {
+        }
+        if (mono_ms() >= next) {
             mw_runtime_reload(rt, false);
+            next = mono_ms() + mw_runtime_reload_ms(rt);
         }
     }
 }
@@ -177,7 +204,7 @@ static int serve(mw_runtime_t *rt)
            c->store == SUSPECT_STORE_REDIS  ? "redis"
            : c->store == SUSPECT_STORE_LMDB ? "lmdb"
                                             : "memory");
-    signal_loop(rt, &all);
+    signal_loop(rt);
     mw_server_stop(srv);
     mw_cgi_kill_all();
     mw_server_free(srv);

@@ -1,0 +1,582 @@
+/*
+ * e2e.c - the deployments of examples/ started for real, for the "e2e"
+ * suite (see e2e.h).
+ *
+ * A stack: copy the CGI application (or point php-cgi at index.php),
+ * copy limits.xml, write suspect.xml and the web server snippet from
+ * examples/ with the production paths swapped for the test's own, start
+ * the app server (php-cgi) if any, then suspect-fcgi (ready when its
+ * socket accepts), then the web server (ready when its port accepts).
+ * The web server's main configuration is generated (procs.c); the
+ * snippet is included as it is.
+ */
+#include "e2e.h"
+
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "redisserver.h"
+#include "util.h"
+
+e2e_t e2e;
+
+static unsigned failures_before;
+
+const char *e2e_src(const char *rel)
+{
+    static char path[2 * TEST_PATH_MAX];
+    const char *src = getenv("SUSPECT_SRCDIR");
+    char *top;
+
+    /* Absolute, since it ends up in configuration files. */
+    if (src == NULL || src[0] == '\0') {
+        src = test_data_path("../..");
+    }
+    top = realpath(src, NULL);
+    snprintf(path, sizeof(path), "%s/%s", top != NULL ? top : src, rel);
+    free(top);
+    return path;
+}
+
+void e2e_setup(void)
+{
+    memset(&e2e, 0, sizeof(e2e));
+    failures_before = CU_get_number_of_failures();
+    e2e.dir = test_mkdtemp();
+    if (e2e.dir == NULL) {
+        return;
+    }
+    snprintf(e2e.sock, sizeof(e2e.sock), "%s/fcgi.sock", e2e.dir);
+    snprintf(e2e.php_sock, sizeof(e2e.php_sock), "%s/php.sock", e2e.dir);
+    snprintf(e2e.conf, sizeof(e2e.conf), "%s/suspect.xml", e2e.dir);
+    snprintf(e2e.limits, sizeof(e2e.limits), "%s/limits.xml", e2e.dir);
+    snprintf(e2e.app, sizeof(e2e.app), "%s/app", e2e.dir);
+    snprintf(e2e.log, sizeof(e2e.log), "%s/suspect.log", e2e.dir);
+    mkdir(e2e.app, 0755);
+}
+
+/* Prints the end of a log file to stderr. */
+static void dump_log(const char *path)
+{
+    size_t len;
+    char *text = test_read_file(path, &len);
+
+    if (text == NULL) {
+        return;
+    }
+    fprintf(stderr, "---- %s (last 3000 bytes)\n%s\n", path,
+            len > 3000 ? text + len - 3000 : text);
+    free(text);
+}
+
+/* Fails the test when suspect-fcgi's log holds a sanitizer report (the
+ * daemon of a --enable-sanitizers build). */
+static void check_daemon_log(void)
+{
+    static const char *const reports[] = {"AddressSanitizer", "LeakSanitizer",
+                                          "runtime error:", "ThreadSanitizer"};
+    char *text = test_read_file(e2e.log, NULL);
+
+    for (size_t i = 0; text != NULL && i < sizeof(reports) / sizeof(*reports);
+         i++) {
+        if (strstr(text, reports[i]) != NULL) {
+            CU_FAIL("suspect-fcgi's log has a sanitizer report");
+            break;
+        }
+    }
+    free(text);
+}
+
+void e2e_teardown(void)
+{
+    static const char *const logs[] = {"suspect.log", "nginx.log",
+                                       "lighttpd.log", "apache.log", "php.log"};
+    char path[TEST_PATH_MAX];
+
+    /* SIGTERM first, so a sanitizer build reports leaks at exit. */
+    test_proc_stop(&e2e.fcgi, SIGTERM, 2000);
+    test_procs_stop_all();
+    if (e2e.dir == NULL) {
+        return;
+    }
+    check_daemon_log();
+    if (CU_get_number_of_failures() != failures_before) {
+        for (size_t i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
+            snprintf(path, sizeof(path), "%s/%s", e2e.dir, logs[i]);
+            dump_log(path);
+        }
+    }
+    test_rmtree(e2e.dir);
+    free(e2e.dir);
+    e2e.dir = NULL;
+}
+
+/* The replacements every example gets, then the extra ones. */
+static char *rewrite(const char *text, const char *const edits[])
+{
+    char listen[64];
+    const char *std[] = {"/run/suspect/fcgi.sock",
+                         e2e.sock,
+                         "/run/suspect/php.sock",
+                         e2e.php_sock,
+                         "/run/php/php8.2-fpm.sock",
+                         e2e.php_sock,
+                         "/srv/suspect/app",
+                         e2e.app,
+                         "listen 80;",
+                         listen,
+                         "include fastcgi_params;",
+                         "include /etc/nginx/fastcgi_params;",
+                         NULL};
+    char *once, *twice;
+
+    snprintf(listen, sizeof(listen), "listen 127.0.0.1:%d;", e2e.port);
+    once = test_subst(text, std);
+    if (once == NULL || edits == NULL) {
+        return once;
+    }
+    twice = test_subst(once, edits);
+    free(once);
+    return twice;
+}
+
+int e2e_write_example(const char *example, const char *name,
+                      const char *const edits[])
+{
+    char rel[256], path[TEST_PATH_MAX];
+    char *text, *out;
+    int rc;
+
+    snprintf(rel, sizeof(rel), "examples/%s", example);
+    text = test_read_file(e2e_src(rel), NULL);
+    if (text == NULL) {
+        fprintf(stderr, "e2e: cannot read %s\n", e2e_src(rel));
+        return -1;
+    }
+    out = rewrite(text, edits);
+    free(text);
+    if (out == NULL) {
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/%s", e2e.dir, name);
+    rc = test_write_file(path, out, strlen(out));
+    free(out);
+    return rc;
+}
+
+int e2e_write_limits(const char *text)
+{
+    char tmp[TEST_PATH_MAX];
+
+    snprintf(tmp, sizeof(tmp), "%s.new", e2e.limits);
+    if (test_write_file(tmp, text, strlen(text)) != 0) {
+        return -1;
+    }
+    return rename(tmp, e2e.limits);
+}
+
+int e2e_write_cgi(const char *name, const char *script)
+{
+    const char *pairs[] = {"@DIR@", e2e.dir, NULL};
+    char path[TEST_PATH_MAX];
+    char *text = test_subst(script, pairs);
+    int rc;
+
+    if (text == NULL) {
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/%s", e2e.app, name);
+    rc = test_write_file(path, text, strlen(text));
+    free(text);
+    return rc == 0 ? chmod(path, 0755) : -1;
+}
+
+/* The parts every stack shares: a port, limits.xml, suspect.xml. */
+static int prepare(const char *example_conf, const char *const edits[])
+{
+    if (e2e.dir == NULL) {
+        return -1;
+    }
+    e2e.port = test_free_port();
+    if (e2e.port <= 0 ||
+        test_copy_file(e2e_src("examples/limits.xml"), e2e.limits, 0644) != 0) {
+        return -1;
+    }
+    return e2e_write_example(example_conf, "suspect.xml", edits);
+}
+
+int e2e_start_suspect(void)
+{
+    return test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, e2e.sock, 0, NULL);
+}
+
+/* Starts nginx on the example snippet (written to DIR/site.conf). */
+static int start_nginx(const char *snippet)
+{
+    char http[TEST_PATH_MAX + 64];
+
+    if (e2e_write_example(snippet, "site.conf", NULL) != 0) {
+        return -1;
+    }
+    snprintf(http, sizeof(http), "    include %s/site.conf;", e2e.dir);
+    return test_nginx_start(&e2e.web, e2e.dir, http, e2e.port);
+}
+
+int e2e_start_cgi(const char *const conf_edits[])
+{
+    char app[TEST_PATH_MAX];
+
+    snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
+    if (prepare("suspect.xml", conf_edits) != 0 ||
+        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) != 0 ||
+        e2e_start_suspect() != 0) {
+        return -1;
+    }
+    return start_nginx("nginx/suspect-cgi.conf");
+}
+
+int e2e_start_php(const char *const conf_edits[])
+{
+    char app[TEST_PATH_MAX];
+
+    snprintf(app, sizeof(app), "%s/index.php", e2e.app);
+    if (prepare("suspect-php.xml", conf_edits) != 0 ||
+        test_copy_file(e2e_src("examples/app/index.php"), app, 0644) != 0 ||
+        test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0 ||
+        e2e_start_suspect() != 0) {
+        return -1;
+    }
+    return start_nginx("nginx/suspect-php.conf");
+}
+
+int e2e_start_auth_request(const char *const conf_edits[])
+{
+    char app[TEST_PATH_MAX];
+
+    snprintf(app, sizeof(app), "%s/index.php", e2e.app);
+    if (prepare("suspect-auth-request.xml", conf_edits) != 0 ||
+        test_copy_file(e2e_src("examples/app/index.php"), app, 0644) != 0 ||
+        test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0 ||
+        e2e_start_suspect() != 0) {
+        return -1;
+    }
+    return start_nginx("nginx/auth-request.conf");
+}
+
+int e2e_start_authorizer(const char *const conf_edits[])
+{
+    static const char main_conf[] = "server.port = @PORT@\n"
+                                    "server.bind = \"127.0.0.1\"\n"
+                                    "server.modules = ( \"mod_access\" )\n"
+                                    "server.pid-file = \"@DIR@/lighttpd.pid\"\n"
+                                    "server.upload-dirs = ( \"@DIR@\" )\n"
+                                    "include \"@DIR@/site.conf\"\n";
+    char app[TEST_PATH_MAX], port[16];
+    const char *pairs[] = {"@PORT@", port, NULL};
+    char *conf;
+    int rc;
+
+    snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
+    if (prepare("suspect-authorizer.xml", conf_edits) != 0 ||
+        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) != 0 ||
+        e2e_write_example("lighttpd/authorizer.conf", "site.conf", NULL) != 0 ||
+        e2e_start_suspect() != 0) {
+        return -1;
+    }
+    snprintf(port, sizeof(port), "%d", e2e.port);
+    conf = test_subst(main_conf, pairs);
+    if (conf == NULL) {
+        return -1;
+    }
+    rc = test_lighttpd_start(&e2e.web, e2e.dir, conf, e2e.port);
+    free(conf);
+    return rc;
+}
+
+int e2e_start_apache(const char *const conf_edits[])
+{
+    char app[TEST_PATH_MAX], listen[64], fcgi_addr[64];
+    char conf[2 * TEST_PATH_MAX];
+    const char *pairs[] = {"127.0.0.1:9010", fcgi_addr, NULL};
+    const char *extra[] = {"--listen", listen, NULL};
+    int fcgi_port = test_free_port();
+
+    snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
+    snprintf(listen, sizeof(listen), "tcp:127.0.0.1:%d", fcgi_port);
+    snprintf(fcgi_addr, sizeof(fcgi_addr), "127.0.0.1:%d", fcgi_port);
+    snprintf(conf, sizeof(conf), "DocumentRoot %s\nInclude %s/site.conf\n",
+             e2e.app, e2e.dir);
+    /* The CGI program runs as www-data: it must reach DIR/app. */
+    if (fcgi_port <= 0 || chmod(e2e.dir, 0755) != 0 ||
+        prepare("suspect-authorizer.xml", conf_edits) != 0 ||
+        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) != 0 ||
+        e2e_write_example("apache/authnz-fcgi.conf", "site.conf", pairs) != 0 ||
+        test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, NULL, fcgi_port,
+                           extra) != 0) {
+        return -1;
+    }
+    return test_apache_start(&e2e.web, e2e.dir, conf, e2e.port);
+}
+
+void e2e_stop(void)
+{
+    test_proc_stop(&e2e.web, SIGKILL, 2000);
+    test_proc_stop(&e2e.fcgi, SIGKILL, 2000);
+    test_proc_stop(&e2e.php, SIGKILL, 2000);
+    unlink(e2e.sock);
+    unlink(e2e.php_sock);
+}
+
+const char *e2e_url(const char *path)
+{
+    static __thread char urls[8][512];
+    static __thread unsigned next;
+    char *url = urls[next++ % 8];
+
+    snprintf(url, sizeof(urls[0]), "http://127.0.0.1:%d%s", e2e.port, path);
+    return url;
+}
+
+int e2e_http(test_http_t *r, const char *const args[])
+{
+    return test_http(r, e2e.dir, args);
+}
+
+int e2e_status(const char *const args[])
+{
+    test_http_t r;
+    int status;
+
+    test_http(&r, e2e.dir, args);
+    status = r.status;
+    test_http_free(&r);
+    return status;
+}
+
+/* ---- raw FastCGI ------------------------------------------------------- */
+
+int e2e_fcgi_connect(void)
+{
+    struct sockaddr_un un;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&un, 0, sizeof(un));
+    un.sun_family = AF_UNIX;
+    if (snprintf(un.sun_path, sizeof(un.sun_path), "%s", e2e.sock) >=
+            (int)sizeof(un.sun_path) ||
+        connect(fd, (struct sockaddr *)&un, sizeof(un)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int e2e_fcgi_send(int fd, int type, int id, const void *data, size_t len)
+{
+    unsigned char h[8] = {1,
+                          (unsigned char)type,
+                          (unsigned char)(id >> 8),
+                          (unsigned char)id,
+                          (unsigned char)(len >> 8),
+                          (unsigned char)len,
+                          0,
+                          0};
+
+    if (send(fd, h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h)) {
+        return -1;
+    }
+    return len == 0 || send(fd, data, len, MSG_NOSIGNAL) == (ssize_t)len ? 0
+                                                                         : -1;
+}
+
+/* Appends a FastCGI length (1 or 4 bytes). */
+static size_t put_len(unsigned char *p, size_t n)
+{
+    if (n < 128) {
+        p[0] = (unsigned char)n;
+        return 1;
+    }
+    p[0] = (unsigned char)(0x80 | (n >> 24));
+    p[1] = (unsigned char)(n >> 16);
+    p[2] = (unsigned char)(n >> 8);
+    p[3] = (unsigned char)n;
+    return 4;
+}
+
+int e2e_fcgi_pair(char *buf, size_t cap, size_t *len, const char *name,
+                  const char *value)
+{
+    size_t nl = strlen(name), vl = strlen(value);
+    unsigned char *p = (unsigned char *)buf + *len;
+
+    if (*len + 8 + nl + vl > cap) {
+        return -1;
+    }
+    p += put_len(p, nl);
+    p += put_len(p, vl);
+    memcpy(p, name, nl);
+    memcpy(p + nl, value, vl);
+    *len = (size_t)((char *)p + nl + vl - buf);
+    return 0;
+}
+
+size_t e2e_read_until_eof(int fd, char *buf, size_t size, unsigned ms,
+                          bool *eof)
+{
+    long long deadline = test_now_ms() + ms;
+    size_t got = 0;
+
+    *eof = false;
+    while (got < size) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        long long left = deadline - test_now_ms();
+        ssize_t n;
+
+        if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
+            break;
+        }
+        n = recv(fd, buf + got, size - got, 0);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            *eof = true;
+            break;
+        }
+        got += (size_t)n;
+    }
+    return got;
+}
+
+bool e2e_fcgi_has(const char *buf, size_t len, int type, char *out,
+                  size_t out_size)
+{
+    const unsigned char *p = (const unsigned char *)buf;
+    size_t off = 0, used = 0;
+    bool found = false;
+
+    while (off + 8 <= len) {
+        size_t clen = (size_t)p[off + 4] << 8 | p[off + 5];
+        size_t plen = p[off + 6];
+        if (p[off + 1] == type) {
+            found = true;
+            for (size_t i = 0; i < clen && off + 8 + i < len && out != NULL &&
+                               used + 1 < out_size;
+                 i++) {
+                out[used++] = (char)p[off + 8 + i];
+            }
+        }
+        off += 8 + clen + plen;
+    }
+    if (out != NULL && out_size > 0) {
+        out[used] = '\0';
+    }
+    return found;
+}
+
+bool e2e_pid_gone(pid_t pid)
+{
+    char path[64], stat[512];
+    const char *paren;
+    char state = '?';
+    int ppid = 0;
+    FILE *f;
+
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+        return true;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return true;
+    }
+    if (fgets(stat, sizeof(stat), f) == NULL) {
+        stat[0] = '\0';
+    }
+    fclose(f);
+    paren = strrchr(stat, ')');
+    if (paren == NULL || sscanf(paren + 1, " %c %d", &state, &ppid) != 2) {
+        return false;
+    }
+    /* A zombie is gone unless suspect-fcgi, its parent, failed to reap it
+     * (a grandchild is reparented and reaped by init). */
+    return state == 'Z' && ppid != (int)e2e.fcgi.pid;
+}
+
+/* ---- shared checks ----------------------------------------------------- */
+
+/* The integer value of header name, or -1. */
+static long header_num(const test_http_t *r, const char *name)
+{
+    const char *v = test_http_header(r, name);
+    char *end;
+    long n;
+
+    if (v == NULL) {
+        return -1;
+    }
+    n = strtol(v, &end, 10);
+    return end != v && *end == '\0' ? n : -1;
+}
+
+bool e2e_is_denial(const test_http_t *r, const char *action, int limit,
+                   int window_s, long retry_min, long retry_max)
+{
+    char policy[160], rl[160];
+    const char *v;
+    long retry = header_num(r, "Retry-After");
+    bool ok = true;
+
+    snprintf(policy, sizeof(policy), "\"%s\";q=%d;w=%d", action, limit,
+             window_s);
+    snprintf(rl, sizeof(rl), "\"%s\";r=0;t=", action);
+    if (r->status != 429) {
+        fprintf(stderr, "e2e: status %d, not 429\n", r->status);
+        return false;
+    }
+    if (retry < retry_min || retry > retry_max) {
+        fprintf(stderr, "e2e: Retry-After %ld not in %ld..%ld\n", retry,
+                retry_min, retry_max);
+        ok = false;
+    }
+    v = test_http_header(r, "RateLimit-Policy");
+    if (v == NULL || strcmp(v, policy) != 0) {
+        fprintf(stderr, "e2e: RateLimit-Policy '%s', want '%s'\n",
+                v ? v : "(none)", policy);
+        ok = false;
+    }
+    v = test_http_header(r, "RateLimit");
+    if (v == NULL || strncmp(v, rl, strlen(rl)) != 0) {
+        fprintf(stderr, "e2e: RateLimit '%s', want '%s...'\n", v ? v : "(none)",
+                rl);
+        ok = false;
+    }
+    v = test_http_header(r, "Cache-Control");
+    if (v == NULL || strstr(v, "no-store") == NULL) {
+        fprintf(stderr, "e2e: Cache-Control '%s'\n", v ? v : "(none)");
+        ok = false;
+    }
+    return ok;
+}
+
+bool e2e_body_starts(const test_http_t *r, int status, const char *prefix)
+{
+    if (r->status == status && strncmp(r->body, prefix, strlen(prefix)) == 0) {
+        return true;
+    }
+    fprintf(stderr, "e2e: got %d '%.200s', want %d '%s...'\n", r->status,
+            r->body, status, prefix);
+    return false;
+}

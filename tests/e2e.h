@@ -1,0 +1,128 @@
+/*
+ * e2e.h - the fixture of the "e2e" suite: the examples/ deployments run
+ * for real in a temp dir, on loopback, with free ports.
+ *
+ * Each test gets a fresh directory (e2e_setup) and ends with every
+ * process killed and reaped and the directory removed (e2e_teardown; on
+ * a failure the logs are printed first).  A stack is one deployment shape
+ * of examples/: its suspect.xml and web server snippet are read from the
+ * source tree and only their paths and ports are rewritten
+ * ("/run/suspect/fcgi.sock" -> DIR/fcgi.sock, "/srv/suspect/app" ->
+ * DIR/app, "listen 80;" -> a free port of 127.0.0.1), so the tests run
+ * exactly the configurations the examples show.
+ */
+#ifndef SUSPECT_TESTS_E2E_H
+#define SUSPECT_TESTS_E2E_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "procs.h"
+
+/* Paths of the fixture; shorter than TEST_PATH_MAX, so a file name
+ * appended to one always fits a TEST_PATH_MAX buffer. */
+#define E2E_PATH 256
+
+typedef struct e2e {
+    char *dir;               /* the test's temp dir */
+    char sock[E2E_PATH];     /* suspect-fcgi's socket */
+    char php_sock[E2E_PATH]; /* php-cgi's */
+    char conf[E2E_PATH];     /* DIR/suspect.xml */
+    char limits[E2E_PATH];   /* DIR/limits.xml */
+    char app[E2E_PATH];      /* DIR/app, the CGI root */
+    char log[E2E_PATH];      /* DIR/suspect.log */
+    int port;                /* the web server's, on 127.0.0.1 */
+    test_proc_t fcgi, web, php;
+} e2e_t;
+
+/* The running test's fixture. */
+extern e2e_t e2e;
+
+/* Per-test setup and teardown (CU_add_suite_with_setup_and_teardown). */
+void e2e_setup(void);
+void e2e_teardown(void);
+
+/* rel in the source tree ($SUSPECT_SRCDIR), in a static buffer. */
+const char *e2e_src(const char *rel);
+
+/* The deployment shapes of examples/ (apache: suspect-authorizer.xml on
+ * TCP, with apache/authnz-fcgi.conf).  conf_edits are extra
+ * {from, to, ..., NULL} replacements for suspect.xml (may be NULL).
+ * 0, or -1 with the reason on stderr. */
+int e2e_start_cgi(const char *const conf_edits[]);
+int e2e_start_php(const char *const conf_edits[]);
+int e2e_start_auth_request(const char *const conf_edits[]);
+int e2e_start_authorizer(const char *const conf_edits[]);
+int e2e_start_apache(const char *const conf_edits[]);
+
+/* Starts suspect-fcgi alone on the DIR/suspect.xml written by
+ * e2e_write_example(). */
+int e2e_start_suspect(void);
+
+/* Stops everything of the current stack (the directory stays). */
+void e2e_stop(void);
+
+/* Writes examples/example with the standard and the extra replacements
+ * to DIR/name.  0 or -1. */
+int e2e_write_example(const char *example, const char *name,
+                      const char *const edits[]);
+
+/* Writes the limits file (text) atomically: a temp file renamed over
+ * DIR/limits.xml, so a reload never sees half of it. */
+int e2e_write_limits(const char *text);
+
+/* "http://127.0.0.1:PORT" + path, in one of a few rotating buffers. */
+const char *e2e_url(const char *path);
+
+/* test_http() in the test's directory. */
+int e2e_http(test_http_t *r, const char *const args[]);
+
+/* The status of one request (curl args), its response freed. */
+int e2e_status(const char *const args[]);
+
+/* Writes a small shell CGI program DIR/app/name (mode 0755) whose body is
+ * script with "@DIR@" replaced. */
+int e2e_write_cgi(const char *name, const char *script);
+
+/* Whether r is the denial of action (limit per window_s) with a
+ * Retry-After in retry_min..retry_max, RateLimit-Policy, RateLimit (r=0)
+ * and Cache-Control: no-store; says what differs on stderr. */
+bool e2e_is_denial(const test_http_t *r, const char *action, int limit,
+                   int window_s, long retry_min, long retry_max);
+
+/* Whether r has status and a body beginning with prefix (else says). */
+bool e2e_body_starts(const test_http_t *r, int status, const char *prefix);
+
+/* The tests of test_e2e_ops.c and test_e2e_shapes.c; 0 or -1. */
+struct CU_Suite;
+int e2e_add_ops_tests(struct CU_Suite *s);
+int e2e_add_shape_tests(struct CU_Suite *s);
+
+/* ---- raw FastCGI, straight to suspect-fcgi's socket -------------------- */
+
+/* Connects to e2e.sock; the fd, or -1. */
+int e2e_fcgi_connect(void);
+
+/* Sends one record; 0 or -1 (the peer may have closed: EPIPE). */
+int e2e_fcgi_send(int fd, int type, int id, const void *data, size_t len);
+
+/* Appends one name-value pair to buf at *len (cap bytes); 0 or -1. */
+int e2e_fcgi_pair(char *buf, size_t cap, size_t *len, const char *name,
+                  const char *value);
+
+/* Reads until EOF (or a reset), size bytes or ms: the bytes read; *eof
+ * says whether the peer closed the connection. */
+size_t e2e_read_until_eof(int fd, char *buf, size_t size, unsigned ms,
+                          bool *eof);
+
+/* Whether the len bytes of records at buf hold one of type; the contents
+ * of all records of that type go into out (NUL-terminated; may be NULL). */
+bool e2e_fcgi_has(const char *buf, size_t len, int type, char *out,
+                  size_t out_size);
+
+/* Whether pid is gone (a zombie counts unless suspect-fcgi is its parent
+ * and has not reaped it). */
+bool e2e_pid_gone(pid_t pid);
+
+#endif

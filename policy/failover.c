@@ -23,7 +23,11 @@
  * SipHash of a lock key, its end (caller's clock) and the generation it was
  * written in.  A new entry replaces whatever shared its slot (a miss later,
  * never a wrong denial: both hash halves must match).  Bumping the
- * generation invalidates every slot at once.
+ * generation invalidates every slot at once.  An entry is trusted for
+ * lock_cache_ttl_ms of real time, then the primary is asked again, so an
+ * unblock made by another process (suspectctl, another host) takes effect
+ * here within that time while a locked client hammering the site still
+ * costs one round trip per interval.
  *
  * Ownership: the wrapper owns both stores and a copy of the overrides.
  */
@@ -44,6 +48,7 @@
 typedef struct slot {
     uint64_t h[2];
     int64_t until_ms;
+    int64_t stale_at; /* monotonic ms: ask the primary again from then */
     uint64_t gen;
 } slot_t;
 
@@ -55,6 +60,7 @@ typedef struct failover {
     suspect_failmode_override_t *ovr; /* actions owned */
     size_t novr;
     unsigned failures, min_open_ms, max_open_ms, closed_retry_ms;
+    unsigned cache_ttl_ms;
     suspect_breaker_cb cb;
     void *cb_arg;
 
@@ -100,7 +106,7 @@ static int64_t cache_get(failover_t *f, const suspect_key_t *key,
     s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
     pthread_mutex_lock(&f->cache_mu);
     if (s->gen == f->gen && s->h[0] == h[0] && s->h[1] == h[1] &&
-        s->until_ms > now_ms) {
+        s->until_ms > now_ms && mono_ms() < s->stale_at) {
         until = s->until_ms;
     }
     pthread_mutex_unlock(&f->cache_mu);
@@ -120,6 +126,7 @@ static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms)
         s->h[0] = h[0];
         s->h[1] = h[1];
         s->until_ms = until_ms;
+        s->stale_at = mono_ms() + f->cache_ttl_ms;
         s->gen = f->gen;
     } else if (s->h[0] == h[0] && s->h[1] == h[1]) {
         s->until_ms = 0;
@@ -414,6 +421,7 @@ static suspect_rc_t copy_opts(failover_t *f, const suspect_failover_opts_t *o,
     f->max_open_ms =
         f->max_open_ms < f->min_open_ms ? f->min_open_ms : f->max_open_ms;
     f->closed_retry_ms = o->closed_retry_ms ? o->closed_retry_ms : 1000;
+    f->cache_ttl_ms = o->lock_cache_ttl_ms ? o->lock_cache_ttl_ms : 1000;
     f->cb = o->on_breaker;
     f->cb_arg = o->cb_arg;
     if (o->noverrides == 0) {

@@ -29,7 +29,10 @@
  * without a round trip (as the seed's .NET code short-cuts on EXISTS).
  * It is bounded (direct-mapped, 4096 slots, keyed by a secret SipHash of the
  * lock key) and uses the caller's now_ms.  reset (unblock) and
- * suspect_failover_bump_generation() (after a config reload) clear it.
+ * suspect_failover_bump_generation() (after a config reload) clear it, and
+ * an entry is only trusted for lock_cache_ttl_ms (1 s) of real time, so an
+ * unblock done elsewhere (suspectctl, another host) reaches this process
+ * within that time.
  */
 #ifndef SUSPECT_FAILOVER_H
 #define SUSPECT_FAILOVER_H
@@ -84,6 +87,9 @@ typedef struct suspect_failover_opts {
                                  0 = 1000 */
     suspect_breaker_cb on_breaker;
     void *cb_arg;
+    unsigned lock_cache_ttl_ms; /* how long a cached lock is trusted
+                                   before the primary is asked again;
+                                   0 = 1000 */
 } suspect_failover_opts_t;
 
 typedef struct suspect_failover_stats {

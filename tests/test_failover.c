@@ -126,7 +126,7 @@ static void test_modes(void)
         {"Feed", SUSPECT_FAIL_OPEN},
     };
     suspect_failover_opts_t opts = {
-        SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL};
+        SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL, 0};
     suspect_store_t *s = wrap(&opts);
     suspect_rule_t pay = {"Pay", 2, 60, 0}, feed = {"Feed", 2, 60, 0};
     suspect_rule_t login = {"Login", 2, 60, 0};
@@ -165,7 +165,7 @@ static void test_modes(void)
 static void test_bad_options(void)
 {
     static const suspect_failmode_override_t ovr[] = {{"bad name", 0}};
-    suspect_failover_opts_t opts = {0, ovr, 1, 0, 0, 0, 0, NULL, NULL};
+    suspect_failover_opts_t opts = {0, ovr, 1, 0, 0, 0, 0, NULL, NULL, 0};
     suspect_store_t *out = (suspect_store_t *)&opts;
 
     CU_ASSERT_EQUAL(
@@ -203,7 +203,7 @@ static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
 static void test_breaker(void)
 {
     suspect_failover_opts_t opts = {SUSPECT_FAIL_OPEN, NULL, 0, 3, 500, 4000, 0,
-                                    on_breaker,        NULL};
+                                    on_breaker,        NULL, 0};
     suspect_store_t *s = wrap(&opts);
     suspect_rule_t r = {"Login", 1000, 60, 0};
     suspect_failover_stats_t st;
@@ -295,6 +295,33 @@ static void test_lock_cache(void)
     suspect_store_free(s);
 }
 
+/* A cached lock is trusted for lock_cache_ttl_ms only: an unblock done in
+ * the primary by someone else (suspectctl, another host) is seen after. */
+static void test_lock_cache_ttl(void)
+{
+    suspect_failover_opts_t o = {
+        SUSPECT_FAIL_LOCAL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 50};
+    suspect_store_t *s = wrap(&o);
+    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_key_t key = test_key("Otp", "u");
+
+    CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 1).allowed);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 2).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    /* Unblocked behind the wrapper's back: the cache still denies... */
+    CU_ASSERT_EQUAL(
+        suspect_store_reset(fake->mem, &key, SUSPECT_RESET_ALL, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 3).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    /* ...until its entry goes stale, then the primary answers. */
+    sleep_ms(80);
+    CU_ASSERT_TRUE(decide(s, &r, "u", 4).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 3);
+    suspect_store_free(s);
+}
+
 /* ---- on a real Redis -----------------------------------------------------
  */
 
@@ -318,7 +345,7 @@ static suspect_store_t *redis_failover(unsigned timeout_ms,
                                        suspect_failmode_t mode)
 {
     suspect_redis_opts_t ropts = {srv.url, timeout_ms, timeout_ms, 0, NULL};
-    suspect_failover_opts_t fopts = {mode, NULL, 0, 0, 0, 0, 0, NULL, NULL};
+    suspect_failover_opts_t fopts = {mode, NULL, 0, 0, 0, 0, 0, NULL, NULL, 0};
     suspect_store_t *redis = NULL, *out = NULL;
 
     CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&ropts, &redis, NULL), SUSPECT_OK);
@@ -484,6 +511,7 @@ int register_failover_suite(void)
         {"bad options", test_bad_options},
         {"breaker", test_breaker},
         {"lock cache", test_lock_cache},
+        {"lock cache entries go stale", test_lock_cache_ttl},
         {"redis: lock cache, zero traffic", test_redis_lock_cache},
         {"redis: kill -9 under load, local", test_redis_kill9_local},
         {"redis: kill -9 under load, closed", test_redis_kill9_closed},

@@ -79,6 +79,30 @@ typedef struct mw_verdict {
 } mw_verdict_t;
 
 /*
+ * What a request resolves to before the store is asked (steps 1 to 4 of
+ * mw_guard_decide, without the store): the route, the rule and the keys.
+ * nkeys == 0: verdict is final (PASS or REJECT) and needs no store; else
+ * verdict has route, rule and now_ms set and the store would decide on
+ * keys[0..nkeys) (identities with the same key appear once; types[i] is
+ * the type of the first identity whose key is keys[i], the conf's string).
+ */
+typedef struct mw_resolution {
+    mw_verdict_t verdict;
+    size_t nkeys;
+    const char *types[SUSPECT_MAX_IDENTITIES];
+    suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
+} mw_resolution_t;
+
+/*
+ * Resolves req at now_ms as mw_guard_decide() does, without touching a
+ * store: nothing is counted.  Fails as mw_guard_decide().  Used to
+ * simulate a request (suspectctl simulate).
+ */
+suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
+                              mw_req_t *req, int64_t now_ms,
+                              mw_resolution_t *out, suspect_err_t *err);
+
+/*
  * Decides req at now_ms.  Returns SUSPECT_OK with *out filled (a store
  * failure is a verdict: the failover store has applied the fail mode
  * already), or SUSPECT_E_IO when reading the body for a form source

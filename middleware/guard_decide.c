@@ -17,6 +17,9 @@
  *  6. one suspect_store_decide() for all keys.  A store error (a bare
  *     store) fails closed: UNAVAILABLE (503); a failover store reports its
  *     closed mode as SUSPECT_DEGRADED_CLOSED, also UNAVAILABLE.
+ * mw_guard_resolve() is steps 1 to 5 (an mw_resolution_t: the verdict so
+ * far and the keys); mw_guard_decide() is resolve, then step 6, so a
+ * simulated request resolves exactly as a real one.
  *
  * Cost per request: a few variable lookups, one pass over the path, the
  * routes tried in order, the key builds and the store; no allocation
@@ -120,35 +123,34 @@ static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
     return SUSPECT_OK;
 }
 
-/* Builds the keys of ids[0..n) into keys, the same key only once; *nkeys
- * gets how many. */
+/* Builds the keys of ids[0..n) into res, the same key only once. */
 static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
                                const suspect_identity_t *ids, size_t n,
-                               suspect_key_t *keys, size_t *nkeys,
-                               suspect_err_t *err)
+                               mw_resolution_t *res, suspect_err_t *err)
 {
-    *nkeys = 0;
+    res->nkeys = 0;
     for (size_t i = 0; i < n; i++) {
-        suspect_key_t *k = &keys[*nkeys];
+        suspect_key_t *k = &res->keys[res->nkeys];
         bool dup = false;
         suspect_rc_t rc =
             suspect_key_build(&g->keyopts, action, &ids[i], k, err);
         if (rc != SUSPECT_OK) {
             return rc;
         }
-        for (size_t j = 0; j < *nkeys && !dup; j++) {
-            dup = keys[j].window_len == k->window_len &&
-                  memcmp(keys[j].buf, k->buf, k->window_len) == 0;
+        for (size_t j = 0; j < res->nkeys && !dup; j++) {
+            dup = res->keys[j].window_len == k->window_len &&
+                  memcmp(res->keys[j].buf, k->buf, k->window_len) == 0;
         }
-        *nkeys += dup ? 0 : 1;
+        if (!dup) {
+            res->types[res->nkeys++] = ids[i].type;
+        }
     }
     return SUSPECT_OK;
 }
 
 /* The store's decision on keys, as a verdict. */
-static void store_verdict(const guard_route_t *r, suspect_store_t *store,
-                          const suspect_key_t *keys, size_t nkeys,
-                          mw_verdict_t *v)
+static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
+                          size_t nkeys, mw_verdict_t *v)
 {
     suspect_rc_t rc = suspect_store_decide(store, &v->rule, keys, nkeys,
                                            v->now_ms, &v->decision, NULL);
@@ -164,21 +166,20 @@ static void store_verdict(const guard_route_t *r, suspect_store_t *store,
                     : "allowed");
     } else {
         verdict(v, MW_VERDICT_DENY,
-                r->conf->status != 0 ? r->conf->status : MW_DENY_STATUS,
+                v->route->status != 0 ? v->route->status : MW_DENY_STATUS,
                 v->decision.locked ? "locked" : "over the limit");
     }
 }
 
-/* Steps 3 to 6 of the file comment, for the route r. */
-static suspect_rc_t decide_route(guard_call_t *c, const guard_route_t *r,
-                                 const suspect_limits_t *lim,
-                                 suspect_store_t *store, mw_verdict_t *v,
-                                 suspect_err_t *err)
+/* Steps 3 to 5 of the file comment, for the route r. */
+static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
+                                  const suspect_limits_t *lim,
+                                  mw_resolution_t *res, suspect_err_t *err)
 {
     const suspect_rule_t *rule = suspect_limits_find(lim, r->conf->action);
     suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
-    suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
-    size_t n = 0, nkeys = 0;
+    mw_verdict_t *v = &res->verdict;
+    size_t n = 0;
     suspect_rc_t rc;
 
     if (rule == NULL) {
@@ -194,13 +195,12 @@ static suspect_rc_t decide_route(guard_call_t *c, const guard_route_t *r,
         return SUSPECT_OK;
     }
     if (rc == SUSPECT_OK) {
-        rc = build_keys(c->g, rule->action, ids, n, keys, &nkeys, err);
+        rc = build_keys(c->g, rule->action, ids, n, res, err);
     }
     if (rc != SUSPECT_OK) {
-        return rc;
+        res->nkeys = 0;
     }
-    store_verdict(r, store, keys, nkeys, v);
-    return SUSPECT_OK;
+    return rc;
 }
 
 /* Body-reading errors as the contract names them. */
@@ -216,17 +216,17 @@ static suspect_rc_t call_error(suspect_rc_t rc, suspect_err_t *err)
     return rc;
 }
 
-/* Decides req at now_ms: see the file comment and guard.h. */
-suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
-                             suspect_store_t *store, mw_req_t *req,
-                             int64_t now_ms, mw_verdict_t *out,
-                             suspect_err_t *err)
+/* Steps 1 to 5 of the file comment: see guard.h. */
+suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
+                              mw_req_t *req, int64_t now_ms,
+                              mw_resolution_t *out, suspect_err_t *err)
 {
     char pbuf[GUARD_PATH_STACK];
     char *pheap = NULL;
     const char *path = NULL, *method;
     size_t path_len = 0, method_len = 0;
     const guard_route_t *r = NULL;
+    mw_verdict_t *v;
     guard_call_t c;
     suspect_rc_t rc;
 
@@ -234,19 +234,21 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "guard: no guard or request");
     }
-    memset(out, 0, sizeof(*out));
-    out->now_ms = now_ms;
-    out->why = "no route";
+    v = &out->verdict;
+    memset(v, 0, sizeof(*v));
+    out->nkeys = 0;
+    v->now_ms = now_ms;
+    v->why = "no route";
     rc = request_path(req, pbuf, sizeof(pbuf), &pheap, &path, &path_len);
     if (rc != SUSPECT_OK) {
         free(pheap);
         if (rc == SUSPECT_E_INVAL) {
-            verdict(out, MW_VERDICT_REJECT, 400, "bad path");
+            verdict(v, MW_VERDICT_REJECT, 400, "bad path");
         } else if (rc == SUSPECT_E_NOTFOUND) {
             /* A web server that sends neither is misconfigured (nginx
              * without `include fastcgi_params`): no route could ever
              * match, so refuse rather than let everything through. */
-            verdict(out, MW_VERDICT_REJECT, 500,
+            verdict(v, MW_VERDICT_REJECT, 500,
                     "no REQUEST_URI or SCRIPT_NAME from the web server");
         }
         return rc == SUSPECT_E_NOMEM ? call_error(rc, err) : SUSPECT_OK;
@@ -256,9 +258,30 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
     rc = guard_route_find(&c, method, method_len, path, path_len, &r);
     free(pheap);
     if (rc == SUSPECT_OK && r != NULL) {
-        out->route = r->conf;
-        rc = decide_route(&c, r, lim, store, out, err);
+        v->route = r->conf;
+        rc = resolve_route(&c, r, lim, out, err);
     }
     guard_call_end(&c);
     return call_error(rc, err);
+}
+
+/* Decides req at now_ms: see the file comment and guard.h. */
+suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
+                             suspect_store_t *store, mw_req_t *req,
+                             int64_t now_ms, mw_verdict_t *out,
+                             suspect_err_t *err)
+{
+    mw_resolution_t res;
+    suspect_rc_t rc;
+
+    if (g == NULL || req == NULL || out == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "guard: no guard or request");
+    }
+    rc = mw_guard_resolve(g, lim, req, now_ms, &res, err);
+    *out = res.verdict;
+    if (rc == SUSPECT_OK && res.nkeys > 0) {
+        store_verdict(store, res.keys, res.nkeys, out);
+    }
+    return rc;
 }

@@ -15,7 +15,7 @@
  * plain commands.
  *
  * Connections, timeouts, reconnects, NOSCRIPT and SIGPIPE are redisconn.c's;
- * URLs, hit ids and backoff redisutil.c's.
+ * URLs, hit ids and backoff redisutil.c's; listing locks redisscan.c's.
  */
 #include "suspect_redis.h"
 
@@ -26,6 +26,7 @@
 
 #include "alloc.h"
 #include "redisconn.h"
+#include "redisscan.h"
 #include "redisutil.h"
 #include "suspect_store_impl.h"
 
@@ -355,4 +356,17 @@ void suspect_redis_stats(suspect_store_t *store, suspect_redis_stats_t *out)
     if (suspect_store_is_redis(store)) {
         redis_pool_stats(&((redisstore_t *)store)->pool, out);
     }
+}
+
+/* The pool and clock of a Redis store, for redisscan.c. */
+redis_pool_t *redis_store_pool(suspect_store_t *store,
+                               suspect_redis_clock_t *clock)
+{
+    redisstore_t *rs = (redisstore_t *)store;
+
+    if (!suspect_store_is_redis(store)) {
+        return NULL;
+    }
+    *clock = rs->clock;
+    return &rs->pool;
 }

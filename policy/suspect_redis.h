@@ -97,6 +97,31 @@ void suspect_redis_stats(suspect_store_t *store, suspect_redis_stats_t *out);
 /* True when store is a Redis store. */
 bool suspect_store_is_redis(const suspect_store_t *store);
 
+/*
+ * Called by suspect_redis_foreach_locked() for each live lock: key is the
+ * window key (the lock key without ":locked"), NUL-terminated, borrowed
+ * for the call.  Return 0 to go on, nonzero to stop.  It must not call
+ * the store.
+ */
+typedef int (*suspect_redis_locked_fn)(void *ud, const char *key,
+                                       size_t key_len, int64_t lock_until_ms);
+
+/*
+ * Lists the identities locked at now_ms whose window key starts with match
+ * (NULL or "" = any key), by SCAN MATCH <match>*:locked COUNT 500 and MGET:
+ * incremental, so a large database never blocks Redis for long, but not a
+ * snapshot (a lock set or dropped meanwhile may or may not be listed, and
+ * SCAN may list a key twice).  A lock ends at the "|until=" of its value
+ * (Suspect's locks), else at now + PTTL (the .NET system's), as
+ * lua/status.lua reads it.  With SUSPECT_REDIS_CLOCK_SERVER, now is Redis
+ * TIME.  Returns SUSPECT_OK (also when fn stopped), SUSPECT_E_INVAL when
+ * store is not a Redis store, or the error of a command.
+ */
+suspect_rc_t suspect_redis_foreach_locked(suspect_store_t *store,
+                                          const char *match, int64_t now_ms,
+                                          suspect_redis_locked_fn fn, void *ud,
+                                          suspect_err_t *err);
+
 #ifdef __cplusplus
 }
 #endif

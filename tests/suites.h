@@ -26,5 +26,7 @@ int register_upstream_suite(void);
 int register_conf_suite(void);
 int register_guard_suite(void);
 int register_e2e_suite(void);
+int register_suspectctl_suite(void);
+int register_redis_scan_suite(void);
 
 #endif

@@ -25,7 +25,8 @@ static int (*const registrars[])(void) = {
     register_fcgi_server_suite, register_cgi_suite,
     register_upstream_suite,    register_conf_suite,
     register_guard_suite,       register_e2e_suite,
-    register_suspectctl_suite,  register_redis_scan_suite,
+    register_suspect_cgi_suite, register_suspectctl_suite,
+    register_redis_scan_suite,
 };
 
 /* Deactivates the suites not named on the command line. */

@@ -28,5 +28,6 @@ int register_guard_suite(void);
 int register_e2e_suite(void);
 int register_suspectctl_suite(void);
 int register_redis_scan_suite(void);
+int register_suspect_cgi_suite(void);
 
 #endif

@@ -1,0 +1,71 @@
+/*
+ * cgirun.h - running the built suspect-cgi the way a web server runs a
+ * CGI program, for the "suspect-cgi" suite.
+ *
+ * A run is posix_spawn() of the binary (or of a #! wrapper naming it)
+ * with a crafted environment (nothing inherited from the test runner),
+ * the body on a pipe or in a regular file, and stdout and stderr on
+ * pipes, all under a deadline: a process still running then is killed.
+ * The binary: $SUSPECT_CGI, else the real executable of a libtool build
+ * ($SUSPECT_BUILDDIR/.libs/suspect-cgi, with LD_LIBRARY_PATH added to
+ * every crafted environment), else $SUSPECT_BUILDDIR/suspect-cgi.
+ *
+ * Runs use the e2e fixture's directory (e2e.h): every environment holds
+ * SUSPECT_LMDB=DIR/suspect.lmdb, so separate runs count in one store.
+ */
+#ifndef SUSPECT_TESTS_CGIRUN_H
+#define SUSPECT_TESTS_CGIRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CGIRUN_MAX_ENV 32
+
+typedef struct cgi_out {
+    int status;     /* wait status; -1 when it did not finish */
+    char *out;      /* stdout (NUL-terminated, may hold NULs) */
+    size_t out_len; /* its length */
+    char *err;      /* stderr (NUL-terminated) */
+} cgi_out_t;
+
+/* Finds the binary; 0, or -1 when it is not built. */
+int cgirun_init(void);
+
+/* The binary's absolute path. */
+const char *cgirun_bin(void);
+
+/* "LD_LIBRARY_PATH=..." when the binary needs it, else "". */
+const char *cgirun_libenv(void);
+
+/* env = vars, then GATEWAY_INTERFACE, PATH, SUSPECT_LMDB and (when
+ * needed) LD_LIBRARY_PATH; NULL-terminated (CGIRUN_MAX_ENV entries). */
+void cgirun_env(const char *env[], const char *const vars[]);
+
+/*
+ * Runs argv with the environment cgirun_env(vars) and len bytes of body
+ * on stdin: a pipe, or with spool the file DIR/body.in.  The result goes
+ * into r (free with cgirun_free); a sanitizer report on stderr fails the
+ * test.
+ */
+void cgirun(cgi_out_t *r, const char *const argv[], const char *const vars[],
+            const char *body, size_t len, bool spool);
+
+void cgirun_free(cgi_out_t *r);
+
+/* Whether the process exited with 0. */
+bool cgirun_exited_0(const cgi_out_t *r);
+
+/* Whether stdout begins with prefix (else prints what it is). */
+bool cgirun_starts(const cgi_out_t *r, const char *prefix);
+
+/* Whether stdout holds line as a whole line. */
+bool cgirun_has_line(const cgi_out_t *r, const char *line);
+
+/* Whether stderr is exactly one line holding text (else says). */
+bool cgirun_one_log_line(const cgi_out_t *r, const char *text);
+
+/* Adds the front end's tests (test_cgi_front.c) to s; 0 or -1. */
+struct CU_Suite;
+int cgirun_add_front_tests(struct CU_Suite *s);
+
+#endif

@@ -17,6 +17,7 @@
 #include "conf_internal.h"
 
 #include <stddef.h>
+#include <strings.h>
 
 #include "suspect_failover.h"
 #include "suspect_redis.h"
@@ -87,9 +88,24 @@ static const conf_enum_item_t fwd_items[] = {
     {"none", SUSPECT_FWD_NONE},
     {"x-forwarded-for", SUSPECT_FWD_XFF},
     {"forwarded", SUSPECT_FWD_FORWARDED},
-    {"both", SUSPECT_FWD_BOTH},
     {NULL, 0}};
 static const conf_enum_t fwd_enum = {fwd_items, 0};
+
+/* header="...": fwd_enum, with a hint for "both", which older files may
+ * hold.  Believing Forwarded, else X-Forwarded-For, trusts a client's
+ * Forwarded whenever the proxy writes only X-Forwarded-For. */
+static suspect_rc_t set_fwd_header(conf_build_t *b, const conf_site_t *at,
+                                   void *obj, const conf_attr_t *a,
+                                   const char *v, size_t n)
+{
+    if (n == 4 && strncasecmp(v, "both", 4) == 0) {
+        return conf_bad_value(b, at, v, n,
+                              "is not accepted: name the one header the "
+                              "trusted proxy sets, \"x-forwarded-for\" or "
+                              "\"forwarded\" (a client writes the other)");
+    }
+    return conf_set_enum(b, at, obj, a, v, n);
+}
 
 static const conf_enum_item_t format_items[] = {{"auto", SUSPECT_FORMAT_AUTO},
                                                 {"json", SUSPECT_FORMAT_JSON},
@@ -299,7 +315,7 @@ static const conf_elem_t upstream_elem = {
 
 static const conf_attr_t client_ip_attrs[] = {
     {"trustedProxies", conf_set_text, OFF(trusted_proxies), &proxies_text, 0},
-    {"header", conf_set_enum, OFF(fwd_header), &fwd_enum, 0},
+    {"header", set_fwd_header, OFF(fwd_header), &fwd_enum, 0},
     {"ipv4Prefix", conf_set_num, OFF(ipv4_prefix), &v4_range, 0},
     {"ipv6Prefix", conf_set_num, OFF(ipv6_prefix), &v6_range, 0},
     {NULL, NULL, 0, NULL, 0}};

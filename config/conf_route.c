@@ -419,7 +419,7 @@ static suspect_rc_t route_begin(conf_build_t *b, int line, size_t nchildren,
                          SUSPECT_CONF_MAX_ROUTES);
     }
     r = &b->routes[b->conf->nroutes++];
-    r->param_in = SUSPECT_PARAM_QUERY;
+    r->param_in = 0; /* not given: conf_routes_check() sets the default */
     r->missing = SUSPECT_MISSING_SKIP;
     if (cap > 0) {
         r->identities = conf_alloc(b, cap * sizeof(*r->identities));
@@ -464,12 +464,33 @@ const conf_elem_t conf_route_elem = {"Route",     route_attrs, route_children,
                                      route_begin, route_end,   ROFF(line),
                                      CONF_STRICT};
 
-/* In auth-request mode nothing may read the body: nginx sends none. */
+/*
+ * The default paramIn, once the mode is known: "any" in forward mode,
+ * where the body is at hand and apps reading $_REQUEST or CGI.pm's
+ * param() take the parameter from the query or the body alike; "query"
+ * in the deciding modes, which never see a body.
+ */
+static void routes_default_param_in(conf_build_t *b)
+{
+    suspect_param_in_t def = b->conf->mode == SUSPECT_MODE_FORWARD
+                                 ? SUSPECT_PARAM_ANY
+                                 : SUSPECT_PARAM_QUERY;
+
+    for (size_t i = 0; i < b->conf->nroutes; i++) {
+        if (b->routes[i].param_in == 0) {
+            b->routes[i].param_in = def;
+        }
+    }
+}
+
+/* Sets the defaults that depend on the mode; then, in the deciding modes,
+ * checks that nothing reads the body: the web server sends none. */
 suspect_rc_t conf_routes_check(conf_build_t *b)
 {
     const suspect_conf_t *c = b->conf;
     const char *mode = conf_mode_name(c->mode);
 
+    routes_default_param_in(b);
     if (c->mode == SUSPECT_MODE_FORWARD) {
         return SUSPECT_OK;
     }

@@ -152,6 +152,7 @@ static const struct {
     {404, "Not Found"},
     {409, "Conflict"},
     {413, "Content Too Large"},
+    {415, "Unsupported Media Type"},
     {423, "Locked"},
     {429, "Too Many Requests"},
     {431, "Request Header Fields Too Large"},

@@ -42,6 +42,15 @@ static suspect_rc_t compile_trust(mw_guard_t *g, const suspect_conf_t *conf,
         return CONF_ERR(err, conf, conf->client_ip_line, "ClientIp: %s",
                         e.text);
     }
+    /* "Forwarded, else X-Forwarded-For" would believe a header the proxy
+     * does not write, and so a client's (the loader refuses it too). */
+    if (conf->fwd_header != SUSPECT_FWD_NONE &&
+        conf->fwd_header != SUSPECT_FWD_XFF &&
+        conf->fwd_header != SUSPECT_FWD_FORWARDED) {
+        return CONF_ERR(err, conf, conf->client_ip_line,
+                        "ClientIp: header must name the one header the "
+                        "trusted proxy sets (x-forwarded-for or forwarded)");
+    }
     if (v4 > 32 || v6 > 128) {
         return CONF_ERR(err, conf, conf->client_ip_line,
                         "ClientIp: prefix %u is too long for IPv%d",

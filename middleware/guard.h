@@ -9,18 +9,21 @@
  * call, because the limits file reloads on its own.
  *
  * Per request (mw_guard_decide):
- *  1. the path: REQUEST_URI's path, percent-decoded and normalised ("//",
+ *  1. the paths: REQUEST_URI's path, percent-decoded and normalised ("//",
  *     "/./", "/../" resolved; an encoded NUL or a path escaping the root is
  *     refused) so "/%6Cogin.cgi" and "/a/../login.cgi" match "/login.cgi";
- *     without REQUEST_URI, SCRIPT_NAME + PATH_INFO;
- *  2. the first route whose method (GET also takes HEAD), path (an exact
- *     path also takes path + "/" + PATH_INFO) and parameter condition (any
- *     occurrence) match; a form condition prefetches up to form_max bytes
- *     of the body, in forward mode only;
+ *     and, normalised alike, SCRIPT_NAME + PATH_INFO and DOCUMENT_URI (the
+ *     script the web server runs, after index or rewrites);
+ *  2. the first route whose method (GET also takes HEAD), one of the paths
+ *     (an exact path also takes path + "/" + PATH_INFO) and parameter
+ *     condition (any occurrence; names as PHP files them) match; a form
+ *     condition prefetches up to form_max bytes of the body, in forward
+ *     mode only, and a longer body is a 413;
  *  3. each identity's value from its sources (header, cookie, query, form,
  *     env, client-ip behind trusted proxies); a missing or empty value is
  *     handled as the route says (skip, allow, reject); a query or form
- *     parameter repeated with different values is a 400;
+ *     parameter repeated with different values is a 400, a form source in
+ *     a body over form_max a 413;
  *  4. the keys, and one suspect_store_decide() for all identities.
  * Nothing here writes to the client; mw_guard_respond() does.
  */
@@ -64,7 +67,9 @@ typedef enum mw_verdict_kind {
     MW_VERDICT_ALLOW,      /* counted and allowed */
     MW_VERDICT_DENY,       /* over the limit or locked: the 429 */
     MW_VERDICT_REJECT,     /* bad request: missing identity (reject),
-                              ambiguous parameter, unusable path: 400 */
+                              ambiguous parameter, unusable path: 400;
+                              form body over form_max: 413; no path from
+                              the web server: 500 */
     MW_VERDICT_UNAVAILABLE /* the store failed in closed mode: 503 */
 } mw_verdict_kind_t;
 
@@ -116,8 +121,9 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
 /*
  * Writes the response for a DENY, REJECT or UNAVAILABLE verdict to req:
  * the denial (mw_deny_build, with the route's status and the configured
- * format or template), a 400, or the 503.  In auth-request mode, for a
- * request in the RESPONDER role (nginx's subrequest), the status is 403
+ * format or template), the REJECT's status (400, 413, 500), or the 503.
+ * In auth-request mode, for a request in the RESPONDER role (nginx's
+ * subrequest), the status is 403
  * and X-Suspect-* headers carry what nginx maps back (see
  * docs/responses.md, "nginx auth_request"); a request in the AUTHORIZER
  * role, and every request in the other modes, gets the real status.

@@ -2,8 +2,15 @@
  * guard_decide.c - from a request to a verdict (mw_guard_decide).
  *
  * In this order:
- *  1. the normalised path (path.c); an unusable one is a REJECT (400);
- *  2. the first matching route (route.c); none: PASS;
+ *  1. the normalised paths (path.c: REQUEST_URI's, SCRIPT_NAME +
+ *     PATH_INFO, DOCUMENT_URI); an unusable one is a REJECT (400), none
+ *     at all a REJECT (500: the web server sends no path);
+ *  2. the first matching route (route.c), whichever path matched; none:
+ *     PASS.  A parameter condition that needs a urlencoded body longer
+ *     than form_max is a REJECT (413, "form body over formMax"): the
+ *     route cannot be told from the body's head; a request that meets
+ *     two routes' conditions on one parameter with different values is a
+ *     REJECT (400, "ambiguous route"): the app's parser picks the action;
  *  3. the route's rule in the limits snapshot; none: PASS ("action not in
  *     limits file"): such a route is off, its missing-identity policy too,
  *     and no body is read for it;
@@ -11,7 +18,9 @@
  *     handled as the route says: skip it (PASS when none is left), PASS,
  *     or REJECT (400); a query or form parameter repeated with different
  *     values is a REJECT (400, "ambiguous parameter") whatever the route
- *     says, since the app may read another copy than the one counted;
+ *     says, since the app may read another copy than the one counted; a
+ *     form source in a body longer than form_max is a REJECT (413), since
+ *     the copy the app reads may lie past the part read;
  *  5. one key per identity; two identities with the same key (the same
  *     value from two sources) are decided once;
  *  6. one suspect_store_decide() for all keys.  A store error (a bare
@@ -24,8 +33,8 @@
  * Cost per request: a few variable lookups, one pass over the path, the
  * routes tried in order, the key builds and the store; no allocation
  * except the form prefetch and values or paths longer than the stack
- * buffers (GUARD_ARENA_STACK, GUARD_PATH_STACK).  The stack use is about
- * 21 KiB (arena, path, eight keys).
+ * buffers (GUARD_ARENA_STACK, GUARD_PATH_STACK, shared by the paths).  The
+ * stack use is about 21 KiB (arena, paths, eight keys).
  *
  * Invariants: the call's memory (guard_call_t) is freed before returning;
  * a verdict points only into the guard's conf (route, rule.action) and
@@ -41,6 +50,10 @@
 #include "deny.h"
 #include "suspect_failover.h"
 
+/* The why of the 413 and the 415. */
+#define GUARD_WHY_FORM_MAX  "form body over formMax"
+#define GUARD_WHY_MULTIPART "multipart form body"
+
 /* Fills v as a verdict without a store decision. */
 static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
                     const char *why)
@@ -50,44 +63,10 @@ static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
     v->why = why;
 }
 
-/* The request's normalised path into buf (or a heap buffer in *heap):
- * SUSPECT_OK, SUSPECT_E_NOTFOUND (no path at all), SUSPECT_E_INVAL,
- * SUSPECT_E_NOMEM. */
-static suspect_rc_t request_path(mw_req_t *req, char *buf, size_t size,
-                                 char **heap, const char **path, size_t *len)
-{
-    size_t alen = 0, blen = 0;
-    const char *a = mw_req_param(req, "REQUEST_URI", &alen);
-    const char *b = NULL;
-    bool decode = a != NULL && alen > 0;
-    suspect_rc_t rc;
-
-    if (!decode) {
-        a = mw_req_param(req, "SCRIPT_NAME", &alen);
-        b = mw_req_param(req, "PATH_INFO", &blen);
-        if (alen + blen == 0) {
-            return SUSPECT_E_NOTFOUND;
-        }
-    }
-    rc = guard_path_build(a, alen, b, blen, decode, buf, size, len);
-    if (rc == SUSPECT_E_FULL) {
-        /* The output never outgrows the input: see path.c. */
-        *heap = suspect_malloc(alen + blen + 2);
-        if (*heap == NULL) {
-            return SUSPECT_E_NOMEM;
-        }
-        buf = *heap;
-        rc = guard_path_build(a, alen, b, blen, decode, buf, alen + blen + 2,
-                              len);
-    }
-    *path = buf;
-    return rc;
-}
-
 /* Resolves the identities of r into ids; *n of them are kept.  Sets v
- * and returns SUSPECT_E_NOTFOUND when the route's missing policy or an
- * ambiguous parameter ends the decision; SUSPECT_E_IO, SUSPECT_E_NOMEM
- * from the body. */
+ * and returns SUSPECT_E_NOTFOUND when the route's missing policy, an
+ * ambiguous parameter or a body over form_max ends the decision;
+ * SUSPECT_E_IO, SUSPECT_E_NOMEM from the body. */
 static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
                                 suspect_identity_t *ids, size_t *n,
                                 mw_verdict_t *v)
@@ -102,6 +81,14 @@ static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
         }
         if (rc == SUSPECT_E_INVAL) {
             verdict(v, MW_VERDICT_REJECT, 400, "ambiguous parameter");
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc == SUSPECT_E_FULL) {
+            verdict(v, MW_VERDICT_REJECT, 413, GUARD_WHY_FORM_MAX);
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc == SUSPECT_E_PARSE) {
+            verdict(v, MW_VERDICT_REJECT, 415, GUARD_WHY_MULTIPART);
             return SUSPECT_E_NOTFOUND;
         }
         if (rc != SUSPECT_E_NOTFOUND) {
@@ -216,16 +203,57 @@ static suspect_rc_t call_error(suspect_rc_t rc, suspect_err_t *err)
     return rc;
 }
 
+/* Step 1 as a verdict: rc from guard_paths_build() (not SUSPECT_OK). */
+static suspect_rc_t path_verdict(suspect_rc_t rc, mw_verdict_t *v,
+                                 suspect_err_t *err)
+{
+    if (rc == SUSPECT_E_INVAL) {
+        verdict(v, MW_VERDICT_REJECT, 400, "bad path");
+    } else if (rc == SUSPECT_E_NOTFOUND) {
+        /* A web server that sends none is misconfigured (nginx without
+         * `include fastcgi_params`): no route could ever match, so refuse
+         * rather than let everything through. */
+        verdict(v, MW_VERDICT_REJECT, 500,
+                "no REQUEST_URI or SCRIPT_NAME from the web server");
+    }
+    return rc == SUSPECT_E_NOMEM ? call_error(rc, err) : SUSPECT_OK;
+}
+
+/* Steps 2 to 5 of the file comment, on the paths of the call's request. */
+static suspect_rc_t resolve_paths(guard_call_t *c, const guard_paths_t *paths,
+                                  const suspect_limits_t *lim,
+                                  mw_resolution_t *out, suspect_err_t *err)
+{
+    const guard_route_t *r = NULL;
+    size_t method_len = 0;
+    const char *method = mw_req_param(c->req, "REQUEST_METHOD", &method_len);
+    suspect_rc_t rc = guard_route_find(c, method, method_len, paths, &r);
+
+    if (rc == SUSPECT_E_FULL) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, 413, GUARD_WHY_FORM_MAX);
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_E_PARSE) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, 415, GUARD_WHY_MULTIPART);
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_E_INVAL) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, 400, "ambiguous route");
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_OK && r != NULL) {
+        out->verdict.route = r->conf;
+        rc = resolve_route(c, r, lim, out, err);
+    }
+    return rc;
+}
+
 /* Steps 1 to 5 of the file comment: see guard.h. */
 suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
                               mw_req_t *req, int64_t now_ms,
                               mw_resolution_t *out, suspect_err_t *err)
 {
-    char pbuf[GUARD_PATH_STACK];
-    char *pheap = NULL;
-    const char *path = NULL, *method;
-    size_t path_len = 0, method_len = 0;
-    const guard_route_t *r = NULL;
+    guard_paths_t paths;
     mw_verdict_t *v;
     guard_call_t c;
     suspect_rc_t rc;
@@ -239,28 +267,14 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     out->nkeys = 0;
     v->now_ms = now_ms;
     v->why = "no route";
-    rc = request_path(req, pbuf, sizeof(pbuf), &pheap, &path, &path_len);
+    rc = guard_paths_build(req, &paths);
     if (rc != SUSPECT_OK) {
-        free(pheap);
-        if (rc == SUSPECT_E_INVAL) {
-            verdict(v, MW_VERDICT_REJECT, 400, "bad path");
-        } else if (rc == SUSPECT_E_NOTFOUND) {
-            /* A web server that sends neither is misconfigured (nginx
-             * without `include fastcgi_params`): no route could ever
-             * match, so refuse rather than let everything through. */
-            verdict(v, MW_VERDICT_REJECT, 500,
-                    "no REQUEST_URI or SCRIPT_NAME from the web server");
-        }
-        return rc == SUSPECT_E_NOMEM ? call_error(rc, err) : SUSPECT_OK;
+        guard_paths_free(&paths);
+        return path_verdict(rc, v, err);
     }
-    method = mw_req_param(req, "REQUEST_METHOD", &method_len);
     guard_call_begin(&c, g, req);
-    rc = guard_route_find(&c, method, method_len, path, path_len, &r);
-    free(pheap);
-    if (rc == SUSPECT_OK && r != NULL) {
-        v->route = r->conf;
-        rc = resolve_route(&c, r, lim, out, err);
-    }
+    rc = resolve_paths(&c, &paths, lim, out, err);
+    guard_paths_free(&paths);
     guard_call_end(&c);
     return call_error(rc, err);
 }

@@ -85,7 +85,8 @@ typedef struct guard_call {
     mw_req_t *req;
     guard_var_t query;  /* QUERY_STRING */
     guard_var_t cookie; /* HTTP_COOKIE */
-    int body_state;     /* 0 not looked at, 1 read, -1 none */
+    int body_state;     /* 0 not looked at, 1 read, -1 none, -2 too long,
+                           -3 multipart */
     const char *body;
     size_t body_len;
     int ip_state; /* 0 not looked at, 1 resolved, -1 none */
@@ -106,6 +107,30 @@ suspect_rc_t guard_path_build(const char *a, size_t alen, const char *b,
                               size_t blen, bool decode, char *buf, size_t size,
                               size_t *out_len);
 
+/* REQUEST_URI, SCRIPT_NAME + PATH_INFO, DOCUMENT_URI. */
+#define GUARD_MAX_PATHS 3
+
+/* The normalised paths of a request, each once (see path.c); they point
+ * into stack or heap. */
+typedef struct guard_paths {
+    size_t n;
+    const char *path[GUARD_MAX_PATHS];
+    size_t len[GUARD_MAX_PATHS];
+    char *heap;
+    char stack[GUARD_PATH_STACK];
+} guard_paths_t;
+
+/*
+ * Fills out with the normalised paths of req.  SUSPECT_OK (out->n >= 1),
+ * SUSPECT_E_NOTFOUND when req has none of the variables,
+ * SUSPECT_E_INVAL when one of them is unusable (see mw_path_normalize()),
+ * SUSPECT_E_NOMEM.  guard_paths_free() frees it, whatever the result.
+ */
+suspect_rc_t guard_paths_build(const mw_req_t *req, guard_paths_t *out);
+
+/* Frees what guard_paths_build() allocated. */
+void guard_paths_free(guard_paths_t *p);
+
 /* ---- identity.c --------------------------------------------------------- */
 
 /* Starts a call: empty arena, nothing looked up. */
@@ -118,12 +143,12 @@ void guard_call_end(guard_call_t *c);
 const char *guard_call_query(guard_call_t *c, size_t *len);
 
 /*
- * The urlencoded body (prefetched once per call, at most form_max bytes;
- * when the body was longer, cut after its last whole parameter).
+ * The urlencoded body (prefetched once per call, at most form_max bytes).
  * SUSPECT_E_NOTFOUND when the request has no such body, is an
  * authorizer's (which must not read stdin), or the guard is in a deciding
  * mode (auth-request, authorizer: the body is the app's, never read here);
- * SUSPECT_E_IO, SUSPECT_E_NOMEM.
+ * SUSPECT_E_FULL when the body is longer than form_max (it is then not
+ * searched at all: the caller answers 413); SUSPECT_E_IO, SUSPECT_E_NOMEM.
  */
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
 
@@ -145,8 +170,9 @@ suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
  * Fills id with the values of identity gi.  SUSPECT_OK when every source
  * has a non-empty value, SUSPECT_E_NOTFOUND when one is missing or empty,
  * SUSPECT_E_INVAL when a query or form source's parameter occurs more than
- * once with different values, SUSPECT_E_IO or SUSPECT_E_NOMEM from
- * reading the body.
+ * once with different values, SUSPECT_E_FULL when a form source meets a
+ * body longer than form_max, SUSPECT_E_IO or SUSPECT_E_NOMEM from reading
+ * the body.
  */
 suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
                                     suspect_identity_t *id);
@@ -154,13 +180,17 @@ suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
 /* ---- route.c ------------------------------------------------------------ */
 
 /*
- * The first route matching method (NULL = none given), path, and its
- * parameter condition, or NULL.  SUSPECT_E_IO or SUSPECT_E_NOMEM when
- * reading the body for a form condition failed (*out is then NULL).
+ * The first route matching method (NULL = none given), one of paths, and
+ * its parameter condition, or NULL.  The request cannot be routed (*out is
+ * NULL) with SUSPECT_E_INVAL when a later route asking the same parameter
+ * for another value matches too (ambiguous: the caller answers 400),
+ * SUSPECT_E_FULL when a route's condition needs a body longer than
+ * form_max (the caller answers 413), SUSPECT_E_IO or SUSPECT_E_NOMEM when
+ * reading the body failed.
  */
 suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
-                              size_t method_len, const char *path,
-                              size_t path_len, const guard_route_t **out);
+                              size_t method_len, const guard_paths_t *paths,
+                              const guard_route_t **out);
 
 /* True when path matches the route's path (see route.c: exact, with
  * PATH_INFO, or under a directory prefix). */

@@ -1,5 +1,6 @@
 /*
- * guard_respond.c - the guard's answers: the denial, the 400 and the 503.
+ * guard_respond.c - the guard's answers: the denial, the 400 (413, 500)
+ * and the 503.
  *
  * DENY is mw_deny_build() with the route's status, UNAVAILABLE is
  * mw_unavailable_build(); both get the conf's template and, when the conf
@@ -7,7 +8,10 @@
  * are built into a stack buffer when there is no template, else into a
  * heap buffer of MW_DENY_BUF plus the template's size; a response that is
  * still bigger (placeholders expand) is built again at its exact size.
- * REJECT is mw_error_respond()'s short plain-text 400.
+ * REJECT is a short plain-text response with the verdict's status: 400
+ * (bad path, missing identity, ambiguous parameter), 413 (a urlencoded
+ * body the route needs is longer than formMax), 415 (the route needs the
+ * body and it is a multipart form) or 500 (the web server sends no path).
  *
  * nginx auth_request: nginx turns any subrequest status but 2xx, 401 and
  * 403 into a 500.  So in auth-request mode, for a request in the FastCGI
@@ -209,7 +213,7 @@ int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v)
         return respond_built(g, req, v, mw_unavailable_build);
     case MW_VERDICT_REJECT:
         if (!auth_mapped(g, req)) {
-            return mw_error_respond(req, 400);
+            return mw_error_respond(req, v->status != 0 ? v->status : 400);
         }
         return write_response(g, req, v, bad_request, sizeof(bad_request) - 1);
     case MW_VERDICT_PASS:

@@ -19,9 +19,16 @@
  * application/x-www-form-urlencoded request in forward mode that is not
  * an authorizer's: web servers send authorizers no body, and in the two
  * deciding modes (auth-request, authorizer) the web server keeps the body
- * for the app.  When the body is longer than form_max, what was read is
- * searched up to its last '&', so a parameter cut at the bound is not
- * taken for a shorter value.
+ * for the app.  The media type is read as PHP reads it: CONTENT_TYPE up
+ * to its first ';', ',' or blank, in any case, so
+ * "application/x-www-form-urlencoded,x" is a form too (leading blanks are
+ * skipped, which only ever parses more).  A body longer than form_max is
+ * not searched at all (SUSPECT_E_FULL, a 413): a prefix could hide a
+ * later copy of a parameter (the one PHP reads) or the parameter itself,
+ * so counting from it would be a guess.  A multipart/form-data body, which
+ * PHP also reads into $_POST, is not parsed here: a route that needs the
+ * body refuses it (SUSPECT_E_PARSE, a 415) rather than let its form
+ * fields go uncounted.
  *
  * Invariant: everything a call allocates is listed in its arena and freed
  * by guard_call_end(); nothing outlives the call.
@@ -93,53 +100,68 @@ static char *arena_heap(guard_arena_t *a, size_t n)
     return p;
 }
 
-/* True when the request is an application/x-www-form-urlencoded one. */
-static bool is_urlencoded(const mw_req_t *req)
+/* True when the request's media type is type (see the file comment). */
+static bool media_type_is(const mw_req_t *req, const char *type)
 {
-    static const char type[] = "application/x-www-form-urlencoded";
-    size_t n = sizeof(type) - 1;
-    size_t len;
+    size_t n = strlen(type);
+    size_t len = 0, end = 0;
     const char *v = mw_req_param(req, "CONTENT_TYPE", &len);
 
     while (v != NULL && len > 0 && (*v == ' ' || *v == '\t')) {
         v++;
         len--;
     }
-    return v != NULL && len >= n && strncasecmp(v, type, n) == 0 &&
-           (len == n || v[n] == ';' || v[n] == ' ' || v[n] == '\t');
+    while (v != NULL && end < len && strchr(";, \t", v[end]) == NULL) {
+        end++;
+    }
+    return v != NULL && end == n && strncasecmp(v, type, n) == 0;
 }
 
 /* The urlencoded body of the call: see the file comment. */
+/* Where the body stands before it is read: 0 to read (urlencoded, in
+ * forward mode), -1 nothing to read, -3 a multipart form that cannot be
+ * searched. */
+static int body_kind(const guard_call_t *c)
+{
+    if (c->req->role == MW_ROLE_AUTHORIZER ||
+        c->g->conf->mode != SUSPECT_MODE_FORWARD) {
+        return -1;
+    }
+    if (media_type_is(c->req, "application/x-www-form-urlencoded")) {
+        return 0;
+    }
+    return media_type_is(c->req, "multipart/form-data") ? -3 : -1;
+}
+
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len)
 {
     if (c->body_state == 0) {
         bool complete = false;
         suspect_rc_t rc;
 
-        c->body_state = -1;
-        if (c->req->role == MW_ROLE_AUTHORIZER ||
-            c->g->conf->mode != SUSPECT_MODE_FORWARD ||
-            !is_urlencoded(c->req)) {
-            return SUSPECT_E_NOTFOUND;
+        c->body_state = body_kind(c);
+        if (c->body_state != 0) {
+            return guard_call_body(c, body, len);
         }
         rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,
                              &complete);
         if (rc != SUSPECT_OK) {
-            c->body_state = 0;
             return rc;
         }
-        if (!complete) {
-            const char *amp = memrchr(c->body, '&', c->body_len);
-            c->body_len = amp != NULL ? (size_t)(amp - c->body) : 0;
-        }
-        c->body_state = 1;
+        c->body_state = complete ? 1 : -2;
     }
-    if (c->body_state < 0) {
+    switch (c->body_state) {
+    case -2:
+        return SUSPECT_E_FULL;
+    case -3:
+        return SUSPECT_E_PARSE;
+    case 1:
+        *body = c->body;
+        *len = c->body_len;
+        return SUSPECT_OK;
+    default:
         return SUSPECT_E_NOTFOUND;
     }
-    *body = c->body;
-    *len = c->body_len;
-    return SUSPECT_OK;
 }
 
 /* Runs a lookup into the arena: see guard_internal.h. */
@@ -183,13 +205,12 @@ static suspect_rc_t client_ip(guard_call_t *c, const char **val, size_t *len)
         if (src.remote == NULL) {
             return SUSPECT_E_NOTFOUND;
         }
-        if (conf->fwd_header == SUSPECT_FWD_XFF ||
-            conf->fwd_header == SUSPECT_FWD_BOTH) {
+        /* One header, the one the proxy writes: with two, a client could
+         * write the other (conf and guard refuse any other value). */
+        if (conf->fwd_header == SUSPECT_FWD_XFF) {
             src.xff =
                 mw_req_param(c->req, "HTTP_X_FORWARDED_FOR", &src.xff_len);
-        }
-        if (conf->fwd_header == SUSPECT_FWD_FORWARDED ||
-            conf->fwd_header == SUSPECT_FWD_BOTH) {
+        } else if (conf->fwd_header == SUSPECT_FWD_FORWARDED) {
             src.forwarded =
                 mw_req_param(c->req, "HTTP_FORWARDED", &src.forwarded_len);
         }

@@ -23,12 +23,28 @@
  * A path already in that form (no '%', no "//", no "/.") is copied in one
  * scan, which is what nearly every request takes.
  *
+ * The paths of a request (guard_paths_build): a route may match any of
+ * them, because what a client asked for and what the web server runs can
+ * differ.  With nginx's "index index.php", try_files or a rewrite,
+ * "POST /?op=login" runs /index.php, so REQUEST_URI's path ("/") alone
+ * would miss a route for "/index.php".  So the request is matched by up to
+ * three paths, each normalised the same way and kept once:
+ *   REQUEST_URI's path (decoded here: the raw request target);
+ *   SCRIPT_NAME + PATH_INFO (already decoded by the web server): the
+ *     script that runs;
+ *   DOCUMENT_URI (nginx's $document_uri, decoded, after rewrites).
+ * A path that is present but unusable refuses the request (400), whichever
+ * it is; none at all is the web server's misconfiguration (500).
+ *
  * Invariant: the output never holds more bytes than the input consumed
  * plus one, so a buffer of len + 2 bytes is always big enough.
  */
 #include "guard_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 /* A reader over the concatenation of two spans. */
 typedef struct path_src {
@@ -238,4 +254,121 @@ suspect_rc_t mw_path_normalize(const char *raw, size_t len, char *buf,
         *out_len = n;
     }
     return rc;
+}
+
+/* ---- the paths of a request ---------------------------------------------- */
+
+/* One path to build: a[0..alen) then b[0..blen), raw when decode. */
+typedef struct path_in {
+    const char *a;
+    size_t alen;
+    const char *b;
+    size_t blen;
+    bool decode;
+} path_in_t;
+
+/* The variable name of req, or NULL when missing or empty. */
+static const char *var(const mw_req_t *req, const char *name, size_t *len)
+{
+    const char *v;
+
+    *len = 0;
+    v = mw_req_param(req, name, len);
+    return v != NULL && *len > 0 ? v : NULL;
+}
+
+/* The paths req has (see the file comment) into in; how many. */
+static size_t path_inputs(const mw_req_t *req, path_in_t in[GUARD_MAX_PATHS])
+{
+    size_t n = 0;
+
+    memset(in, 0, GUARD_MAX_PATHS * sizeof(*in));
+    in[n].a = var(req, "REQUEST_URI", &in[n].alen);
+    in[n].decode = true;
+    n += in[n].a != NULL;
+    in[n].a = var(req, "SCRIPT_NAME", &in[n].alen);
+    in[n].b = var(req, "PATH_INFO", &in[n].blen);
+    in[n].decode = false;
+    n += in[n].a != NULL || in[n].b != NULL;
+    in[n].a = var(req, "DOCUMENT_URI", &in[n].alen);
+    in[n].b = NULL;
+    in[n].blen = 0;
+    in[n].decode = false;
+    n += in[n].a != NULL;
+    return n;
+}
+
+/* True when p[0..len) is one of out's paths already. */
+static bool path_seen(const guard_paths_t *out, const char *p, size_t len)
+{
+    for (size_t i = 0; i < out->n; i++) {
+        if (out->len[i] == len && memcmp(out->path[i], p, len) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Builds in[0..n) into buf[0..size), one after the other, NUL-separated;
+ * fails as guard_path_build(). */
+static suspect_rc_t paths_fill(guard_paths_t *out, const path_in_t *in,
+                               size_t n, char *buf, size_t size)
+{
+    size_t used = 0;
+
+    out->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = 0;
+        suspect_rc_t rc =
+            size - used < 2
+                ? SUSPECT_E_FULL
+                : guard_path_build(in[i].a, in[i].alen, in[i].b, in[i].blen,
+                                   in[i].decode, buf + used, size - used, &len);
+
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        if (!path_seen(out, buf + used, len)) {
+            out->path[out->n] = buf + used;
+            out->len[out->n++] = len;
+            used += len + 1;
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* The normalised paths of req: see guard_internal.h. */
+suspect_rc_t guard_paths_build(const mw_req_t *req, guard_paths_t *out)
+{
+    path_in_t in[GUARD_MAX_PATHS];
+    size_t n = path_inputs(req, in);
+    size_t need = 0;
+    suspect_rc_t rc;
+
+    out->n = 0;
+    out->heap = NULL;
+    if (n == 0) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    rc = paths_fill(out, in, n, out->stack, sizeof(out->stack));
+    if (rc != SUSPECT_E_FULL) {
+        return rc;
+    }
+    /* Each output fits in its input's length + 2: see the invariant. */
+    for (size_t i = 0; i < n; i++) {
+        need += in[i].alen + in[i].blen + 2;
+    }
+    out->heap = suspect_malloc(need);
+    if (out->heap == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    return paths_fill(out, in, n, out->heap, need);
+}
+
+/* Frees what guard_paths_build() allocated. */
+void guard_paths_free(guard_paths_t *p)
+{
+    free(p->heap);
+    p->heap = NULL;
+    p->n = 0;
 }

@@ -17,6 +17,24 @@
  * mw_param_match(), true when any occurrence matches, and
  * mw_param_ambiguous(), which finds occurrences that differ; both walk the
  * parameters once, comparing decoded bytes as they go, without a buffer.
+ *
+ * Parameter names are compared the way PHP files them, as well as byte
+ * for byte: PHP cuts a decoded name at a NUL byte, drops its leading
+ * spaces, turns ' ' and '.' into '_', and at the first '[' either ends
+ * the name (a ']' follows: "name[...]" is an element of array "name") or
+ * turns that '[' and every later ' ', '.' and '[' into '_'.  So "+op",
+ * "op%00x" and "op[]" all reach PHP as "op", and "a.b" as "a_b".  Two
+ * names are the same parameter here when they are equal, or when their
+ * PHP forms are equal and not empty (PHP drops a parameter whose name
+ * comes out empty).  For an app that is not PHP this only makes more
+ * names the same, which is the safe side: a route condition matches more,
+ * and differing copies are ambiguous (a 400) rather than counted as one
+ * identity while the app reads another.  name_rd_t yields a name's PHP
+ * form byte by byte; the one look-ahead (is there a ']' after the first
+ * '['?) happens at most once per name, so the pass stays linear.
+ *
+ * Cookies: values are percent-decoded (%XX; '+' stays), as PHP decodes
+ * them: "sid=%61bc" is the app's "abc", so it must be Suspect's too.
  */
 #include "request.h"
 
@@ -30,21 +48,86 @@ static bool span_eq(span_t s, const char *name, size_t name_len)
     return span_len(s) == name_len && memcmp(s.p, name, name_len) == 0;
 }
 
-/* Copies a found value out; the lookup result for a value of vlen bytes. */
-static suspect_rc_t copy_out(const char *v, size_t vlen, char *buf, size_t size,
-                             size_t *len)
-{
-    memcpy(buf, v, vlen < size ? vlen : size);
-    *len = vlen;
-    return vlen > size ? SUSPECT_E_FULL : SUSPECT_OK;
-}
-
 static bool lookup_args_ok(const char *s, size_t s_len, const char *name,
                            size_t name_len, const char *buf, size_t size,
                            const size_t *len)
 {
     return (s != NULL || s_len == 0) && name != NULL && name_len > 0 &&
            (buf != NULL || size == 0) && len != NULL;
+}
+
+/* ---- decoding ----------------------------------------------------------- */
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+/* Decodes the byte at *p (%XX, '+' as a space when plus, or itself) and
+ * steps past it. */
+static unsigned char decode_byte(const char **p, const char *e, bool plus)
+{
+    const char *s = *p;
+
+    if (*s == '+' && plus) {
+        *p = s + 1;
+        return ' ';
+    }
+    if (*s == '%' && e - s >= 3 && hex_value(s[1]) >= 0 &&
+        hex_value(s[2]) >= 0) {
+        *p = s + 3;
+        return (unsigned char)(hex_value(s[1]) * 16 + hex_value(s[2]));
+    }
+    *p = s + 1;
+    return (unsigned char)*s;
+}
+
+/* decode_byte() as query and form components are decoded. */
+static unsigned char decode_next(const char **p, const char *e)
+{
+    return decode_byte(p, e, true);
+}
+
+/* True when the raw name [p, e) decodes to exactly name. */
+static bool decoded_eq(const char *p, const char *e, const char *name,
+                       size_t name_len)
+{
+    size_t i = 0;
+
+    while (p < e) {
+        if (i == name_len || decode_next(&p, e) != (unsigned char)name[i]) {
+            return false;
+        }
+        i++;
+    }
+    return i == name_len;
+}
+
+/* Decodes [p, e) into buf (%XX; '+' too when plus); the lookup result as
+ * copy_out(). */
+static suspect_rc_t decode_out(const char *p, const char *e, bool plus,
+                               char *buf, size_t size, size_t *len)
+{
+    size_t n = 0;
+
+    while (p < e) {
+        unsigned char c = decode_byte(&p, e, plus);
+        if (n < size) {
+            buf[n] = (char)c;
+        }
+        n++;
+    }
+    *len = n;
+    return n > size ? SUSPECT_E_FULL : SUSPECT_OK;
 }
 
 /* ---- cookies ------------------------------------------------------------ */
@@ -83,78 +166,114 @@ suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
 
         if (eq != NULL && span_eq(trim(p, eq), name, name_len)) {
             span_t v = cookie_value(eq + 1, pe);
-            return copy_out(v.p, span_len(v), buf, size, len);
+            return decode_out(v.p, v.e, false, buf, size, len);
         }
         p = semi != NULL ? semi + 1 : end;
     }
     return SUSPECT_E_NOTFOUND;
 }
 
-/* ---- query and form ----------------------------------------------------- */
+/* ---- parameter names as PHP files them ----------------------------------- */
 
-static int hex_value(char c)
+enum name_state {
+    NAME_START, /* leading spaces are dropped */
+    NAME_IN,    /* ' ' and '.' become '_'; a '[' may open an index */
+    NAME_REST,  /* after a '[' without ']': '[' becomes '_' too */
+    NAME_END
+};
+
+/* A reader of a name's PHP form (see the file comment). */
+typedef struct name_rd {
+    const char *p;
+    const char *e;
+    bool decode; /* the input is urlencoded (a request's), else plain */
+    enum name_state state;
+} name_rd_t;
+
+/* The next byte of the name itself, or -1 at its end: a NUL ends it, as
+ * it ends PHP's C string. */
+static int rd_byte(name_rd_t *r)
 {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
+    unsigned char c;
+
+    if (r->p >= r->e) {
+        return -1;
     }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
+    c = r->decode ? decode_next(&r->p, r->e) : (unsigned char)*r->p++;
+    return c != 0 ? c : -1;
 }
 
-/* Decodes the byte at *p ('+', %XX or itself) and steps past it. */
-static unsigned char decode_next(const char **p, const char *e)
+/* True when a ']' follows in the rest of the name. */
+static bool rd_closes(const name_rd_t *r)
 {
-    const char *s = *p;
+    name_rd_t t = *r;
+    int c;
 
-    if (*s == '+') {
-        *p = s + 1;
-        return ' ';
+    while ((c = rd_byte(&t)) >= 0) {
+        if (c == ']') {
+            return true;
+        }
     }
-    if (*s == '%' && e - s >= 3 && hex_value(s[1]) >= 0 &&
-        hex_value(s[2]) >= 0) {
-        *p = s + 3;
-        return (unsigned char)(hex_value(s[1]) * 16 + hex_value(s[2]));
-    }
-    *p = s + 1;
-    return (unsigned char)*s;
+    return false;
 }
 
-/* True when the raw name [p, e) decodes to exactly name. */
-static bool decoded_eq(const char *p, const char *e, const char *name,
-                       size_t name_len)
+/* The next byte of the PHP form, or -1 at its end. */
+static int rd_next(name_rd_t *r)
 {
-    size_t i = 0;
+    int c;
 
-    while (p < e) {
-        if (i == name_len || decode_next(&p, e) != (unsigned char)name[i]) {
+    if (r->state == NAME_END) {
+        return -1;
+    }
+    c = rd_byte(r);
+    while (r->state == NAME_START && c == ' ') {
+        c = rd_byte(r);
+    }
+    if (r->state == NAME_START) {
+        r->state = NAME_IN;
+    }
+    if (c < 0 || (c == '[' && r->state == NAME_IN && rd_closes(r))) {
+        r->state = NAME_END;
+        return -1;
+    }
+    if (c == '[') {
+        r->state = NAME_REST;
+        return '_';
+    }
+    return c == ' ' || c == '.' ? '_' : c;
+}
+
+/* True when the raw name [p, e) and name have the same, non-empty, PHP
+ * form. */
+static bool php_name_eq(const char *p, const char *e, const char *name,
+                        size_t name_len)
+{
+    name_rd_t a = {p, e, true, NAME_START};
+    name_rd_t b = {name, name + name_len, false, NAME_START};
+    size_t n = 0;
+    int ca, cb;
+
+    do {
+        ca = rd_next(&a);
+        cb = rd_next(&b);
+        if (ca != cb) {
             return false;
         }
-        i++;
-    }
-    return i == name_len;
-}
-
-/* Decodes [p, e) into buf; the lookup result as copy_out(). */
-static suspect_rc_t decode_out(const char *p, const char *e, char *buf,
-                               size_t size, size_t *len)
-{
-    size_t n = 0;
-
-    while (p < e) {
-        unsigned char c = decode_next(&p, e);
-        if (n < size) {
-            buf[n] = (char)c;
-        }
         n++;
-    }
-    *len = n;
-    return n > size ? SUSPECT_E_FULL : SUSPECT_OK;
+    } while (ca >= 0);
+    return n > 1;
 }
+
+/* True when the raw name [p, e) names parameter name: see the file
+ * comment. */
+static bool name_eq(const char *p, const char *e, const char *name,
+                    size_t name_len)
+{
+    return decoded_eq(p, e, name, name_len) ||
+           php_name_eq(p, e, name, name_len);
+}
+
+/* ---- query and form ----------------------------------------------------- */
 
 /* The end of the parameter starting at p: the next separator or e. */
 static const char *param_end(const char *p, const char *e, unsigned flags)
@@ -167,9 +286,9 @@ static const char *param_end(const char *p, const char *e, unsigned flags)
 }
 
 /*
- * The next parameter of [*p, end) whose decoded name is name: its raw value
- * in *v (empty for a parameter without '='), *p past it.  False when none
- * is left.
+ * The next parameter of [*p, end) that names name (name_eq()): its raw
+ * value in *v (empty for a parameter without '='), *p past it.  False when
+ * none is left.
  */
 static bool next_named(const char **p, const char *end, unsigned flags,
                        const char *name, size_t name_len, span_t *v)
@@ -177,7 +296,7 @@ static bool next_named(const char **p, const char *end, unsigned flags,
     while (*p < end) {
         const char *pe = param_end(*p, end, flags);
         const char *eq = memchr(*p, '=', (size_t)(pe - *p));
-        bool hit = decoded_eq(*p, eq != NULL ? eq : pe, name, name_len);
+        bool hit = name_eq(*p, eq != NULL ? eq : pe, name, name_len);
 
         *p = pe < end ? pe + 1 : end;
         if (hit) {
@@ -216,7 +335,7 @@ suspect_rc_t mw_param_find(const char *s, size_t s_len, unsigned flags,
         return SUSPECT_E_INVAL;
     }
     if (s != NULL && next_named(&p, s + s_len, flags, name, name_len, &v)) {
-        return decode_out(v.p, v.e, buf, size, len);
+        return decode_out(v.p, v.e, true, buf, size, len);
     }
     return SUSPECT_E_NOTFOUND;
 }

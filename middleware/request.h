@@ -31,7 +31,8 @@
  * Finds cookie name (case-sensitive, compared byte for byte) in an
  * HTTP_COOKIE value: pairs separated by ';', blanks around names and values
  * ignored, a value in double quotes unquoted, pairs without '=' skipped.
- * The first match wins.  Linear in hdr_len.
+ * The value is percent-decoded (%XX; '+' stays, as PHP decodes cookies),
+ * so "sid=%61bc" is "abc".  The first match wins.  Linear in hdr_len.
  */
 suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
                             size_t name_len, char *buf, size_t size,
@@ -45,28 +46,33 @@ suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
  * application/x-www-form-urlencoded body: parameters separated by '&' (and
  * ';' with MW_PARAM_SEMICOLON), name and value split at the first '=' (none:
  * the value is empty), '+' decoded as a space and %XX as a byte; a '%' not
- * followed by two hex digits is kept literally.  name is compared with the
- * decoded parameter name; the decoded value is written to buf.  The first
- * match wins.  Linear in s_len.
+ * followed by two hex digits is kept literally.  A parameter names name
+ * when its decoded name is name, or when both come out the same (and not
+ * empty) the way PHP files names: cut at a NUL, leading spaces dropped,
+ * ' ' and '.' as '_', "n[...]" as n, a '[' without ']' as '_' (so "+op",
+ * "op[]" and "op%00x" all name "op"; see request.c).  The decoded value is
+ * written to buf.  The first match wins.  Linear in s_len.
  */
 suspect_rc_t mw_param_find(const char *s, size_t s_len, unsigned flags,
                            const char *name, size_t name_len, char *buf,
                            size_t size, size_t *len);
 
 /*
- * Whether parameter name occurs in s (split as by mw_param_find()) with the
- * decoded value value[0..value_len): ANY occurrence, not only the first,
- * since apps disagree on which one counts (PHP takes the last, CGI.pm the
- * first).  value NULL: the name only has to occur (with any value, even
- * none).  SUSPECT_OK, SUSPECT_E_NOTFOUND, or SUSPECT_E_INVAL (empty name,
- * NULL with a length).  Linear in s_len; no buffer.
+ * Whether parameter name occurs in s (split and named as by
+ * mw_param_find()) with the decoded value value[0..value_len): ANY
+ * occurrence, not only the first, since apps disagree on which one counts
+ * (PHP takes the last, CGI.pm the first).  value NULL: the name only has to
+ * occur (with any value, even none).  SUSPECT_OK, SUSPECT_E_NOTFOUND, or
+ * SUSPECT_E_INVAL (empty name, NULL with a length).  Linear in s_len; no
+ * buffer.
  */
 suspect_rc_t mw_param_match(const char *s, size_t s_len, unsigned flags,
                             const char *name, size_t name_len,
                             const char *value, size_t value_len);
 
 /*
- * True when parameter name occurs in s more than once and two occurrences
+ * True when parameter name occurs in s more than once (names compared as by
+ * mw_param_find(): "member" and "+member" are one) and two occurrences
  * have different decoded values (a parameter without '=' has the empty
  * value): then which one the app reads depends on its parser, and a value
  * taken from it is not a reliable identity.  The same value repeated is not

@@ -8,7 +8,11 @@
  *    takes HEAD, which web servers run the same script for; a route
  *    without methods takes any, and a request without a method only
  *    matches those;
- *  - path, against the normalised path (path.c):
+ *  - path, against each normalised path of the request (path.c: the
+ *    REQUEST_URI's, SCRIPT_NAME + PATH_INFO, DOCUMENT_URI), any of which
+ *    may match, so a route for "/index.php" also takes "POST /?op=login"
+ *    that the web server's index or try_files ran as /index.php; a request
+ *    is still counted once, for the first route:
  *      "/app.cgi"        (exact, or a prefix without '/' at the end) the
  *                        path itself, or the path followed by '/' and
  *                        anything: "/app.cgi", "/app.cgi/" and
@@ -25,7 +29,20 @@
  *    when the query does not satisfy the condition).  A parameter given
  *    several times meets the condition when ANY occurrence does: apps
  *    differ on which one they read (PHP the last), so "?op=view&op=bank"
- *    is an "op=bank" request.
+ *    is an "op=bank" request.  Names are compared as PHP files them too
+ *    ("+op", "op[]" are "op": request.c), and parameters are split on ';'
+ *    as well as on '&' (CGI.pm splits on both): a condition met either
+ *    way is met, since matching more only counts more.  A condition that
+ *    needs a body longer than form_max cannot be decided: SUSPECT_E_FULL
+ *    (a 413) rather than a guess from the body's head.
+ * Matching more has one catch: the first route wins, so a request could
+ * meet an earlier route's condition while the app runs a later one's
+ * ("?op=login&op=promo": PHP reads the last op, promo, while the login
+ * route matched first and counted nothing promo would).  So when the
+ * winning route asks for a value, the later routes for the same request
+ * (method and path) that ask the same parameter for another value are
+ * tried too, and one that also matches makes the request ambiguous
+ * (SUSPECT_E_INVAL, a 400): which action runs depends on the app's parser.
  * Lengths are computed when the guard is built, so a request costs no
  * strlen() of the configuration.
  */
@@ -81,20 +98,27 @@ bool guard_route_path_match(const guard_route_t *r, const char *path,
 }
 
 /* Whether some occurrence of the parameter of r in s (query or body) is
- * as the route asks: SUSPECT_OK or SUSPECT_E_NOTFOUND. */
+ * as the route asks, s split on '&' alone or on '&' and ';': SUSPECT_OK or
+ * SUSPECT_E_NOTFOUND. */
 static suspect_rc_t param_in(const guard_route_t *r, const char *s,
                              size_t s_len)
 {
     const suspect_conf_route_t *cr = r->conf;
+    static const unsigned splits[] = {0, MW_PARAM_SEMICOLON};
 
-    return mw_param_match(s, s_len, 0, cr->param_name, r->param_name_len,
-                          cr->param_value, r->param_value_len) == SUSPECT_OK
-               ? SUSPECT_OK
-               : SUSPECT_E_NOTFOUND;
+    for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+        if (mw_param_match(s, s_len, splits[i], cr->param_name,
+                           r->param_name_len, cr->param_value,
+                           r->param_value_len) == SUSPECT_OK) {
+            return SUSPECT_OK;
+        }
+    }
+    return SUSPECT_E_NOTFOUND;
 }
 
 /* Whether the parameter condition of r holds: SUSPECT_OK,
- * SUSPECT_E_NOTFOUND, or an error reading the body. */
+ * SUSPECT_E_NOTFOUND, SUSPECT_E_FULL (the body is too long to tell), or an
+ * error reading the body. */
 static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
 {
     const suspect_conf_route_t *cr = r->conf;
@@ -121,10 +145,58 @@ static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
     return rc;
 }
 
+/* True when one of paths matches the route's path. */
+static bool paths_match(const guard_route_t *r, const guard_paths_t *paths)
+{
+    for (size_t i = 0; i < paths->n; i++) {
+        if (guard_route_path_match(r, paths->path[i], paths->len[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when r2 asks r's parameter for another value. */
+static bool other_value(const guard_route_t *r, const guard_route_t *r2)
+{
+    const suspect_conf_route_t *a = r->conf;
+    const suspect_conf_route_t *b = r2->conf;
+
+    return b->param_name != NULL && b->param_value != NULL &&
+           strcmp(a->param_name, b->param_name) == 0 &&
+           strcmp(a->param_value, b->param_value) != 0;
+}
+
+/* After routes[i] matched with a value condition: SUSPECT_E_INVAL when a
+ * later route for the same request also matches with another value of
+ * the parameter (see the file comment), SUSPECT_OK when none does, or an
+ * error reading the body. */
+static suspect_rc_t check_rivals(guard_call_t *c, size_t i, const char *method,
+                                 size_t method_len, const guard_paths_t *paths)
+{
+    const mw_guard_t *g = c->g;
+    const guard_route_t *r = &g->routes[i];
+
+    for (size_t j = i + 1; j < g->nroutes; j++) {
+        const guard_route_t *r2 = &g->routes[j];
+        suspect_rc_t rc;
+
+        if (!other_value(r, r2) || !method_match(r2, method, method_len) ||
+            !paths_match(r2, paths)) {
+            continue;
+        }
+        rc = param_match(c, r2);
+        if (rc != SUSPECT_E_NOTFOUND) {
+            return rc == SUSPECT_OK ? SUSPECT_E_INVAL : rc;
+        }
+    }
+    return SUSPECT_OK;
+}
+
 /* The first matching route: see guard_internal.h. */
 suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
-                              size_t method_len, const char *path,
-                              size_t path_len, const guard_route_t **out)
+                              size_t method_len, const guard_paths_t *paths,
+                              const guard_route_t **out)
 {
     const mw_guard_t *g = c->g;
 
@@ -133,11 +205,16 @@ suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
         const guard_route_t *r = &g->routes[i];
         suspect_rc_t rc;
 
-        if (!method_match(r, method, method_len) ||
-            !guard_route_path_match(r, path, path_len)) {
+        if (!method_match(r, method, method_len) || !paths_match(r, paths)) {
             continue;
         }
         rc = param_match(c, r);
+        if (rc == SUSPECT_OK && r->conf->param_value != NULL) {
+            rc = check_rivals(c, i, method, method_len, paths);
+            if (rc != SUSPECT_OK) {
+                return rc;
+            }
+        }
         if (rc == SUSPECT_OK) {
             *out = r;
             return SUSPECT_OK;

@@ -1,6 +1,7 @@
 /*
  * request_test.h - what the files of the "request" suite share
- * (test_request.c: lookups; test_request_addr.c: addresses): the outcome
+ * (test_request.c: lookups; test_request_names.c: parameter names as PHP
+ * files them; test_request_addr.c: addresses): the outcome
  * markers of the tables, the suite's init and the address tests'
  * registration.
  */
@@ -18,5 +19,9 @@ int request_addr_init(void);
 
 /* Adds the address tests to suite s; 0 or -1. */
 int request_register_addr(CU_pSuite s);
+
+/* Adds the PHP parameter name tests (test_request_names.c) to s; 0 or
+ * -1. */
+int request_register_names(CU_pSuite s);
 
 #endif

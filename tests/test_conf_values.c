@@ -291,6 +291,37 @@ static void test_routes(void)
                            "'x:action' ignored");
     suspect_conf_unref(c);
 
+    /* paramIn's default: "any" in forward mode (the body is at hand, and
+     * $_REQUEST or CGI.pm's param() read either), "query" in the deciding
+     * modes, where "any" stays an error. */
+    c = conf_test_body(BASE "<Route action='A' path='/a' param='op=x'>"
+                            "<Identity type='T' from='client-ip'/></Route>"
+                            "<Route action='B' path='/b' param='op' "
+                            "paramIn='query'><Identity type='T' "
+                            "from='client-ip'/></Route>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->routes[0].param_in, SUSPECT_PARAM_ANY);
+    CU_ASSERT_EQUAL(c->routes[1].param_in, SUSPECT_PARAM_QUERY);
+    suspect_conf_unref(c);
+    c = conf_test_body("<Limits path='l.xml'/><Route action='A' path='/a' "
+                       "param='op=x'><Identity type='T' from='client-ip'/>"
+                       "</Route><Server mode='auth-request'/>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->routes[0].param_in, SUSPECT_PARAM_QUERY);
+    suspect_conf_unref(c);
+    c = conf_test_body("<Server mode='authorizer'/><Limits path='l.xml'/>"
+                       "<Route action='A' path='/a' param='op=x'><Identity "
+                       "type='T' from='client-ip'/></Route>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->routes[0].param_in, SUSPECT_PARAM_QUERY);
+    suspect_conf_unref(c);
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail("<Server mode='authorizer'/><Limits path='l.xml'/>"
+                       "<Route action='A' path='/a' param='op' paramIn='any'>"
+                       "<Identity type='T' from='client-ip'/></Route>"),
+        "t.xml:1: Route: paramIn=\"any\" reads the request body, which "
+        "authorizer mode never gets; use paramIn=\"query\"");
+
     /* Two identities may share sources, not types; a composite is one. */
     CU_ASSERT_STRING_EQUAL(
         conf_test_fail(BASE "<Route action='A' path='/a'><Identity type='T' "

@@ -398,6 +398,14 @@ static void test_new_errors(void)
     conf.ipv6_prefix = 129;
     CU_ASSERT_EQUAL(compile_err(&conf, &err), SUSPECT_E_CONFIG);
     conf.ipv6_prefix = 0;
+    /* "Forwarded, else X-Forwarded-For" is not a header: refused. */
+    conf.fwd_header = SUSPECT_FWD_BOTH;
+    CU_ASSERT_EQUAL(compile_err(&conf, &err), SUSPECT_E_CONFIG);
+    CU_ASSERT_EQUAL(err.line, 7);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "x-forwarded-for or forwarded"));
+    conf.fwd_header = SUSPECT_FWD_FORWARDED;
+    CU_ASSERT_EQUAL(compile_err(&conf, &err), SUSPECT_OK);
+    conf.fwd_header = SUSPECT_FWD_NONE;
     routes[0].path = "/a/../b";
     CU_ASSERT_EQUAL(compile_err(&conf, &err), SUSPECT_E_CONFIG);
     CU_ASSERT_EQUAL(err.line, 10);
@@ -585,7 +593,7 @@ int register_guard_suite(void)
     }
     return guard_register_routes(s) != 0 || guard_register_identities(s) != 0 ||
                    guard_register_decisions(s) != 0 ||
-                   guard_register_modes(s) != 0
+                   guard_register_modes(s) != 0 || guard_register_bypass(s) != 0
                ? -1
                : 0;
 }

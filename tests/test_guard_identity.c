@@ -175,6 +175,8 @@ static void test_client_ip_proxies(void)
     gt_close(&f);
 }
 
+/* Only the header the operator names is read: with a proxy that writes
+ * one of them, the other is whatever the client wrote. */
 static void test_client_ip_forwarded(void)
 {
     suspect_conf_identity_t ids[] = {gt_ident("ClientIp", "client-ip")};
@@ -188,7 +190,7 @@ static void test_client_ip_forwarded(void)
     gt_fixture_t f;
 
     conf.trusted_proxies = "10.0.0.0/8";
-    conf.fwd_header = SUSPECT_FWD_BOTH;
+    conf.fwd_header = SUSPECT_FWD_FORWARDED;
     conf.ipv6_prefix = 48;
     conf.ipv4_prefix = 24;
     if (gt_open(&f, &conf) != 0) {
@@ -196,7 +198,16 @@ static void test_client_ip_forwarded(void)
         return;
     }
     check_ip(&f, both, "2001:db8::/48");
-    check_ip(&f, xff, "198.51.100.0/24");
+    check_ip(&f, xff, "10.0.0.0/24");
+    gt_close(&f);
+    /* The proxy writes X-Forwarded-For only: a client's Forwarded is
+     * ignored, however it is formed. */
+    conf.fwd_header = SUSPECT_FWD_XFF;
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    check_ip(&f, both, "198.51.100.0/24");
     gt_close(&f);
 }
 

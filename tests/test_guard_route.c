@@ -396,16 +396,17 @@ static void test_any_condition(void)
     gt_close(&f);
 }
 
-/* A body longer than form_max: what was read is searched up to its last
- * whole parameter, and the app still gets every byte. */
+/* A body that fits form_max is searched whole; a longer one not at all:
+ * its head could hide the copy the app reads, so the answer is a 413,
+ * and either way the app could still read every byte. */
 static void test_form_bound(void)
 {
     suspect_conf_identity_t ids[] = {gt_ident("LoginId", "form:member")};
     suspect_conf_route_t routes[] = {gt_route("Many", "/app.cgi", ids, 1)};
     suspect_conf_t conf = gt_conf(routes, 1);
     const char *form = "application/x-www-form-urlencoded";
+    const char *fits = "member=bob&pad=12345"; /* exactly 20 bytes */
     const char *body = "a=1&member=bob&pad=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
-    const char *cut = "member=bobby-and-more-that-does-not-fit";
     gt_fixture_t f;
     fakereq_t r;
     char buf[256];
@@ -416,18 +417,52 @@ static void test_form_bound(void)
         CU_FAIL("fixture");
         return;
     }
-    v = post(&f, &r, "/app.cgi", form, body, 0);
+    v = post(&f, &r, "/app.cgi", form, fits, 0);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
+    CU_ASSERT_EQUAL(gt_count(&f, "Many", "bob"), 1);
+    fakereq_free(&r);
+    v = post(&f, &r, "/app.cgi", form, body, 0);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
+    CU_ASSERT_EQUAL(v.status, 413);
+    CU_ASSERT_STRING_EQUAL(v.why, "form body over formMax");
+    CU_ASSERT_PTR_NOT_NULL(v.route);
     CU_ASSERT_EQUAL(gt_count(&f, "Many", "bob"), 1);
     CU_ASSERT_EQUAL(read_all(&r, buf, sizeof(buf)), strlen(body));
     CU_ASSERT(memcmp(buf, body, strlen(body)) == 0);
     fakereq_free(&r);
-    /* The value is cut by the bound: not taken for "bobby-and-more". */
-    v = post(&f, &r, "/app.cgi", form, cut, 0);
-    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_PASS);
-    CU_ASSERT_STRING_EQUAL(v.why, "no identity");
-    CU_ASSERT_EQUAL(gt_count(&f, "Many", "bobby-and-more-that"), 0);
-    CU_ASSERT_EQUAL(read_all(&r, buf, sizeof(buf)), strlen(cut));
+    gt_close(&f);
+}
+
+/* PHP reads multipart forms into $_POST too; the guard does not parse
+ * them, so a route that needs the body refuses one (415) rather than leave
+ * its form fields uncounted.  Routes that need no body do not care. */
+static void test_multipart_refused(void)
+{
+    suspect_conf_identity_t ids[] = {gt_ident("LoginId", "form:member")};
+    suspect_conf_identity_t ip[] = {gt_ident("ClientIp", "client-ip")};
+    suspect_conf_route_t routes[] = {gt_route("Many", "/app.cgi", ids, 1),
+                                     gt_route("Many", "/upload", ip, 1)};
+    suspect_conf_t conf = gt_conf(routes, 2);
+    const char *mp = "multipart/form-data; boundary=x";
+    const char *body = "--x\r\nContent-Disposition: form-data; "
+                       "name=\"member\"\r\n\r\nbob\r\n--x--\r\n";
+    gt_fixture_t f;
+    fakereq_t r;
+    mw_verdict_t v;
+
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    v = post(&f, &r, "/app.cgi", mp, body, 0);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
+    CU_ASSERT_EQUAL(v.status, 415);
+    CU_ASSERT_EQUAL(r.reads, 0);
+    CU_ASSERT_EQUAL(mw_guard_respond(f.g, &r.req, &v), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Status: 415 Unsupported Media Type"));
+    fakereq_free(&r);
+    v = post(&f, &r, "/upload", mp, body, 0);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
     fakereq_free(&r);
     gt_close(&f);
 }
@@ -508,6 +543,8 @@ int guard_register_routes(CU_pSuite s)
                    CU_add_test(s, "condition in query or form",
                                test_any_condition) == NULL ||
                    CU_add_test(s, "form bound", test_form_bound) == NULL ||
+                   CU_add_test(s, "multipart refused",
+                               test_multipart_refused) == NULL ||
                    CU_add_test(s, "authorizer reads no body",
                                test_authorizer_no_body) == NULL ||
                    CU_add_test(s, "body read error", test_body_error) == NULL

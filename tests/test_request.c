@@ -79,7 +79,13 @@ static const struct {
     {"member =M2", "member", "M2"},
     {"mem ber=1", "mem ber", "1"},
     {"=1; a=2", "a", "2"},
-    {"a=%41", "a", "%41"},
+    {"a=%41", "a", "A"},
+    {"sid=%61bc", "sid", "abc"},
+    {"a=x+y%2B", "a", "x+y+"},
+    {"a=%zz%4", "a", "%zz%4"},
+    {"a=\"%41\"", "a", "A"},
+    {"a=%2541", "a", "%41"},
+    {"%61=1", "a", NOTFOUND},
 };
 
 static void test_cookie_table(void)
@@ -233,8 +239,14 @@ static void test_query_nul_bytes(void)
         SUSPECT_OK);
     CU_ASSERT_EQUAL(len, 3);
     CU_ASSERT_EQUAL(memcmp(buf, "x\0y", 3), 0);
+    /* PHP's names end at a NUL: "a%00b" is its "a". */
+    len = 0;
     CU_ASSERT_EQUAL(
         mw_query_find(qs, strlen(qs), "a", 1, buf, sizeof(buf), &len),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(len, 3);
+    CU_ASSERT_EQUAL(
+        mw_query_find(qs, strlen(qs), "b", 1, buf, sizeof(buf), &len),
         SUSPECT_E_NOTFOUND);
 }
 
@@ -533,5 +545,6 @@ int register_request_suite(void)
             return -1;
         }
     }
-    return request_register_addr(s);
+    return request_register_addr(s) == 0 && request_register_names(s) == 0 ? 0
+                                                                           : -1;
 }

@@ -4,26 +4,37 @@
 # One program that dispatches on ?op=..., the way many CGI applications of
 # its age do.  Each operation is one of the scenarios Suspect protects:
 #
-#   op       method  fields                     action (limits.xml)
-#   (none)   GET                                the index: a form each
-#   login    POST    member, password           SecureLoginForceForgotAccount
-#   forgot   POST    account                    SecureForgotAccount
-#   bank     POST    account (member: cookie)   BankAccountUpdate
-#   promo    GET     member, code               PromoQuery
-#   compose  POST    to, message (SESSIONID)    ComposeMessage
-#   resend   POST    (X-Account-Id header)      LoginVerificationResend
+#   op       method     fields (from)              action (limits.xml)
+#   (none)   any                                   the index: a form each
+#   login    POST       member, password (body)    SecureLoginForceForgotAccount
+#   forgot   POST       account (body)             SecureForgotAccount
+#   bank     POST       account (body; member:     BankAccountUpdate
+#                       cookie)
+#   promo    GET, POST  member, code (query)       PromoQuery
+#   compose  POST       to, message (body;         ComposeMessage
+#                       SESSIONID cookie)
+#   resend   POST       (X-Account-Id header)      LoginVerificationResend
 #
 # The application knows nothing about rate limits: suspect-fcgi decides
 # before it runs, and a denied request never reaches it.  Browsers
 # (Accept: text/html) get HTML pages, anything else (curl) one line of
 # text beginning with "ok <op>" or "error <op>".
 #
-# It reads the body from stdin, exactly CONTENT_LENGTH bytes, and parses
-# it as application/x-www-form-urlencoded the way Suspect does (split on
-# '&' only, '+' is a space, %XX once), so both see the same member.  It
-# never writes back a password, an account number or a message: only
-# counts, and names the client chose for itself (its member code).
-# Only perl-base is needed (no CPAN modules).
+# It reads exactly what the routes of examples/suspect*.xml look at, and
+# nothing else, so a request cannot be one operation to the app and
+# another (or none) to Suspect: op only from the query string (the routes
+# say paramIn="query"), each operation only with the methods its route
+# lists (405 otherwise), each field only from where its identity is read
+# (the body for form: sources, the query for query: ones).
+#
+# It reads the body from stdin, exactly CONTENT_LENGTH bytes, when its
+# media type is application/x-www-form-urlencoded as PHP and Suspect read
+# it (CONTENT_TYPE up to the first ';', ',' or space, any case), and
+# parses it the way Suspect does (split on '&' only, '+' is a space, %XX
+# once), so both see the same member.  It never writes back a password,
+# an account number or a message: only counts, and names the client chose
+# for itself (its member code).  Only perl-base is needed (no CPAN
+# modules).
 use strict;
 use warnings;
 
@@ -211,17 +222,29 @@ sub op_resend {
     respond('200 OK', [], 'ok resend: a new verification code was sent');
 }
 
+# True when CONTENT_TYPE's media type is an urlencoded form, read as PHP
+# reads it: up to the first ';', ',' or space, in any case.
+sub is_urlencoded {
+    my ($type) = split /[;, ]/, $ENV{CONTENT_TYPE} // '', 2;
+    return lc($type // '') eq 'application/x-www-form-urlencoded';
+}
+
+sub method_allowed {
+    my ($op, @methods) = @_;
+    my $method = $ENV{REQUEST_METHOD} // '';
+    return if grep { $_ eq $method } @methods;
+    my $allow = join(', ', @methods);
+    respond('405 Method Not Allowed', ["Allow: $allow"],
+        "error $op: use $allow");
+}
+
 my $query = parse_params($ENV{QUERY_STRING});
-my $method = $ENV{REQUEST_METHOD} // 'GET';
 my $body = read_body();
 respond('413 Content Too Large', [], 'error: body too large')
     unless defined $body;
-my $ctype = $ENV{CONTENT_TYPE} // '';
-my $form = $ctype =~ m{^application/x-www-form-urlencoded}i
-    ? parse_params($body) : {};
-# Fields come from the body, then the query string (a GET form).
-my %fields = (%$query, %$form);
-my $op = $query->{op} // $form->{op} // '';
+my $form = is_urlencoded() ? parse_params($body) : {};
+# The operation comes from the query string only, as the routes read it.
+my $op = $query->{op} // '';
 my $cookies = parse_cookies();
 
 my %posts = (login => \&op_login, forgot => \&op_forgot, bank => \&op_bank,
@@ -229,10 +252,13 @@ my %posts = (login => \&op_login, forgot => \&op_forgot, bank => \&op_bank,
 if ($op eq '') {
     index_page();
 } elsif ($op eq 'promo') {
-    op_promo(\%fields);
+    # A GET form, so its fields are in the query string, where the
+    # route's query: identity reads them, whatever the method.
+    method_allowed($op, 'GET', 'POST');
+    op_promo($query);
 } elsif (exists $posts{$op}) {
-    respond('405 Method Not Allowed', ['Allow: POST'],
-        "error $op: use POST") unless $method eq 'POST';
-    $posts{$op}->(\%fields, $cookies);
+    # POST forms: their fields come from the body, like form: sources.
+    method_allowed($op, 'POST');
+    $posts{$op}->($form, $cookies);
 }
 respond('404 Not Found', [], 'error: unknown op');

@@ -7,9 +7,14 @@
  * dispatches on ?op=login|forgot|bank|promo|compose|resend, HTML for
  * browsers, one line of text ("ok <op>: ...") for anything else.  PHP
  * parses the query string and the urlencoded body itself ($_GET,
- * $_POST); Suspect parses them the same way ('&' only), so both see the
- * same member.  It knows nothing about rate limits and never writes back
- * a password, an account number or a message.
+ * $_POST); Suspect parses them the same way ('&' only, names as PHP
+ * files them), so both see the same member.  Like app.cgi it reads only
+ * what its routes look at: op from the query string ($_GET, never
+ * $_REQUEST), each operation only with the methods its route lists (405
+ * otherwise), the fields of POST forms from $_POST and those of the
+ * promotion lookup (a GET form) from $_GET.  It knows nothing about rate
+ * limits and never writes back a password, an account number or a
+ * message.
  */
 
 function wants_html()
@@ -75,11 +80,17 @@ function index_page()
         . ' resend', $html);
 }
 
-/* The field from the body, else the query string, or '' when absent. */
+/* The string $from[$name] ($_GET or $_POST), or '' (absent, an array). */
+function field_of($from, $name)
+{
+    $v = $from[$name] ?? '';
+    return is_string($v) ? $v : '';
+}
+
+/* A field of a POST form: from the body only. */
 function field($name)
 {
-    $v = $_POST[$name] ?? $_GET[$name] ?? '';
-    return is_string($v) ? $v : '';
+    return field_of($_POST, $name);
 }
 
 function need($op, ...$names)
@@ -88,6 +99,16 @@ function need($op, ...$names)
         if (field($n) === '') {
             respond('400 Bad Request', "error $op: $n is missing");
         }
+    }
+}
+
+/* Ends the request with a 405 unless its method is one of $methods. */
+function method_allowed($op, ...$methods)
+{
+    if (!in_array($_SERVER['REQUEST_METHOD'] ?? '', $methods, true)) {
+        $allow = implode(', ', $methods);
+        respond('405 Method Not Allowed', "error $op: use $allow", null,
+            ["Allow: $allow"]);
     }
 }
 
@@ -123,10 +144,16 @@ function op_bank()
     respond('200 OK', 'ok bank: account updated');
 }
 
+/* A GET form: member and code come from the query string, where the
+ * route's query: identity reads them, whatever the method. */
 function op_promo()
 {
-    need('promo', 'member', 'code');
-    $valid = preg_match('/^[A-Z0-9]{4,16}$/', field('code'))
+    foreach (['member', 'code'] as $n) {
+        if (field_of($_GET, $n) === '') {
+            respond('400 Bad Request', "error promo: $n is missing");
+        }
+    }
+    $valid = preg_match('/^[A-Z0-9]{4,16}$/', field_of($_GET, 'code'))
         ? 'valid' : 'not valid';
     respond('200 OK', "ok promo: the code is $valid");
 }
@@ -146,18 +173,17 @@ function op_resend()
     respond('200 OK', 'ok resend: a new verification code was sent');
 }
 
-$op = field('op');
+/* The operation comes from the query string only, as the routes read it. */
+$op = field_of($_GET, 'op');
 $posts = ['login' => 'op_login', 'forgot' => 'op_forgot',
     'bank' => 'op_bank', 'compose' => 'op_compose', 'resend' => 'op_resend'];
 if ($op === '') {
     index_page();
 } elseif ($op === 'promo') {
+    method_allowed($op, 'GET', 'POST');
     op_promo();
 } elseif (isset($posts[$op])) {
-    if ($_SERVER['REQUEST_METHOD'] !== 'POST') {
-        respond('405 Method Not Allowed', "error $op: use POST", null,
-            ['Allow: POST']);
-    }
+    method_allowed($op, 'POST');
     $posts[$op]();
 }
 respond('404 Not Found', 'error: unknown op');

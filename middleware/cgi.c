@@ -15,13 +15,23 @@
  * the program left unread when it ends is the front end's to drain.
  *
  * Ends: the timeout (the program's whole run), a client that went away (a
- * failed write or flush) and a body that could not be read all SIGKILL the
- * program's process group.  The program is always reaped; its wait status
- * is res->exit_status.  Children a script leaves running in its group
- * after a normal exit are left alone (fire-and-forget jobs of legacy
- * scripts); they only die with a timeout, a client abort or the daemon.
- * No output, or output without a header block: 502; a timeout before any
- * output: 504.
+ * failed write or flush, or the web server hanging up the request's
+ * connection), a body that could not be read and the daemon's stop
+ * (mw_cgi_shutdown(): 504) all SIGKILL the program's process group.  The
+ * program is always reaped; its wait status is res->exit_status.
+ * Children a script leaves running in its group after a normal exit are
+ * left alone (fire-and-forget jobs of legacy scripts); they only die with
+ * a timeout, a client abort or the daemon.  No output, or output without a
+ * header block: 502; a timeout before any output: 504.
+ *
+ * Hang-up: a script may print nothing for minutes, so a failed write
+ * cannot be the only sign that the client left.  When the front end has a
+ * connection (mw_req_t.has_conn: FastCGI), the loop polls it for
+ * POLLRDHUP for the whole run, body or not, and never reads it.  Only a
+ * real hang-up counts: a kept connection (FCGI_KEEP_CONN) that stays open
+ * and silent is not one, and bytes the web server sends after the body
+ * are left to the front end.  nginx closes the connection when its client
+ * aborts, with or without keep-conn.
  *
  * SIGPIPE is blocked in the calling thread for the duration (a child that
  * closed its stdin must give EPIPE, not kill the daemon); one raised by
@@ -33,6 +43,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +56,9 @@
 #include "log.h"
 
 #define CGI_TIMEOUT_MS_DEFAULT 30000u
+
+/* Set once by mw_cgi_shutdown(): every run ends at once. */
+static atomic_bool shutting_down;
 
 static int64_t now_ms(void)
 {
@@ -86,11 +100,12 @@ static void watch(struct pollfd *pf, int *n, int fd, short events)
     }
 }
 
-/* Waits for something to do, at most until the deadline. */
-static void wait_events(cgi_run_t *r, bool busy)
+/* Waits for something to do, at most until the deadline.  Returns true
+ * when the web server hung up the request's connection. */
+static bool wait_events(cgi_run_t *r, bool busy)
 {
-    struct pollfd pf[5];
-    int n = 0, pidfd_at = -1, rc;
+    struct pollfd pf[6];
+    int n = 0, pidfd_at = -1, conn_at = -1, rc;
     int64_t left = busy ? 0 : r->deadline_ms - now_ms();
 
     if (left > INT_MAX) {
@@ -102,8 +117,12 @@ static void wait_events(cgi_run_t *r, bool busy)
         if (rc != 0) {
             r->epipe |= rc == -EPIPE;
             cgi_stop(r);
-            return;
+            return false;
         }
+    }
+    if (r->req->has_conn && r->req->conn_fd >= 0) {
+        conn_at = n;
+        watch(pf, &n, r->req->conn_fd, POLLRDHUP);
     }
     if (r->child.in_fd >= 0 && r->pend_len > 0) {
         watch(pf, &n, r->child.in_fd, POLLOUT);
@@ -135,6 +154,23 @@ static void wait_events(cgi_run_t *r, bool busy)
     } else if (rc < 0 && errno != EINTR) {
         usleep(1000); /* cannot wait: the deadline still ends the run */
     }
+    return rc > 0 && conn_at >= 0 &&
+           (pf[conn_at].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+/* Whether the daemon's stop (mw_cgi_shutdown()) ends the run now: unless
+ * the program has answered in full, its group is killed (if that has not
+ * happened yet) and the client gets a 504. */
+static bool shutdown_ends(cgi_run_t *r)
+{
+    if (!atomic_load(&shutting_down) || r->killed ||
+        (r->exited && r->out_eof && r->hdr_done)) {
+        return false;
+    }
+    mw_log(MW_LOG_WARNING, "cgi %s: killed: the daemon is stopping", r->script);
+    cgi_fail(r, 504);
+    cgi_stop(r);
+    return true;
 }
 
 /* Runs the started program to its end. */
@@ -149,7 +185,7 @@ static void run_loop(cgi_run_t *r, unsigned timeout_ms)
         if (!r->exited && r->child.pidfd < 0) {
             r->exited = cgi_exited(&r->child);
         }
-        if (r->killed || (r->exited && r->out_eof)) {
+        if (shutdown_ends(r) || r->killed || (r->exited && r->out_eof)) {
             return;
         }
         if (now_ms() >= r->deadline_ms) {
@@ -160,7 +196,12 @@ static void run_loop(cgi_run_t *r, unsigned timeout_ms)
             cgi_stop(r);
             return;
         }
-        wait_events(r, busy);
+        if (wait_events(r, busy)) {
+            mw_log(MW_LOG_INFO, "cgi %s: killed: the client went away",
+                   r->script);
+            cgi_stop(r); /* nobody to answer */
+            return;
+        }
     }
 }
 
@@ -234,7 +275,8 @@ static suspect_rc_t run_program(cgi_run_t *r, const char *clen,
         cgi_err_pump(r, true); /* what is left, and a last line */
     }
     r->res->exit_status = cgi_reap(&r->child);
-    if (!r->hdr_done && r->res->status == 0) {
+    /* Killed by us with no status set: the client went away. */
+    if (!r->hdr_done && r->res->status == 0 && !r->killed) {
         no_response(r);
     }
     return SUSPECT_OK;
@@ -296,4 +338,10 @@ suspect_rc_t mw_cgi_run(const mw_cgi_opts_t *opts, mw_req_t *req,
     free(r.body);
     free(r.scratch);
     return rc;
+}
+
+void mw_cgi_shutdown(void)
+{
+    atomic_store(&shutting_down, true);
+    mw_cgi_kill_all();
 }

@@ -7,8 +7,10 @@
  * variables plus GATEWAY_INTERFACE), the request body on its stdin and
  * its stdout relayed as the response.  One poll() loop moves bytes both
  * ways at once, so a script that writes before reading its stdin cannot
- * deadlock; stderr lines go to the daemon's log.  At the timeout the whole
- * process group gets SIGKILL; the child is always reaped (no zombies).
+ * deadlock; stderr lines go to the daemon's log.  At the timeout, or when
+ * the web server hangs up the request's connection (mw_req_t.has_conn),
+ * the whole process group gets SIGKILL; the child is always reaped (no
+ * zombies).
  *
  * Which program: opts->program when set, else SCRIPT_FILENAME (or
  * DOCUMENT_ROOT + SCRIPT_NAME), which must resolve (realpath) to an
@@ -38,5 +40,13 @@ suspect_rc_t mw_cgi_run(const mw_cgi_opts_t *opts, mw_req_t *req,
 
 /* Kills the process groups of every CGI still running (daemon exit). */
 void mw_cgi_kill_all(void);
+
+/*
+ * The daemon stops and will not wait any longer: every run in progress,
+ * and any run that starts from now on, ends at once with its process
+ * group killed (res->status 504 when nothing was sent yet, else the
+ * response is cut).  Then mw_cgi_kill_all().  Irreversible.
+ */
+void mw_cgi_shutdown(void);
 
 #endif

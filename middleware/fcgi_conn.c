@@ -384,6 +384,8 @@ static void start_request(conn_t *c)
     c->req.pre_off = 0;
     c->req.body_done = c->req.role == MW_ROLE_AUTHORIZER;
     c->req.output_started = false;
+    c->req.has_conn = true;
+    c->req.conn_fd = c->fd;
 }
 
 /*

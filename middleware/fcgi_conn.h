@@ -34,6 +34,7 @@
 #include "fcgi_proto.h"
 #include "fcgi_server.h"
 #include "mwreq.h"
+#include "siphash.h"
 
 /* Room for one whole record: header, the largest content, padding. */
 #define FC_IN_CAP (FCGI_HEADER_LEN + FCGI_MAX_CONTENT + 255)
@@ -90,12 +91,17 @@ typedef struct conn {
     size_t out_len;
     int werr; /* first write error (-errno); the connection is dead */
 
-    /* PARAMS of the current request, and the pairs decoded from them. */
+    /* PARAMS of the current request, and the pairs decoded from them.
+     * params is one block (fcgi_params.c): params_cap pairs, then what
+     * merging repeated names needs, mcap bytes of joined values last. */
     uint8_t *pbuf;
     size_t plen;
     size_t pcap;
     mw_param_t *params;
     size_t params_cap;
+    size_t mcap;
+    suspect_siphash_key_t hkey; /* secret key of the name table */
+    bool hkey_set;
 
     /* The request in progress. */
     int phase;
@@ -129,7 +135,9 @@ int mw_fc_next_stdin(conn_t *c, int mode);
  * -EMSGSIZE over params_max, -ENOMEM. */
 int mw_fc_add_params(conn_t *c, const uint8_t *p, size_t n);
 
-/* Decodes the collected pairs into c->params and sets req.params and
+/* Decodes the collected pairs into c->params, merges repeated names into
+ * one variable each (HTTP_COOKIE joined with "; ", other HTTP_* with ", ",
+ * anything else keeps its last value), and sets req.params and
  * req.nparams; -EPROTO for a malformed pair, -EMSGSIZE over pairs_max,
  * -ENOMEM. */
 int mw_fc_decode_params(conn_t *c);

@@ -11,6 +11,10 @@
 
 #include "alloc.h"
 
+/* Front ends hand over each name once (the FastCGI server merges repeated
+ * names as it decodes PARAMS, see fcgi_params.c; a CGI environment comes
+ * from a web server that joins repeated headers), so the first match is
+ * the only one and what the app reads too. */
 const char *mw_req_param_n(const mw_req_t *req, const char *name,
                            size_t name_len, size_t *len)
 {

@@ -74,6 +74,14 @@ struct mw_req {
     size_t pre_off;
     bool body_done;      /* the front end has reported the body's end */
     bool output_started; /* something was written: too late for a 502 */
+    /* Set by a front end whose requests arrive on a connection from the
+     * web server (FastCGI): conn_fd is that connection.  Once it hangs up
+     * (POLLRDHUP or POLLHUP, whatever is still unread) the client is gone,
+     * so a forwarder may watch it (never read it) while the app runs.  A
+     * CGI front end leaves has_conn false: its stdin ends with the body,
+     * and the web server itself ends the program when the client leaves. */
+    bool has_conn;
+    int conn_fd;
 };
 
 /* The value of CGI variable name (NUL-terminated), or NULL; *len gets its

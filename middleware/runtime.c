@@ -9,9 +9,11 @@
  *
  * Restart-only settings are the ones bound to objects created at start:
  * the listening socket, the worker pool, the store, the key format and the
- * upstream connection pool.  A reloaded suspect.xml that changes one of
- * them is refused as a whole, so the running policy is always one file's,
- * never a mix.
+ * upstream connection pool; and <Server mode>, which decides how every
+ * request is answered and whether an upstream client exists at all (one
+ * is only made in forward mode).  A reloaded suspect.xml that changes one
+ * of them is refused as a whole, so the running policy is always one
+ * file's, never a mix.
  *
  * suspect.xml change detection is the limits reloader's: stat() against
  * the file the running snapshot was read from; a bad file is logged once
@@ -73,8 +75,8 @@ static const char *restart_change(const suspect_conf_t *old,
                                   const suspect_conf_t *c)
 {
     if (str_differs(old->listen, c->listen) ||
-        old->socket_mode != c->socket_mode || old->workers != c->workers ||
-        old->params_max != c->params_max ||
+        old->socket_mode != c->socket_mode || old->mode != c->mode ||
+        old->workers != c->workers || old->params_max != c->params_max ||
         old->io_timeout_ms != c->io_timeout_ms) {
         return "Server";
     }

@@ -1,17 +1,22 @@
 /*
  * suspect_fcgi.c - suspect-fcgi: the FastCGI daemon in front of legacy apps.
  *
- *   suspect-fcgi -c suspect.xml [--listen SPEC] [-v]   run
- *   suspect-fcgi -c suspect.xml --check                validate and print
+ *   suspect-fcgi -c suspect.xml [--listen SPEC] [--grace S] [-v]   run
+ *   suspect-fcgi -c suspect.xml --check               validate and print
  *
  * Threads: main opens everything, blocks every signal (workers inherit the
  * mask, so no FastCGI read or write is ever cut by EINTR and CGI children
  * get a clean mask set by the spawner), starts the worker pool, then
  * becomes the signal thread: sigtimedwait() with the reload interval as
- * timeout.  SIGHUP reloads both files now; the timeout polls them; SIGTERM
- * or SIGINT stops accepting, lets requests in flight finish, kills any CGI
- * still running, removes the unix socket and exits 0.  SIGPIPE stays
- * blocked: writes report EPIPE instead.
+ * timeout.  SIGHUP reloads both files now; the timeout polls them.
+ * SIGTERM or SIGINT stops accepting at once (mw_server_stop(), run by a
+ * helper thread because it also waits for the requests in flight) and
+ * gives those requests a grace period (--grace, 10 s); when it is over, or
+ * at a second SIGTERM or SIGINT, every CGI still running is killed
+ * (mw_cgi_shutdown(): 504, or a cut response) so the workers can be
+ * joined.  Without that bound a stop would wait for each program up to
+ * <Cgi timeout>, which may be a day.  Then the unix socket is removed and
+ * the exit status is 0.  SIGPIPE stays blocked: writes report EPIPE.
  *
  * It always runs in the foreground and logs to stderr: systemd, runit or
  * any supervisor keeps it running and keeps its log.
@@ -20,7 +25,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,26 +42,53 @@
 #include "runtime.h"
 
 #define LISTEN_BACKLOG 1024
+/* How long a stop waits for requests in flight by default, and at most. */
+#define GRACE_MS_DEFAULT 10000u
+#define GRACE_MS_MAX     86400000u
+/* How often the stop looks whether the requests have finished. */
+#define DRAIN_SLICE_MS 20
 
 typedef struct options {
     const char *conf;
     const char *listen;
+    unsigned grace_ms;
     bool check;
     int verbose;
 } options_t;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: suspect-fcgi -c FILE [--listen SPEC] [-v] [--check]\n"
+    fprintf(f, "usage: suspect-fcgi -c FILE [--listen SPEC] [--grace S] [-v] "
+               "[--check]\n"
                "  -c, --config FILE   suspect.xml (default "
                "/etc/suspect/suspect.xml)\n"
                "  -l, --listen SPEC   override <Server listen>: unix:PATH,\n"
                "                      tcp:HOST:PORT, fd:N or systemd\n"
+               "  -g, --grace SECONDS how long SIGTERM waits for requests in\n"
+               "                      flight before it ends the CGI programs\n"
+               "                      still running (default 10)\n"
                "  -t, --check         validate both files, print the routes "
                "and limits, exit\n"
                "  -v, --verbose       log each denial (twice: debug)\n"
                "  -f, --foreground    accepted for compatibility (always)\n"
                "  -V, --version       print the version\n");
+}
+
+/* Seconds (a decimal fraction allowed) into *ms; 0, or -1 when text is
+ * not a number in 0..86400. */
+static int parse_grace(const char *text, unsigned *ms)
+{
+    char *end;
+    double s;
+
+    errno = 0;
+    s = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !(s >= 0) ||
+        s * 1000 > GRACE_MS_MAX) {
+        return -1;
+    }
+    *ms = (unsigned)(s * 1000 + 0.5);
+    return 0;
 }
 
 /* Parses argv; returns -1 to exit with 2, 1 to exit with 0. */
@@ -63,6 +97,7 @@ static int parse_args(int argc, char **argv, options_t *o)
     static const struct option longs[] = {
         {"config", required_argument, NULL, 'c'},
         {"listen", required_argument, NULL, 'l'},
+        {"grace", required_argument, NULL, 'g'},
         {"check", no_argument, NULL, 't'},
         {"verbose", no_argument, NULL, 'v'},
         {"foreground", no_argument, NULL, 'f'},
@@ -73,13 +108,23 @@ static int parse_args(int argc, char **argv, options_t *o)
 
     memset(o, 0, sizeof(*o));
     o->conf = "/etc/suspect/suspect.xml";
-    while ((ch = getopt_long(argc, argv, "c:l:tvfVh", longs, NULL)) != -1) {
+    o->grace_ms = GRACE_MS_DEFAULT;
+    while ((ch = getopt_long(argc, argv, "c:l:g:tvfVh", longs, NULL)) != -1) {
         switch (ch) {
         case 'c':
             o->conf = optarg;
             break;
         case 'l':
             o->listen = optarg;
+            break;
+        case 'g':
+            if (parse_grace(optarg, &o->grace_ms) != 0) {
+                fprintf(stderr,
+                        "suspect-fcgi: --grace '%s': expected seconds, "
+                        "0 to 86400\n",
+                        optarg);
+                return -1;
+            }
             break;
         case 't':
             o->check = true;
@@ -150,7 +195,8 @@ static void signal_loop(mw_runtime_t *rt)
         }
         if (sig == SIGTERM || sig == SIGINT) {
             mw_log(MW_LOG_NOTICE,
-                   "%s: finishing requests in flight, then exiting",
+                   "%s: no new requests; finishing those in flight, then "
+                   "exiting",
                    strsignal(sig));
             return;
         }
@@ -165,8 +211,79 @@ static void signal_loop(mw_runtime_t *rt)
     }
 }
 
+/* What the stopping thread shares with main. */
+typedef struct stopper {
+    mw_server_t *srv;
+    atomic_bool done;
+} stopper_t;
+
+static void *stopper_main(void *arg)
+{
+    stopper_t *s = arg;
+
+    mw_server_stop(s->srv);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+/* Waits until the stopper is done, grace_ms have passed, or a second
+ * SIGTERM or SIGINT came; true when it is done. */
+static bool wait_drained(stopper_t *s, unsigned grace_ms)
+{
+    int64_t end = mono_ms() + grace_ms;
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    while (!atomic_load(&s->done)) {
+        int64_t left = end - mono_ms();
+        struct timespec ts = {0, 0};
+
+        if (left <= 0) {
+            mw_log(MW_LOG_WARNING,
+                   "still busy after the grace period (%u ms): ending the "
+                   "CGI programs still running",
+                   grace_ms);
+            return false;
+        }
+        ts.tv_nsec =
+            (long)(left < DRAIN_SLICE_MS ? left : DRAIN_SLICE_MS) * 1000000L;
+        if (sigtimedwait(&set, NULL, &ts) >= 0) {
+            mw_log(MW_LOG_WARNING, "stop signal again: ending the CGI "
+                                   "programs still running now");
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * Stops srv: it accepts nothing from now on; the requests in flight get
+ * grace_ms to finish, then every CGI run still going is ended, and the
+ * workers are joined.  (An upstream request still ends by its own
+ * <Upstream timeout>.)
+ */
+static void drain(mw_server_t *srv, unsigned grace_ms)
+{
+    stopper_t s;
+    pthread_t th;
+
+    s.srv = srv;
+    atomic_init(&s.done, false);
+    if (pthread_create(&th, NULL, stopper_main, &s) != 0) {
+        mw_cgi_shutdown(); /* cannot wait for them: end them now */
+        mw_server_stop(srv);
+        return;
+    }
+    if (!wait_drained(&s, grace_ms)) {
+        mw_cgi_shutdown();
+    }
+    pthread_join(th, NULL);
+}
+
 /* Opens the socket, runs the workers and the signal loop; exit status. */
-static int serve(mw_runtime_t *rt)
+static int serve(mw_runtime_t *rt, unsigned grace_ms)
 {
     const suspect_conf_t *c = mw_runtime_conf(rt);
     const char *listen = mw_runtime_listen(rt);
@@ -205,7 +322,7 @@ static int serve(mw_runtime_t *rt)
            : c->store == SUSPECT_STORE_LMDB ? "lmdb"
                                             : "memory");
     signal_loop(rt);
-    mw_server_stop(srv);
+    drain(srv, grace_ms);
     mw_cgi_kill_all();
     mw_server_free(srv);
     close(fd);
@@ -236,7 +353,7 @@ int main(int argc, char **argv)
         return 1;
     }
     mw_runtime_check_actions(rt);
-    r = serve(rt);
+    r = serve(rt, o.grace_ms);
     mw_runtime_free(rt);
     return r;
 }

@@ -7,8 +7,8 @@
  *     read; without one (a chunked request, or nginx's empty value) it is
  *     read whole first, up to max_body (else 413), so that a correct
  *     CONTENT_LENGTH can be sent;
- *  2. a connection: the most recently pooled one (upstream_pool.c), else
- *     a new one;
+ *  2. a connection: for GET and HEAD the most recently pooled one
+ *     (upstream_pool.c), else a new one (see "Replays" below);
  *  3. the prelude, built in the connection's buffer: BEGIN_REQUEST
  *     (RESPONDER, KEEP_CONN, id 1), the request's variables as PARAMS
  *     records, then an empty PARAMS.  SCRIPT_FILENAME is replaced when
@@ -20,12 +20,25 @@
  *  4. the exchange (upstream_io.c), and the connection back to the pool
  *     only when the exchange ended cleanly.
  *
- * Retry: a pooled connection may have been closed by the upstream while
- * idle (php-cgi exits after PHP_FCGI_MAX_REQUESTS).  When such a
- * connection fails by EOF or reset before any byte came back, the request
- * is sent once more on a new connection, replaying the body from the
- * connection's window (or the buffered body).  A new connection is never
- * retried, so a failing upstream costs at most one extra attempt.
+ * Replays: a pooled connection may be closed by the upstream while idle
+ * (php-cgi exits after PHP_FCGI_MAX_REQUESTS, php-fpm recycles a child
+ * after pm.max_requests).  The pool checks each connection before handing
+ * it out (upstream_pool.c), which catches a close that already happened,
+ * but not one that is about to: php sends END_REQUEST, shuts its request
+ * down, and closes 20 microseconds to a few ms later, so the next request on
+ * that connection is often already sent.  When such a connection fails by
+ * EOF or reset before any byte came back, the request may have been lost
+ * unread, or read whole by an upstream that then died (a php-fpm child
+ * killed by request_terminate_timeout, a crash) after acting on it; from
+ * here the two look the same (php leaves the empty STDIN record unread,
+ * so even a reset proves nothing).  So only GET and HEAD, which may run
+ * twice, ever take a pooled connection, and are sent once more on a new
+ * one after such a failure, the body replayed from the connection's window
+ * (or the buffered body).  Any other method gets a new connection (the
+ * buffers of a pooled one are reused and its socket closed first, so the
+ * upstream worker it pinned is free for ours); it is never retried: an
+ * upstream that closes without answering it is a 502.  A new connection is
+ * never retried, so a failing upstream costs at most one extra attempt.
  *
  * Threads: the pool is a mutex-protected stack with its own reaper
  * thread; stats are atomics; all other state is per request.
@@ -45,7 +58,6 @@
 
 #define DEF_CONNECT_TIMEOUT_MS 1000
 #define DEF_TIMEOUT_MS         30000
-#define DEF_MAX_IDLE           16
 #define DEF_MAX_BODY           (8u << 20)
 
 struct mw_upstream {
@@ -55,11 +67,13 @@ struct mw_upstream {
     unsigned connect_timeout_ms;
     unsigned timeout_ms;
     size_t max_body;
+    bool keep; /* FCGI_KEEP_CONN: connections are pooled (max_idle > 0) */
     up_pool_t pool;
 
     atomic_uint_fast64_t requests;
     atomic_uint_fast64_t connects;
     atomic_uint_fast64_t reused;
+    atomic_uint_fast64_t stale;
     atomic_uint_fast64_t retries;
     atomic_uint_fast64_t failures;
 };
@@ -84,18 +98,36 @@ static suspect_rc_t conn_open(mw_upstream_t *u, up_conn_t *c,
     return rc;
 }
 
-/* A pooled connection, or a new one; NULL with *rc on failure. */
-static up_conn_t *conn_get(mw_upstream_t *u, suspect_rc_t *rc,
+/* Whether req is GET or HEAD: running it twice changes nothing. */
+static bool idempotent(const mw_req_t *req)
+{
+    size_t len;
+    const char *m = mw_req_param(req, "REQUEST_METHOD", &len);
+
+    return m != NULL && ((len == 3 && memcmp(m, "GET", 3) == 0) ||
+                         (len == 4 && memcmp(m, "HEAD", 4) == 0));
+}
+
+/* A connection for req: with reuse a pooled one when there is one, else
+ * a new one (in a pooled connection's buffers when there is one, its
+ * socket closed first); NULL with *rc on failure. */
+static up_conn_t *conn_get(mw_upstream_t *u, bool reuse, suspect_rc_t *rc,
                            suspect_err_t *err)
 {
-    up_conn_t *c = up_pool_take(&u->pool);
+    unsigned stale = 0;
+    up_conn_t *c = up_pool_take(&u->pool, &stale);
 
-    if (c != NULL) {
+    if (stale > 0) {
+        atomic_fetch_add(&u->stale, stale);
+    }
+    if (c != NULL && reuse) {
         c->pooled = true;
         atomic_fetch_add(&u->reused, 1);
         return c;
     }
-    c = up_conn_new();
+    if (c == NULL) {
+        c = up_conn_new();
+    }
     if (c == NULL) {
         *rc = suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                               "upstream: out of memory");
@@ -230,9 +262,9 @@ static size_t prelude_bound(const mw_req_t *req, const edits_t *e)
            FCGI_HEADER_LEN * (pairs + total / FCGI_MAX_CONTENT + 3);
 }
 
-/* Builds the prelude into c->pre. */
+/* Builds the prelude into c->pre; keep sets FCGI_KEEP_CONN. */
 static suspect_rc_t build_prelude(up_conn_t *c, const mw_req_t *req,
-                                  const edits_t *e)
+                                  const edits_t *e, bool keep)
 {
     size_t need = prelude_bound(req, e);
     bool redirect = false;
@@ -250,7 +282,8 @@ static suspect_rc_t build_prelude(up_conn_t *c, const mw_req_t *req,
     }
     w.buf = c->pre;
     fcgi_header_encode(w.buf, FCGI_BEGIN_REQUEST, UP_REQUEST_ID, 8, 0);
-    fcgi_begin_encode(w.buf + FCGI_HEADER_LEN, FCGI_RESPONDER, FCGI_KEEP_CONN);
+    fcgi_begin_encode(w.buf + FCGI_HEADER_LEN, FCGI_RESPONDER,
+                      keep ? FCGI_KEEP_CONN : 0);
     w.pos = 2 * FCGI_HEADER_LEN;
     pw_open(&w);
     for (size_t i = 0; i < req->nparams && rc == SUSPECT_OK; i++) {
@@ -384,7 +417,8 @@ static suspect_rc_t conclude(mw_upstream_t *u, const up_xchg_t *x, up_end_t end,
     return rc;
 }
 
-/* Whether the failed exchange may be sent again on a new connection. */
+/* Whether the failed exchange may be sent again on a new connection: a
+ * pooled connection (so a GET or HEAD) closed before anything came back. */
 static bool may_retry(const up_xchg_t *x, up_end_t end, bool retried)
 {
     return end == UP_CLOSED && x->c->pooled && !retried && !x->received &&
@@ -452,7 +486,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
         }
         e.clen_len = (size_t)snprintf(e.clen, sizeof(e.clen), "%zu", mem_len);
     }
-    c = conn_get(u, &rc, err);
+    c = conn_get(u, idempotent(req), &rc, err);
     if (c == NULL) {
         free(mem);
         if (rc == SUSPECT_E_NOMEM) {
@@ -464,7 +498,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
         res->timed_out = rc == SUSPECT_E_TIMEOUT;
         return rc;
     }
-    if (build_prelude(c, req, &e) != SUSPECT_OK) {
+    if (build_prelude(c, req, &e, u->keep) != SUSPECT_OK) {
         up_conn_free(c);
         free(mem);
         res->status = 500;
@@ -510,6 +544,7 @@ suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
                                 : DEF_CONNECT_TIMEOUT_MS;
     u->timeout_ms = opts->timeout_ms != 0 ? opts->timeout_ms : DEF_TIMEOUT_MS;
     u->max_body = opts->max_body != 0 ? opts->max_body : DEF_MAX_BODY;
+    u->keep = opts->max_idle > 0;
     u->address = suspect_strdup(opts->address);
     if (opts->script_filename != NULL) {
         u->script = suspect_strdup(opts->script_filename);
@@ -517,9 +552,8 @@ suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
     }
     if (u->address == NULL ||
         (opts->script_filename != NULL && u->script == NULL) ||
-        up_pool_init(&u->pool,
-                     opts->max_idle != 0 ? opts->max_idle : DEF_MAX_IDLE,
-                     UP_IDLE_TIMEOUT_MS) != SUSPECT_OK) {
+        up_pool_init(&u->pool, opts->max_idle, UP_IDLE_TIMEOUT_MS) !=
+            SUSPECT_OK) {
         free(u->address);
         free(u->script);
         free(u);
@@ -535,6 +569,7 @@ void mw_upstream_stats(mw_upstream_t *u, mw_upstream_stats_t *out)
     out->requests = atomic_load(&u->requests);
     out->connects = atomic_load(&u->connects);
     out->reused = atomic_load(&u->reused);
+    out->stale = atomic_load(&u->stale);
     out->retries = atomic_load(&u->retries);
     out->failures = atomic_load(&u->failures);
 }

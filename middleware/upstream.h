@@ -2,8 +2,10 @@
  * upstream.h - the FastCGI client: forward an allowed request to php-cgi,
  * php-fpm or any FastCGI responder.
  *
- * Each forward takes a pooled connection (FCGI_KEEP_CONN) or connects,
- * sends BEGIN_REQUEST, the request's variables as PARAMS (with
+ * A GET or HEAD takes a pooled connection (FCGI_KEEP_CONN) when there is
+ * one; any other method, and every request with max_idle 0, connects
+ * (with max_idle 0 the upstream closes each connection after its request).
+ * A forward sends BEGIN_REQUEST, the request's variables as PARAMS (with
  * SCRIPT_FILENAME overridden when configured, REDIRECT_STATUS=200 and a
  * CONTENT_LENGTH that matches the body sent), an empty PARAMS, the body as
  * STDIN records and an empty STDIN, while reading the upstream's records
@@ -12,10 +14,15 @@
  * END_REQUEST ends it.  A body without CONTENT_LENGTH is buffered (up to
  * max_body, else 413) so one can be sent.
  *
- * Restarts: php-cgi exits after PHP_FCGI_MAX_REQUESTS; a pooled connection
- * that fails before any response byte is dropped and the request is sent
- * once more on a fresh connection (the body it sent is replayed from the
- * buffer; bodies larger than the replay buffer are not retried).
+ * Restarts: php-cgi exits after PHP_FCGI_MAX_REQUESTS.  A pooled
+ * connection the upstream closed while idle is noticed before it is used
+ * and dropped.  One that fails before any response byte (the upstream
+ * closed it just after the check) is dropped and the GET or HEAD sent once
+ * more on a fresh connection (the body replayed from the buffer; bodies
+ * larger than the replay buffer are not retried).  Other methods never
+ * meet a closing connection, and are never sent twice: an upstream that
+ * read a POST and closed without answering (a php-fpm child killed by
+ * request_terminate_timeout) is a 502.
  */
 #ifndef MW_UPSTREAM_H
 #define MW_UPSTREAM_H
@@ -31,7 +38,8 @@ typedef struct mw_upstream_opts {
     const char *script_filename; /* SCRIPT_FILENAME to send, NULL = keep */
     unsigned connect_timeout_ms; /* 0 = 1000 */
     unsigned timeout_ms;         /* any read or write; 0 = 30000 */
-    unsigned max_idle;           /* pooled idle connections; 0 = 16 */
+    unsigned max_idle;           /* pooled idle connections, exact: 0 =
+                                    none, a new connection per request */
     size_t max_body;             /* buffered body cap; 0 = 8 MiB */
 } mw_upstream_opts_t;
 
@@ -41,6 +49,7 @@ typedef struct mw_upstream_stats {
     uint64_t requests;
     uint64_t connects;
     uint64_t reused;   /* requests on a pooled connection */
+    uint64_t stale;    /* pooled connections found closed, dropped */
     uint64_t retries;  /* resent after a pooled connection failed */
     uint64_t failures; /* answered 502/504 */
 } mw_upstream_stats_t;

@@ -69,8 +69,10 @@ suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
 /* Stops the reaper and frees every idle connection. */
 void up_pool_destroy(up_pool_t *p);
 
-/* The most recently pooled connection, or NULL. */
-up_conn_t *up_pool_take(up_pool_t *p);
+/* The most recently pooled connection that is still open, or NULL.
+ * Connections the upstream closed while they were idle are freed on the
+ * way (counted in *stale). */
+up_conn_t *up_pool_take(up_pool_t *p, unsigned *stale);
 
 /* Pools c (which must be clean), or frees it when the pool is full. */
 void up_pool_give(up_pool_t *p, up_conn_t *c);

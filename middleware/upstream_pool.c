@@ -14,12 +14,21 @@
  * the bottom), since connections only enter at the top; so the expired
  * ones are always a prefix.  The reaper never closes a descriptor while
  * holding the lock.
+ *
+ * Before a connection leaves the pool it is checked (a non-blocking
+ * MSG_PEEK): one the upstream closed since it was pooled is dropped and
+ * the next one taken, so a request is only ever sent on a connection
+ * that was open a moment before.  A close racing with that check is still
+ * possible; upstream.c decides whether such a failure may be retried.
+ * max_idle 0 keeps no connection: every request connects.
  */
 #include "upstream_int.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,7 +158,8 @@ suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
     memset(p, 0, sizeof(*p));
     p->max_idle = max_idle;
     p->idle_timeout_ms = idle_timeout_ms;
-    p->idle = suspect_calloc(max_idle, sizeof(*p->idle));
+    /* max_idle 0 pools nothing; one slot keeps the allocation valid. */
+    p->idle = suspect_calloc(max_idle > 0 ? max_idle : 1, sizeof(*p->idle));
     if (p->idle == NULL) {
         return SUSPECT_E_NOMEM;
     }
@@ -187,16 +197,40 @@ void up_pool_destroy(up_pool_t *p)
     free(p->idle);
 }
 
-up_conn_t *up_pool_take(up_pool_t *p)
+/*
+ * Whether the upstream may still read a request on c: a peek that would
+ * block.  A peek that reads 0 means the upstream closed the connection
+ * while it was idle (php-cgi after PHP_FCGI_MAX_REQUESTS, a php-fpm child
+ * that was recycled or killed); bytes or an error mean it is not in a
+ * state to start a request either.
+ */
+static bool conn_alive(const up_conn_t *c)
 {
-    up_conn_t *c = NULL;
+    uint8_t b;
+    ssize_t n;
 
-    pthread_mutex_lock(&p->lock);
-    if (p->nidle > 0) {
-        c = p->idle[--p->nidle];
+    do {
+        n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+up_conn_t *up_pool_take(up_pool_t *p, unsigned *stale)
+{
+    for (;;) {
+        up_conn_t *c = NULL;
+
+        pthread_mutex_lock(&p->lock);
+        if (p->nidle > 0) {
+            c = p->idle[--p->nidle];
+        }
+        pthread_mutex_unlock(&p->lock);
+        if (c == NULL || conn_alive(c)) {
+            return c;
+        }
+        up_conn_free(c);
+        (*stale)++;
     }
-    pthread_mutex_unlock(&p->lock);
-    return c;
 }
 
 void up_pool_give(up_pool_t *p, up_conn_t *c)

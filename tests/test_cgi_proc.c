@@ -3,7 +3,10 @@
  * whole process group (a background child too) and answers 504, or cuts a
  * started response short; no zombies after many runs; eight threads
  * spawning at once leak no descriptor into each other's children; a
- * client that goes away and mw_cgi_kill_all() kill the script.
+ * client that goes away (a failed write, or the web server hanging up the
+ * FastCGI connection while the script prints nothing) and
+ * mw_cgi_kill_all() kill the script; a kept connection that is merely
+ * silent does not.
  */
 #include <CUnit/CUnit.h>
 #include <dirent.h>
@@ -17,7 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../middleware/fcgi_server.h"
+#include "../middleware/listen.h"
 #include "cgi_test.h"
+#include "fcgiclient.h"
 #include "util.h"
 
 /* Reaps pid (an orphan handed to us as subreaper) within a deadline;
@@ -269,6 +275,176 @@ static void test_kill_all(void)
     mw_cgi_kill_all(); /* nothing left: a no-op */
 }
 
+/* ---- the web server hangs up -------------------------------------------- */
+
+/* A FastCGI server whose handler runs mw_cgi_run() (as suspect-fcgi's
+ * forward mode does), on a unix socket in the suite's temp dir. */
+typedef struct hup_srv {
+    char spec[4300];
+    int lfd;
+    mw_server_t *s;
+    mw_cgi_opts_t opts;
+} hup_srv_t;
+
+static void cgi_handler(mw_req_t *req, void *arg)
+{
+    mw_fwd_result_t res;
+
+    mw_cgi_run(arg, req, &res, NULL);
+    if (res.status != 0 && !req->output_started) {
+        mw_error_respond(req, res.status);
+    }
+}
+
+static void hup_start(hup_srv_t *h)
+{
+    mw_server_opts_t o;
+
+    memset(h, 0, sizeof(*h));
+    h->opts.root = cgit_root;
+    h->opts.timeout_ms = 20000;
+    FMT(h->spec, "unix:%s/hup.sock", cgit_tmp);
+    CU_ASSERT_EQUAL_FATAL(mw_listen_open(h->spec, 16, 0600, &h->lfd, NULL),
+                          SUSPECT_OK);
+    memset(&o, 0, sizeof(o));
+    o.listen_fd = h->lfd;
+    o.workers = 2;
+    o.io_timeout_ms = 3000;
+    o.handler = cgi_handler;
+    o.arg = &h->opts;
+    CU_ASSERT_EQUAL_FATAL(mw_server_new(&o, &h->s, NULL), SUSPECT_OK);
+    CU_ASSERT_EQUAL_FATAL(mw_server_start(h->s, NULL), SUSPECT_OK);
+}
+
+static void hup_stop(hup_srv_t *h)
+{
+    mw_server_stop(h->s);
+    mw_server_free(h->s);
+    close(h->lfd);
+    mw_listen_cleanup(h->spec);
+}
+
+/* Connects and sends a whole request for script (a GET: empty STDIN);
+ * keep sets FCGI_KEEP_CONN.  The descriptor, or -1. */
+static int hup_request(const hup_srv_t *h, const char *script, bool keep)
+{
+    char sf[4200];
+    const char *vars[] = {sf, "REQUEST_METHOD=GET", "CONTENT_LENGTH=", NULL};
+    fcbuf_t b = {0};
+    int fd = fcc_connect(h->spec + 5);
+
+    if (snprintf(sf, sizeof(sf), "SCRIPT_FILENAME=%s", script) >=
+            (int)sizeof(sf) ||
+        fd < 0) {
+        close(fd);
+        return -1;
+    }
+    fcbuf_begin(&b, 1, FCGI_RESPONDER, keep ? FCGI_KEEP_CONN : 0);
+    fcbuf_params(&b, 1, vars, 65535);
+    fcbuf_stream(&b, FCGI_STDIN, 1, NULL, 0);
+    if (fcc_send(fd, b.p, b.len, 0) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    fcbuf_free(&b);
+    return fd;
+}
+
+/* Waits until pidfile names a process; its pid, or -1. */
+static pid_t wait_pidfile(const char *pidfile)
+{
+    int64_t end = cgit_mono_ms() + 5000;
+
+    while (cgit_mono_ms() < end) {
+        char *txt = test_read_file(pidfile, NULL);
+        pid_t pid = txt != NULL ? (pid_t)atoi(txt) : 0;
+
+        free(txt);
+        if (pid > 0) {
+            return pid;
+        }
+        usleep(2000);
+    }
+    return -1;
+}
+
+/* Whether pid is gone (reaped) within ms. */
+static bool gone_within(pid_t pid, int ms)
+{
+    int64_t end = cgit_mono_ms() + ms;
+
+    while (cgit_mono_ms() < end) {
+        if (kill(pid, 0) != 0 && errno == ESRCH) {
+            return true;
+        }
+        usleep(2000);
+    }
+    return false;
+}
+
+/* A script that prints nothing for 30 s: when the web server closes the
+ * connection (its client went away), the script is killed at once, with
+ * or without FCGI_KEEP_CONN, and the worker is free again. */
+static void test_hangup_kills_silent_script(void)
+{
+    char body[4400], pidfile[4200];
+    const char *p;
+    hup_srv_t h;
+    mw_server_stats_t st;
+
+    FMT(pidfile, "%s/silent.pid", cgit_tmp);
+    FMT(body, "echo $$ > %s.tmp && mv %s.tmp %s\nexec sleep 30\n", pidfile,
+        pidfile, pidfile);
+    p = cgit_script("silent.cgi", body);
+    hup_start(&h);
+    for (int keep = 0; keep < 2; keep++) {
+        int fd;
+        pid_t pid;
+        int64_t t0;
+
+        unlink(pidfile);
+        fd = hup_request(&h, p, keep == 1);
+        CU_ASSERT_FATAL(fd >= 0);
+        pid = wait_pidfile(pidfile);
+        CU_ASSERT_FATAL(pid > 0);
+        t0 = cgit_mono_ms();
+        close(fd);
+        CU_ASSERT_TRUE(gone_within(pid, 3000));
+        CU_ASSERT_TRUE(cgit_mono_ms() - t0 < 2000);
+    }
+    mw_server_stats(h.s, &st);
+    for (int64_t end = cgit_mono_ms() + 3000;
+         st.busy > 0 && cgit_mono_ms() < end; usleep(2000)) {
+        mw_server_stats(h.s, &st);
+    }
+    CU_ASSERT_EQUAL(st.busy, 0);
+    hup_stop(&h);
+}
+
+/* A kept connection that stays open and silent is no hang-up: the script
+ * runs to its end, the answer arrives, and the connection serves the
+ * next request. */
+static void test_kept_connection_not_hangup(void)
+{
+    const char *p =
+        cgit_script("pause.cgi", "sleep 0.3\n" HDR "echo after pause\n");
+    hup_srv_t h;
+    fcc_response_t resp;
+    int fd;
+
+    hup_start(&h);
+    fd = hup_request(&h, p, true);
+    CU_ASSERT_FATAL(fd >= 0);
+    memset(&resp, 0, sizeof(resp));
+    CU_ASSERT_EQUAL(fcc_read_response(fd, 1, &resp, 5000), 0);
+    CU_ASSERT_TRUE(resp.ended);
+    fcbuf_add(&resp.out, "", 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr((char *)resp.out.p, "\r\n\r\nafter pause\n"));
+    fcbuf_free(&resp.out);
+    close(fd);
+    hup_stop(&h);
+}
+
 /* Adds this file's tests to the "cgi" suite (cgi_test.h). */
 int cgit_add_proc_tests(CU_pSuite s)
 {
@@ -281,6 +457,8 @@ int cgit_add_proc_tests(CU_pSuite s)
         {"8 threads, no descriptor leak", test_threads_no_fd_leak},
         {"client gone kills the script", test_client_gone},
         {"kill all", test_kill_all},
+        {"hang-up kills a silent script", test_hangup_kills_silent_script},
+        {"kept connection is no hang-up", test_kept_connection_not_hangup},
     };
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

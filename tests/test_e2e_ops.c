@@ -1,9 +1,9 @@
 /*
  * test_e2e_ops.c - suite "e2e", operating suspect-fcgi: the limits file
  * edited while requests flow, a broken limits file, SIGHUP reloading
- * both files, SIGTERM draining a request in flight, and hostile FastCGI
- * sent straight to the daemon's socket.  The stack is the CGI one of
- * test_e2e.c (examples/suspect.xml behind nginx).
+ * both files, SIGTERM draining a request in flight, hostile FastCGI
+ * sent straight to the daemon's socket, and a header sent twice.  The
+ * stack is the CGI one of test_e2e.c (examples/suspect.xml behind nginx).
  */
 #include <CUnit/CUnit.h>
 #include <pthread.h>
@@ -218,6 +218,102 @@ static void test_sigterm_drains(void)
     CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(APP), NULL}), 502);
 }
 
+/* Waits until DIR/name holds a pid (written by a script); it, or -1. */
+static pid_t wait_pid_file(const char *name)
+{
+    char path[TEST_PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s/%s", e2e.dir, name);
+    for (long long end = test_now_ms() + 5000; test_now_ms() < end;) {
+        char *text = test_read_file(path, NULL);
+        pid_t pid = text != NULL ? (pid_t)atoi(text) : 0;
+
+        free(text);
+        if (pid > 0) {
+            return pid;
+        }
+        usleep(5000);
+    }
+    return -1;
+}
+
+/* Starts a request for /sleeper.cgi (30 s of silence) in job; the
+ * program's pid, or -1. */
+static pid_t start_sleeper(test_http_job_t *job, const char *pid_name)
+{
+    char script[256];
+
+    snprintf(script, sizeof(script),
+             "#!/bin/sh\n"
+             "echo $$ > @DIR@/%s.tmp && mv @DIR@/%s.tmp @DIR@/%s\n"
+             "exec sleep 30\n",
+             pid_name, pid_name, pid_name);
+    if (e2e_write_cgi("sleeper.cgi", script) != 0 ||
+        test_http_start(job, e2e.dir,
+                        (const char *[]){e2e_url("/sleeper.cgi"), NULL}) != 0) {
+        return -1;
+    }
+    return wait_pid_file(pid_name);
+}
+
+/* SIGTERM while a program sleeps 30 s (its <Cgi timeout> is longer):
+ * suspect-fcgi stops accepting at once, gives the request the grace
+ * period (--grace 1), then kills the program (the client gets 504) and
+ * exits 0.  With the default grace (10 s), a second SIGTERM ends the wait
+ * at once. */
+static void test_sigterm_grace(void)
+{
+    test_http_job_t job;
+    test_http_t r;
+    long long t0, ms;
+    pid_t pid;
+
+    CU_ASSERT_FATAL(e2e_start_cgi(NULL) == 0);
+    /* Again, with a 1 s grace. */
+    CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
+    CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
+    CU_ASSERT_FATAL(
+        test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, e2e.sock, 0,
+                           (const char *[]){"--grace", "1", NULL}) == 0);
+    pid = start_sleeper(&job, "sleeper1.pid");
+    CU_ASSERT_FATAL(pid > 0);
+    t0 = test_now_ms();
+    CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
+    CU_ASSERT_EQUAL(test_wait_file_text(e2e.log, "no new requests", 2000), 0);
+    /* Not accepting any more: nginx cannot connect. */
+    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(APP), NULL}), 502);
+    CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
+    ms = test_now_ms() - t0;
+    CU_ASSERT(ms >= 900 && ms < 3500);
+    CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
+    CU_ASSERT(e2e_pid_gone(pid));
+    CU_ASSERT_EQUAL(test_http_finish(&job, &r, 5000), 0);
+    CU_ASSERT_EQUAL(r.status, 504);
+    test_http_free(&r);
+    CU_ASSERT_EQUAL(test_wait_file_text(e2e.log, "grace period (1000 ms)", 0),
+                    0);
+
+    /* The default grace, cut short by a second SIGTERM. */
+    CU_ASSERT_FATAL(test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, e2e.sock,
+                                       0, NULL) == 0);
+    pid = start_sleeper(&job, "sleeper2.pid");
+    CU_ASSERT_FATAL(pid > 0);
+    CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
+    CU_ASSERT_EQUAL(test_wait_file_text(e2e.log, "no new requests", 2000), 0);
+    usleep(200000); /* the grace holds: still running */
+    CU_ASSERT(test_proc_running(&e2e.fcgi));
+    CU_ASSERT(!e2e_pid_gone(pid));
+    t0 = test_now_ms();
+    CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
+    CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
+    CU_ASSERT(test_now_ms() - t0 < 2000);
+    CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
+    CU_ASSERT(e2e_pid_gone(pid));
+    CU_ASSERT_EQUAL(test_http_finish(&job, &r, 5000), 0);
+    CU_ASSERT_EQUAL(r.status, 504);
+    test_http_free(&r);
+}
+
 /* Sends len bytes, then reads what comes back until EOF or ms. */
 static size_t exchange(const void *data, size_t len, char *buf, size_t size,
                        unsigned ms, bool *eof)
@@ -383,15 +479,51 @@ static void test_raw_authorizer_role(void)
     }
 }
 
+/* A header sent twice reaches suspect-fcgi as two variables (nginx 1.22)
+ * and is counted as the one merged value the program reads: a varying
+ * decoy first copy makes another identity for the program too, never a
+ * free request for the victim's account, whose plain requests get the 429
+ * after the limit (3).  Repeated cookies arrive joined with "; ". */
+static void test_repeated_header(void)
+{
+    char decoy[64], want[96];
+    test_http_t r;
+
+    CU_ASSERT_FATAL(e2e_start_cgi(NULL) == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("app.cgi",
+                                  "#!/bin/sh\n"
+                                  "printf 'Status: 200 OK\\r\\n"
+                                  "Content-Type: text/plain\\r\\n\\r\\n"
+                                  "[%s] [%s]\\n' \"$HTTP_X_ACCOUNT_ID\" "
+                                  "\"$HTTP_COOKIE\"\n") == 0);
+    for (int i = 0; i < 4; i++) {
+        snprintf(decoy, sizeof(decoy), "X-Account-Id: decoy-%d", i);
+        snprintf(want, sizeof(want), "[decoy-%d, victim] [a=1; b=2]\n", i);
+        CU_ASSERT(
+            e2e_http(&r, (const char *[]){
+                             "-H", decoy, "-H", "X-Account-Id: victim", "-H",
+                             "Cookie: a=1", "-H", "Cookie: b=2", "-d", "x=1",
+                             e2e_url(APP "?op=resend"), NULL}) == 0);
+        CU_ASSERT(e2e_body_starts(&r, 200, want));
+        test_http_free(&r);
+        CU_ASSERT_EQUAL(e2e_status((const char *[]){
+                            "-H", "X-Account-Id: victim", "-d", "x=1",
+                            e2e_url(APP "?op=resend"), NULL}),
+                        i < 3 ? 200 : 429);
+    }
+}
+
 int e2e_add_ops_tests(CU_pSuite s)
 {
     if (CU_add_test(s, "hot reload under load", test_hot_reload) == NULL ||
         CU_add_test(s, "broken limits kept", test_broken_limits_kept) == NULL ||
         CU_add_test(s, "SIGHUP reload", test_sighup_reload) == NULL ||
         CU_add_test(s, "SIGTERM drains", test_sigterm_drains) == NULL ||
+        CU_add_test(s, "SIGTERM grace", test_sigterm_grace) == NULL ||
         CU_add_test(s, "hostile FastCGI", test_hostile_fastcgi) == NULL ||
         CU_add_test(s, "raw authorizer role", test_raw_authorizer_role) ==
-            NULL) {
+            NULL ||
+        CU_add_test(s, "repeated header", test_repeated_header) == NULL) {
         return -1;
     }
     return 0;

@@ -2,10 +2,10 @@
  * test_fcgi_hostile.c - the fcgi-server suite, part two: what the server
  * does with records it must refuse or cannot trust.  Management records
  * (GET_VALUES, unknown types), the FILTER role, a second request on a busy
- * connection, ABORT_REQUEST, PARAMS over the limit, garbage, a bad
- * version, a truncated header, hostile pair lengths, records out of place,
- * and a peer that goes away mid-request.  After each, the server must
- * still serve a normal request.
+ * connection, ABORT_REQUEST, PARAMS over the limit, thousands of repeated
+ * names, garbage, a bad version, a truncated header, hostile pair lengths,
+ * records out of place, and a peer that goes away mid-request.  After each, the
+ * server must still serve a normal request.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -377,6 +377,69 @@ static void test_params_too_large(void)
     tsrv_stop(&t);
 }
 
+/* Time allowed for what natively takes a few milliseconds: generous,
+ * and more so under valgrind. */
+static long long slow_bound_ms(void)
+{
+    const char *p = getenv("LD_PRELOAD");
+
+    return p != NULL && strstr(p, "vgpreload") != NULL ? 4000 : 200;
+}
+
+/* Tens of thousands of copies of two names, interleaved: merged in
+ * linear time into one list (HTTP_X_MEMBER, in order) and one last value
+ * (DUP), within the PARAMS cap. */
+static void test_many_repeats(void)
+{
+    enum { N = 25000 };
+    const char **vars = calloc(2 * N + 2, sizeof(*vars));
+    char *text = malloc((size_t)N * 48);
+    fcbuf_t req = {0}, want = {0};
+    fcc_response_t resp = {0};
+    mw_server_stats_t st;
+    size_t off = 0;
+    long long t0;
+    tsrv_t t;
+    int fd;
+
+    CU_ASSERT_FATAL(vars != NULL && text != NULL);
+    vars[0] = "MODE=params";
+    fcbuf_add(&want, "role=1\nMODE=params\nHTTP_X_MEMBER=", 33);
+    for (int i = 0; i < N; i++) {
+        vars[1 + 2 * i] = text + off;
+        off += (size_t)sprintf(text + off, "HTTP_X_MEMBER=%d", i) + 1;
+        vars[2 + 2 * i] = text + off;
+        off += (size_t)sprintf(text + off, "DUP=%d", i) + 1;
+        fcbuf_add(&want, vars[1 + 2 * i] + 14, strlen(vars[1 + 2 * i] + 14));
+        fcbuf_add(&want, i < N - 1 ? ", " : "\nDUP=", i < N - 1 ? 2 : 5);
+    }
+    fcbuf_add(&want, vars[2 * N] + 4, strlen(vars[2 * N] + 4));
+    fcbuf_add(&want, "\n", 1);
+    tsrv_start(&t, 2, 2 * 1024 * 1024, 0);
+    fcbuf_begin(&req, 1, FCGI_RESPONDER, 0);
+    fcbuf_params(&req, 1, vars, 65535);
+    fcbuf_stream(&req, FCGI_STDIN, 1, NULL, 0);
+    fd = fcc_connect(t.path);
+    CU_ASSERT_TRUE_FATAL(fd >= 0);
+    t0 = fcc_now_ms();
+    CU_ASSERT_EQUAL(fcc_exchange(fd, &req, 1, &resp, 10000), 0);
+    CU_ASSERT_TRUE(fcc_now_ms() - t0 < slow_bound_ms());
+    CU_ASSERT_TRUE(
+        resp.out.len > want.len &&
+        memcmp(resp.out.p + resp.out.len - want.len, want.p, want.len) == 0);
+    close(fd);
+    mw_server_stats(t.s, &st);
+    CU_ASSERT_EQUAL(st.requests, 1);
+    CU_ASSERT_EQUAL(st.too_large, 0);
+    CU_ASSERT_TRUE(still_serves(&t));
+    fcbuf_free(&req);
+    fcbuf_free(&want);
+    fcbuf_free(&resp.out);
+    free(vars);
+    free(text);
+    tsrv_stop(&t);
+}
+
 static void test_garbage_and_bad_headers(void)
 {
     const char *http = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -481,6 +544,7 @@ int add_fcgi_hostile_tests(CU_pSuite s)
         {"ABORT_REQUEST", test_abort_request},
         {"ABORT_REQUEST during PARAMS", test_abort_during_params},
         {"PARAMS too large", test_params_too_large},
+        {"many repeated names", test_many_repeats},
         {"garbage and bad headers", test_garbage_and_bad_headers},
         {"hostile pair lengths", test_hostile_pair_lengths},
         {"records out of place", test_records_out_of_place},

@@ -4,12 +4,13 @@
  * FastCGI client that plays the web server over a real unix socket.
  *
  * This file holds the requests that should work: variables (1- and 4-byte
- * lengths, NUL-terminated values), PARAMS split over many records and a
- * request sent one byte per send(), 1 MiB both ways at once, output
- * before input, kept connections and their idle timeout, the authorizer
- * role with no STDIN at all, reads without wait, prefetch, and stopping
- * with a request in flight or with idle workers.  Protocol abuse is in
- * test_fcgi_hostile.c, the listening socket in test_listen.c.
+ * lengths, NUL-terminated values, repeated names merged into one), PARAMS
+ * split over many records and a request sent one byte per send(), 1 MiB
+ * both ways at once, output before input, kept connections and their idle
+ * timeout, the authorizer role with no STDIN at all, reads without wait,
+ * prefetch, and stopping with a request in flight or with idle workers.
+ * Protocol abuse is in test_fcgi_hostile.c, the listening socket in
+ * test_listen.c.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -84,6 +85,57 @@ static void test_simple_request(void)
     fcbuf_free(&req);
     fcbuf_free(&want);
     fcbuf_free(&resp.out);
+    tsrv_stop(&t);
+}
+
+/* Repeated names become one variable at the first copy's place: headers
+ * joined as HTTP lists (cookies with "; "), anything else (MODE too, which
+ * the app reads) keeps its last value.  Twice on one kept connection, in
+ * 7-byte PARAMS records, so the reused buffers are checked as well. */
+static void test_repeated_names_merged(void)
+{
+    const char *vars[] = {"MODE=echo",
+                          "HTTP_X_MEMBER=decoy",
+                          "QUERY_STRING=a=1",
+                          "HTTP_COOKIE=member=decoy",
+                          "HTTP_X_FORWARDED_FOR=198.51.100.7",
+                          "HTTP_X_MEMBER=victim",
+                          "QUERY_STRING=a=2",
+                          "HTTP_COOKIE=member=victim",
+                          "HTTP_X_MEMBER=",
+                          "MODE=params",
+                          "HTTP_X_FORWARDED_FOR=192.0.2.1",
+                          "HTTP_COOKIE=s=1",
+                          "HTTP_X_MEMBER=m3",
+                          NULL};
+    const char *want = "role=1\nMODE=params\n"
+                       "HTTP_X_MEMBER=decoy, victim, , m3\n"
+                       "QUERY_STRING=a=2\n"
+                       "HTTP_COOKIE=member=decoy; member=victim; s=1\n"
+                       "HTTP_X_FORWARDED_FOR=198.51.100.7, 192.0.2.1\n";
+    const char *plain[] = {"MODE=params", "HTTP_X_MEMBER=alone", NULL};
+    const char *want_plain = "role=1\nMODE=params\nHTTP_X_MEMBER=alone\n";
+    fcbuf_t req = {0};
+    tsrv_t t;
+    int fd;
+
+    tsrv_start(&t, 1, 0, 0);
+    fd = fcc_connect(t.path);
+    CU_ASSERT_TRUE_FATAL(fd >= 0);
+    for (int i = 0; i < 3; i++) {
+        fcc_response_t resp = {0};
+
+        req.len = 0;
+        fcbuf_begin(&req, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+        fcbuf_params(&req, 1, i == 1 ? plain : vars, 7);
+        fcbuf_stream(&req, FCGI_STDIN, 1, NULL, 0);
+        CU_ASSERT_EQUAL(fcc_exchange(fd, &req, 1, &resp, 5000), 0);
+        CU_ASSERT_TRUE(i == 1 ? body_is(&resp, want_plain, strlen(want_plain))
+                              : body_is(&resp, want, strlen(want)));
+        fcbuf_free(&resp.out);
+    }
+    close(fd);
+    fcbuf_free(&req);
     tsrv_stop(&t);
 }
 
@@ -540,6 +592,7 @@ int register_fcgi_server_suite(void)
         void (*fn)(void);
     } tests[] = {
         {"simple request", test_simple_request},
+        {"repeated names merged", test_repeated_names_merged},
         {"split records, 1-byte sends", test_split_records_and_tiny_sends},
         {"1 MiB both ways", test_megabyte_both_ways},
         {"write before read", test_write_before_read},

@@ -13,7 +13,8 @@
  * (502), a slow script (504), STDERR in the log.  Large bodies both ways,
  * restarts, a client that goes away and threads are in
  * test_upstream_stream.c; protocol corner cases against a FastCGI server
- * written in the test are in test_upstream_fake.c.
+ * written in the test are in test_upstream_fake.c; the runtime's reloads
+ * with an <Upstream> in test_upstream_runtime.c.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -196,6 +197,7 @@ mw_upstream_t *up_client(const char *addr, unsigned timeout_ms)
     memset(&o, 0, sizeof(o));
     o.address = addr;
     o.timeout_ms = timeout_ms;
+    o.max_idle = 16;
     CU_ASSERT_EQUAL_FATAL(mw_upstream_new(&o, &u, NULL), SUSPECT_OK);
     return u;
 }
@@ -585,8 +587,8 @@ int register_upstream_suite(void)
         !CU_add_test(s, "bad address", test_bad_address)) {
         return -1;
     }
-    if (upstream_stream_register(s) != 0) {
+    if (upstream_stream_register(s) != 0 || upstream_fake_register(s) != 0) {
         return -1;
     }
-    return upstream_fake_register(s);
+    return upstream_runtime_register(s);
 }

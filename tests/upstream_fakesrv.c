@@ -8,10 +8,13 @@
  * stream), checking what a strict peer would: request ids, and that each
  * PARAMS record parses on its own (PHP's parser needs that).  What it
  * answers depends on the mode (fmode_t), which a test may change
- * between requests: echo what it saw, close instead of answering, answer
+ * between requests: echo what it saw, close instead of answering (after
+ * reading the whole request), answer and close
+ * a kept connection (as php-cgi does at PHP_FCGI_MAX_REQUESTS), answer
  * in tiny padded records mixed with management and STDERR records, end
  * the wrong request id, answer before reading STDIN, or send bytes that
- * are not FastCGI.
+ * are not FastCGI.  It counts the requests it read, so a test sees
+ * whether a request reached it twice.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -279,7 +282,8 @@ static void serve(fake_t *f, int fd, uint8_t *buf)
             r = reply_echo(fd, &q);
         }
         free(q.params);
-        if (r != 0 || mode == F_END_EARLY || (q.flags & FCGI_KEEP_CONN) == 0) {
+        if (r != 0 || mode == F_END_EARLY || mode == F_ANSWER_CLOSE ||
+            (q.flags & FCGI_KEEP_CONN) == 0) {
             return;
         }
     }

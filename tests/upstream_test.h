@@ -34,7 +34,8 @@ int up_php_start(up_php_t *p, bool unix_sock, int children, int max_requests);
 /* Kills php-cgi's process group and reaps it. */
 void up_php_stop(up_php_t *p);
 
-/* A client of addr with timeout_ms (asserts that it was created). */
+/* A client of addr with timeout_ms, pooling up to 16 idle connections
+ * (asserts that it was created). */
 mw_upstream_t *up_client(const char *addr, unsigned timeout_ms);
 
 /* Variables of a request for up_dir/script: method, query, and when
@@ -65,13 +66,14 @@ long long up_now_ms(void);
 
 /* The FastCGI server of upstream_fakesrv.c and what it answers. */
 typedef enum fmode {
-    F_ECHO,       /* answer with what was received */
-    F_CLOSE_KEPT, /* close a connection at its second request */
-    F_CLOSE_ALL,  /* close at every request after reading it */
-    F_SMALL,      /* the answer in tiny padded records */
-    F_WRONG_ID,   /* END_REQUEST for request id 2 */
-    F_END_EARLY,  /* answer before reading STDIN, then close */
-    F_GARBAGE     /* not FastCGI */
+    F_ECHO,         /* answer with what was received */
+    F_CLOSE_KEPT,   /* close a connection at its second request */
+    F_CLOSE_ALL,    /* close at every request after reading it */
+    F_ANSWER_CLOSE, /* answer, then close even a kept connection */
+    F_SMALL,        /* the answer in tiny padded records */
+    F_WRONG_ID,     /* END_REQUEST for request id 2 */
+    F_END_EARLY,    /* answer before reading STDIN, then close */
+    F_GARBAGE       /* not FastCGI */
 } fmode_t;
 
 typedef struct fake {
@@ -93,9 +95,10 @@ int fake_start(fake_t *f, fmode_t mode);
  * server waits on a connection the client keeps until it is closed. */
 void fake_stop(fake_t *f);
 
-/* Add the tests of test_upstream_stream.c and test_upstream_fake.c to s;
- * 0, or -1 when CUnit refused. */
+/* Add the tests of test_upstream_stream.c, test_upstream_fake.c and
+ * test_upstream_runtime.c to s; 0, or -1 when CUnit refused. */
 int upstream_stream_register(CU_pSuite s);
 int upstream_fake_register(CU_pSuite s);
+int upstream_runtime_register(CU_pSuite s);
 
 #endif

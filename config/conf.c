@@ -21,6 +21,7 @@
  * refs is touched only atomically.
  */
 #include "conf_internal.h"
+#include "xmlsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -186,79 +187,6 @@ char *conf_resolve(conf_build_t *b, const char *p, size_t n)
     return s;
 }
 
-/* Reads the regular file fd (hint bytes by fstat) into a new buffer of at
- * most max bytes; more is SUSPECT_E_CONFIG. */
-static suspect_rc_t read_fd(int fd, const char *path, size_t hint, size_t max,
-                            char **buf, size_t *len, suspect_err_t *err)
-{
-    size_t cap = (hint < max ? hint : max) + 1, used = 0;
-    char *data = suspect_malloc(cap);
-
-    if (data == NULL) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    for (;;) {
-        ssize_t got;
-        if (used == cap) {
-            char *grown = cap > max ? NULL : suspect_realloc(data, cap * 2);
-            if (grown == NULL) {
-                break; /* over the cap, or out of memory: see below */
-            }
-            data = grown;
-            cap *= 2;
-        }
-        got = read(fd, data + used, cap - used);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got < 0) {
-            free(data);
-            return suspect_err_sys(err, SUSPECT_E_IO, path, "cannot read");
-        }
-        if (got == 0) {
-            *buf = data;
-            *len = used;
-            return SUSPECT_OK;
-        }
-        used += (size_t)got;
-    }
-    free(data);
-    if (cap <= max) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
-                           "file is too large (more than %zu bytes)", max);
-}
-
-/* Reads the regular file at path, at most max bytes, into *buf (free()).
- * Nothing is read from a file that is not regular or is over the cap. */
-static suspect_rc_t read_file(const char *path, size_t max, char **buf,
-                              size_t *len, suspect_err_t *err)
-{
-    struct stat st;
-    suspect_rc_t rc;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-
-    if (fd < 0) {
-        return suspect_err_sys(
-            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
-            "cannot open");
-    }
-    if (fstat(fd, &st) != 0) {
-        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
-    } else if (!S_ISREG(st.st_mode)) {
-        rc = suspect_err_set(err, SUSPECT_E_IO, path, 0, "not a regular file");
-    } else if ((uintmax_t)st.st_size > max) {
-        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
-                             "file is too large (%jd bytes, at most %zu)",
-                             (intmax_t)st.st_size, max);
-    } else {
-        rc = read_fd(fd, path, (size_t)st.st_size, max, buf, len, err);
-    }
-    close(fd);
-    return rc;
-}
-
 /* Reads the template into the arena; its errors name suspect.xml's line. */
 suspect_rc_t conf_load_template(conf_build_t *b, int line)
 {
@@ -269,8 +197,8 @@ suspect_rc_t conf_load_template(conf_build_t *b, int line)
     suspect_rc_t rc;
 
     suspect_err_clear(&why);
-    rc = read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, &buf, &len,
-                   &why);
+    rc = xmlsafe_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, NULL,
+                           &buf, &len, &why);
     if (rc == SUSPECT_E_NOMEM) {
         return conf_nomem(b, line);
     }
@@ -480,7 +408,7 @@ suspect_rc_t suspect_conf_load(const char *path, const suspect_conf_t **out,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "suspect_conf_load: bad arguments");
     }
-    rc = read_file(path, SUSPECT_CONF_MAX_BYTES, &buf, &len, err);
+    rc = xmlsafe_read_file(path, SUSPECT_CONF_MAX_BYTES, NULL, &buf, &len, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }

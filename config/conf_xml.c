@@ -1,18 +1,12 @@
 /*
  * conf_xml.c - suspect.xml from XML to a snapshot, driven by the element
- * tables.  The only file of the loader that includes libxml2.
+ * tables.  With xmlsafe.c, the only file of the loader that includes
+ * libxml2.
  *
- * Parsing is the limits file's (limits_xml.c): a private parser context
- * per call reading from memory (threads may load at once), options
- * XML_PARSE_NONET | NOERROR | NOWARNING | BIG_LINES and never NOENT,
- * DTDLOAD or DTDATTR.  Three SAX callbacks of the private context are
- * replaced: internalSubset, called for any <!DOCTYPE, records the line and
- * stops the parser before one declaration is read (so no entity is ever
- * declared, expanded or fetched); serror keeps libxml2's first
- * error and its line instead of printing it; and startElementNs
- * calls libxml2's own and then moves the element's line from the end of its
- * start tag to its '<', so an element written over several lines is
- * reported at its first line.
+ * Parsing is xmlsafe.h's, shared with the limits file: a private parser
+ * context, any DTD refused before a declaration is read, libxml2's first
+ * error kept with its line, and elements reported at the line of their
+ * '<', so an element written over several lines is named by its first.
  *
  * Walking: walk() knows no element by name.  For an element and its table
  * row it calls the begin hook, then each attribute's setter (unknown
@@ -27,9 +21,9 @@
  * their element's line.
  */
 #include "conf_internal.h"
+#include "xmlsafe.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,139 +33,12 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#define PARSE_OPTIONS                                                          \
-    (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |               \
-     XML_PARSE_BIG_LINES)
 #define MAX_CHILD_DEFS 16
-
-/* What the private callbacks saw during one parse (ctxt->_private). */
-typedef struct parse_state {
-    startElementNsSAX2Func start; /* libxml2's own, called by on_start */
-    int dtd_line;                 /* line of <!DOCTYPE, 0 when none */
-    int err_set;                  /* err_* hold libxml2's first error */
-    int err_code;                 /* its xmlParserErrors code */
-    int err_line;
-    char err_text[SUSPECT_ERR_TEXT_MAX];
-} parse_state_t;
-
-static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
-
-/* libxml2 wants one initialisation before threads share it. */
-static void xml_init(void)
-{
-    xmlInitParser();
-}
 
 /* True for the XML white space characters. */
 static int is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* serror callback: keeps libxml2's first error (not its warnings), on one
- * line. */
-static void on_xml_error(void *ctx, xmlErrorPtr e)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    parse_state_t *st = ctxt->_private;
-    size_t n;
-
-    if (e == NULL || e->level < XML_ERR_ERROR || st->err_set) {
-        return;
-    }
-    st->err_set = 1;
-    st->err_code = e->code;
-    st->err_line = e->line;
-    snprintf(st->err_text, sizeof(st->err_text), "%s",
-             e->message != NULL ? e->message : "unknown error");
-    n = strlen(st->err_text);
-    while (n > 0 && is_space(st->err_text[n - 1])) {
-        st->err_text[--n] = '\0';
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (st->err_text[i] == '\n' || st->err_text[i] == '\r') {
-            st->err_text[i] = ' ';
-        }
-    }
-}
-
-/* internalSubset callback: any DOCTYPE stops the parse, unread. */
-static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext_id,
-                       const xmlChar *sys_id)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    parse_state_t *st = ctxt->_private;
-
-    (void)name;
-    (void)ext_id;
-    (void)sys_id;
-    st->dtd_line =
-        ctxt->input != NULL && ctxt->input->line > 0 ? ctxt->input->line : 1;
-    xmlStopParser(ctxt);
-}
-
-/* The line of the '<' of the start tag being parsed, or 0.  The parser
- * is at (or just before) the tag's end, the whole tag in its buffer, and an
- * attribute value cannot hold a raw '<', so the tag starts at the last '<'
- * before cur. */
-static int tag_start_line(xmlParserCtxtPtr ctxt)
-{
-    const xmlChar *base = ctxt->input->base, *p = ctxt->input->cur;
-    int lines = 0;
-
-    if (base == NULL || p == NULL) {
-        return 0;
-    }
-    while (p > base && *--p != '<') {
-        lines += *p == '\n';
-    }
-    return *p == '<' && ctxt->input->line > lines ? ctxt->input->line - lines
-                                                  : 0;
-}
-
-/*
- * startElementNs callback: libxml2's own, then the element's line moved
- * from the end of its start tag (where libxml2 takes it) to its '<', so a
- * message about an element written over several lines names its first.
- * Lines past 65535 go to psvi, unused without schema validation, where
- * line_of() finds them.
- */
-static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
-                     const xmlChar *uri, int nns, const xmlChar **ns,
-                     int nattrs, int ndefaulted, const xmlChar **attrs)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    parse_state_t *st = ctxt->_private;
-    int line = tag_start_line(ctxt);
-    xmlNodePtr node;
-
-    st->start(ctx, localname, prefix, uri, nns, ns, nattrs, ndefaulted, attrs);
-    node = ctxt->node;
-    if (line <= 0 || node == NULL || node->type != XML_ELEMENT_NODE ||
-        !xmlStrEqual(node->name, localname)) {
-        return;
-    }
-    if (line < 65535) {
-        node->line = (unsigned short)line;
-    } else {
-        node->line = 65535;
-        node->psvi = (void *)(ptrdiff_t)line;
-    }
-}
-
-/* The line of node, at least 1: xmlGetLineNo(), or for an element past
- * line 65535 the line on_start() kept in psvi (xmlGetLineNo() only knows
- * big lines of text nodes, and guesses an element's from its
- * neighbours). */
-static int line_of(const xmlNode *node)
-{
-    long line = xmlGetLineNo(node);
-
-    if (node->type == XML_ELEMENT_NODE && node->line == 65535 &&
-        node->psvi != NULL) {
-        line = (long)(ptrdiff_t)node->psvi;
-    }
-    return line > 0 && line <= INT_MAX ? (int)line : 1;
 }
 
 /* The row of table named name, or -1; *near is a row whose name differs
@@ -300,12 +167,13 @@ static suspect_rc_t unknown_child(conf_build_t *b, const conf_elem_t *def,
                              i > 0 ? ", " : "", def->children[i]->name);
             used += w > 0 ? (size_t)w : 0;
         }
-        return conf_fail(b, line_of(c),
+        return conf_fail(b, xmlsafe_line(c),
                          "%s: unknown element <%.64s> (it may only hold %s)",
                          def->name, (const char *)c->name, allowed);
     }
-    return conf_warn(b, line_of(c), "%s: unknown element <%.64s> ignored%s%s%s",
-                     def->name, (const char *)c->name,
+    return conf_warn(b, xmlsafe_line(c),
+                     "%s: unknown element <%.64s> ignored%s%s%s", def->name,
+                     (const char *)c->name,
                      hint != NULL ? " (did you mean <" : "",
                      hint != NULL ? hint : "", hint != NULL ? ">?)" : "");
 }
@@ -327,10 +195,11 @@ static suspect_rc_t walk_children(conf_build_t *b, const conf_elem_t *def,
         if (i < 0 || i >= MAX_CHILD_DEFS) {
             rc = unknown_child(b, def, c, near);
         } else if ((def->children[i]->flags & CONF_SINGLE) && first[i] > 0) {
-            rc = conf_fail(b, line_of(c), "<%s> given twice (first on line %d)",
+            rc = conf_fail(b, xmlsafe_line(c),
+                           "<%s> given twice (first on line %d)",
                            def->children[i]->name, first[i]);
         } else {
-            first[i] = line_of(c);
+            first[i] = xmlsafe_line(c);
             rc = walk(b, def->children[i], c, obj);
         }
     }
@@ -341,7 +210,7 @@ static suspect_rc_t walk_children(conf_build_t *b, const conf_elem_t *def,
 static suspect_rc_t walk(conf_build_t *b, const conf_elem_t *def, xmlNodePtr el,
                          void *obj)
 {
-    int line = line_of(el);
+    int line = xmlsafe_line(el);
     size_t nchildren = xmlChildElementCount(el);
     uint32_t seen = 0;
     suspect_rc_t rc = SUSPECT_OK;
@@ -364,64 +233,18 @@ static suspect_rc_t walk(conf_build_t *b, const conf_elem_t *def, xmlNodePtr el,
     return rc;
 }
 
-/* Turns what the parser saw into an error, or SUSPECT_OK for a document
- * that is well-formed, DTD-free and has a root. */
-static suspect_rc_t check_document(conf_build_t *b, xmlParserCtxtPtr ctxt,
-                                   xmlDocPtr doc, const parse_state_t *st)
-{
-    const char *file = b->conf->file;
-
-    if (st->dtd_line > 0 ||
-        (doc != NULL && (doc->intSubset != NULL || doc->extSubset != NULL))) {
-        return suspect_err_set(b->err, SUSPECT_E_PARSE, file,
-                               st->dtd_line > 0 ? st->dtd_line : 1,
-                               "DTD not allowed");
-    }
-    if (st->err_set && st->err_code == XML_ERR_NO_MEMORY) {
-        return conf_nomem(b, 0);
-    }
-    if (st->err_set) {
-        return suspect_err_set(b->err, SUSPECT_E_PARSE, file, st->err_line,
-                               "not well-formed XML: %s", st->err_text);
-    }
-    if (doc == NULL || !ctxt->wellFormed || xmlDocGetRootElement(doc) == NULL) {
-        return suspect_err_set(b->err, SUSPECT_E_PARSE, file, 0,
-                               "not well-formed XML: no document");
-    }
-    return SUSPECT_OK;
-}
-
-/* Parses buf with a private libxml2 context and walks it from the root. */
+/* Parses buf (xmlsafe.h) and walks it from the root. */
 suspect_rc_t conf_xml_parse(const char *buf, size_t len, conf_build_t *b)
 {
-    parse_state_t st;
-    xmlParserCtxtPtr ctxt;
     xmlDocPtr doc;
     xmlNodePtr root;
-    suspect_rc_t rc;
+    suspect_rc_t rc =
+        xmlsafe_parse(buf, len, b->conf->file, true, &doc, b->err);
 
-    if (len > INT_MAX) {
-        return conf_fail(b, 0, "file is too large");
-    }
-    pthread_once(&xml_once, xml_init);
-    ctxt = xmlNewParserCtxt();
-    if (ctxt == NULL) {
-        return conf_nomem(b, 0);
-    }
-    memset(&st, 0, sizeof(st));
-    ctxt->_private = &st;
-    ctxt->sax->internalSubset = on_doctype;
-    ctxt->sax->serror = on_xml_error;
-    st.start = ctxt->sax->startElementNs;
-    if (st.start != NULL) {
-        ctxt->sax->startElementNs = on_start;
-    }
-    doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, NULL, PARSE_OPTIONS);
-    rc = check_document(b, ctxt, doc, &st);
     if (rc == SUSPECT_OK) {
         root = xmlDocGetRootElement(doc);
         if (strcmp((const char *)root->name, conf_root.name) != 0) {
-            rc = conf_fail(b, line_of(root),
+            rc = conf_fail(b, xmlsafe_line(root),
                            "root element is <%.64s>, expected <%s>",
                            (const char *)root->name, conf_root.name);
         } else {
@@ -429,6 +252,5 @@ suspect_rc_t conf_xml_parse(const char *buf, size_t len, conf_build_t *b)
         }
     }
     xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
     return rc;
 }

@@ -19,6 +19,7 @@
  * while we read is still caught.
  */
 #include "limits_internal.h"
+#include "xmlsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -393,79 +394,6 @@ suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
     return SUSPECT_OK;
 }
 
-/* Reads the regular file fd (of st_size hint bytes) into *buf, at most
- * max + 1 bytes so growth past the cap shows. */
-static suspect_rc_t read_all(int fd, const char *path, size_t hint, size_t max,
-                             char **buf, size_t *len, suspect_err_t *err)
-{
-    size_t cap = (hint < max ? hint : max) + 1, used = 0;
-    char *data = suspect_malloc(cap);
-
-    if (data == NULL) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    for (;;) {
-        ssize_t n;
-        if (used == cap) {
-            char *grown = cap > max ? NULL : suspect_realloc(data, cap * 2);
-            if (grown == NULL) {
-                break; /* over the cap, or out of memory: see below */
-            }
-            data = grown;
-            cap *= 2;
-        }
-        n = read(fd, data + used, cap - used);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            free(data);
-            return suspect_err_sys(err, SUSPECT_E_IO, path, "cannot read");
-        }
-        if (n == 0) {
-            *buf = data;
-            *len = used;
-            return SUSPECT_OK;
-        }
-        used += (size_t)n;
-    }
-    free(data);
-    if (cap <= max) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
-                           "file is too large (more than %zu bytes)", max);
-}
-
-/* Opens path without blocking into *fd and checks that it is a regular
- * file within the cap; on failure *fd is -1 and err says why. */
-static suspect_rc_t open_checked(const char *path, size_t max, struct stat *st,
-                                 int *fd, suspect_err_t *err)
-{
-    suspect_rc_t rc;
-
-    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (*fd < 0) {
-        return suspect_err_sys(
-            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
-            "cannot open");
-    }
-    if (fstat(*fd, st) != 0) {
-        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
-    } else if (!S_ISREG(st->st_mode)) {
-        rc = suspect_err_set(err, SUSPECT_E_IO, path, 0, "not a regular file");
-    } else if ((uintmax_t)st->st_size > max) {
-        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
-                             "file is too large (%jd bytes, at most %zu)",
-                             (intmax_t)st->st_size, max);
-    } else {
-        return SUSPECT_OK;
-    }
-    close(*fd);
-    *fd = -1;
-    return rc;
-}
-
 /* suspect_limits_load(), also returning the fstat() of what was read. */
 suspect_rc_t limits_load_stat(const char *path,
                               const suspect_limits_opts_t *opts,
@@ -473,24 +401,14 @@ suspect_rc_t limits_load_stat(const char *path,
                               suspect_err_t *err)
 {
     size_t max = opt_max_bytes(opts), len = 0;
-    struct stat fst;
     char *buf = NULL;
     suspect_rc_t rc;
-    int fd;
 
     if (path == NULL || out == NULL) {
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "suspect_limits_load: bad arguments");
     }
-    rc = open_checked(path, max, &fst, &fd, err);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    if (st != NULL) {
-        *st = fst;
-    }
-    rc = read_all(fd, path, (size_t)fst.st_size, max, &buf, &len, err);
-    close(fd);
+    rc = xmlsafe_read_file(path, max, st, &buf, &len, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }

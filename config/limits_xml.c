@@ -1,18 +1,11 @@
 /*
- * limits_xml.c - the limits document, from XML to rules.  The only file of
- * libsuspect that includes libxml2.
+ * limits_xml.c - the limits document, from XML to rules.  With xmlsafe.c,
+ * the only file of libsuspect that includes libxml2.
  *
- * Parsing: each call makes its own parser context and reads from memory
- * with xmlCtxtReadMemory(), so nothing global is touched and threads may
- * load at once.  Options: no network, no error printing, big line numbers;
- * never XML_PARSE_NOENT, DTDLOAD or DTDATTR.  The context's SAX handler is
- * private to it, so two of its callbacks are replaced:
- *   - internalSubset, called for any <!DOCTYPE ...>, records the line and
- *     stops the parser before a single declaration is read: a DTD is refused
- *     outright, so no entity (external or billion-laughs) is ever declared,
- *     let alone expanded or fetched;
- *   - serror keeps the first error libxml2 reports, with its line, instead
- *     of printing it; later errors are usually consequences of the first.
+ * Parsing is xmlsafe.h's, shared with suspect.xml: a private parser
+ * context per call, no network, any DTD refused before a declaration is
+ * read (so no entity is ever declared, expanded or fetched), libxml2's
+ * first error kept with its line.
  *
  * Walking: the root must be <ArrayOfSuspectUsageSettingEntity>; each child
  * <SuspectUsageSettingEntity> gives one rule, its fields as attributes (the
@@ -23,9 +16,9 @@
  * parsed digit by digit with overflow checks.
  */
 #include "limits_internal.h"
+#include "xmlsafe.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,19 +29,7 @@
 #define ROOT_NAME   "ArrayOfSuspectUsageSettingEntity"
 #define ENTITY_NAME "SuspectUsageSettingEntity"
 #define XSI_NS      "http://www.w3.org/2001/XMLSchema-instance"
-#define PARSE_OPTIONS                                                          \
-    (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |               \
-     XML_PARSE_BIG_LINES)
-#define SHOW_MAX 40 /* bytes of a bad value quoted in a message */
-
-/* What the private callbacks saw during one parse (ctxt->_private). */
-typedef struct parse_state {
-    int dtd_line; /* line of <!DOCTYPE, 0 when none */
-    int err_set;  /* err_* hold libxml2's first error */
-    int err_code; /* its xmlParserErrors code */
-    int err_line; /* its line */
-    char err_text[SUSPECT_ERR_TEXT_MAX];
-} parse_state_t;
+#define SHOW_MAX    40 /* bytes of a bad value quoted in a message */
 
 enum { F_ACTION, F_COUNT, F_WINDOW, F_BLOCK, F_COUNT_ALL };
 
@@ -73,60 +54,10 @@ typedef struct field_val {
     xmlChar *text; /* owned (xmlFree); NULL when absent, empty or nil */
 } field_val_t;
 
-static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
-
-/* libxml2 wants one initialisation before threads share it. */
-static void xml_init(void)
-{
-    xmlInitParser();
-}
-
 /* True for the XML white space characters. */
 static int is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* serror callback: keeps libxml2's first error (not its warnings). */
-static void on_xml_error(void *ctx, xmlErrorPtr e)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    parse_state_t *st = ctxt->_private;
-    size_t n;
-
-    if (e == NULL || e->level < XML_ERR_ERROR || st->err_set) {
-        return;
-    }
-    st->err_set = 1;
-    st->err_code = e->code;
-    st->err_line = e->line;
-    snprintf(st->err_text, sizeof(st->err_text), "%s",
-             e->message != NULL ? e->message : "unknown error");
-    /* One line: inner line breaks become spaces, trailing ones go. */
-    n = strlen(st->err_text);
-    while (n > 0 && is_space(st->err_text[n - 1])) {
-        st->err_text[--n] = '\0';
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (st->err_text[i] == '\n' || st->err_text[i] == '\r') {
-            st->err_text[i] = ' ';
-        }
-    }
-}
-
-/* internalSubset callback: any DOCTYPE stops the parse, unread. */
-static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext_id,
-                       const xmlChar *sys_id)
-{
-    xmlParserCtxtPtr ctxt = ctx;
-    parse_state_t *st = ctxt->_private;
-
-    (void)name;
-    (void)ext_id;
-    (void)sys_id;
-    st->dtd_line =
-        ctxt->input != NULL && ctxt->input->line > 0 ? ctxt->input->line : 1;
-    xmlStopParser(ctxt);
 }
 
 /* Trims text (may be NULL) into (*p, *n). */
@@ -515,62 +446,16 @@ static suspect_rc_t walk_root(xmlNodePtr root, size_t max_rules,
     return SUSPECT_OK;
 }
 
-/* Turns what the parser saw into an error, or SUSPECT_OK for a document
- * that is well-formed, DTD-free and has a root. */
-static suspect_rc_t check_document(xmlParserCtxtPtr ctxt, xmlDocPtr doc,
-                                   const parse_state_t *st,
-                                   const suspect_limits_t *lim,
-                                   suspect_err_t *err)
-{
-    if (st->dtd_line > 0 ||
-        (doc != NULL && (doc->intSubset != NULL || doc->extSubset != NULL))) {
-        return suspect_err_set(err, SUSPECT_E_PARSE, lim->name,
-                               st->dtd_line > 0 ? st->dtd_line : 1,
-                               "DTD not allowed");
-    }
-    if (st->err_set && st->err_code == XML_ERR_NO_MEMORY) {
-        return nomem(lim, 0, err);
-    }
-    if (st->err_set) {
-        return suspect_err_set(err, SUSPECT_E_PARSE, lim->name, st->err_line,
-                               "not well-formed XML: %s", st->err_text);
-    }
-    if (doc == NULL || !ctxt->wellFormed || xmlDocGetRootElement(doc) == NULL) {
-        return suspect_err_set(err, SUSPECT_E_PARSE, lim->name, 0,
-                               "not well-formed XML: no document");
-    }
-    return SUSPECT_OK;
-}
-
-/* Parses buf with a private libxml2 context and walks it into lim. */
+/* Parses buf (xmlsafe.h) and walks it into lim. */
 suspect_rc_t limits_xml_parse(const char *buf, size_t len, size_t max_rules,
                               suspect_limits_t *lim, suspect_err_t *err)
 {
-    parse_state_t st;
-    xmlParserCtxtPtr ctxt;
     xmlDocPtr doc;
-    suspect_rc_t rc;
+    suspect_rc_t rc = xmlsafe_parse(buf, len, lim->name, false, &doc, err);
 
-    if (len > INT_MAX) {
-        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, 0,
-                               "file is too large (%zu bytes, at most %d)", len,
-                               INT_MAX);
-    }
-    pthread_once(&xml_once, xml_init);
-    ctxt = xmlNewParserCtxt();
-    if (ctxt == NULL) {
-        return nomem(lim, 0, err);
-    }
-    memset(&st, 0, sizeof(st));
-    ctxt->_private = &st;
-    ctxt->sax->internalSubset = on_doctype;
-    ctxt->sax->serror = on_xml_error;
-    doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, NULL, PARSE_OPTIONS);
-    rc = check_document(ctxt, doc, &st, lim, err);
     if (rc == SUSPECT_OK) {
         rc = walk_root(xmlDocGetRootElement(doc), max_rules, lim, err);
     }
     xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
     return rc;
 }

@@ -1,0 +1,53 @@
+/*
+ * xmlsafe.h - how both loaders (the limits file, suspect.xml) read XML and
+ * files: one private module, compiled into each library that loads.
+ *
+ * A file is opened without blocking, must be a regular file, and its size
+ * is checked against the cap before a byte is read.  A document is parsed
+ * from memory with a private libxml2 context (threads may load at once),
+ * options XML_PARSE_NONET | NOERROR | NOWARNING | BIG_LINES and never
+ * NOENT, DTDLOAD or DTDATTR.  Two SAX callbacks of that context are
+ * replaced: internalSubset, called for any <!DOCTYPE, records the line and
+ * stops the parser before one declaration is read (no entity is ever
+ * declared, expanded or fetched); serror keeps libxml2's first error and
+ * its line, on one line, instead of printing it.  Optionally a third,
+ * startElementNs, moves each element's line from the end of its start tag
+ * (where libxml2 takes it) to its '<', so an element written over several
+ * lines is reported at its first.
+ */
+#ifndef SUSPECT_XMLSAFE_H
+#define SUSPECT_XMLSAFE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include <libxml/tree.h>
+
+#include "suspect_error.h"
+
+/*
+ * Reads the regular file at path, at most max bytes, into *buf (free()),
+ * and its fstat() into *st when st is not NULL.  Nothing is read from a
+ * file that is not regular or is over the cap.  SUSPECT_E_NOTFOUND,
+ * SUSPECT_E_IO, SUSPECT_E_CONFIG (too large), SUSPECT_E_NOMEM; err names
+ * path.
+ */
+suspect_rc_t xmlsafe_read_file(const char *path, size_t max, struct stat *st,
+                               char **buf, size_t *len, suspect_err_t *err);
+
+/*
+ * Parses buf[0..len) into *doc (the caller's: xmlFreeDoc()).  tag_lines:
+ * report elements at the line of their '<' (see xmlsafe_line()).  Fails,
+ * with name and the line in err, with SUSPECT_E_PARSE for a DTD, a
+ * document that is not well-formed or has no root, SUSPECT_E_CONFIG when
+ * len does not fit libxml2, SUSPECT_E_NOMEM.
+ */
+suspect_rc_t xmlsafe_parse(const char *buf, size_t len, const char *name,
+                           bool tag_lines, xmlDocPtr *doc, suspect_err_t *err);
+
+/* The line of node, at least 1: xmlGetLineNo(), or for an element past
+ * line 65535 parsed with tag_lines, the line kept aside for it. */
+int xmlsafe_line(const xmlNode *node);
+
+#endif

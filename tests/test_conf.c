@@ -15,13 +15,13 @@
  * DTDs, the size cap).
  */
 #include <CUnit/CUnit.h>
-#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "corpus.h"
 #include "suites.h"
 #include "suspect_conf.h"
 #include "suspect_failover.h"
@@ -31,106 +31,24 @@
 
 #define MIN_INVALID 40
 
-/* True when got matches the expected line (a trailing '*' = prefix). */
-static int err_matches(const char *want, const char *got)
+/* Loads suspect.xml at path for the corpus runner (corpus.h). */
+static suspect_rc_t load_conf(const char *path, suspect_err_t *err)
 {
-    size_t n = strlen(want);
-    if (n > 0 && want[n - 1] == '*') {
-        return strncmp(want, got, n - 1) == 0;
-    }
-    return strcmp(want, got) == 0;
-}
-
-/* Loads one invalid case and compares with its .err; 1 when it matches. */
-static int check_invalid_case(const char *dir, const char *xml)
-{
-    char path[4096], errpath[4096], got[1024];
     const suspect_conf_t *c = NULL;
-    suspect_err_t err;
-    suspect_rc_t rc;
-    char *want;
-    size_t n;
+    suspect_rc_t rc = suspect_conf_load(path, &c, err);
 
-    if (snprintf(path, sizeof(path), "%s/%s", dir, xml) >= (int)sizeof(path) ||
-        snprintf(errpath, sizeof(errpath), "%s/%.*s.err", dir,
-                 (int)(strlen(xml) - 4), xml) >= (int)sizeof(errpath)) {
-        return 0;
-    }
-    want = test_read_file(errpath, &n);
-    if (want == NULL) {
-        fprintf(stderr, "\n  %s: no .err file\n", xml);
-        return 0;
-    }
-    while (n > 0 && (want[n - 1] == '\n' || want[n - 1] == '\r')) {
-        want[--n] = '\0';
-    }
-    suspect_err_clear(&err);
-    rc = suspect_conf_load(path, &c, &err);
-    snprintf(err.file, sizeof(err.file), "%s", xml);
-    suspect_err_format(&err, got, sizeof(got));
-    if (rc == SUSPECT_OK || c != NULL || !err_matches(want, got) ||
-        (rc != SUSPECT_E_PARSE && rc != SUSPECT_E_CONFIG)) {
-        fprintf(stderr, "\n  %s: rc %d\n   want: %s\n    got: %s\n", xml, rc,
-                want, got);
-        suspect_conf_unref(c);
-        free(want);
-        return 0;
-    }
-    free(want);
-    return 1;
+    suspect_conf_unref(c);
+    return rc != SUSPECT_OK && c != NULL ? SUSPECT_OK : rc;
 }
 
 static void test_invalid_corpus(void)
 {
-    char dir[4096];
-    struct dirent *e;
-    int cases = 0, good = 0;
-    DIR *d;
-
-    snprintf(dir, sizeof(dir), "%s", test_data_path("conf/invalid"));
-    d = opendir(dir);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".xml") == 0) {
-            cases++;
-            good += check_invalid_case(dir, e->d_name);
-        }
-    }
-    closedir(d);
-    CU_ASSERT(cases >= MIN_INVALID);
-    CU_ASSERT_EQUAL(good, cases);
+    test_corpus_invalid("conf/invalid", load_conf, MIN_INVALID);
 }
 
 static void test_valid_corpus(void)
 {
-    char dir[4096], path[4096 + 256], msg[512];
-    struct dirent *e;
-    int cases = 0;
-    DIR *d;
-
-    snprintf(dir, sizeof(dir), "%s", test_data_path("conf/valid"));
-    d = opendir(dir);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        const suspect_conf_t *c = NULL;
-        suspect_err_t err;
-        if (n <= 4 || strcmp(e->d_name + n - 4, ".xml") != 0) {
-            continue;
-        }
-        cases++;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        suspect_err_clear(&err);
-        if (suspect_conf_load(path, &c, &err) != SUSPECT_OK) {
-            suspect_err_format(&err, msg, sizeof(msg));
-            fprintf(stderr, "\n  %s\n", msg);
-            CU_FAIL("a valid file did not load");
-        }
-        suspect_conf_unref(c);
-    }
-    closedir(d);
-    CU_ASSERT(cases >= 7);
+    test_corpus_valid("conf/valid", load_conf, 7);
 }
 
 /* The files of examples/ load without a warning: the reference's

@@ -14,7 +14,6 @@
  * 65535, threads parsing at once, and every allocation failing in turn.
  */
 #include <CUnit/CUnit.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -28,6 +27,7 @@
 #include <sys/inotify.h>
 #endif
 
+#include "corpus.h"
 #include "suites.h"
 #include "suspect_limits.h"
 #include "util.h"
@@ -70,16 +70,6 @@ static suspect_rc_t parse_str(const char *doc, const char *name,
     return rc;
 }
 
-/* True when got matches the expected line (a trailing '*' = prefix). */
-static int err_matches(const char *want, const char *got)
-{
-    size_t n = strlen(want);
-    if (n > 0 && want[n - 1] == '*') {
-        return strncmp(want, got, n - 1) == 0;
-    }
-    return strcmp(want, got) == 0;
-}
-
 /* True when lim holds exactly the rules of examples/limits.xml. */
 static int is_example_table(const suspect_limits_t *lim)
 {
@@ -99,96 +89,24 @@ static int is_example_table(const suspect_limits_t *lim)
     return 1;
 }
 
-/* Loads one invalid case and compares with its .err; 1 when it matches. */
-static int check_invalid_case(const char *dir, const char *xml)
+/* Loads a limits file at path for the corpus runner (corpus.h). */
+static suspect_rc_t load_limits(const char *path, suspect_err_t *err)
 {
-    char path[4096], errpath[4096], got[1024];
     suspect_limits_t *lim = NULL;
-    suspect_err_t err;
-    suspect_rc_t rc;
-    char *want;
-    size_t n;
+    suspect_rc_t rc = suspect_limits_load(path, NULL, &lim, err);
 
-    if (snprintf(path, sizeof(path), "%s/%s", dir, xml) >= (int)sizeof(path) ||
-        snprintf(errpath, sizeof(errpath), "%s/%.*s.err", dir,
-                 (int)(strlen(xml) - 4), xml) >= (int)sizeof(errpath)) {
-        return 0;
-    }
-    want = test_read_file(errpath, &n);
-    if (want == NULL) {
-        fprintf(stderr, "\n  %s: no .err file\n", xml);
-        return 0;
-    }
-    while (n > 0 && (want[n - 1] == '\n' || want[n - 1] == '\r')) {
-        want[--n] = '\0';
-    }
-    suspect_err_clear(&err);
-    rc = suspect_limits_load(path, NULL, &lim, &err);
-    snprintf(err.file, sizeof(err.file), "%s", xml);
-    suspect_err_format(&err, got, sizeof(got));
-    if (rc == SUSPECT_OK || lim != NULL || !err_matches(want, got) ||
-        (rc != SUSPECT_E_PARSE && rc != SUSPECT_E_CONFIG)) {
-        fprintf(stderr, "\n  %s: rc %d\n   want: %s\n    got: %s\n", xml, rc,
-                want, got);
-        suspect_limits_unref(lim);
-        free(want);
-        return 0;
-    }
-    free(want);
-    return 1;
+    suspect_limits_unref(lim);
+    return rc != SUSPECT_OK && lim != NULL ? SUSPECT_OK : rc;
 }
 
 static void test_invalid_corpus(void)
 {
-    char dir[4096];
-    struct dirent *e;
-    int cases = 0, good = 0;
-    DIR *d;
-
-    snprintf(dir, sizeof(dir), "%s", test_data_path("limits/invalid"));
-    d = opendir(dir);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        if (n > 4 && strcmp(e->d_name + n - 4, ".xml") == 0) {
-            cases++;
-            good += check_invalid_case(dir, e->d_name);
-        }
-    }
-    closedir(d);
-    CU_ASSERT(cases >= MIN_INVALID);
-    CU_ASSERT_EQUAL(good, cases);
+    test_corpus_invalid("limits/invalid", load_limits, MIN_INVALID);
 }
 
 static void test_valid_corpus(void)
 {
-    char dir[4096], path[4096 + 256], msg[512];
-    struct dirent *e;
-    int cases = 0;
-    DIR *d;
-
-    snprintf(dir, sizeof(dir), "%s", test_data_path("limits/valid"));
-    d = opendir(dir);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    while ((e = readdir(d)) != NULL) {
-        size_t n = strlen(e->d_name);
-        suspect_limits_t *lim = NULL;
-        suspect_err_t err;
-        if (n <= 4 || strcmp(e->d_name + n - 4, ".xml") != 0) {
-            continue;
-        }
-        cases++;
-        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-        suspect_err_clear(&err);
-        if (suspect_limits_load(path, NULL, &lim, &err) != SUSPECT_OK) {
-            suspect_err_format(&err, msg, sizeof(msg));
-            fprintf(stderr, "\n  %s\n", msg);
-            CU_FAIL("a valid file did not load");
-        }
-        suspect_limits_unref(lim);
-    }
-    closedir(d);
-    CU_ASSERT(cases >= 5);
+    test_corpus_valid("limits/valid", load_limits, 5);
 }
 
 static void test_example_file(void)

@@ -26,7 +26,8 @@ static int (*const registrars[])(void) = {
     register_upstream_suite,    register_conf_suite,
     register_guard_suite,       register_e2e_suite,
     register_suspect_cgi_suite, register_suspectctl_suite,
-    register_redis_scan_suite,
+    register_redis_scan_suite,  register_abuse_suite,
+    register_faults_suite,
 };
 
 /* Deactivates the suites not named on the command line. */

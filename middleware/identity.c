@@ -19,16 +19,29 @@
  * application/x-www-form-urlencoded request in forward mode that is not
  * an authorizer's: web servers send authorizers no body, and in the two
  * deciding modes (auth-request, authorizer) the web server keeps the body
- * for the app.  The media type is read as PHP reads it: CONTENT_TYPE up
- * to its first ';', ',' or blank, in any case, so
- * "application/x-www-form-urlencoded,x" is a form too (leading blanks are
- * skipped, which only ever parses more).  A body longer than form_max is
+ * for the app.  The body is read as a form whenever a common parser
+ * would read it as one: PHP takes CONTENT_TYPE up to its first ';', ','
+ * or blank, in any case ("application/x-www-form-urlencoded,x"); Perl's
+ * CGI.pm takes any type that starts with
+ * "application/x-www-form-urlencoded" ("...urlencodedx"), and a POST
+ * without CONTENT_TYPE at all.  So: CONTENT_TYPE missing or blank, or
+ * starting (past blanks, in any case) with that type.  Reading more than
+ * the app does only finds more, the safe side.  A body longer than form_max is
  * not searched at all (SUSPECT_E_FULL, a 413): a prefix could hide a
  * later copy of a parameter (the one PHP reads) or the parameter itself,
- * so counting from it would be a guess.  A multipart/form-data body, which
- * PHP also reads into $_POST, is not parsed here: a route that needs the
- * body refuses it (SUSPECT_E_PARSE, a 415) rather than let its form
- * fields go uncounted.
+ * so counting from it would be a guess.  A multipart/form-data body (any
+ * type starting with it, as CGI.pm matches it), which PHP and CGI.pm also
+ * read as a form, is not parsed here: a route that needs the body
+ * refuses it (SUSPECT_E_PARSE, a 415) rather than let its form fields go
+ * uncounted.
+ *
+ * Every value is taken as the app ends up comparing it: cut at its first
+ * NUL byte (a CGI program gets its variables through the environment, C
+ * strings, and PHP cuts a FastCGI variable there too; a C program cuts a
+ * decoded %00 there), then without leading and trailing white space
+ * (HTTP field values have none, and apps trim() what they read).  Both
+ * only make more values the same identity, never fewer: "victim%00x1",
+ * "victim " and "victim" all count against victim.
  *
  * Invariant: everything a call allocates is listed in its arena and freed
  * by guard_call_end(); nothing outlives the call.
@@ -100,37 +113,44 @@ static char *arena_heap(guard_arena_t *a, size_t n)
     return p;
 }
 
-/* True when the request's media type is type (see the file comment). */
-static bool media_type_is(const mw_req_t *req, const char *type)
+/* CONTENT_TYPE past its leading blanks, or NULL when missing or blank. */
+static const char *media_type(const mw_req_t *req, size_t *len)
 {
-    size_t n = strlen(type);
-    size_t len = 0, end = 0;
-    const char *v = mw_req_param(req, "CONTENT_TYPE", &len);
+    const char *v = mw_req_param(req, "CONTENT_TYPE", len);
 
-    while (v != NULL && len > 0 && (*v == ' ' || *v == '\t')) {
+    while (v != NULL && *len > 0 && (*v == ' ' || *v == '\t')) {
         v++;
-        len--;
+        (*len)--;
     }
-    while (v != NULL && end < len && strchr(";, \t", v[end]) == NULL) {
-        end++;
-    }
-    return v != NULL && end == n && strncasecmp(v, type, n) == 0;
+    return v != NULL && *len > 0 ? v : NULL;
 }
 
-/* The urlencoded body of the call: see the file comment. */
-/* Where the body stands before it is read: 0 to read (urlencoded, in
- * forward mode), -1 nothing to read, -3 a multipart form that cannot be
- * searched. */
+/* True when the media type starts with type, in any case. */
+static bool media_type_starts(const char *v, size_t len, const char *type)
+{
+    size_t n = strlen(type);
+
+    return v != NULL && len >= n && strncasecmp(v, type, n) == 0;
+}
+
+/* Where the body stands before it is read: 0 to read (a form to some
+ * parser, in forward mode), -1 nothing to read, -3 a multipart form that
+ * cannot be searched.  See the file comment. */
 static int body_kind(const guard_call_t *c)
 {
+    size_t len = 0;
+    const char *type;
+
     if (c->req->role == MW_ROLE_AUTHORIZER ||
         c->g->conf->mode != SUSPECT_MODE_FORWARD) {
         return -1;
     }
-    if (media_type_is(c->req, "application/x-www-form-urlencoded")) {
+    type = media_type(c->req, &len);
+    if (type == NULL ||
+        media_type_starts(type, len, "application/x-www-form-urlencoded")) {
         return 0;
     }
-    return media_type_is(c->req, "multipart/form-data") ? -3 : -1;
+    return media_type_starts(type, len, "multipart/form-data") ? -3 : -1;
 }
 
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len)
@@ -246,6 +266,23 @@ static suspect_rc_t param_value(guard_call_t *c, guard_find_fn fn,
     return rc;
 }
 
+/* A cookie: SUSPECT_OK, SUSPECT_E_NOTFOUND, SUSPECT_E_INVAL when parsers
+ * would read different cookies under its name, SUSPECT_E_NOMEM. */
+static suspect_rc_t cookie_value(guard_call_t *c, const guard_source_t *s,
+                                 const char **val, size_t *len)
+{
+    size_t hdr_len = 0;
+    const char *hdr = call_var(c, &c->cookie, "HTTP_COOKIE", &hdr_len);
+    suspect_rc_t rc = guard_call_find(c, mw_cookie_find, hdr, hdr_len, s->name,
+                                      s->name_len, val, len);
+
+    if (rc == SUSPECT_OK &&
+        mw_cookie_ambiguous(hdr, hdr_len, s->name, s->name_len)) {
+        return SUSPECT_E_INVAL;
+    }
+    return rc;
+}
+
 /* A form parameter of the call's body. */
 static suspect_rc_t form_value(guard_call_t *c, const guard_source_t *s,
                                const char **val, size_t *len)
@@ -274,9 +311,7 @@ static suspect_rc_t source_value(guard_call_t *c, const guard_source_t *s,
         *val = mw_req_param_n(c->req, s->name, s->name_len, len);
         return *val != NULL ? SUSPECT_OK : SUSPECT_E_NOTFOUND;
     case SUSPECT_SRC_COOKIE:
-        hdr = call_var(c, &c->cookie, "HTTP_COOKIE", &hdr_len);
-        return guard_call_find(c, mw_cookie_find, hdr, hdr_len, s->name,
-                               s->name_len, val, len);
+        return cookie_value(c, s, val, len);
     case SUSPECT_SRC_QUERY:
         hdr = guard_call_query(c, &hdr_len);
         return param_value(c, mw_query_find, hdr, hdr_len, s, val, len);
@@ -286,6 +321,34 @@ static suspect_rc_t source_value(guard_call_t *c, const guard_source_t *s,
         return client_ip(c, val, len);
     }
     return SUSPECT_E_NOTFOUND;
+}
+
+/* True for the white space trimmed off values (PHP's trim() set). */
+static bool is_space(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* [*val, *len) as the app compares it: see the file comment. */
+static void value_clean(const char **val, size_t *len)
+{
+    const char *p = *val;
+    const char *nul, *e;
+
+    if (*len == 0) {
+        return;
+    }
+    nul = memchr(p, '\0', *len);
+    e = nul != NULL ? nul : p + *len;
+
+    while (p < e && is_space(*p)) {
+        p++;
+    }
+    while (e > p && is_space(e[-1])) {
+        e--;
+    }
+    *val = p;
+    *len = (size_t)(e - p);
 }
 
 /* The values of identity gi: see guard_internal.h. */
@@ -302,6 +365,7 @@ suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
         if (rc != SUSPECT_OK) {
             return rc;
         }
+        value_clean(&val, &len);
         if (len == 0) {
             return SUSPECT_E_NOTFOUND;
         }

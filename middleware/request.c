@@ -35,6 +35,21 @@
  *
  * Cookies: values are percent-decoded (%XX; '+' stays), as PHP decodes
  * them: "sid=%61bc" is the app's "abc", so it must be Suspect's too.
+ * Cookie names are read three ways, because parsers disagree and a cookie
+ * the app reads under the configured name must not hide behind another:
+ * byte for byte (blanks around the name ignored); as PHP 8 files them
+ * (C white space before the name dropped, the name NOT decoded, then the
+ * parameter-name rules above: "member.code", "member code" and
+ * "member[code" all reach PHP as "member_code", trailing blank included:
+ * "member_code " is PHP's "member_code_"); and percent-decoded, '+' a
+ * space, as Perl's CGI::Cookie reads them ("member%5Fcode").  Every parser
+ * keeps the FIRST cookie of a name, so the first pair named in any way is
+ * the value; mw_cookie_ambiguous() tells when the first pair of one way
+ * and the first of another differ ("member.code=victim;
+ * member_code=decoy": PHP reads victim, a byte-for-byte parser decoy),
+ * which the guard refuses like a repeated query parameter.  The same name
+ * repeated ("sid=a; sid=b", cookies of two paths) is not ambiguous: every
+ * parser takes the first.
  */
 #include "request.h"
 
@@ -130,49 +145,6 @@ static suspect_rc_t decode_out(const char *p, const char *e, bool plus,
     return n > size ? SUSPECT_E_FULL : SUSPECT_OK;
 }
 
-/* ---- cookies ------------------------------------------------------------ */
-
-/* The value of one "name=value" pair, trimmed and unquoted. */
-static span_t cookie_value(const char *p, const char *e)
-{
-    span_t v = trim(p, e);
-
-    if (span_len(v) >= 2 && v.p[0] == '"' && v.e[-1] == '"') {
-        v.p++;
-        v.e--;
-    }
-    return v;
-}
-
-/* Finds cookie name: see request.h. */
-suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
-                            size_t name_len, char *buf, size_t size,
-                            size_t *len)
-{
-    const char *p = hdr;
-    const char *end;
-
-    if (!lookup_args_ok(hdr, hdr_len, name, name_len, buf, size, len)) {
-        return SUSPECT_E_INVAL;
-    }
-    if (hdr == NULL) {
-        return SUSPECT_E_NOTFOUND;
-    }
-    end = hdr + hdr_len;
-    while (p < end) {
-        const char *semi = memchr(p, ';', (size_t)(end - p));
-        const char *pe = semi != NULL ? semi : end;
-        const char *eq = memchr(p, '=', (size_t)(pe - p));
-
-        if (eq != NULL && span_eq(trim(p, eq), name, name_len)) {
-            span_t v = cookie_value(eq + 1, pe);
-            return decode_out(v.p, v.e, false, buf, size, len);
-        }
-        p = semi != NULL ? semi + 1 : end;
-    }
-    return SUSPECT_E_NOTFOUND;
-}
-
 /* ---- parameter names as PHP files them ----------------------------------- */
 
 enum name_state {
@@ -243,12 +215,12 @@ static int rd_next(name_rd_t *r)
     return c == ' ' || c == '.' ? '_' : c;
 }
 
-/* True when the raw name [p, e) and name have the same, non-empty, PHP
- * form. */
-static bool php_name_eq(const char *p, const char *e, const char *name,
-                        size_t name_len)
+/* True when the raw name [p, e) (urlencoded when decode) and name have
+ * the same, non-empty, PHP form. */
+static bool php_name_eq(const char *p, const char *e, bool decode,
+                        const char *name, size_t name_len)
 {
-    name_rd_t a = {p, e, true, NAME_START};
+    name_rd_t a = {p, e, decode, NAME_START};
     name_rd_t b = {name, name + name_len, false, NAME_START};
     size_t n = 0;
     int ca, cb;
@@ -270,7 +242,157 @@ static bool name_eq(const char *p, const char *e, const char *name,
                     size_t name_len)
 {
     return decoded_eq(p, e, name, name_len) ||
-           php_name_eq(p, e, name, name_len);
+           php_name_eq(p, e, true, name, name_len);
+}
+
+/* True when the raw values a and b decode to the same bytes ('+' as a
+ * space when plus).  Steps stop at the shorter one, so the cost is at
+ * most b's length. */
+static bool decoded_same(span_t a, span_t b, bool plus)
+{
+    const char *p = a.p;
+    const char *q = b.p;
+
+    while (p < a.e && q < b.e) {
+        if (decode_byte(&p, a.e, plus) != decode_byte(&q, b.e, plus)) {
+            return false;
+        }
+    }
+    return p == a.e && q == b.e;
+}
+
+/* ---- cookies ------------------------------------------------------------ */
+
+/* The ways a cookie name can name a cookie (see the file comment). */
+enum cookie_way {
+    WAY_PLAIN,   /* byte for byte, blanks around it ignored */
+    WAY_PHP,     /* PHP's form of the raw name */
+    WAY_DECODED, /* percent-decoded, '+' a space (Perl's CGI::Cookie) */
+    WAY_COUNT
+};
+
+/* The value of one "name=value" pair, trimmed and unquoted. */
+static span_t cookie_value(const char *p, const char *e)
+{
+    span_t v = trim(p, e);
+
+    if (span_len(v) >= 2 && v.p[0] == '"' && v.e[-1] == '"') {
+        v.p++;
+        v.e--;
+    }
+    return v;
+}
+
+/* True for the bytes C's isspace() takes, which PHP drops before a
+ * cookie name. */
+static bool is_c_space(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/* The ways (bit 1 << WAY_*) in which the raw name [p, e) names name. */
+static unsigned cookie_ways(const char *p, const char *e, const char *name,
+                            size_t name_len)
+{
+    span_t t = trim(p, e);
+    unsigned ways = 0;
+
+    if (span_eq(t, name, name_len)) {
+        ways |= 1u << WAY_PLAIN;
+    }
+    while (p < e && is_c_space(*p)) {
+        p++;
+    }
+    /* PHP 8 files cookie names undecoded, trailing blanks included. */
+    if (php_name_eq(p, e, false, name, name_len)) {
+        ways |= 1u << WAY_PHP;
+    }
+    if (decoded_eq(t.p, t.e, name, name_len)) {
+        ways |= 1u << WAY_DECODED;
+    }
+    return ways;
+}
+
+/*
+ * Walks the pairs of a Cookie header: first[w] gets the value of the
+ * first pair that names name in way w (found[w] set).  With stop_at_one,
+ * stops at the first pair that names it in any way (its ways in found).
+ */
+static void cookie_scan(const char *hdr, size_t hdr_len, const char *name,
+                        size_t name_len, bool stop_at_one,
+                        span_t first[WAY_COUNT], bool found[WAY_COUNT])
+{
+    const char *p = hdr;
+    const char *end = hdr + hdr_len;
+    unsigned seen = 0;
+
+    memset(found, 0, WAY_COUNT * sizeof(*found));
+    while (p < end && seen != (1u << WAY_COUNT) - 1) {
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *pe = semi != NULL ? semi : end;
+        const char *eq = memchr(p, '=', (size_t)(pe - p));
+        unsigned ways = eq != NULL ? cookie_ways(p, eq, name, name_len) : 0;
+
+        for (unsigned w = 0; w < WAY_COUNT; w++) {
+            if ((ways & ~seen & (1u << w)) != 0) {
+                first[w] = cookie_value(eq + 1, pe);
+                found[w] = true;
+            }
+        }
+        seen |= ways;
+        if (stop_at_one && ways != 0) {
+            return;
+        }
+        p = semi != NULL ? semi + 1 : end;
+    }
+}
+
+/* Finds cookie name: see request.h. */
+suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
+                            size_t name_len, char *buf, size_t size,
+                            size_t *len)
+{
+    span_t first[WAY_COUNT];
+    bool found[WAY_COUNT];
+
+    if (!lookup_args_ok(hdr, hdr_len, name, name_len, buf, size, len)) {
+        return SUSPECT_E_INVAL;
+    }
+    if (hdr == NULL) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    cookie_scan(hdr, hdr_len, name, name_len, true, first, found);
+    for (unsigned w = 0; w < WAY_COUNT; w++) {
+        if (found[w]) {
+            return decode_out(first[w].p, first[w].e, false, buf, size, len);
+        }
+    }
+    return SUSPECT_E_NOTFOUND;
+}
+
+/* Whether the cookie the parsers read differs: see request.h. */
+bool mw_cookie_ambiguous(const char *hdr, size_t hdr_len, const char *name,
+                         size_t name_len)
+{
+    span_t first[WAY_COUNT];
+    bool found[WAY_COUNT];
+    int ref = -1;
+
+    if (hdr == NULL || name == NULL || name_len == 0) {
+        return false;
+    }
+    cookie_scan(hdr, hdr_len, name, name_len, false, first, found);
+    for (unsigned w = 0; w < WAY_COUNT; w++) {
+        if (!found[w]) {
+            continue;
+        }
+        if (ref < 0) {
+            ref = (int)w;
+        } else if (!decoded_same(first[ref], first[w], false)) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* ---- query and form ----------------------------------------------------- */
@@ -306,21 +428,6 @@ static bool next_named(const char **p, const char *end, unsigned flags,
         }
     }
     return false;
-}
-
-/* True when the raw values a and b decode to the same bytes.  Steps stop
- * at the shorter one, so the cost is at most b's length. */
-static bool decoded_same(span_t a, span_t b)
-{
-    const char *p = a.p;
-    const char *q = b.p;
-
-    while (p < a.e && q < b.e) {
-        if (decode_next(&p, a.e) != decode_next(&q, b.e)) {
-            return false;
-        }
-    }
-    return p == a.e && q == b.e;
 }
 
 /* Finds the first occurrence of name: see request.h. */
@@ -373,7 +480,7 @@ bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
         return false;
     }
     while (next_named(&p, end, flags, name, name_len, &v)) {
-        if (!decoded_same(first, v)) {
+        if (!decoded_same(first, v, true)) {
             return true;
         }
     }

@@ -28,15 +28,31 @@
 /* ---- cookie, query, form, header --------------------------------------- */
 
 /*
- * Finds cookie name (case-sensitive, compared byte for byte) in an
- * HTTP_COOKIE value: pairs separated by ';', blanks around names and values
- * ignored, a value in double quotes unquoted, pairs without '=' skipped.
- * The value is percent-decoded (%XX; '+' stays, as PHP decodes cookies),
- * so "sid=%61bc" is "abc".  The first match wins.  Linear in hdr_len.
+ * Finds cookie name (case-sensitive) in an HTTP_COOKIE value: pairs
+ * separated by ';', blanks around names and values ignored, a value in
+ * double quotes unquoted, pairs without '=' skipped.  A pair names name
+ * when its name is name byte for byte, or as PHP files it (undecoded:
+ * "member.code" and "member code" are PHP's "member_code"), or
+ * percent-decoded ("member%5Fcode", as Perl's CGI::Cookie reads it).  The
+ * value is percent-decoded (%XX; '+' stays, as PHP decodes cookies), so
+ * "sid=%61bc" is "abc".  The first pair that names it wins.  Linear in
+ * hdr_len.
  */
 suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
                             size_t name_len, char *buf, size_t size,
                             size_t *len);
+
+/*
+ * True when the first pair naming cookie name byte for byte, the first
+ * naming it as PHP files names and the first naming it percent-decoded
+ * (mw_cookie_find()) do not all have the same decoded value: then which
+ * cookie the app reads depends on its parser ("member.code=A;
+ * member_code=B": PHP reads A, a byte-for-byte parser B).  The same name
+ * repeated is not ambiguous (every parser takes the first).  Linear in
+ * hdr_len; no buffer.
+ */
+bool mw_cookie_ambiguous(const char *hdr, size_t hdr_len, const char *name,
+                         size_t name_len);
 
 /* Also split parameters on ';' (Perl CGI.pm style), not only on '&'. */
 #define MW_PARAM_SEMICOLON 1u

@@ -580,3 +580,178 @@ bool e2e_body_starts(const test_http_t *r, int status, const char *prefix)
             r->body, status, prefix);
     return false;
 }
+
+/* ---- raw FastCGI on kept connections, and memory ----------------------- */
+
+int e2e_fcgi_pair_n(char *buf, size_t cap, size_t *len, const char *name,
+                    size_t name_len, const char *value, size_t value_len)
+{
+    unsigned char *p = (unsigned char *)buf + *len;
+
+    if (*len + 8 + name_len + value_len > cap) {
+        return -1;
+    }
+    p += put_len(p, name_len);
+    p += put_len(p, value_len);
+    memcpy(p, name, name_len);
+    memcpy(p + name_len, value, value_len);
+    *len = (size_t)((char *)p + name_len + value_len - buf);
+    return 0;
+}
+
+/* Appends a record of type with len bytes of data to buf at *used. */
+static void put_record(char *buf, size_t *used, int type, const char *data,
+                       size_t len)
+{
+    unsigned char *h = (unsigned char *)buf + *used;
+
+    h[0] = 1;
+    h[1] = (unsigned char)type;
+    h[2] = 0;
+    h[3] = 1;
+    h[4] = (unsigned char)(len >> 8);
+    h[5] = (unsigned char)len;
+    h[6] = h[7] = 0;
+    if (len > 0) {
+        memcpy(buf + *used + 8, data, len);
+    }
+    *used += 8 + len;
+}
+
+/* Appends data as records of type (at most 65535 bytes each), then the
+ * empty record that ends the stream. */
+static void put_stream(char *buf, size_t *used, int type, const char *data,
+                       size_t len)
+{
+    while (len > 0) {
+        size_t n = len > 65535 ? 65535 : len;
+
+        put_record(buf, used, type, data, n);
+        data += n;
+        len -= n;
+    }
+    put_record(buf, used, type, NULL, 0);
+}
+
+/* Sends all of buf; 0 or -1. */
+static int send_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Copies the STDOUT records of the complete records at buf[0..*len) to
+ * out at *used and drops them from buf; true once END_REQUEST was seen. */
+static bool take_records(unsigned char *buf, size_t *len, char *out,
+                         size_t out_size, size_t *used)
+{
+    size_t off = 0;
+    bool end = false;
+
+    while (!end && off + 8 <= *len) {
+        size_t clen = (size_t)buf[off + 4] << 8 | buf[off + 5];
+        size_t rlen = 8 + clen + buf[off + 6];
+
+        if (off + rlen > *len) {
+            break;
+        }
+        for (size_t i = 0;
+             buf[off + 1] == 6 && i < clen && *used + 1 < out_size; i++) {
+            out[(*used)++] = (char)buf[off + 8 + i];
+        }
+        end = buf[off + 1] == 3;
+        off += rlen;
+    }
+    memmove(buf, buf + off, *len - off);
+    *len -= off;
+    return end;
+}
+
+int e2e_fcgi_exchange(int fd, int role, bool keep, const char *params,
+                      size_t params_len, const char *body, size_t body_len,
+                      char *out, size_t out_size, unsigned ms)
+{
+    static __thread unsigned char in[2 * 65536];
+    unsigned char begin[8] = {0, (unsigned char)role, keep ? 1 : 0};
+    size_t cap = 64 + (params_len + body_len) * 9 / 8 + 16, used = 0;
+    long long deadline = test_now_ms() + ms;
+    char *req = malloc(cap);
+    size_t have = 0, got = 0;
+    int rc = 0;
+
+    if (req == NULL) {
+        return -1;
+    }
+    put_record(req, &used, 1, (const char *)begin, sizeof(begin));
+    put_stream(req, &used, 4, params, params_len);
+    if (role == 1) {
+        put_stream(req, &used, 5, body, body_len);
+    }
+    /* A refusal (431) may come and close the connection while the rest
+     * is still being sent: the answer is read all the same. */
+    send_all(fd, req, used);
+    free(req);
+    rc = 0;
+    while (rc == 0 && !take_records(in, &have, out, out_size, &got)) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        long long left = deadline - test_now_ms();
+        ssize_t n;
+
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
+            rc = -1;
+            break;
+        }
+        n = recv(fd, in + have, sizeof(in) - have, 0);
+        if (n <= 0 && !(n < 0 && errno == EINTR)) {
+            rc = -1;
+        }
+        have += n > 0 ? (size_t)n : 0;
+    }
+    if (out_size > 0) {
+        out[got] = '\0';
+    }
+    return rc;
+}
+
+int e2e_cgi_status(const char *text)
+{
+    const char *s = strstr(text, "Status:");
+
+    /* Only a header line counts, not a body that mentions it. */
+    if (s == NULL || (s != text && s[-1] != '\n')) {
+        return 200;
+    }
+    return atoi(s + 7);
+}
+
+long e2e_rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    long kb = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "VmRSS:", 6) == 0) {
+            kb = strtol(line + 6, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}

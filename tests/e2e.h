@@ -125,4 +125,26 @@ bool e2e_fcgi_has(const char *buf, size_t len, int type, char *out,
  * and has not reaped it). */
 bool e2e_pid_gone(pid_t pid);
 
+/* ---- raw FastCGI on kept connections, and memory (the abuse suite) ---- */
+
+/* e2e_fcgi_pair() for a name and a value of given lengths (the value may
+ * hold NUL bytes); 0 or -1. */
+int e2e_fcgi_pair_n(char *buf, size_t cap, size_t *len, const char *name,
+                    size_t name_len, const char *value, size_t value_len);
+
+/* One request on fd: BEGIN_REQUEST (role; FCGI_KEEP_CONN when keep), the
+ * PARAMS bytes (split into records), and for a responder (role 1) the
+ * body as STDIN; then the records up to END_REQUEST within ms.  The STDOUT
+ * text goes into out (NUL-terminated, cut to out_size).  0 when
+ * END_REQUEST came, else -1. */
+int e2e_fcgi_exchange(int fd, int role, bool keep, const char *params,
+                      size_t params_len, const char *body, size_t body_len,
+                      char *out, size_t out_size, unsigned ms);
+
+/* The HTTP status of a CGI response text: its "Status:" line, else 200. */
+int e2e_cgi_status(const char *text);
+
+/* The resident set size of pid in KiB (VmRSS), or -1. */
+long e2e_rss_kb(pid_t pid);
+
 #endif

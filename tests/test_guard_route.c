@@ -353,8 +353,13 @@ static void test_form_condition(void)
     CU_ASSERT_EQUAL(r.reads, 0);
     CU_ASSERT_EQUAL(read_all(&r, buf, sizeof(buf)), strlen(body));
     fakereq_free(&r);
+    /* Perl's CGI.pm reads any type starting with the form's as a form. */
     v = post(&f, &r, "/app.cgi", "application/x-www-form-urlencodedx", body, 0);
+    CU_ASSERT_PTR_NOT_NULL(v.route);
+    fakereq_free(&r);
+    v = post(&f, &r, "/app.cgi", "text/plain", body, 0);
     CU_ASSERT_PTR_NULL(v.route);
+    CU_ASSERT_EQUAL(r.reads, 0);
     fakereq_free(&r);
     /* Repeated in the body: any occurrence. */
     v = post(&f, &r, "/app.cgi", form, "op=view&a=1&op=login&op=x", 0);

@@ -85,7 +85,17 @@ static const struct {
     {"a=%zz%4", "a", "%zz%4"},
     {"a=\"%41\"", "a", "A"},
     {"a=%2541", "a", "%41"},
-    {"%61=1", "a", NOTFOUND},
+    /* Perl's CGI::Cookie decodes names: "%61" is its "a". */
+    {"%61=1", "a", "1"},
+    {"%62=1", "a", NOTFOUND},
+    /* PHP's names: '.', ' ' and '[' are '_', leading white space goes. */
+    {"member.code=v; member_code=d", "member_code", "v"},
+    {"member code=v", "member_code", "v"},
+    {"member[code=v", "member_code", "v"},
+    {"\vmember_code=v", "member_code", "v"},
+    {"member_code[]=v; member_code=d", "member_code", "v"},
+    {"member%5Fcode=v", "member_code", "v"},
+    {"member_codex=v", "member_code", NOTFOUND},
 };
 
 static void test_cookie_table(void)

@@ -1,0 +1,34 @@
+/*
+ * test_e2e_abuse.h - what the files of the "abuse" suite share: the
+ * lighttpd authorizer deployment with the flood limits, and decisions
+ * over raw FastCGI on a kept connection.
+ */
+#ifndef SUSPECT_TESTS_E2E_ABUSE_H
+#define SUSPECT_TESTS_E2E_ABUSE_H
+
+#include <stddef.h>
+
+/* Starts the lighttpd authorizer shape of examples/ with the memory store
+ * capped at cap entries and the abuse limits (ComposeMessage: 1 per hour,
+ * then locked 600 s; SecureLoginForceForgotAccount: 2 per day, then 600 s;
+ * LoginVerificationResend: 3 per 600 s, then 900 s; the others as in
+ * examples/limits.xml).  0 or -1. */
+int abuse_start_authorizer(int cap);
+
+/* One request on the kept connection fd in role (1 responder, 2
+ * authorizer) with vars {name, value, ..., NULL}, no body: its HTTP
+ * status, the response text in out; -1 when no answer came. */
+int abuse_decide(int fd, int role, const char *const vars[], char *out,
+                 size_t out_size);
+
+/* The Retry-After of a response text, or -1. */
+long abuse_retry_after(const char *text);
+
+/* The tests of test_e2e_abuse_bytes.c, test_e2e_abuse_parsers.c and
+ * test_e2e_abuse_paths.c; 0 or -1. */
+struct CU_Suite;
+int abuse_add_bytes_tests(struct CU_Suite *s);
+int abuse_add_parser_tests(struct CU_Suite *s);
+int abuse_add_path_tests(struct CU_Suite *s);
+
+#endif

@@ -208,6 +208,7 @@ static suspect_rc_t load_params(mw_cgi_front_t *f, char *const *envp)
         f->params[k].name_len = (size_t)(eq - envp[i]);
         f->params[k].value = eq + 1;
         f->params[k].value_len = strlen(eq + 1);
+        f->params[k].repeated = false;
         k++;
     }
     f->req.params = f->params;

@@ -88,6 +88,7 @@ static void add_var(sim_req_t *r, const char *name, const char *value)
     p->name_len = strlen(name);
     p->value = value;
     p->value_len = strlen(value);
+    p->repeated = false;
 }
 
 /* Reads all of stdin (at most SIM_BODY_MAX bytes) into r. */
@@ -195,6 +196,7 @@ static int sim_build(ctl_t *c, int argc, char **argv, sim_req_t *r)
         p->name_len = (size_t)(eq - argv[i]);
         p->value = eq + 1;
         p->value_len = strlen(eq + 1);
+        p->repeated = false;
         r->req.nparams++;
     }
     if (c->body_stdin) {

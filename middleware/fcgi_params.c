@@ -323,6 +323,7 @@ static void merge_one(conn_t *c, size_t i, char *area, size_t *used)
             len += r.sep_len + q->value_len;
         }
         q->name = NULL;
+        p->repeated = true;
     }
     if (r.sep != NULL) {
         dst[len] = '\0';
@@ -385,6 +386,7 @@ int mw_fc_decode_params(conn_t *c)
         c->params[n].name_len = nv.name_len;
         c->params[n].value = (const char *)nv.value;
         c->params[n].value_len = nv.value_len;
+        c->params[n].repeated = false;
         nul = (uint8_t *)nv.value + nv.value_len;
         n++;
     }

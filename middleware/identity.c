@@ -15,6 +15,13 @@
  * app acts for B, and a client could vary one copy to dodge the count.
  * The same value repeated is harmless and accepted.
  *
+ * A header: source whose header came more than once is refused the same
+ * way in the two deciding modes: the web server passes the app the
+ * copies as they came (nginx 1.22 as separate variables, of which PHP
+ * keeps the last), while the value here is the copies joined, so a
+ * client could put its victim last and vary the first.  In forward mode
+ * the app gets the joined value that was counted, so it is accepted.
+ *
  * The body is read at most once per call, and only for an
  * application/x-www-form-urlencoded request in forward mode that is not
  * an authorizer's: web servers send authorizers no body, and in the two
@@ -113,6 +120,14 @@ static char *arena_heap(guard_arena_t *a, size_t n)
     return p;
 }
 
+/* True when the web server, not suspect-fcgi, hands the request to the
+ * app: the authorizer role and the two deciding modes. */
+static bool app_served_elsewhere(const guard_call_t *c)
+{
+    return c->req->role == MW_ROLE_AUTHORIZER ||
+           c->g->conf->mode != SUSPECT_MODE_FORWARD;
+}
+
 /* CONTENT_TYPE past its leading blanks, or NULL when missing or blank. */
 static const char *media_type(const mw_req_t *req, size_t *len)
 {
@@ -141,8 +156,7 @@ static int body_kind(const guard_call_t *c)
     size_t len = 0;
     const char *type;
 
-    if (c->req->role == MW_ROLE_AUTHORIZER ||
-        c->g->conf->mode != SUSPECT_MODE_FORWARD) {
+    if (app_served_elsewhere(c)) {
         return -1;
     }
     type = media_type(c->req, &len);
@@ -266,6 +280,26 @@ static suspect_rc_t param_value(guard_call_t *c, guard_find_fn fn,
     return rc;
 }
 
+/* A header or env variable: SUSPECT_OK, SUSPECT_E_NOTFOUND, or
+ * SUSPECT_E_INVAL for a repeated header the app reads apart (see the file
+ * comment). */
+static suspect_rc_t variable_value(guard_call_t *c, const guard_source_t *s,
+                                   const char **val, size_t *len)
+{
+    const mw_param_t *p = mw_req_param_find(c->req, s->name, s->name_len);
+
+    if (p == NULL) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    if (p->repeated && s->kind == SUSPECT_SRC_HEADER &&
+        app_served_elsewhere(c)) {
+        return SUSPECT_E_INVAL;
+    }
+    *val = p->value;
+    *len = p->value_len;
+    return SUSPECT_OK;
+}
+
 /* A cookie: SUSPECT_OK, SUSPECT_E_NOTFOUND, SUSPECT_E_INVAL when parsers
  * would read different cookies under its name, SUSPECT_E_NOMEM. */
 static suspect_rc_t cookie_value(guard_call_t *c, const guard_source_t *s,
@@ -308,8 +342,7 @@ static suspect_rc_t source_value(guard_call_t *c, const guard_source_t *s,
     switch (s->kind) {
     case SUSPECT_SRC_HEADER:
     case SUSPECT_SRC_ENV:
-        *val = mw_req_param_n(c->req, s->name, s->name_len, len);
-        return *val != NULL ? SUSPECT_OK : SUSPECT_E_NOTFOUND;
+        return variable_value(c, s, val, len);
     case SUSPECT_SRC_COOKIE:
         return cookie_value(c, s, val, len);
     case SUSPECT_SRC_QUERY:

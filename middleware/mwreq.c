@@ -15,20 +15,28 @@
  * names as it decodes PARAMS, see fcgi_params.c; a CGI environment comes
  * from a web server that joins repeated headers), so the first match is
  * the only one and what the app reads too. */
-const char *mw_req_param_n(const mw_req_t *req, const char *name,
-                           size_t name_len, size_t *len)
+const mw_param_t *mw_req_param_find(const mw_req_t *req, const char *name,
+                                    size_t name_len)
 {
     for (size_t i = 0; i < req->nparams; i++) {
         const mw_param_t *p = &req->params[i];
 
         if (p->name_len == name_len && memcmp(p->name, name, name_len) == 0) {
-            if (len != NULL) {
-                *len = p->value_len;
-            }
-            return p->value;
+            return p;
         }
     }
     return NULL;
+}
+
+const char *mw_req_param_n(const mw_req_t *req, const char *name,
+                           size_t name_len, size_t *len)
+{
+    const mw_param_t *p = mw_req_param_find(req, name, name_len);
+
+    if (p != NULL && len != NULL) {
+        *len = p->value_len;
+    }
+    return p != NULL ? p->value : NULL;
 }
 
 const char *mw_req_param(const mw_req_t *req, const char *name, size_t *len)

@@ -33,12 +33,15 @@
 #define MW_ROLE_AUTHORIZER 2
 
 /* One CGI variable; pointers live until the request ends.  value is
- * followed by a NUL (so it can be used as a C string); name need not be. */
+ * followed by a NUL (so it can be used as a C string); name need not be.
+ * repeated: the web server sent the name more than once and value is the
+ * copies merged (fcgi_params.c). */
 typedef struct mw_param {
     const char *name;
     size_t name_len;
     const char *value;
     size_t value_len;
+    bool repeated;
 } mw_param_t;
 
 typedef struct mw_req mw_req_t;
@@ -87,6 +90,10 @@ struct mw_req {
 /* The value of CGI variable name (NUL-terminated), or NULL; *len gets its
  * length when len is not NULL.  Linear in the number of variables. */
 const char *mw_req_param(const mw_req_t *req, const char *name, size_t *len);
+
+/* The variable name (name_len bytes), or NULL. */
+const mw_param_t *mw_req_param_find(const mw_req_t *req, const char *name,
+                                    size_t name_len);
 
 /* mw_req_param() with a length-delimited name. */
 const char *mw_req_param_n(const mw_req_t *req, const char *name,

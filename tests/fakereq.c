@@ -76,6 +76,7 @@ void fakereq_init(fakereq_t *r, const char *const *vars, const char *body,
         r->params[n].name_len = (size_t)(eq - vars[n]);
         r->params[n].value = eq + 1;
         r->params[n].value_len = strlen(eq + 1);
+        r->params[n].repeated = false;
     }
     r->req.ops = &fake_ops;
     r->req.role = MW_ROLE_RESPONDER;

@@ -57,6 +57,44 @@ static int resend_raw(int fd, const char *account, size_t len, char *out,
     return e2e_cgi_status(out);
 }
 
+/* A resend in the authorizer role with the X-Account-Id header sent as
+ * each of the n values, one FastCGI variable each (as nginx 1.22 passes
+ * repeated headers): its status. */
+static int resend_lines(int fd, const char *const values[], size_t n)
+{
+    const char *vars[16];
+    char out[4096];
+
+    op_vars(vars, "/app.cgi?op=resend", "op=resend", "192.0.2.1");
+    for (size_t i = 0; i < n; i++) {
+        vars[10 + 2 * i] = "HTTP_X_ACCOUNT_ID";
+        vars[11 + 2 * i] = values[i];
+    }
+    vars[10 + 2 * n] = NULL;
+    return abuse_decide(fd, 2, vars, out, sizeof(out));
+}
+
+/* A header identity sent twice is refused where the web server hands the
+ * app the copies (PHP keeps the last, the decision would see both): a
+ * client cannot vary the first copy while the app acts for the second. */
+static void test_repeated_header(void)
+{
+    int fd;
+
+    CU_ASSERT_FATAL(abuse_start_authorizer(1000) == 0);
+    fd = e2e_fcgi_connect();
+    CU_ASSERT_FATAL(fd >= 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(resend_lines(fd, (const char *[]){"victim"}, 1), 200);
+    }
+    CU_ASSERT_EQUAL(resend_lines(fd, (const char *[]){"victim"}, 1), 429);
+    CU_ASSERT_EQUAL(resend_lines(fd, (const char *[]){"decoy-1", "victim"}, 2),
+                    400);
+    CU_ASSERT_EQUAL(resend_lines(fd, (const char *[]){"victim", "victim"}, 2),
+                    400);
+    close(fd);
+}
+
 /* A compose (cookie:SESSIONID) in the authorizer role with cookie. */
 static int compose_raw(int fd, const char *cookie, char *out, size_t size)
 {
@@ -218,6 +256,8 @@ static void test_many_cookies(void)
 int abuse_add_bytes_tests(CU_pSuite s)
 {
     if (CU_add_test(s, "64 KiB identity values", test_long_values) == NULL ||
+        CU_add_test(s, "a header identity sent twice", test_repeated_header) ==
+            NULL ||
         CU_add_test(s, "NUL, CR, LF in header values", test_nul_crlf_header) ==
             NULL ||
         CU_add_test(s, "thousands of cookies, PARAMS-sized Cookie",

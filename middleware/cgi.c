@@ -22,7 +22,9 @@
  * Children a script leaves running in its group after a normal exit are
  * left alone (fire-and-forget jobs of legacy scripts); they only die with
  * a timeout, a client abort or the daemon.  No output, or output without a
- * header block: 502; a timeout before any output: 504.
+ * header block: 502; a timeout before any output: 504.  Once output has
+ * started, a timeout, the stop or a program killed by a signal marks the
+ * response cut (mw_req_t.cut): the web server is not told it ended well.
  *
  * Hang-up: a script may print nothing for minutes, so a failed write
  * cannot be the only sign that the client left.  When the front end has a
@@ -48,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -275,6 +278,12 @@ static suspect_rc_t run_program(cgi_run_t *r, const char *clen,
         cgi_err_pump(r, true); /* what is left, and a last line */
     }
     r->res->exit_status = cgi_reap(&r->child);
+    if (r->req->output_started && !r->killed && r->res->exit_status != -1 &&
+        WIFSIGNALED(r->res->exit_status)) {
+        mw_log(MW_LOG_WARNING, "cgi %s: killed by signal %d: response cut",
+               r->script, WTERMSIG(r->res->exit_status));
+        r->req->cut = true; /* it died mid-response, as far as we know */
+    }
     /* Killed by us with no status set: the client went away. */
     if (!r->hdr_done && r->res->status == 0 && !r->killed) {
         no_response(r);

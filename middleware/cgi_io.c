@@ -38,6 +38,8 @@ void cgi_fail(cgi_run_t *r, int status)
 {
     if (!r->req->output_started && r->res->status == 0) {
         r->res->status = status;
+    } else if (r->req->output_started) {
+        r->req->cut = true; /* too late for a status: end it short */
     }
 }
 

@@ -384,6 +384,7 @@ static void start_request(conn_t *c)
     c->req.pre_off = 0;
     c->req.body_done = c->req.role == MW_ROLE_AUTHORIZER;
     c->req.output_started = false;
+    c->req.cut = false;
     c->req.has_conn = true;
     c->req.conn_fd = c->fd;
 }
@@ -431,6 +432,34 @@ static void drain_stdin(conn_t *c)
     }
 }
 
+/*
+ * Ends a response that stopped short (mw_req_t.cut): what was written goes
+ * out, END_REQUEST never, and the connection closes.  A close alone is not
+ * enough: nginx without fastcgi_keep_conn takes it for the normal end of
+ * the response and sends its client the last chunk, so a cut response
+ * would look whole.  So the close comes after a record no web server
+ * accepts (version 0), which every one of them treats as a broken
+ * upstream: nginx logs "upstream sent unsupported FastCGI protocol
+ * version: 0" and closes its client's connection short.
+ */
+static int end_cut(conn_t *c)
+{
+    uint8_t bad[FCGI_HEADER_LEN] = {0, FCGI_STDOUT, 0, 0, 0, 0, 0, 0};
+    struct iovec iov = {bad, sizeof(bad)};
+    int r = mw_fc_flush(c, false, 0);
+
+    bad[2] = (uint8_t)(c->id >> 8);
+    bad[3] = (uint8_t)c->id;
+    if (r == 0) {
+        r = mw_fc_sendv(c, &iov, 1);
+    }
+    if (r == 0) {
+        c->linger = true; /* a half-close first, then close */
+        r = -ECANCELED;
+    }
+    return r;
+}
+
 /* Ends the request after the handler (or an abort before it). */
 static int end_request(conn_t *c)
 {
@@ -442,6 +471,8 @@ static int end_request(conn_t *c)
         r = -EPROTO;
     } else if (c->werr != 0 || c->broken == -ECONNRESET) {
         r = -ECONNRESET;
+    } else if (c->req.cut && !c->aborted) {
+        r = end_cut(c);
     } else {
         if (c->aborted) {
             c->out_len = 0; /* nobody wants it */

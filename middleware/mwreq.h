@@ -77,6 +77,12 @@ struct mw_req {
     size_t pre_off;
     bool body_done;      /* the front end has reported the body's end */
     bool output_started; /* something was written: too late for a 502 */
+    /* Set by a forwarder when the response stopped short after output had
+     * started (the app died or timed out, the daemon stopped): the front
+     * end must not end it as a complete one.  FastCGI: no END_REQUEST, the
+     * connection is closed, so the web server sees a cut response (nginx
+     * closes its client's connection without the last chunk). */
+    bool cut;
     /* Set by a front end whose requests arrive on a connection from the
      * web server (FastCGI): conn_fd is that connection.  Once it hangs up
      * (POLLRDHUP or POLLHUP, whatever is still unread) the client is gone,

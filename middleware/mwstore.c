@@ -55,6 +55,10 @@ static suspect_rc_t wrap(const suspect_conf_t *c, suspect_store_t *primary,
     }
     memset(&o, 0, sizeof(o));
     o.mode = (suspect_failmode_t)c->fail_mode;
+    /* A probe at least every second: decisions are back on the store
+     * within about a second of its return, however long it was away, and
+     * a dead store costs one request a timeout per second. */
+    o.max_open_ms = 1000;
     o.on_breaker = on_breaker;
     o.cb_arg = (void *)name;
     return suspect_failover_new(primary, local, &o, out, err);

@@ -13,10 +13,13 @@
  * helper thread because it also waits for the requests in flight) and
  * gives those requests a grace period (--grace, 10 s); when it is over, or
  * at a second SIGTERM or SIGINT, every CGI still running is killed
- * (mw_cgi_shutdown(): 504, or a cut response) so the workers can be
- * joined.  Without that bound a stop would wait for each program up to
- * <Cgi timeout>, which may be a day.  Then the unix socket is removed and
- * the exit status is 0.  SIGPIPE stays blocked: writes report EPIPE.
+ * (mw_cgi_shutdown()) and every request waiting for the upstream FastCGI
+ * server is cancelled (mw_upstream_shutdown(): its connection closed),
+ * each answered 504 or cut, so the workers can be joined.  Without that
+ * bound a stop would wait for each program up to <Cgi timeout>, which may
+ * be a day, or for a hung app up to <Upstream timeout>.  Then the unix socket
+ * is removed and the exit status is 0.  SIGPIPE stays blocked: writes report
+ * EPIPE.
  *
  * It always runs in the foreground and logs to stderr: systemd, runit or
  * any supervisor keeps it running and keeps its log.
@@ -40,6 +43,7 @@
 #include "listen.h"
 #include "log.h"
 #include "runtime.h"
+#include "upstream.h"
 
 #define LISTEN_BACKLOG 1024
 /* How long a stop waits for requests in flight by default, and at most. */
@@ -243,7 +247,7 @@ static bool wait_drained(stopper_t *s, unsigned grace_ms)
         if (left <= 0) {
             mw_log(MW_LOG_WARNING,
                    "still busy after the grace period (%u ms): ending the "
-                   "CGI programs still running",
+                   "CGI programs and upstream requests still running",
                    grace_ms);
             return false;
         }
@@ -251,18 +255,25 @@ static bool wait_drained(stopper_t *s, unsigned grace_ms)
             (long)(left < DRAIN_SLICE_MS ? left : DRAIN_SLICE_MS) * 1000000L;
         if (sigtimedwait(&set, NULL, &ts) >= 0) {
             mw_log(MW_LOG_WARNING, "stop signal again: ending the CGI "
-                                   "programs still running now");
+                                   "programs and upstream requests still "
+                                   "running now");
             return false;
         }
     }
     return true;
 }
 
+/* Ends every CGI run and upstream request still going. */
+static void end_in_flight(void)
+{
+    mw_cgi_shutdown();
+    mw_upstream_shutdown();
+}
+
 /*
  * Stops srv: it accepts nothing from now on; the requests in flight get
- * grace_ms to finish, then every CGI run still going is ended, and the
- * workers are joined.  (An upstream request still ends by its own
- * <Upstream timeout>.)
+ * grace_ms to finish, then every CGI run and upstream request still going
+ * is ended, and the workers are joined.
  */
 static void drain(mw_server_t *srv, unsigned grace_ms)
 {
@@ -272,12 +283,12 @@ static void drain(mw_server_t *srv, unsigned grace_ms)
     s.srv = srv;
     atomic_init(&s.done, false);
     if (pthread_create(&th, NULL, stopper_main, &s) != 0) {
-        mw_cgi_shutdown(); /* cannot wait for them: end them now */
+        end_in_flight(); /* cannot wait for them: end them now */
         mw_server_stop(srv);
         return;
     }
     if (!wait_drained(&s, grace_ms)) {
-        mw_cgi_shutdown();
+        end_in_flight();
     }
     pthread_join(th, NULL);
 }

@@ -54,6 +54,7 @@
 
 #include "alloc.h"
 #include "listen.h"
+#include "log.h"
 #include "upstream_int.h"
 
 #define DEF_CONNECT_TIMEOUT_MS 1000
@@ -76,6 +77,7 @@ struct mw_upstream {
     atomic_uint_fast64_t stale;
     atomic_uint_fast64_t retries;
     atomic_uint_fast64_t failures;
+    atomic_uint_fast64_t abandoned;
 };
 
 /* ---- connections ---------------------------------------------------- */
@@ -384,12 +386,14 @@ static suspect_rc_t read_body(mw_req_t *req, size_t max, uint8_t **out,
 static const uint8_t empty_body[1];
 
 /* Maps how the exchange ended to res and err, and returns the code:
- * SUSPECT_OK when a response was relayed or the client went away,
- * SUSPECT_E_TIMEOUT or SUSPECT_E_IO when the upstream failed. */
+ * SUSPECT_OK when a response was relayed or the client went away (said
+ * in the log), SUSPECT_E_TIMEOUT (a timeout, the daemon's stop) or
+ * SUSPECT_E_IO when the upstream failed. */
 static suspect_rc_t conclude(mw_upstream_t *u, const up_xchg_t *x, up_end_t end,
                              mw_fwd_result_t *res, suspect_err_t *err)
 {
-    suspect_rc_t rc = end == UP_TIMEOUT ? SUSPECT_E_TIMEOUT : SUSPECT_E_IO;
+    bool late = end == UP_TIMEOUT || end == UP_STOPPED;
+    suspect_rc_t rc = late ? SUSPECT_E_TIMEOUT : SUSPECT_E_IO;
 
     res->exit_status = x->got_end ? (int)x->app_status : -1;
     res->timed_out = end == UP_TIMEOUT;
@@ -410,9 +414,15 @@ static suspect_rc_t conclude(mw_upstream_t *u, const up_xchg_t *x, up_end_t end,
                         x->what);
     }
     if (end == UP_CLIENT) {
+        atomic_fetch_add(&u->abandoned, 1);
+        mw_log(MW_LOG_INFO, "upstream %s: request abandoned: %s", u->address,
+               x->what != NULL ? x->what : "the client went away");
         return SUSPECT_OK;
     }
-    res->status = x->wrote ? 0 : (end == UP_TIMEOUT ? 504 : 502);
+    res->status = x->wrote ? 0 : (late ? 504 : 502);
+    if (x->wrote) {
+        x->req->cut = true; /* the front end must not end it as complete */
+    }
     atomic_fetch_add(&u->failures, 1);
     return rc;
 }
@@ -534,6 +544,8 @@ suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
                                "or tcp:host:port",
                                opts->address);
     }
+    /* Without its eventfd the stop still works (in 100 ms slices). */
+    (void)up_stop_init();
     u = suspect_calloc(1, sizeof(*u));
     if (u == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
@@ -572,6 +584,12 @@ void mw_upstream_stats(mw_upstream_t *u, mw_upstream_stats_t *out)
     out->stale = atomic_load(&u->stale);
     out->retries = atomic_load(&u->retries);
     out->failures = atomic_load(&u->failures);
+    out->abandoned = atomic_load(&u->abandoned);
+}
+
+void mw_upstream_shutdown(void)
+{
+    up_stop_all();
 }
 
 void mw_upstream_free(mw_upstream_t *u)

@@ -14,6 +14,12 @@
  * END_REQUEST ends it.  A body without CONTENT_LENGTH is buffered (up to
  * max_body, else 413) so one can be sent.
  *
+ * Ends: a client that goes away while the app is still working (the web
+ * server hangs up the request's connection or sends ABORT_REQUEST) and
+ * the daemon's stop (mw_upstream_shutdown()) end the request at once,
+ * not after the timeout; its upstream connection is closed, never pooled
+ * (the app may still be writing into it).
+ *
  * Restarts: php-cgi exits after PHP_FCGI_MAX_REQUESTS.  A pooled
  * connection the upstream closed while idle is noticed before it is used
  * and dropped.  One that fails before any response byte (the upstream
@@ -48,24 +54,35 @@ typedef struct mw_upstream mw_upstream_t;
 typedef struct mw_upstream_stats {
     uint64_t requests;
     uint64_t connects;
-    uint64_t reused;   /* requests on a pooled connection */
-    uint64_t stale;    /* pooled connections found closed, dropped */
-    uint64_t retries;  /* resent after a pooled connection failed */
-    uint64_t failures; /* answered 502/504 */
+    uint64_t reused;    /* requests on a pooled connection */
+    uint64_t stale;     /* pooled connections found closed, dropped */
+    uint64_t retries;   /* resent after a pooled connection failed */
+    uint64_t failures;  /* answered 502/504 */
+    uint64_t abandoned; /* the client went away first */
 } mw_upstream_stats_t;
 
 suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
                              mw_upstream_t **out, suspect_err_t *err);
 
 /* Forwards req; as mw_cgi_run().  Thread-safe.  SUSPECT_OK when a
- * response was relayed, the client went away, or a body without
+ * response was relayed, the client went away (a failed write, or the web
+ * server hung up or aborted the request while the app was working: the
+ * upstream connection is closed, never pooled), or a body without
  * CONTENT_LENGTH was over max_body (res->status 413); SUSPECT_E_IO or
- * SUSPECT_E_TIMEOUT when the upstream failed (res->status 502 or 504 while
- * nothing was written yet, else 0; err says why); SUSPECT_E_NOMEM (500). */
+ * SUSPECT_E_TIMEOUT when the upstream failed or the daemon stops
+ * (res->status 502 or 504 while nothing was written yet, else 0 and
+ * req->cut set; err says why); SUSPECT_E_NOMEM (500). */
 suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
                                  mw_fwd_result_t *res, suspect_err_t *err);
 
 void mw_upstream_stats(mw_upstream_t *u, mw_upstream_stats_t *out);
+
+/* For the daemon's stop, once its grace period is over: every request
+ * forwarded by any client, in flight or later, ends at once (504 while
+ * nothing was written yet, else a cut response) and its connection is
+ * closed, so no worker waits for a hung app up to the timeout.
+ * Irreversible; async-signal-safe. */
+void mw_upstream_shutdown(void);
 
 /* Closes pooled connections and frees.  NULL is a no-op. */
 void mw_upstream_free(mw_upstream_t *u);

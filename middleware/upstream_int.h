@@ -4,6 +4,9 @@
  * connections) and upstream_io.c (one exchange of records over one
  * connection).
  *
+ * upstream_watch.c watches, for an exchange, the web server's connection
+ * of the request and the daemon's stop.
+ *
  * A connection carries its buffers with it: the prepared BEGIN_REQUEST +
  * PARAMS + empty PARAMS bytes ("prelude"), the receive buffer and the body
  * window.  Pooled connections keep them, so a request on a reused
@@ -84,7 +87,9 @@ typedef enum up_end {
     UP_CLOSED,   /* the upstream closed or reset the connection */
     UP_FAILED,   /* another upstream I/O error, or a protocol error */
     UP_TIMEOUT,  /* no progress for timeout_ms */
-    UP_CLIENT    /* the client went away (body read or response write) */
+    UP_CLIENT,   /* the client went away (body read, response write, the
+                    web server's hang-up or ABORT_REQUEST) */
+    UP_STOPPED   /* cancelled: the daemon is stopping (up_stop_all()) */
 } up_end_t;
 
 /* The state of one request on one connection (lives on the stack). */
@@ -102,6 +107,9 @@ typedef struct up_xchg {
     bool replayable;             /* everything consumed is still held */
     bool stdin_done;             /* the empty STDIN is queued or sent */
     int send_errno;              /* sending failed: only read now */
+    bool client_quiet;           /* the web server's connection holds
+                                    bytes that are not an ABORT_REQUEST:
+                                    only its hang-up is watched now */
 
     /* Output queue: at most prelude, STDIN header, data, empty STDIN. */
     struct iovec iov[4];
@@ -163,5 +171,31 @@ bool up_xchg_reusable(const up_xchg_t *x);
 
 /* Logs the STDERR line still being collected and what was dropped. */
 void up_xchg_finish(up_xchg_t *x);
+
+/* ---- upstream_watch.c ---------------------------------------------- */
+
+/* The events to watch on the web server's connection of x's request (0:
+ * none: not a FastCGI request). */
+short up_client_events(const up_xchg_t *x);
+
+/* That connection showed revents: UP_CLIENT when the web server hung up
+ * or sent ABORT_REQUEST (x->what says which), else UP_MORE. */
+up_end_t up_on_client(up_xchg_t *x, short revents);
+
+/* Prepares the daemon-wide stop signal (once per process; later calls do
+ * nothing).  SUSPECT_OK, or SUSPECT_E_NOMEM when no descriptor is left
+ * for it (the stop then still works: waits look at the flag every
+ * 100 ms). */
+suspect_rc_t up_stop_init(void);
+
+/* Ends every exchange in flight, and every later one before it starts
+ * (UP_STOPPED).  Irreversible. */
+void up_stop_all(void);
+
+/* Whether up_stop_all() was called. */
+bool up_stopping(void);
+
+/* The eventfd that is readable once up_stop_all() was called, or -1. */
+int up_stop_fd(void);
 
 #endif

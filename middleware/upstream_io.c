@@ -26,6 +26,11 @@
  *
  * Timeout: timeout_ms without any progress (bytes sent, received or read
  * from the body) ends the exchange with UP_TIMEOUT.
+ *
+ * The web server's connection and the daemon's stop are watched by the
+ * same poll() (upstream_watch.c): a client that leaves while the app is
+ * still working ends the exchange at once (UP_CLIENT), and so does the
+ * stop once its grace period is over (UP_STOPPED).
  */
 #include "upstream_int.h"
 
@@ -36,6 +41,9 @@
 #include <time.h>
 
 #include "log.h"
+
+/* Without the stop eventfd, a wait looks at the stop flag this often. */
+#define STOP_SLICE_MS 100
 
 /* CLOCK_MONOTONIC in milliseconds. */
 static long long mono_ms(void)
@@ -438,38 +446,71 @@ static up_end_t flush_out(up_xchg_t *x)
     return r < 0 ? fail(x, UP_CLIENT, -r, "writing the response") : UP_MORE;
 }
 
-/* One poll() over the upstream and maybe the body.  UP_MORE, or how the
- * wait ended. */
+/* ---- the wait -------------------------------------------------------- */
+
+static up_end_t stopped(up_xchg_t *x)
+{
+    return fail(x, UP_STOPPED, 0, "cancelled: the daemon is stopping");
+}
+
+/* Adds fd with events to the poll set at *n; its index, or -1. */
+static int watch(struct pollfd *p, nfds_t *n, int fd, short events)
+{
+    if (fd < 0 || events == 0) {
+        return -1;
+    }
+    p[*n].fd = fd;
+    p[*n].events = events;
+    p[*n].revents = 0;
+    return (int)(*n)++;
+}
+
+/* One poll() over the upstream, maybe the body, the web server's
+ * connection and the stop.  UP_MORE, or how the wait ended. */
 static up_end_t wait_io(up_xchg_t *x, bool body_wait, long long deadline,
                         bool *readable)
 {
-    struct pollfd p[2];
-    nfds_t n = 1;
+    struct pollfd p[4];
+    nfds_t n = 0;
     long long left;
-    int r, bfd = body_wait ? mw_req_read_fd(x->req) : -1;
+    int r, at_client, at_stop, bfd = body_wait ? mw_req_read_fd(x->req) : -1;
 
-    p[0].fd = x->c->fd;
-    p[0].events = (short)(POLLIN | (q_empty(x) ? 0 : POLLOUT));
-    p[0].revents = 0;
-    if (bfd >= 0) {
-        p[1].fd = bfd;
-        p[1].events = POLLIN;
-        p[1].revents = 0;
-        n = 2;
-    } else if (body_wait) {
+    if (up_stopping()) {
+        return stopped(x);
+    }
+    if (body_wait && bfd < 0) {
         /* Contract: without a descriptor, reads never return -EAGAIN. */
         return fail(x, UP_CLIENT, EAGAIN, "reading the request body");
     }
+    watch(p, &n, x->c->fd, (short)(POLLIN | (q_empty(x) ? 0 : POLLOUT)));
+    watch(p, &n, bfd, POLLIN);
+    at_client = watch(p, &n, x->req->conn_fd, up_client_events(x));
+    at_stop = watch(p, &n, up_stop_fd(), POLLIN);
     left = deadline - mono_ms();
     if (left <= 0) {
         return fail(x, UP_TIMEOUT, 0, "no progress within the timeout");
+    }
+    if (up_stop_fd() < 0 && left > STOP_SLICE_MS) {
+        left = STOP_SLICE_MS; /* no eventfd: look at the flag now and then */
     }
     r = poll(p, n, (int)left);
     if (r < 0) {
         return errno == EINTR ? UP_MORE : fail(x, UP_FAILED, errno, "poll");
     }
+    if (up_stopping() || (at_stop >= 0 && p[at_stop].revents != 0)) {
+        return stopped(x);
+    }
     if (r == 0) {
-        return fail(x, UP_TIMEOUT, 0, "no progress within the timeout");
+        return mono_ms() < deadline
+                   ? UP_MORE
+                   : fail(x, UP_TIMEOUT, 0, "no progress within the timeout");
+    }
+    if (at_client >= 0 && p[at_client].revents != 0) {
+        up_end_t c = up_on_client(x, p[at_client].revents);
+
+        if (c != UP_MORE) {
+            return c;
+        }
     }
     *readable = (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
     return UP_MORE;

@@ -357,8 +357,8 @@ static suspect_rc_t lm_fail(const lmstore_t *ls, suspect_err_t *err, int rc,
     }
     if (rc > 0) {
         errno = rc;
-        return suspect_err_sys(err, SUSPECT_E_IO, NULL, "lmdb %s: %s: %s",
-                               ls->path, what, mdb_strerror(rc));
+        return suspect_err_sys(err, SUSPECT_E_IO, NULL, "lmdb %s: %s", ls->path,
+                               what); /* appends strerror(rc) */
     }
     return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "lmdb %s: %s: %s",
                            ls->path, what, mdb_strerror(rc));

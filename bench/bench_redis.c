@@ -2,21 +2,27 @@
  * bench_redis.c - decisions per second through the Redis store, against
  * redis-benchmark sending the very same EVALSHA, in the same run.
  *
- *   bench-redis [CLIENTS [REQUESTS]]      (defaults: 8 clients, 50000)
+ *   bench-redis [CLIENTS [REQUESTS [ROUNDS [tcp]]]]  (8, 50000, 5, unix)
  *
- * Starts a private redis-server (unix socket in a temp dir, no TCP), then:
+ * Starts a private redis-server (a unix socket in a temp dir, and with
+ * "tcp" a loopback TCP port, which both sides then use instead), then:
  *   1. CLIENTS threads share one Redis store and decide REQUESTS times in
  *      all on one identity (a limit no run reaches, so every decision
  *      records a hit): decisions/s;
- *   2. (alternating with 1, 5 rounds) redis-benchmark with CLIENTS connections
- * sends REQUESTS times the same EVALSHA of decide.lua (same keys, same kind of
- * arguments, a random member per call): requests/s, and the ratio of the two
- * (the store's overhead over the wire protocol; the target is >= 0.9x);
+ *   2. redis-benchmark with CLIENTS connections sends REQUESTS times the
+ *      same EVALSHA of decide.lua (same keys, same kind of arguments, a
+ *      random member per call): requests/s, and the ratio of the two (the
+ *      store's overhead over the wire protocol; the target is >= 0.9x);
+ *      1 and 2 alternate for ROUNDS rounds, which side goes first
+ *      alternating too (A B, B A, ...), so that a machine getting busier
+ *      or quieter during the run weighs on both alike; the median ratio
+ *      is the result;
  *   3. a locked identity decided through the failover wrapper: served by
  *      the lock cache, so INFO commandstats shows the same EVALSHA count
  *      before and after.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +37,11 @@
 /* Generated from the lua directory (lua/scripts.c). */
 extern const char redis_lua_decide[];
 
-#define ROUNDS 5
+#define MAX_ROUNDS 99
+
+/* Where both sides connect: the store's URL and redis-benchmark's
+ * options. */
+static char store_url[700], bench_addr[600];
 
 static const suspect_rule_t rule = {"Bench", 1000000, 60, 0};
 
@@ -111,7 +121,7 @@ static void *work(void *p)
 /* Decisions/s of clients threads doing requests decisions in all. */
 static double run_store(test_redis_t *srv, int clients, long requests)
 {
-    suspect_redis_opts_t opts = {srv->url, 1000, 1000, 0, NULL};
+    suspect_redis_opts_t opts = {store_url, 1000, 1000, 0, NULL};
     suspect_store_t *store = NULL;
     pthread_t tid[256];
     worker_t w[256];
@@ -160,10 +170,10 @@ static double run_benchmark(test_redis_t *srv, int clients, long requests)
     memcpy(sha, r->str, 41);
     freeReplyObject(r);
     snprintf(cmd, sizeof(cmd),
-             "redis-benchmark -s '%s' -c %d -n %ld -r 100000000 --csv "
+             "redis-benchmark %s -c %d -n %ld -r 100000000 --csv "
              "EVALSHA %s 2 Bench:x Bench:x:locked %lld 1000000 60000 0 "
              "__rand_int__-0000-0000-0000-000000000000 x",
-             srv->sock, clients, requests, sha, (long long)now_ms());
+             bench_addr, clients, requests, sha, (long long)now_ms());
     p = popen(cmd, "r");
     if (p == NULL) {
         return -1;
@@ -186,7 +196,7 @@ static double run_benchmark(test_redis_t *srv, int clients, long requests)
  * EVALSHA calls Redis saw before and after. */
 static double run_lock_cache(test_redis_t *srv, long requests)
 {
-    suspect_redis_opts_t opts = {srv->url, 1000, 1000, 0, NULL};
+    suspect_redis_opts_t opts = {store_url, 1000, 1000, 0, NULL};
     suspect_rule_t otp = {"BenchOtp", 1, 60, 600};
     suspect_key_t key = test_key("BenchOtp", "locked");
     suspect_store_t *redis = NULL, *mem = NULL, *s = NULL;
@@ -216,6 +226,25 @@ static double run_lock_cache(test_redis_t *srv, long requests)
     return d.locked && after == before ? (double)requests / dt : -1;
 }
 
+/* One side of a round: rate and CPU per request of client and server. */
+typedef struct side {
+    double rps, client_us, server_us;
+} side_t;
+
+/* Runs the store (which 0) or redis-benchmark (1) on a flushed db. */
+static void run_side(test_redis_t *srv, int which, int clients, long requests,
+                     side_t *out)
+{
+    double s0;
+
+    freeReplyObject(test_redis_cmd(srv, "FLUSHALL"));
+    s0 = cpu_server(srv);
+    out->rps = which == 0 ? run_store(srv, clients, requests)
+                          : run_benchmark(srv, clients, requests);
+    out->server_us = (cpu_server(srv) - s0) * 1e6 / (double)requests;
+    out->client_us = which == 0 ? store_cpu_us : bench_cpu_us;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -226,44 +255,57 @@ int main(int argc, char **argv)
 {
     int clients = argc > 1 ? atoi(argv[1]) : 8;
     long requests = argc > 2 ? atol(argv[2]) : 50000;
+    int rounds = argc > 3 ? atoi(argv[3]) : 5;
+    bool tcp = argc > 4 && strcmp(argv[4], "tcp") == 0;
     test_redis_t srv;
-    double store_rps[ROUNDS], bench_rps[ROUNDS], ratio[ROUNDS], cache_rps;
+    double ratio[MAX_ROUNDS], cache_rps;
     int ok = 1;
 
-    if (clients < 1 || clients > 256 || requests < clients) {
-        fprintf(stderr, "usage: bench-redis [CLIENTS [REQUESTS]]\n");
+    if (clients < 1 || clients > 256 || requests < clients || rounds < 1 ||
+        rounds > MAX_ROUNDS) {
+        fprintf(stderr,
+                "usage: bench-redis [CLIENTS [REQUESTS [ROUNDS [tcp]]]]\n");
         return 2;
     }
-    if (test_redis_start(&srv, false, NULL) != 0) {
+    if (test_redis_start(&srv, tcp, NULL) != 0) {
         fprintf(stderr, "bench-redis: cannot start redis-server\n");
         return 1;
     }
+    if (tcp) {
+        snprintf(store_url, sizeof(store_url), "redis://127.0.0.1:%d",
+                 srv.port);
+        snprintf(bench_addr, sizeof(bench_addr), "-h 127.0.0.1 -p %d",
+                 srv.port);
+    } else {
+        snprintf(store_url, sizeof(store_url), "%s", srv.url);
+        snprintf(bench_addr, sizeof(bench_addr), "-s '%s'", srv.sock);
+    }
     printf("bench-redis: %d clients, %ld requests per side and round, "
-           "%d rounds, unix socket\n",
-           clients, requests, ROUNDS);
-    /* Alternate the two sides so that noise from other processes on the
-     * machine hits both alike; report every round and the median. */
-    for (int i = 0; i < ROUNDS; i++) {
-        double s0, s1, s2;
-        freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
-        s0 = cpu_server(&srv);
-        store_rps[i] = run_store(&srv, clients, requests);
-        freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
-        s1 = cpu_server(&srv);
-        bench_rps[i] = run_benchmark(&srv, clients, requests);
-        s2 = cpu_server(&srv);
-        ok = ok && store_rps[i] > 0 && bench_rps[i] > 0;
-        ratio[i] = ok ? store_rps[i] / bench_rps[i] : 0;
+           "%d rounds, %s\n",
+           clients, requests, rounds, tcp ? "TCP 127.0.0.1" : "unix socket");
+    /* Alternate the two sides, and which goes first, so that noise from
+     * other processes on the machine hits both alike; report every round
+     * and the median. */
+    for (int i = 0; i < rounds; i++) {
+        side_t st, bs;
+        if (i % 2 == 0) {
+            run_side(&srv, 0, clients, requests, &st);
+            run_side(&srv, 1, clients, requests, &bs);
+        } else {
+            run_side(&srv, 1, clients, requests, &bs);
+            run_side(&srv, 0, clients, requests, &st);
+        }
+        ok = ok && st.rps > 0 && bs.rps > 0;
+        ratio[i] = ok ? st.rps / bs.rps : 0;
         printf("  round %d: suspect store %6.0f decisions/s (client %.1f us, "
                "redis %.1f us CPU each), redis-benchmark %6.0f requests/s "
                "(%.1f us, %.1f us), ratio %.2fx\n",
-               i + 1, store_rps[i], store_cpu_us,
-               (s1 - s0) * 1e6 / (double)requests, bench_rps[i], bench_cpu_us,
-               (s2 - s1) * 1e6 / (double)requests, ratio[i]);
+               i + 1, st.rps, st.client_us, st.server_us, bs.rps, bs.client_us,
+               bs.server_us, ratio[i]);
     }
-    qsort(ratio, ROUNDS, sizeof(ratio[0]), cmp_double);
-    printf("  median ratio: %.2fx (target >= 0.9x)%s\n", ratio[ROUNDS / 2],
-           ratio[ROUNDS / 2] < 0.9 ? "  BELOW TARGET" : "");
+    qsort(ratio, (size_t)rounds, sizeof(ratio[0]), cmp_double);
+    printf("  median ratio: %.2fx (target >= 0.9x)%s\n", ratio[rounds / 2],
+           ratio[rounds / 2] < 0.9 ? "  BELOW TARGET" : "");
     cache_rps = run_lock_cache(&srv, requests);
     printf("  lock cache, locked identity: %10.0f denials/s\n", cache_rps);
     test_redis_stop(&srv);

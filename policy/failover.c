@@ -27,9 +27,21 @@
  * lock_cache_ttl_ms of real time, then the primary is asked again, so an
  * unblock made by another process (suspectctl, another host) takes effect
  * here within that time while a locked client hammering the site still
- * costs one round trip per interval.
+ * costs one round trip per interval.  While the primary fails, an entry
+ * denies until its lock ends, whatever its age: the fail mode (open, or
+ * the local store) does not know the lock, and nobody can lift it through
+ * the primary meanwhile.
  *
- * Ownership: the wrapper owns both stores and a copy of the overrides.
+ * Carrying back: mode local journals what the local store decided
+ * (rediscarry.c).  A call that passes the breaker first writes the journal
+ * to the primary (one thread at a time; the others decide locally
+ * meanwhile rather than wait, except the probe), so the primary never
+ * decides for an identity this process locked before that lock is there.
+ * What a failed write did not send is journaled again; the failure counts
+ * as the primary's.
+ *
+ * Ownership: the wrapper owns both stores, a copy of the overrides and the
+ * journal.
  */
 #include "suspect_failover.h"
 
@@ -40,6 +52,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "rediscarry.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
 
@@ -75,6 +88,8 @@ typedef struct failover {
     suspect_siphash_key_t secret;
     uint64_t gen;
     slot_t cache[CACHE_SLOTS];
+
+    redis_carry_sync_t carry; /* local decisions to carry back */
 } failover_t;
 
 static const suspect_store_ops_t failover_ops;
@@ -94,9 +109,11 @@ static void lock_hash(failover_t *f, const suspect_key_t *key, uint64_t h[2])
     suspect_siphash128(&f->secret, key->buf, key->lock_len, h);
 }
 
-/* The cached lock end of key when it is after now, else 0. */
+/* The cached lock end of key when it is after now, else 0; with
+ * any_age also from an entry that is no longer trusted over the
+ * primary. */
 static int64_t cache_get(failover_t *f, const suspect_key_t *key,
-                         int64_t now_ms)
+                         int64_t now_ms, bool any_age)
 {
     uint64_t h[2];
     int64_t until = 0;
@@ -106,7 +123,7 @@ static int64_t cache_get(failover_t *f, const suspect_key_t *key,
     s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
     pthread_mutex_lock(&f->cache_mu);
     if (s->gen == f->gen && s->h[0] == h[0] && s->h[1] == h[1] &&
-        s->until_ms > now_ms && mono_ms() < s->stale_at) {
+        s->until_ms > now_ms && (any_age || mono_ms() < s->stale_at)) {
         until = s->until_ms;
     }
     pthread_mutex_unlock(&f->cache_mu);
@@ -137,13 +154,13 @@ static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms)
 /* True (and *out filled) when a cached lock denies one of the keys. */
 static bool cache_deny(failover_t *f, const suspect_rule_t *rule,
                        const suspect_key_t *keys, size_t n, int64_t now_ms,
-                       suspect_decision_t *out)
+                       bool any_age, suspect_decision_t *out)
 {
     int64_t end = 0;
     int tripped = -1;
 
     for (size_t i = 0; i < n; i++) {
-        int64_t until = cache_get(f, &keys[i], now_ms);
+        int64_t until = cache_get(f, &keys[i], now_ms, any_age);
         if (until > end) {
             end = until;
             tripped = (int)i;
@@ -273,10 +290,50 @@ static void deny_unavailable(failover_t *f, const suspect_rule_t *rule,
     out->degraded = SUSPECT_DEGRADED_CLOSED;
 }
 
+/* ---- carrying local decisions back ---------------------------------------
+ */
+
+/* Counts a denial the lock cache served; during an outage (failing, or
+ * the breaker not closed) also journals its lock: a Redis that restarts
+ * empty has lost it. */
+static void cache_served(failover_t *f, const suspect_key_t *keys,
+                         const suspect_decision_t *out, bool failing)
+{
+    bool outage;
+
+    pthread_mutex_lock(&f->mu);
+    f->stats.cache_hits++;
+    outage = failing || f->state != SUSPECT_BREAKER_CLOSED;
+    pthread_mutex_unlock(&f->mu);
+    if (outage) {
+        redis_carry_sync_lock(&f->carry, &keys[out->tripped],
+                              out->restriction_end_ms);
+    }
+}
+
+/* Before the primary decides: writes the journal back if it holds
+ * anything, so that no identity locked locally is decided by the primary
+ * before its lock is there.  *busy when another thread is writing: this
+ * call then decides by the fail mode rather than wait, unless it is the
+ * breaker's probe (which must report). */
+static suspect_rc_t carry_first(failover_t *f, int64_t now_ms, bool probe,
+                                bool *busy, suspect_err_t *err)
+{
+    return redis_carry_sync_flush(&f->carry, f->primary, now_ms, probe, busy,
+                                  err);
+}
+
 static suspect_rc_t fail_mode(failover_t *f, const suspect_rule_t *rule,
                               const suspect_key_t *keys, size_t n,
                               int64_t now_ms, suspect_decision_t *out)
 {
+    /* A lock seen here still denies until its end, however old its entry:
+     * neither open nor the local store knows of it, and nobody can lift
+     * it through a primary that fails. */
+    if (cache_deny(f, rule, keys, n, now_ms, true, out)) {
+        cache_served(f, keys, out, true);
+        return SUSPECT_OK;
+    }
     switch (suspect_failover_mode(&f->base, rule->action)) {
     case SUSPECT_FAIL_OPEN:
         count(f, &f->stats.failed_open);
@@ -291,6 +348,8 @@ static suspect_rc_t fail_mode(failover_t *f, const suspect_rule_t *rule,
         if (suspect_store_decide(f->local, rule, keys, n, now_ms, out, NULL) ==
             SUSPECT_OK) {
             count(f, &f->stats.failed_local);
+            redis_carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms,
+                                    out);
             out->degraded = SUSPECT_DEGRADED_LOCAL;
             return SUSPECT_OK;
         }
@@ -316,17 +375,23 @@ static suspect_rc_t fo_decide(suspect_store_t *store,
     failover_t *f = (failover_t *)store;
     suspect_err_t e;
     suspect_rc_t rc;
-    bool probe;
+    bool probe, busy;
 
-    if (cache_deny(f, rule, keys, n, now_ms, out)) {
-        count(f, &f->stats.cache_hits);
+    if (cache_deny(f, rule, keys, n, now_ms, false, out)) {
+        cache_served(f, keys, out, false);
         return SUSPECT_OK;
     }
     if (!gate(f, &probe)) {
         return fail_mode(f, rule, keys, n, now_ms, out);
     }
     suspect_err_clear(&e);
-    rc = suspect_store_decide(f->primary, rule, keys, n, now_ms, out, &e);
+    rc = carry_first(f, now_ms, probe, &busy, &e);
+    if (busy) {
+        return fail_mode(f, rule, keys, n, now_ms, out);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = suspect_store_decide(f->primary, rule, keys, n, now_ms, out, &e);
+    }
     if (rc == SUSPECT_E_INVAL) {
         report(f, probe, SUSPECT_OK, NULL);
         return suspect_err_set(err, rc, NULL, 0, "%s", e.text);
@@ -358,6 +423,7 @@ static suspect_rc_t fo_reset(suspect_store_t *store, const suspect_key_t *key,
     if (what & SUSPECT_RESET_LOCK) {
         cache_put(f, key, 0);
     }
+    redis_carry_sync_forget(&f->carry, key, what);
     (void)suspect_store_reset(f->local, key, what, NULL);
     return suspect_store_reset(f->primary, key, what, err);
 }
@@ -367,10 +433,17 @@ static suspect_rc_t fo_block(suspect_store_t *store, const suspect_key_t *key,
                              suspect_err_t *err)
 {
     failover_t *f = (failover_t *)store;
+    suspect_rc_t rc;
 
     cache_put(f, key, until_ms);
     (void)suspect_store_block(f->local, key, now_ms, until_ms, NULL);
-    return suspect_store_block(f->primary, key, now_ms, until_ms, err);
+    rc = suspect_store_block(f->primary, key, now_ms, until_ms, err);
+    if (rc != SUSPECT_OK && rc != SUSPECT_E_INVAL) {
+        /* The local store denies it meanwhile; the primary gets it when
+         * it answers again. */
+        redis_carry_sync_lock(&f->carry, key, until_ms);
+    }
+    return rc;
 }
 
 static void free_overrides(suspect_failmode_override_t *ovr, size_t n)
@@ -388,6 +461,7 @@ static void fo_free(suspect_store_t *store)
     suspect_store_free(f->primary);
     suspect_store_free(f->local);
     free_overrides(f->ovr, f->novr);
+    redis_carry_sync_destroy(&f->carry);
     pthread_mutex_destroy(&f->mu);
     pthread_mutex_destroy(&f->cache_mu);
     free(f);
@@ -484,6 +558,7 @@ suspect_rc_t suspect_failover_new(suspect_store_t *primary,
         f->secret.k0 = (uint64_t)mono_ms() ^ (uint64_t)(uintptr_t)f;
         f->secret.k1 = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
     }
+    redis_carry_sync_init(&f->carry, &f->secret);
     f->gen = 1;
     rc = copy_opts(f, opts != NULL ? opts : &defaults, err);
     if (rc != SUSPECT_OK) {
@@ -507,6 +582,9 @@ void suspect_failover_stats(suspect_store_t *store,
     *out = f->stats;
     out->state = f->state;
     pthread_mutex_unlock(&f->mu);
+    out->carried_locks = __atomic_load_n(&f->carry.locks, __ATOMIC_RELAXED);
+    out->carried_hits = __atomic_load_n(&f->carry.hits, __ATOMIC_RELAXED);
+    out->carry_dropped = __atomic_load_n(&f->carry.dropped, __ATOMIC_RELAXED);
 }
 
 void suspect_failover_bump_generation(suspect_store_t *store)

@@ -10,9 +10,14 @@
  * URL asks, and SCRIPT LOAD of every script (the SHA1s Redis answers are
  * kept per connection).
  *
- * Commands are formatted by hiredis but sent here with send(MSG_NOSIGNAL),
- * and only the replies are read by hiredis (after poll(POLLIN)): a server
- * gone away is EPIPE, never SIGPIPE, whatever the program's disposition.
+ * Commands are encoded here (redisutil.c) into a buffer kept per
+ * connection and sent with send(MSG_NOSIGNAL): a server gone away is EPIPE,
+ * never SIGPIPE, whatever the program's disposition.  The answer is read
+ * here too (after poll(POLLIN) on a unix socket): one read() that holds
+ * the whole integer array a script answers is decoded without hiredis and
+ * without an allocation; anything else is fed to hiredis's reader, which
+ * finishes it.  So a decision costs one send(), one read() (and a poll()
+ * on a unix socket) and no allocation.
  * Any transport error drops the connection; the next call reconnects once
  * the backoff allows (redisutil.c).  NOSCRIPT (SCRIPT FLUSH, a restart)
  * triggers SCRIPT LOAD and one retry.  A connection found closed by the
@@ -33,10 +38,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "alloc.h"
 
-static const char *const script_names[NSCRIPTS] = {"decide.lua", "status.lua"};
+/* One read of this much takes a decision's whole answer (2 + 4 integers
+ * per identity); a longer answer is finished by hiredis. */
+#define REDIS_FAST_READ 1024
+
+static const char *const script_names[NSCRIPTS] = {"decide.lua", "status.lua",
+                                                   "carry.lua"};
 
 /* ---- counters ------------------------------------------------------------
  */
@@ -80,6 +91,7 @@ static void conn_free_locked(redis_conn_t *c)
         c->next->prev = c->prev;
     }
     conn_disconnect(c);
+    free(c->obuf);
     free(c);
 }
 
@@ -195,16 +207,39 @@ static suspect_rc_t send_all(redis_conn_t *c, const char *buf, size_t len,
     return SUSPECT_OK;
 }
 
+/* Encodes rq into c->obuf (grown when needed, then kept) and sends it. */
+static suspect_rc_t send_request(redis_conn_t *c, const redis_request_t *rq,
+                                 suspect_err_t *err)
+{
+    size_t size = redis_resp_size(rq->argc, rq->len);
+
+    if (size > c->ocap) {
+        char *grown = suspect_realloc(c->obuf, size);
+        if (grown == NULL) {
+            return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                   "redis: out of memory");
+        }
+        c->obuf = grown;
+        c->ocap = size;
+    }
+    redis_resp_encode(c->obuf, rq->argc, rq->argv, rq->len);
+    return send_all(c, c->obuf, size, err);
+}
+
 /* Waits until the reply starts to arrive, at most the command timeout.
  * Sleeping in poll(POLLIN) rather than in read(): a thread blocked in
  * read() on a unix socket is also woken when the server consumes the
  * request (write space), a wasted context switch per command that costs
- * about a fifth of the throughput on a small machine. */
+ * about a fifth of the throughput on a small machine.  TCP wakes a reader
+ * only for data, so there read() waits alone (SO_RCVTIMEO bounds it). */
 static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
 {
     struct pollfd p = {c->ctx->fd, POLLIN, 0};
     int n;
 
+    if (!c->pool->addr.is_unix) {
+        return SUSPECT_OK;
+    }
     do {
         n = poll(&p, 1, (int)c->pool->command_timeout_ms);
     } while (n < 0 && errno == EINTR);
@@ -218,39 +253,68 @@ static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
     return SUSPECT_OK;
 }
 
-/* Sends rq on c's connection; *out gets the reply (owned by the caller).
- * An error reply is returned as a reply, not as an error.  The command is
- * formatted by hiredis but written here, so hiredis never write()s (its
- * output buffer stays empty) and SIGPIPE cannot be raised. */
-static suspect_rc_t exec_raw(redis_conn_t *c, redis_request_t *rq,
-                             redisReply **out, suspect_err_t *err)
+/* Reads the answer to rq.  One read(); when it holds exactly the array of
+ * rq->nints integers rq expects, it is decoded into rq->ints (*out stays
+ * NULL: no allocation, no hiredis); else the bytes go to hiredis's reader,
+ * which reads the rest and builds the reply. */
+static suspect_rc_t recv_reply(redis_conn_t *c, redis_request_t *rq,
+                               redisReply **out, suspect_err_t *err)
 {
-    char *cmd = NULL;
-    int len = redisFormatCommandArgv(&cmd, rq->argc, rq->argv, rq->len);
+    redisReader *rd = c->ctx->reader;
+    char buf[REDIS_FAST_READ];
     void *reply = NULL;
+    ssize_t r;
     suspect_rc_t rc;
 
-    STAT_ADD(c, commands);
-    if (len < 0) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
-                               "redis: out of memory");
-    }
-    rc = send_all(c, cmd, (size_t)len, err);
-    redisFreeCommand(cmd);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    rc = wait_readable(c, err);
-    if (rc != SUSPECT_OK) {
-        return rc;
+    if (rd->pos >= rd->len) {
+        rc = wait_readable(c, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        do {
+            r = read(c->ctx->fd, buf, sizeof(buf));
+        } while (r < 0 && errno == EINTR);
+        if (r <= 0) {
+            int e = r < 0 ? errno : 0;
+            return transport_error(c, r < 0 ? REDIS_ERR_IO : REDIS_ERR_EOF,
+                                   strerror(e), e, err);
+        }
+        if (rq->nints > 0 &&
+            redis_resp_ints(buf, (size_t)r, rq->ints, rq->nints)) {
+            return SUSPECT_OK;
+        }
+        if (redisReaderFeed(rd, buf, (size_t)r) != REDIS_OK) {
+            return transport_error(c, REDIS_ERR_OOM, "out of memory", 0, err);
+        }
     }
     errno = 0;
     if (redisGetReply(c->ctx, &reply) != REDIS_OK || reply == NULL) {
         return context_error(c, errno, err);
     }
-    c->used = true;
     *out = reply;
     return SUSPECT_OK;
+}
+
+/* Sends rq on c's connection; *out gets the reply (owned by the caller), or
+ * stays NULL when it was decoded into rq->ints.  An error reply is returned
+ * as a reply, not as an error.  The request is encoded and written here,
+ * so hiredis never write()s (its output buffer stays empty) and SIGPIPE
+ * cannot be raised. */
+static suspect_rc_t exec_raw(redis_conn_t *c, redis_request_t *rq,
+                             redisReply **out, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    STAT_ADD(c, commands);
+    *out = NULL;
+    rc = send_request(c, rq, err);
+    if (rc == SUSPECT_OK) {
+        rc = recv_reply(c, rq, out, err);
+    }
+    if (rc == SUSPECT_OK) {
+        c->used = true;
+    }
+    return rc;
 }
 
 /* As exec_raw, but an error reply becomes SUSPECT_E_STORE "redis: ...". */
@@ -259,7 +323,7 @@ static suspect_rc_t exec_ok(redis_conn_t *c, redis_request_t *rq,
 {
     suspect_rc_t rc = exec_raw(c, rq, out, err);
 
-    if (rc == SUSPECT_OK && (*out)->type == REDIS_REPLY_ERROR) {
+    if (rc == SUSPECT_OK && *out != NULL && (*out)->type == REDIS_REPLY_ERROR) {
         rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
                              (int)(*out)->len, (*out)->str);
         freeReplyObject(*out);
@@ -293,8 +357,9 @@ static suspect_rc_t exec_simple(redis_conn_t *c, redis_request_t *rq,
 /* SCRIPT LOAD of script i; keeps the SHA1 Redis answers. */
 static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
 {
-    const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status};
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status,
+                                  redis_lua_carry};
+    redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
     suspect_rc_t rc;
 
@@ -321,7 +386,7 @@ static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
 static suspect_rc_t handshake(redis_conn_t *c, suspect_err_t *err)
 {
     const redis_addr_t *a = &c->pool->addr;
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_NONE};
     char db[24];
     suspect_rc_t rc = SUSPECT_OK;
 
@@ -405,7 +470,7 @@ static suspect_rc_t exec_request(redis_conn_t *c, redis_request_t *rq,
     rq->argv[1] = c->sha[rq->script];
     rq->len[1] = REDIS_SHA_LEN;
     rc = exec_raw(c, rq, out, err);
-    if (rc == SUSPECT_OK && (*out)->type == REDIS_REPLY_ERROR &&
+    if (rc == SUSPECT_OK && *out != NULL && (*out)->type == REDIS_REPLY_ERROR &&
         strncmp((*out)->str, "NOSCRIPT", 8) == 0) {
         freeReplyObject(*out);
         *out = NULL;
@@ -416,7 +481,7 @@ static suspect_rc_t exec_request(redis_conn_t *c, redis_request_t *rq,
             rc = exec_raw(c, rq, out, err);
         }
     }
-    if (rc == SUSPECT_OK && (*out)->type == REDIS_REPLY_ERROR) {
+    if (rc == SUSPECT_OK && *out != NULL && (*out)->type == REDIS_REPLY_ERROR) {
         rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
                              (int)(*out)->len, (*out)->str);
         freeReplyObject(*out);

@@ -9,6 +9,7 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/time.h>
 
 #include "redisutil.h"
@@ -17,8 +18,9 @@
 /* The scripts, generated from the lua directory (lua/scripts.c). */
 extern const char redis_lua_decide[];
 extern const char redis_lua_status[];
+extern const char redis_lua_carry[];
 
-enum { SCRIPT_DECIDE, SCRIPT_STATUS, NSCRIPTS, SCRIPT_NONE = -1 };
+enum { SCRIPT_DECIDE, SCRIPT_STATUS, SCRIPT_CARRY, NSCRIPTS, SCRIPT_NONE = -1 };
 
 #define REDIS_MAX_ARGS (6 + 3 * SUSPECT_MAX_IDENTITIES + 4)
 #define REDIS_SHA_LEN  40
@@ -37,6 +39,8 @@ typedef struct redis_conn {
     suspect_rc_t last_rc; /* the last connect error, while backing off */
     char last_err[SUSPECT_ERR_TEXT_MAX];
     char sha[NSCRIPTS][REDIS_SHA_LEN + 1];
+    char *obuf; /* the encoded request, kept for the next one */
+    size_t ocap;
     suspect_redis_stats_t stats; /* atomics */
     struct redis_conn *prev, *next;
 } redis_conn_t;
@@ -52,12 +56,16 @@ struct redis_pool {
     suspect_redis_stats_t dead; /* counters of freed connections */
 };
 
-/* One request: argv[0..argc) with lengths. */
+/* One request: argv[0..argc) with lengths.  When nints > 0, an answer that
+ * is an array of exactly nints integers is decoded into ints[] without
+ * hiredis (the decision's path); anything else comes back as a reply. */
 typedef struct redis_request {
     int script; /* SCRIPT_*: argv[0..1] are filled with EVALSHA sha */
     int argc;
     const char *argv[REDIS_MAX_ARGS];
     size_t len[REDIS_MAX_ARGS];
+    size_t nints;
+    int64_t *ints;
 } redis_request_t;
 
 /* Parses url and sets the pool up (nothing is connected yet).
@@ -82,7 +90,8 @@ void redis_rq_str(redis_request_t *rq, const char *s);
 
 /*
  * Connects c if needed (respecting the backoff) and runs rq; *out gets the
- * reply, owned by the caller (NULL on failure).  An EVALSHA answered
+ * reply, owned by the caller (NULL on failure, and when the answer was
+ * decoded into rq->ints).  An EVALSHA answered
  * NOSCRIPT loads the script and runs once more; a connection the server had
  * closed before this call is replaced and rq sent once more.  Error replies
  * become SUSPECT_E_STORE "redis: <reply>".

@@ -87,7 +87,7 @@ static int64_t value_until(const char *v, size_t len)
 static suspect_rc_t scan_cmd(scan_t *s, const char *cmd, const char *arg,
                              size_t len, redisReply **r, suspect_err_t *err)
 {
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_NONE};
 
     redis_rq_str(&rq, cmd);
     if (arg != NULL) {
@@ -131,7 +131,7 @@ static void scan_report(scan_t *s, const redisReply *k, int64_t until)
 static suspect_rc_t scan_batch(scan_t *s, redisReply **keys, size_t n,
                                suspect_err_t *err)
 {
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r;
     suspect_rc_t rc;
 
@@ -240,7 +240,7 @@ suspect_rc_t suspect_redis_foreach_locked(suspect_store_t *store,
         rc = server_now(&s, err);
     }
     do {
-        redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+        redis_request_t rq = {.script = SCRIPT_NONE};
         redisReply *r = NULL, **keys = NULL;
         size_t n = 0;
 

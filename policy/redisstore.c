@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "rediscarry.h"
 #include "redisconn.h"
 #include "redisscan.h"
 #include "redisutil.h"
@@ -111,21 +112,26 @@ static void decide_args(redisstore_t *rs, redis_request_t *rq,
     }
 }
 
-/* Turns decide.lua's answer into *out through the policy evaluator, and
- * checks the script wrote what the evaluator planned. */
-static suspect_rc_t decide_reply(const redisReply *r,
-                                 const suspect_rule_t *rule, size_t n,
-                                 suspect_decision_t *out, suspect_err_t *err)
+/* The answer of a script: rq->ints when it was decoded on the fast path,
+ * else the reply r, which must then be an array of exactly rq->nints
+ * integers (copied into rq->ints). */
+static suspect_rc_t script_ints(const redis_request_t *rq, const redisReply *r,
+                                const char *what, suspect_err_t *err)
 {
-    int64_t v[2 + 4 * SUSPECT_MAX_IDENTITIES];
+    return r == NULL ? SUSPECT_OK
+                     : int_array(r, rq->nints, rq->ints, what, err);
+}
+
+/* Turns decide.lua's answer v into *out through the policy evaluator, and
+ * checks the script wrote what the evaluator planned. */
+static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
+                                 size_t n, suspect_decision_t *out,
+                                 suspect_err_t *err)
+{
     suspect_window_state_t st[SUSPECT_MAX_IDENTITIES];
     suspect_plan_t plan;
-    suspect_rc_t rc = int_array(r, 2 + 4 * n, v, "decide.lua", err);
     bool agree;
 
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
     for (size_t i = 0; i < n; i++) {
         const int64_t *s = v + 2 + 4 * i;
         st[i].lock_until_ms = s[0];
@@ -152,8 +158,9 @@ static suspect_rc_t rs_decide(suspect_store_t *store,
 {
     redisstore_t *rs = (redisstore_t *)store;
     redis_conn_t *c = redis_conn_get(&rs->pool, err);
-    redis_request_t rq = {SCRIPT_DECIDE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_DECIDE};
     char nums[5][NUM_LEN], id[REDIS_ID_LEN + 1];
+    int64_t v[2 + 4 * SUSPECT_MAX_IDENTITIES];
     redisReply *r;
     suspect_rc_t rc;
 
@@ -162,12 +169,14 @@ static suspect_rc_t rs_decide(suspect_store_t *store,
     }
     redis_ids_next(&c->ids, id);
     decide_args(rs, &rq, rule, keys, n, now_ms, nums, id);
+    rq.nints = 2 + 4 * n;
+    rq.ints = v;
     rc = redis_call(c, &rq, &r, err);
     if (rc == SUSPECT_OK) {
-        rc = decide_reply(r, rule, n, out, err);
+        rc = script_ints(&rq, r, "decide.lua", err);
     }
     freeReplyObject(r);
-    return rc;
+    return rc == SUSPECT_OK ? decide_reply(v, rule, n, out, err) : rc;
 }
 
 static suspect_rc_t rs_status(suspect_store_t *store,
@@ -177,7 +186,7 @@ static suspect_rc_t rs_status(suspect_store_t *store,
 {
     redisstore_t *rs = (redisstore_t *)store;
     redis_conn_t *c = redis_conn_get(&rs->pool, err);
-    redis_request_t rq = {SCRIPT_STATUS, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_STATUS};
     char nums[3][NUM_LEN];
     redisReply *r;
     int64_t v[4];
@@ -186,20 +195,24 @@ static suspect_rc_t rs_status(suspect_store_t *store,
     if (c == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    snprintf(nums[0], NUM_LEN, "%lld", (long long)now_ms);
-    snprintf(nums[1], NUM_LEN, "%u", rule->limit_count);
-    snprintf(nums[2], NUM_LEN, "%lld", (long long)rule->window_s * 1000);
     redis_rq_str(&rq, "EVALSHA");
     redis_rq_arg(&rq, "", 0);
     redis_rq_str(&rq, "2");
     redis_rq_arg(&rq, key->buf, key->window_len);
     redis_rq_arg(&rq, key->buf, key->lock_len);
-    redis_rq_str(&rq, rs->clock == SUSPECT_REDIS_CLOCK_SERVER ? "" : nums[0]);
-    redis_rq_str(&rq, nums[1]);
-    redis_rq_str(&rq, nums[2]);
+    if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
+        redis_rq_arg(&rq, "", 0);
+    } else {
+        redis_rq_arg(&rq, nums[0], redis_fmt_i64(nums[0], now_ms));
+    }
+    redis_rq_arg(&rq, nums[1], redis_fmt_i64(nums[1], rule->limit_count));
+    redis_rq_arg(&rq, nums[2],
+                 redis_fmt_i64(nums[2], (int64_t)rule->window_s * 1000));
+    rq.nints = 4;
+    rq.ints = v;
     rc = redis_call(c, &rq, &r, err);
     if (rc == SUSPECT_OK) {
-        rc = int_array(r, 4, v, "status.lua", err);
+        rc = script_ints(&rq, r, "status.lua", err);
     }
     freeReplyObject(r);
     if (rc == SUSPECT_OK) {
@@ -217,7 +230,7 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
                              unsigned what, suspect_err_t *err)
 {
     redis_conn_t *c = redis_conn_get(&((redisstore_t *)store)->pool, err);
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r;
     suspect_rc_t rc;
 
@@ -242,7 +255,7 @@ static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
 {
     redisstore_t *rs = (redisstore_t *)store;
     redis_conn_t *c = redis_conn_get(&rs->pool, err);
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_NONE};
     char value[LOCK_VMAX], ttl[NUM_LEN];
     size_t len;
     const char *ident = identity_of(rs, key, &len);
@@ -262,6 +275,114 @@ static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
     redis_rq_str(&rq, ttl);
     rc = redis_call(c, &rq, &r, err);
     freeReplyObject(r);
+    return rc;
+}
+
+/* ---- carrying a journal back (rediscarry.h) ------------------------------
+ */
+
+/* "<lock_until> <window_ms> <t> <member> ..." of ident into a new buffer
+ * (the caller frees it); NULL when out of memory. */
+static char *carry_fields(const redis_carry_ident_t *ident, size_t *len)
+{
+    size_t cap = 2 * NUM_LEN + ident->nhits * (NUM_LEN + REDIS_ID_LEN + 2);
+    char *buf = suspect_malloc(cap), *p = buf;
+
+    if (buf == NULL) {
+        return NULL;
+    }
+    p += redis_fmt_i64(p, ident->lock_until_ms);
+    *p++ = ' ';
+    p += redis_fmt_i64(p, ident->window_ms);
+    for (size_t k = 0; k < ident->nhits; k++) {
+        *p++ = ' ';
+        p += redis_fmt_i64(p, ident->hits[k].at_ms);
+        *p++ = ' ';
+        memcpy(p, ident->hits[k].id, REDIS_ID_LEN);
+        p += REDIS_ID_LEN;
+    }
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
+/* Fills rq with carry.lua's KEYS and ARGV for idents[0..n); fields[i]
+ * gets the buffers it points into (freed by the caller). */
+static suspect_rc_t carry_args(redisstore_t *rs, redis_request_t *rq,
+                               const redis_carry_ident_t *idents, size_t n,
+                               char *now, char **fields, suspect_err_t *err)
+{
+    char *nkeys = now + NUM_LEN;
+
+    redis_rq_str(rq, "EVALSHA");
+    redis_rq_arg(rq, "", 0);
+    redis_rq_arg(rq, nkeys, redis_fmt_i64(nkeys, (int64_t)(2 * n)));
+    for (size_t i = 0; i < n; i++) {
+        redis_rq_arg(rq, idents[i].key, idents[i].window_len);
+        redis_rq_arg(rq, idents[i].key,
+                     idents[i].window_len + SUSPECT_LOCK_SUFFIX_LEN);
+    }
+    redis_rq_str(rq, now);
+    for (size_t i = 0; i < n; i++) {
+        suspect_key_t key;
+        size_t len;
+        const char *v;
+
+        redis_carry_key(&idents[i], &key);
+        v = identity_of(rs, &key, &len);
+        /* v points into key: the argument must point into idents[i]. */
+        redis_rq_arg(rq, idents[i].key + (v - key.buf), len);
+        fields[i] = carry_fields(&idents[i], &len);
+        if (fields[i] == NULL) {
+            return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                   "redis: out of memory");
+        }
+        redis_rq_arg(rq, fields[i], len);
+    }
+    return SUSPECT_OK;
+}
+
+suspect_rc_t redis_store_carry(suspect_store_t *store,
+                               const redis_carry_ident_t *idents, size_t n,
+                               int64_t now_ms, uint64_t *locks, uint64_t *hits,
+                               suspect_err_t *err)
+{
+    redisstore_t *rs = (redisstore_t *)store;
+    redis_request_t rq = {.script = SCRIPT_CARRY};
+    char nums[2 * NUM_LEN], *fields[REDIS_CARRY_CHUNK] = {NULL};
+    redis_conn_t *c;
+    redisReply *r = NULL;
+    int64_t v[2];
+    suspect_rc_t rc;
+
+    if (!suspect_store_is_redis(store) || n > REDIS_CARRY_CHUNK) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "redis: cannot carry that");
+    }
+    c = redis_conn_get(&rs->pool, err);
+    if (c == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    nums[0] = '\0';
+    if (rs->clock != SUSPECT_REDIS_CLOCK_SERVER) {
+        redis_fmt_i64(nums, now_ms);
+    }
+    rc = carry_args(rs, &rq, idents, n, nums, fields, err);
+    rq.nints = 2;
+    rq.ints = v;
+    if (rc == SUSPECT_OK) {
+        rc = redis_call(c, &rq, &r, err);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = script_ints(&rq, r, "carry.lua", err);
+    }
+    freeReplyObject(r);
+    for (size_t i = 0; i < n; i++) {
+        free(fields[i]);
+    }
+    if (rc == SUSPECT_OK) {
+        *locks += (uint64_t)v[0];
+        *hits += (uint64_t)v[1];
+    }
     return rc;
 }
 
@@ -325,7 +446,7 @@ bool suspect_store_is_redis(const suspect_store_t *store)
 suspect_rc_t suspect_redis_ping(suspect_store_t *store, suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_request_t rq = {SCRIPT_NONE, 0, {0}, {0}};
+    redis_request_t rq = {.script = SCRIPT_NONE};
     redis_conn_t *c;
     redisReply *r;
     suspect_rc_t rc;

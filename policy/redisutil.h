@@ -1,12 +1,14 @@
 /*
  * redisutil.h - the parts of the Redis store that need no hiredis: the
- * server address parsed from a URL, unique hit ids and the reconnect
- * backoff.  Private to the library.
+ * server address parsed from a URL, unique hit ids, the reconnect backoff,
+ * and the RESP encoding of commands and decoding of integer arrays (the
+ * decision's hot path).  Private to the library.
  */
 #ifndef SUSPECT_REDISUTIL_H
 #define SUSPECT_REDISUTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "suspect_error.h"
@@ -46,6 +48,21 @@ void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1]);
 /* Writes v in decimal and a NUL into buf (at least 21 bytes); returns the
  * length.  snprintf is measurably slow on the decision path. */
 size_t redis_fmt_i64(char *buf, int64_t v);
+
+/* ---- RESP, the Redis protocol (no I/O) ---- */
+
+/* Bytes the RESP encoding of a command of argc arguments of lengths len[]
+ * takes. */
+size_t redis_resp_size(int argc, const size_t *len);
+
+/* Writes that encoding (redis_resp_size() bytes, no NUL) at out. */
+void redis_resp_encode(char *out, int argc, const char *const *argv,
+                       const size_t *len);
+
+/* True when buf[0..len) is exactly one RESP array of n integers (v gets
+ * them); false for anything else: another type, an error, a reply not
+ * complete yet, trailing bytes (the caller then lets hiredis parse it). */
+bool redis_resp_ints(const char *buf, size_t len, int64_t *v, size_t n);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t redis_mono_ms(void);

@@ -17,6 +17,15 @@
  * return the primary's error; reset and block are applied to the local
  * store too.
  *
+ * Carrying back: what mode local decided (the locks the local store holds
+ * for the identities it denied, the hits it admitted, blocks the primary
+ * refused) is journaled, bounded (1024 identities, 4096 hits), and written
+ * to the primary when it answers again, before the primary decides for this
+ * process: on Redis each lock unless Redis holds a longer one, and each hit
+ * still in its window with its own time (lua/carry.lua); on another primary
+ * the locks only.  An unblock (reset) meanwhile drops the identity from the
+ * journal.  See docs/redis.md.
+ *
  * Circuit breaker: after `failures` consecutive primary failures (3), the
  * primary is not called for an interval (100 ms, doubling on each failed
  * probe up to 5 s); then a single call is let through as a probe while the
@@ -104,6 +113,10 @@ typedef struct suspect_failover_stats {
     uint64_t closes;         /* ...back to closed */
     uint64_t cache_hits;     /* denials served by the lock cache */
     suspect_breaker_t state; /* now */
+    uint64_t carried_locks;  /* local locks written back to the primary */
+    uint64_t carried_hits;   /* local hits added back to the primary */
+    uint64_t carry_dropped;  /* local locks and hits not kept for it
+                                (the journal was full) */
 } suspect_failover_stats_t;
 
 /*

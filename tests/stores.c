@@ -1,5 +1,7 @@
 /*
- * stores.c - the list of store kinds the shared suites run against.
+ * stores.c - the list of store kinds the shared suites run against:
+ * memory, lmdb, redis, and failover (the failover wrapper over Redis, with
+ * its lock cache and a memory fallback, Redis up).
  */
 #include "stores.h"
 
@@ -8,7 +10,9 @@
 #include <stdlib.h>
 
 #include "redisserver.h"
+#include "suspect_failover.h"
 #include "suspect_lmdb.h"
+#include "suspect_redis.h"
 #include "util.h"
 
 static suspect_store_t *open_memory(void)
@@ -61,6 +65,45 @@ static int teardown_lmdb(void)
 static const test_store_kind_t lmdb_kind = {"lmdb", NULL, teardown_lmdb,
                                             open_lmdb};
 
+/* The failover kind: Redis behind the failover wrapper, on a server of
+ * its own. */
+static test_redis_t kind_srv;
+
+static int setup_failover(void)
+{
+    return test_redis_start(&kind_srv, false, NULL);
+}
+
+static int teardown_failover(void)
+{
+    test_redis_stop(&kind_srv);
+    return 0;
+}
+
+/* A fresh wrapper on a flushed Redis, default options (the lock cache on),
+ * timeouts generous enough for the sanitizers. */
+static suspect_store_t *open_failover(void)
+{
+    suspect_redis_opts_t ropts = {kind_srv.url, 5000, 5000, 0, NULL};
+    suspect_store_t *redis = NULL, *mem = NULL, *out = NULL;
+
+    freeReplyObject(test_redis_cmd(&kind_srv, "FLUSHALL"));
+    if (suspect_redis_new(&ropts, &redis, NULL) != SUSPECT_OK) {
+        return NULL;
+    }
+    if (suspect_memstore_new(NULL, &mem, NULL) != SUSPECT_OK) {
+        suspect_store_free(redis);
+        return NULL;
+    }
+    /* Takes both stores, also when it fails. */
+    return suspect_failover_new(redis, mem, NULL, &out, NULL) == SUSPECT_OK
+               ? out
+               : NULL;
+}
+
+static const test_store_kind_t failover_kind = {
+    "failover", setup_failover, teardown_failover, open_failover};
+
 /* The redis kind (tests/test_redis.c) starts its own redis-server. */
-const test_store_kind_t *const test_store_kinds[] = {&memory_kind, &lmdb_kind,
-                                                     &test_redis_kind, NULL};
+const test_store_kind_t *const test_store_kinds[] = {
+    &memory_kind, &lmdb_kind, &test_redis_kind, &failover_kind, NULL};

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "redis_parts.h"
 #include "redisserver.h"
 #include "suites.h"
 #include "suspect_failover.h"
@@ -322,6 +323,46 @@ static void test_lock_cache_ttl(void)
     suspect_store_free(s);
 }
 
+/* ---- carrying back to a primary that is not Redis ------------------------
+ */
+
+/* Locks taken locally reach the primary (by status and block) when it
+ * answers again, before it decides, without shortening its own. */
+static void test_carry_generic(void)
+{
+    suspect_failover_opts_t o = {
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0};
+    suspect_store_t *s = wrap(&o);
+    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_key_t v = test_key("Otp", "v");
+    suspect_failover_stats_t st;
+    suspect_status_t ps;
+    suspect_decision_t d;
+
+    fake->fail = 1;
+    CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
+    CU_ASSERT_TRUE(decide(s, &r, "u", 1).locked);
+    CU_ASSERT_TRUE(decide(s, &r, "v", 2).allowed);
+    CU_ASSERT_TRUE(decide(s, &r, "v", 3).locked);
+    CU_ASSERT_EQUAL(
+        suspect_store_block(fake->mem, &v, T0, T0 + 3600 * SEC, NULL),
+        SUSPECT_OK);
+    fake->fail = 0;
+    sleep_ms(30);
+    /* u's first decision by the primary already sees its lock. */
+    d = decide(s, &r, "u", 10);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 1 + 600 * SEC);
+    CU_ASSERT_EQUAL(suspect_store_status(fake->mem, &r, &v, T0 + 10, &ps, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(ps.locked_until_ms, T0 + 3600 * SEC);
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.carried_locks, 1);
+    CU_ASSERT_EQUAL(st.carried_hits, 0);
+    suspect_store_free(s);
+}
+
 /* ---- on a real Redis -----------------------------------------------------
  */
 
@@ -512,6 +553,7 @@ int register_failover_suite(void)
         {"breaker", test_breaker},
         {"lock cache", test_lock_cache},
         {"lock cache entries go stale", test_lock_cache_ttl},
+        {"locks carried back to any primary", test_carry_generic},
         {"redis: lock cache, zero traffic", test_redis_lock_cache},
         {"redis: kill -9 under load, local", test_redis_kill9_local},
         {"redis: kill -9 under load, closed", test_redis_kill9_closed},
@@ -527,5 +569,5 @@ int register_failover_suite(void)
             return -1;
         }
     }
-    return 0;
+    return failover_carry_register(s, &srv);
 }

@@ -15,16 +15,15 @@
  *     than limit_count hits in any window of the caller's clock;
  *   - recovery from SCRIPT FLUSH, CLIENT KILL and a kill -9 + restart on the
  *     same socket, with SIGPIPE at its default (deadly) disposition;
- *   - clear errors: refused, wrong password, wrong db, a non-Redis peer, a
- *     peer that never answers (timeout).
+ *   - (test_redis_wire.c) clear errors: refused, wrong password, wrong db,
+ *     a non-Redis peer, a peer that never answers (timeout); answers split
+ *     over many reads.
  * Time bounds are generous on purpose: the CI machine has 2 noisy cores.
  */
 #include <CUnit/CUnit.h>
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "redis_parts.h"
 #include "redisserver.h"
 #include "suites.h"
 #include "suspect_redis.h"
@@ -688,184 +688,6 @@ static void test_key_prefix(void)
 /* ---- errors --------------------------------------------------------------
  */
 
-/* The error of one decision on url (timeout_ms both ways). */
-static suspect_rc_t decide_error(const char *url, unsigned timeout_ms,
-                                 suspect_err_t *err)
-{
-    suspect_store_t *store = open_url(url, timeout_ms, 0);
-    suspect_rule_t rule = {"Err", 1, 60, 0};
-    suspect_key_t key = test_key("Err", "x");
-    suspect_decision_t d;
-    suspect_rc_t rc;
-
-    suspect_err_clear(err);
-    if (store == NULL) {
-        return SUSPECT_E_INVAL;
-    }
-    rc = suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, err);
-    if (rc != SUSPECT_OK) {
-        CU_ASSERT_FALSE(d.allowed);
-    }
-    suspect_store_free(store);
-    return rc;
-}
-
-static void test_connection_refused(void)
-{
-    char url[128], want[128];
-    suspect_err_t err;
-    int port = test_free_port();
-
-    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", port);
-    CU_ASSERT_EQUAL(decide_error(url, 1000, &err), SUSPECT_E_STORE);
-    snprintf(want, sizeof(want), "redis 127.0.0.1:%d: connection refused",
-             port);
-    CU_ASSERT_STRING_EQUAL(err.text, want);
-}
-
-static void test_wrong_password(void)
-{
-    test_redis_t pw;
-    char url[700];
-    suspect_err_t err;
-
-    CU_ASSERT_EQUAL_FATAL(test_redis_start(&pw, false, "s3cret"), 0);
-    snprintf(url, sizeof(url), "unix://%s?password=wrong", pw.sock);
-    CU_ASSERT_EQUAL(decide_error(url, 2000, &err), SUSPECT_E_STORE);
-    CU_ASSERT_EQUAL(strncmp(err.text, "redis: WRONGPASS", 16), 0);
-    snprintf(url, sizeof(url), "unix://%s", pw.sock);
-    CU_ASSERT_EQUAL(decide_error(url, 2000, &err), SUSPECT_E_STORE);
-    CU_ASSERT_EQUAL(strncmp(err.text, "redis: NOAUTH", 13), 0);
-    CU_ASSERT_EQUAL(decide_error(pw.url, 2000, &err), SUSPECT_OK);
-    test_redis_stop(&pw);
-}
-
-static void test_wrong_db(void)
-{
-    char url[700];
-    suspect_err_t err;
-
-    snprintf(url, sizeof(url), "unix://%s?db=999", srv.sock);
-    CU_ASSERT_EQUAL(decide_error(url, 2000, &err), SUSPECT_E_STORE);
-    CU_ASSERT_STRING_EQUAL(err.text, "redis: ERR DB index is out of range");
-}
-
-/* A loopback listener that answers each connection with garbage (or with
- * nothing, when silent) and closes it after a while. */
-typedef struct fake {
-    int fd, port;
-    bool silent;
-    pthread_t tid;
-} fake_t;
-
-static void *fake_run(void *p)
-{
-    fake_t *f = p;
-    int c;
-
-    while ((c = accept(f->fd, NULL, NULL)) >= 0) {
-        if (!f->silent) {
-            static const char junk[] = "HTTP/1.0 400 Bad Request\r\n\r\n";
-            ssize_t w = write(c, junk, sizeof(junk) - 1);
-            (void)w;
-        }
-        usleep(f->silent ? 500000 : 50000);
-        close(c);
-    }
-    return NULL;
-}
-
-static int fake_start(fake_t *f, bool silent)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-
-    f->silent = silent;
-    f->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (f->fd < 0 || bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-        listen(f->fd, 8) != 0 ||
-        getsockname(f->fd, (struct sockaddr *)&sa, &len) != 0) {
-        return -1;
-    }
-    f->port = ntohs(sa.sin_port);
-    return pthread_create(&f->tid, NULL, fake_run, f);
-}
-
-static void fake_stop(fake_t *f)
-{
-    shutdown(f->fd, SHUT_RDWR);
-    close(f->fd);
-    pthread_join(f->tid, NULL);
-}
-
-static void test_not_redis(void)
-{
-    fake_t f;
-    char url[64];
-    suspect_err_t err;
-
-    CU_ASSERT_EQUAL_FATAL(fake_start(&f, false), 0);
-    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", f.port);
-    CU_ASSERT_EQUAL(decide_error(url, 2000, &err), SUSPECT_E_STORE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, ": not a Redis server ("));
-    CU_ASSERT_EQUAL(strncmp(err.text, "redis 127.0.0.1:", 16), 0);
-    fake_stop(&f);
-}
-
-static void test_timeout(void)
-{
-    fake_t f;
-    char url[64];
-    suspect_err_t err;
-    int64_t t0;
-
-    CU_ASSERT_EQUAL_FATAL(fake_start(&f, true), 0);
-    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", f.port);
-    t0 = mono_ms();
-    CU_ASSERT_EQUAL(decide_error(url, 100, &err), SUSPECT_E_TIMEOUT);
-    CU_ASSERT_TRUE(mono_ms() - t0 < 2000);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "no answer within 100 ms"));
-    fake_stop(&f);
-}
-
-/* A listener whose accept queue is full and never drained: further SYNs
- * are dropped on loopback, so connecting times out. */
-static void test_connect_timeout(void)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof(sa);
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), fill[4];
-    char url[64];
-    suspect_err_t err;
-    int64_t t0;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CU_ASSERT_FATAL(lfd >= 0);
-    CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-    CU_ASSERT_FATAL(listen(lfd, 0) == 0);
-    CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&sa, &len) == 0);
-    for (int i = 0; i < 4; i++) {
-        fill[i] =
-            socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        (void)connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
-    }
-    usleep(50000);
-    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", ntohs(sa.sin_port));
-    t0 = mono_ms();
-    CU_ASSERT_EQUAL(decide_error(url, 200, &err), SUSPECT_E_TIMEOUT);
-    CU_ASSERT_TRUE(mono_ms() - t0 < 3000);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "cannot connect within 200 ms"));
-    for (int i = 0; i < 4; i++) {
-        close(fill[i]);
-    }
-    close(lfd);
-}
-
 /* ---- registration --------------------------------------------------------
  */
 
@@ -899,12 +721,6 @@ int register_redis_suite(void)
         {"SCRIPT FLUSH and CLIENT KILL under load", test_recovery_under_load},
         {"sockets are close-on-exec", test_cloexec},
         {"key prefix", test_key_prefix},
-        {"connection refused", test_connection_refused},
-        {"wrong password", test_wrong_password},
-        {"wrong db", test_wrong_db},
-        {"not a Redis server", test_not_redis},
-        {"timeout", test_timeout},
-        {"connect timeout", test_connect_timeout},
     };
     CU_pSuite s = CU_add_suite("redis", suite_init, suite_clean);
 
@@ -916,5 +732,5 @@ int register_redis_suite(void)
             return -1;
         }
     }
-    return 0;
+    return redis_wire_register(s, &srv);
 }

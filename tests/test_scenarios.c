@@ -1,6 +1,7 @@
 /*
  * test_scenarios.c - the seed's scenarios, end to end through the store
- * interface, on every store kind (suite "scenarios-<kind>").
+ * interface, on every store kind (suite "scenarios-<kind>", tests/stores.c:
+ * memory, lmdb, redis, failover), which must all give the same decisions.
  *
  * Time is a fake clock: T0 plus offsets in ms.  T0 is deliberately not a
  * multiple of any window, so an implementation with fixed windows (buckets
@@ -37,6 +38,8 @@ static suspect_decision_t decide(const suspect_rule_t *rule,
     CU_ASSERT_EQUAL_FATAL(
         suspect_store_decide(store, rule, keys, n, T0 + at_ms, &d, &err),
         SUSPECT_OK);
+    /* A wrapper must not have fallen back to a fail mode. */
+    CU_ASSERT_EQUAL(d.degraded, 0);
     return d;
 }
 

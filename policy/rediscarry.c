@@ -1,0 +1,467 @@
+/*
+ * rediscarry.c - the journal of what the failover wrapper decided on its
+ * local store while the primary was failing (rediscarry.h).
+ *
+ * While the primary (Redis) fails and the fail mode is "local", every hit
+ * the local store admits and every lock it holds for a denied identity is
+ * journaled here, grouped by identity (and, in any mode, the locks the
+ * wrapper's lock cache enforces meanwhile, and blocks the primary refused);
+ * when the primary answers again, the wrapper carries the journal back
+ * (redis_store_carry(), lua/carry.lua), so the identities this host locked
+ * stay locked on every host and the hits it admitted count everywhere.
+ *
+ * Bounds: at most REDIS_CARRY_MAX_IDENTS identities and REDIS_CARRY_MAX_HITS
+ * hits; what does not fit is dropped and counted.  A hit that has left its
+ * window is worth nothing once Redis is back, so each new hit first forgets
+ * the identity's hits older than its window: a long outage keeps at most a
+ * window's worth per identity.  Locks are kept once per identity, the
+ * latest end winning.
+ *
+ * Each hit gets its member (a GUID-like id, redisutil.c) when journaled:
+ * carrying the same hit twice (a retry after a timeout whose script did
+ * run) adds it once.
+ *
+ * Sending: up to REDIS_CARRY_CHUNK identities per EVALSHA of lua/carry.lua
+ * on a Redis primary (locks and hits); a primary of another kind gets the
+ * locks only, by status and block.  A failed send stops; the wrapper
+ * journals the rest again for the next time the primary answers.
+ *
+ * Lookup: an open-addressing table of 2 x REDIS_CARRY_MAX_IDENTS slots,
+ * indexed by a keyed SipHash of the lock key (the wrapper's secret), both
+ * halves compared before the key itself.  Identities are never removed
+ * (forgetting clears their lock and hits), so there are no tombstones.
+ */
+#include "rediscarry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "suspect_redis.h"
+
+#define INDEX_SLOTS (2 * REDIS_CARRY_MAX_IDENTS) /* a power of two */
+
+void redis_carry_init(redis_carry_t *j, const suspect_siphash_key_t *secret)
+{
+    memset(j, 0, sizeof(*j));
+    j->secret = *secret;
+    redis_ids_init(&j->ids);
+}
+
+void redis_carry_free(redis_carry_t *j)
+{
+    for (size_t i = 0; i < j->nidents; i++) {
+        free(j->idents[i].key);
+        free(j->idents[i].hits);
+    }
+    free(j->idents);
+    free(j->index);
+    j->idents = NULL;
+    j->index = NULL;
+    j->nidents = 0;
+    j->nhits = 0;
+}
+
+static bool same_ident(const redis_carry_ident_t *id, const uint64_t h[2],
+                       const suspect_key_t *key)
+{
+    return id->h[0] == h[0] && id->h[1] == h[1] &&
+           id->window_len == key->window_len &&
+           memcmp(id->key, key->buf, key->window_len) == 0;
+}
+
+/* The slot of key's identity in the index: its own, or the empty one
+ * where it would go. */
+static uint32_t *index_slot(redis_carry_t *j, const uint64_t h[2],
+                            const suspect_key_t *key)
+{
+    size_t s = h[0] & (INDEX_SLOTS - 1);
+
+    while (j->index[s] != 0 &&
+           !same_ident(&j->idents[j->index[s] - 1], h, key)) {
+        s = (s + 1) & (INDEX_SLOTS - 1);
+    }
+    return &j->index[s];
+}
+
+/* key's identity, added when create; NULL when absent (or full, or out
+ * of memory, when create). */
+static redis_carry_ident_t *find(redis_carry_t *j, const suspect_key_t *key,
+                                 bool create)
+{
+    redis_carry_ident_t *id;
+    uint64_t h[2];
+    uint32_t *slot;
+
+    if (j->index == NULL) {
+        if (!create) {
+            return NULL;
+        }
+        j->index = suspect_calloc(INDEX_SLOTS, sizeof(*j->index));
+        j->idents = suspect_calloc(REDIS_CARRY_MAX_IDENTS, sizeof(*j->idents));
+        if (j->index == NULL || j->idents == NULL) {
+            free(j->index);
+            free(j->idents);
+            j->index = NULL;
+            j->idents = NULL;
+            return NULL;
+        }
+    }
+    suspect_siphash128(&j->secret, key->buf, key->lock_len, h);
+    slot = index_slot(j, h, key);
+    if (*slot != 0) {
+        return &j->idents[*slot - 1];
+    }
+    if (!create || j->nidents == REDIS_CARRY_MAX_IDENTS) {
+        return NULL;
+    }
+    id = &j->idents[j->nidents];
+    memset(id, 0, sizeof(*id));
+    id->key = suspect_strndup(key->buf, key->lock_len);
+    if (id->key == NULL) {
+        return NULL;
+    }
+    id->h[0] = h[0];
+    id->h[1] = h[1];
+    id->window_len = key->window_len;
+    *slot = (uint32_t)++j->nidents;
+    return id;
+}
+
+bool redis_carry_lock(redis_carry_t *j, const suspect_key_t *key,
+                      int64_t until_ms)
+{
+    redis_carry_ident_t *id = find(j, key, true);
+
+    if (id == NULL) {
+        j->dropped++;
+        return false;
+    }
+    if (until_ms > id->lock_until_ms) {
+        id->lock_until_ms = until_ms;
+    }
+    return true;
+}
+
+/* Drops id's hits at or before cut (they are in time order). */
+static void forget_before(redis_carry_t *j, redis_carry_ident_t *id,
+                          int64_t cut)
+{
+    size_t k = 0;
+
+    while (k < id->nhits && id->hits[k].at_ms <= cut) {
+        k++;
+    }
+    if (k > 0) {
+        memmove(id->hits, id->hits + k, (id->nhits - k) * sizeof(*id->hits));
+        id->nhits -= k;
+        j->nhits -= k;
+    }
+}
+
+/* Appends a hit with the given member to id (ids NULL: draw one). */
+static bool add_hit(redis_carry_t *j, redis_carry_ident_t *id, int64_t at_ms,
+                    int64_t window_ms, const char *member)
+{
+    redis_carry_hit_t *hit;
+
+    id->window_ms = window_ms;
+    forget_before(j, id, at_ms - window_ms);
+    if (j->nhits == REDIS_CARRY_MAX_HITS) {
+        return false;
+    }
+    if (id->nhits == id->hits_cap) {
+        size_t cap = id->hits_cap != 0 ? 2 * id->hits_cap : 4;
+        redis_carry_hit_t *grown =
+            suspect_realloc(id->hits, cap * sizeof(*id->hits));
+        if (grown == NULL) {
+            return false;
+        }
+        id->hits = grown;
+        id->hits_cap = cap;
+    }
+    /* Keep time order: a late caller's hit goes before newer ones. */
+    hit = &id->hits[id->nhits];
+    while (hit > id->hits && hit[-1].at_ms > at_ms) {
+        hit[0] = hit[-1];
+        hit--;
+    }
+    hit->at_ms = at_ms;
+    if (member != NULL) {
+        memcpy(hit->id, member, sizeof(hit->id));
+    } else {
+        redis_ids_next(&j->ids, hit->id);
+    }
+    id->nhits++;
+    j->nhits++;
+    return true;
+}
+
+bool redis_carry_hit(redis_carry_t *j, const suspect_key_t *key, int64_t at_ms,
+                     int64_t window_ms)
+{
+    redis_carry_ident_t *id = find(j, key, true);
+
+    if (id == NULL || !add_hit(j, id, at_ms, window_ms, NULL)) {
+        j->dropped++;
+        return false;
+    }
+    return true;
+}
+
+void redis_carry_forget(redis_carry_t *j, const suspect_key_t *key,
+                        unsigned what)
+{
+    redis_carry_ident_t *id = find(j, key, false);
+
+    if (id == NULL) {
+        return;
+    }
+    if (what & SUSPECT_RESET_LOCK) {
+        id->lock_until_ms = 0;
+    }
+    if (what & SUSPECT_RESET_WINDOW) {
+        j->nhits -= id->nhits;
+        id->nhits = 0;
+    }
+}
+
+bool redis_carry_empty(const redis_carry_t *j)
+{
+    for (size_t i = 0; i < j->nidents; i++) {
+        if (j->idents[i].lock_until_ms != 0 || j->idents[i].nhits != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void redis_carry_take(redis_carry_t *j, redis_carry_t *out)
+{
+    *out = *j;
+    j->idents = NULL;
+    j->index = NULL;
+    j->nidents = 0;
+    j->nhits = 0;
+}
+
+void redis_carry_put_back(redis_carry_t *j, const redis_carry_t *src,
+                          size_t from)
+{
+    for (size_t i = from; i < src->nidents; i++) {
+        const redis_carry_ident_t *s = &src->idents[i];
+        redis_carry_ident_t *id;
+        suspect_key_t key;
+
+        redis_carry_key(s, &key);
+        id = find(j, &key, true);
+        if (id == NULL) {
+            j->dropped += (s->lock_until_ms != 0) + s->nhits;
+            continue;
+        }
+        if (s->lock_until_ms > id->lock_until_ms) {
+            id->lock_until_ms = s->lock_until_ms;
+        }
+        for (size_t k = 0; k < s->nhits; k++) {
+            if (!add_hit(j, id, s->hits[k].at_ms, s->window_ms,
+                         s->hits[k].id)) {
+                j->dropped++;
+            }
+        }
+    }
+}
+
+void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out)
+{
+    size_t lock_len = ident->window_len + SUSPECT_LOCK_SUFFIX_LEN;
+
+    out->window_len = ident->window_len;
+    out->lock_len = lock_len;
+    memcpy(out->buf, ident->key, lock_len + 1);
+}
+
+/* ---- recording and sending -----------------------------------------------
+ */
+
+size_t redis_carry_record(redis_carry_t *j, suspect_store_t *local,
+                          const suspect_rule_t *rule, const suspect_key_t *keys,
+                          size_t n, int64_t now_ms, const suspect_decision_t *d)
+{
+    int64_t window_ms = (int64_t)rule->window_s * 1000;
+    size_t dropped = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        suspect_status_t st;
+
+        if (d->allowed) {
+            dropped += !redis_carry_hit(j, &keys[i], now_ms, window_ms);
+        } else if (suspect_store_status(local, rule, &keys[i], now_ms, &st,
+                                        NULL) == SUSPECT_OK &&
+                   st.locked_until_ms > now_ms) {
+            /* Every identity over the limit was locked, not only the one
+             * the decision reports. */
+            dropped += !redis_carry_lock(j, &keys[i], st.locked_until_ms);
+        }
+    }
+    return dropped;
+}
+
+/* Writes ident's lock to a primary that is not Redis, unless it holds a
+ * longer one. */
+static suspect_rc_t send_lock(suspect_store_t *primary,
+                              const redis_carry_ident_t *ident, int64_t now_ms,
+                              uint64_t *locks, suspect_err_t *err)
+{
+    static const suspect_rule_t any = {"Carry", 1, 1, 0};
+    suspect_status_t st;
+    suspect_key_t key;
+    suspect_rc_t rc;
+
+    if (ident->lock_until_ms <= now_ms) {
+        return SUSPECT_OK;
+    }
+    redis_carry_key(ident, &key);
+    rc = suspect_store_status(primary, &any, &key, now_ms, &st, err);
+    if (rc != SUSPECT_OK || st.locked_until_ms >= ident->lock_until_ms) {
+        return rc;
+    }
+    rc = suspect_store_block(primary, &key, now_ms, ident->lock_until_ms, err);
+    *locks += rc == SUSPECT_OK;
+    return rc;
+}
+
+suspect_rc_t redis_carry_send(const redis_carry_t *j, suspect_store_t *primary,
+                              int64_t now_ms, size_t *done, uint64_t *locks,
+                              uint64_t *hits, suspect_err_t *err)
+{
+    bool redis = suspect_store_is_redis(primary);
+    suspect_rc_t rc = SUSPECT_OK;
+
+    *done = 0;
+    while (*done < j->nidents && rc == SUSPECT_OK) {
+        const redis_carry_ident_t *ident = &j->idents[*done];
+        size_t k = 0;
+
+        if (!redis) {
+            rc = send_lock(primary, ident, now_ms, locks, err);
+            k = 1;
+        } else {
+            while (k < REDIS_CARRY_CHUNK && *done + k < j->nidents) {
+                k++;
+            }
+            rc = redis_store_carry(primary, ident, k, now_ms, locks, hits, err);
+        }
+        *done += rc == SUSPECT_OK ? k : 0;
+    }
+    return rc;
+}
+
+/* ---- shared by threads ---------------------------------------------------
+ */
+
+void redis_carry_sync_init(redis_carry_sync_t *s,
+                           const suspect_siphash_key_t *secret)
+{
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->send_mu, NULL);
+    redis_carry_init(&s->journal, secret);
+    s->pending = 0;
+    s->locks = 0;
+    s->hits = 0;
+    s->dropped = 0;
+}
+
+void redis_carry_sync_destroy(redis_carry_sync_t *s)
+{
+    redis_carry_free(&s->journal);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->send_mu);
+}
+
+void redis_carry_sync_record(redis_carry_sync_t *s, suspect_store_t *local,
+                             const suspect_rule_t *rule,
+                             const suspect_key_t *keys, size_t n,
+                             int64_t now_ms, const suspect_decision_t *d)
+{
+    size_t dropped;
+
+    pthread_mutex_lock(&s->mu);
+    dropped = redis_carry_record(&s->journal, local, rule, keys, n, now_ms, d);
+    __atomic_store_n(&s->pending, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->mu);
+    __atomic_add_fetch(&s->dropped, dropped, __ATOMIC_RELAXED);
+}
+
+void redis_carry_sync_lock(redis_carry_sync_t *s, const suspect_key_t *key,
+                           int64_t until_ms)
+{
+    bool kept;
+
+    pthread_mutex_lock(&s->mu);
+    kept = redis_carry_lock(&s->journal, key, until_ms);
+    __atomic_store_n(&s->pending, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->mu);
+    __atomic_add_fetch(&s->dropped, !kept, __ATOMIC_RELAXED);
+}
+
+void redis_carry_sync_forget(redis_carry_sync_t *s, const suspect_key_t *key,
+                             unsigned what)
+{
+    pthread_mutex_lock(&s->mu);
+    redis_carry_forget(&s->journal, key, what);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Takes the journal, sends it, journals again what was not sent (the
+ * caller holds send_mu). */
+static suspect_rc_t send_journal(redis_carry_sync_t *s,
+                                 suspect_store_t *primary, int64_t now_ms,
+                                 suspect_err_t *err)
+{
+    redis_carry_t batch;
+    uint64_t locks = 0, hits = 0;
+    size_t done = 0;
+    suspect_rc_t rc = SUSPECT_OK;
+
+    pthread_mutex_lock(&s->mu);
+    redis_carry_take(&s->journal, &batch);
+    __atomic_store_n(&s->pending, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&s->mu);
+    if (!redis_carry_empty(&batch)) {
+        rc = redis_carry_send(&batch, primary, now_ms, &done, &locks, &hits,
+                              err);
+    }
+    __atomic_add_fetch(&s->locks, locks, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->hits, hits, __ATOMIC_RELAXED);
+    if (rc != SUSPECT_OK) {
+        pthread_mutex_lock(&s->mu);
+        redis_carry_put_back(&s->journal, &batch, done);
+        __atomic_store_n(&s->pending, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&s->mu);
+    }
+    redis_carry_free(&batch);
+    return rc;
+}
+
+suspect_rc_t redis_carry_sync_flush(redis_carry_sync_t *s,
+                                    suspect_store_t *primary, int64_t now_ms,
+                                    bool wait, bool *busy, suspect_err_t *err)
+{
+    suspect_rc_t rc = SUSPECT_OK;
+
+    *busy = false;
+    if (!__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
+        return SUSPECT_OK;
+    }
+    if (wait) {
+        pthread_mutex_lock(&s->send_mu);
+    } else if (pthread_mutex_trylock(&s->send_mu) != 0) {
+        *busy = true;
+        return SUSPECT_OK;
+    }
+    if (__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
+        rc = send_journal(s, primary, now_ms, err);
+    }
+    pthread_mutex_unlock(&s->send_mu);
+    return rc;
+}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "vgwrap.h"
 
 extern char **environ;
 
@@ -70,7 +71,8 @@ static int reap(pid_t pid)
     int st;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
-    deadline = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + RUN_MS;
+    deadline = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
+               test_scale_ms(RUN_MS);
     for (;;) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -93,6 +95,8 @@ void ctl_run(ctl_run_t *r, const char *input, const char *const args[])
 {
     char in[700], out[700], err[700];
     const char *argv[32] = {ctl_path()};
+    const char *wrapped[32 + TEST_VG_MAX_WORDS];
+    const char *const *run;
     posix_spawn_file_actions_t fa;
     pid_t pid;
     size_t n = 1;
@@ -101,6 +105,8 @@ void ctl_run(ctl_run_t *r, const char *input, const char *const args[])
         argv[n++] = args[i];
     }
     argv[n] = NULL;
+    /* Under scripts/valgrind, suspectctl runs under valgrind. */
+    run = test_vg_argv(argv, wrapped, sizeof(wrapped) / sizeof(*wrapped));
     snprintf(in, sizeof(in), "%s/stdin", ctl_dir);
     snprintf(out, sizeof(out), "%s/stdout", ctl_dir);
     snprintf(err, sizeof(err), "%s/stderr", ctl_dir);
@@ -113,7 +119,7 @@ void ctl_run(ctl_run_t *r, const char *input, const char *const args[])
     posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC,
                                      0600);
     r->status =
-        posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0
+        posix_spawn(&pid, run[0], &fa, NULL, (char *const *)run, environ) == 0
             ? reap(pid)
             : -1;
     posix_spawn_file_actions_destroy(&fa);

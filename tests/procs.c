@@ -32,6 +32,7 @@
 #include <arpa/inet.h>
 
 #include "util.h"
+#include "vgwrap.h"
 
 extern char **environ;
 
@@ -208,7 +209,7 @@ static bool reap(test_proc_t *p, bool block)
 
 int test_proc_wait(test_proc_t *p, unsigned ms)
 {
-    long long deadline = test_now_ms() + ms;
+    long long deadline = test_now_ms() + test_scale_ms(ms);
 
     while (!reap(p, false)) {
         if (test_now_ms() >= deadline) {
@@ -289,7 +290,7 @@ static bool try_connect(int port, const char *path)
 
 int test_wait_listen(int port, const char *path, test_proc_t *p, unsigned ms)
 {
-    long long deadline = test_now_ms() + ms;
+    long long deadline = test_now_ms() + test_scale_ms(ms);
 
     for (;;) {
         if (try_connect(port, path)) {
@@ -311,7 +312,7 @@ int test_wait_listen(int port, const char *path, test_proc_t *p, unsigned ms)
 
 int test_wait_file_text(const char *path, const char *text, unsigned ms)
 {
-    long long deadline = test_now_ms() + ms;
+    long long deadline = test_now_ms() + test_scale_ms(ms);
 
     for (;;) {
         char *data = test_read_file(path, NULL);
@@ -491,6 +492,7 @@ int test_suspect_start(test_proc_t *p, const char *dir, const char *conf,
                        const char *sock, int port, const char *const extra[])
 {
     const char *argv[16] = {test_suspect_fcgi_path(), "-c", conf, "-f", "-v"};
+    const char *wrapped[16 + TEST_VG_MAX_WORDS];
     char log[TEST_PATH_MAX];
     size_t n = 5;
 
@@ -504,9 +506,12 @@ int test_suspect_start(test_proc_t *p, const char *dir, const char *conf,
         return -1;
     }
     snprintf(log, sizeof(log), "%s/suspect.log", dir);
-    if (test_proc_start(p, argv, NULL, log) != 0) {
+    /* Under scripts/valgrind, the daemon runs under valgrind. */
+    if (test_proc_start(p, test_vg_argv(argv, wrapped, 16 + TEST_VG_MAX_WORDS),
+                        NULL, log) != 0) {
         return -1;
     }
+    snprintf(p->name, sizeof(p->name), "suspect-fcgi");
     return test_wait_listen(sock != NULL ? 0 : port, sock, p, START_MS);
 }
 

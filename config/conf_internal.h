@@ -2,8 +2,10 @@
  * conf_internal.h - what the suspect.xml loader's files share.
  *
  * The loader is split by job:
- *   conf.c        snapshots: the arena, warnings, references, reading the
- *                 file, resolving paths, loading the template;
+ *   conf.c        snapshots: the arena, warnings, references (no XML, so
+ *                 suspect-cgi's snapshot reader links it alone);
+ *   conf_load.c   reading the file, defaults, the directory, loading the
+ *                 template, and the load itself;
  *   conf_xml.c    libxml2: a safe parse and a walk driven by element tables
  *                 (the only file of the loader that includes libxml2);
  *   conf_values.c value setters: numbers, durations, sizes, names, paths,
@@ -28,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "suspect_conf.h"
 
@@ -60,6 +63,14 @@ typedef struct conf_build {
 /* ---- conf.c -------------------------------------------------------------
  */
 
+/* A new, empty snapshot (one reference, no arena yet); NULL when out of
+ * memory.  Fill it through a conf_build_t whose snap it is. */
+conf_snap_t *conf_snap_new(void);
+
+/* Frees s and its arena whatever its reference count (a failed build);
+ * NULL is a no-op. */
+void conf_snap_free(conf_snap_t *s);
+
 /* size zeroed bytes from the snapshot's arena, aligned for any type;
  * NULL when out of memory (the caller reports it). */
 void *conf_alloc(conf_build_t *b, size_t size);
@@ -86,9 +97,17 @@ const char *conf_mode_name(suspect_conf_mode_t mode);
  * else joined to the snapshot's directory.  NULL when out of memory. */
 char *conf_resolve(conf_build_t *b, const char *p, size_t n);
 
+/* ---- conf_load.c --------------------------------------------------------
+ */
+
 /* Loads the Response template at conf->template_path (line = its
  * element's) into the arena, within SUSPECT_CONF_MAX_TEMPLATE. */
 suspect_rc_t conf_load_template(conf_build_t *b, int line);
+
+/* suspect_conf_load(), also giving the fstat() of the file that was read
+ * in *st when st is not NULL (untouched when it could not be opened). */
+suspect_rc_t conf_load_stat(const char *path, const suspect_conf_t **out,
+                            struct stat *st, suspect_err_t *err);
 
 /* ---- conf_xml.c ---------------------------------------------------------
  */

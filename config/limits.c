@@ -13,21 +13,15 @@
  * need no lock; refs is only touched with atomic operations; the snapshot
  * owns every string it points to.
  *
- * Reading the file: open (non-blocking, so a FIFO cannot hang us), fstat,
- * refuse anything that is not a regular file or is over the size cap before
- * reading a byte, then read at most cap + 1 bytes, so a file that grows
- * while we read is still caught.
+ * Reading and parsing the file is limits_load.c's; this file needs no XML,
+ * so suspect-cgi's snapshot reader links it without libxml2.
  */
 #include "limits_internal.h"
-#include "xmlsafe.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alloc.h"
 
@@ -328,61 +322,55 @@ const char *suspect_limits_warning(const suspect_limits_t *lim, size_t i)
     return lim != NULL && i < lim->nwarnings ? lim->warnings[i] : NULL;
 }
 
-/* The size cap of opts. */
-static size_t opt_max_bytes(const suspect_limits_opts_t *opts)
+/* Checks one rule given in memory as the XML loader checks an entity. */
+static suspect_rc_t rule_check(const suspect_limits_t *lim,
+                               const suspect_rule_t *r, int line,
+                               suspect_err_t *err)
 {
-    return opts != NULL && opts->max_bytes != 0 ? opts->max_bytes
-                                                : SUSPECT_LIMITS_MAX_BYTES;
-}
-
-/* True when the len bytes at buf are only XML white space. */
-static int only_space(const char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' &&
-            buf[i] != '\n') {
-            return 0;
-        }
+    if (r->action == NULL ||
+        !suspect_name_valid(r->action, strlen(r->action))) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "Action: not a valid action name");
     }
-    return 1;
+    if (r->limit_count < 1 || r->limit_count > SUSPECT_LIMIT_COUNT_MAX ||
+        r->window_s < 1 || r->window_s > SUSPECT_DURATION_MAX ||
+        r->block_s > SUSPECT_DURATION_MAX) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: a count or duration is out of range",
+                               r->action);
+    }
+    return SUSPECT_OK;
 }
 
-/*
- * Parses a limits document from memory.  On success *out is a new snapshot
- * with one reference for the caller; on failure *out is untouched and err
- * names the file (name, or "<memory>") and line.
- */
-suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
-                                  const suspect_limits_opts_t *opts,
-                                  suspect_limits_t **out, suspect_err_t *err)
+/* Builds a snapshot from rules in memory; see the header. */
+suspect_rc_t suspect_limits_from_rules(const suspect_rule_t *rules,
+                                       const int *lines, size_t n,
+                                       const char *name, suspect_limits_t **out,
+                                       suspect_err_t *err)
 {
-    size_t max_bytes = opt_max_bytes(opts);
-    size_t max_rules = opts != NULL && opts->max_rules != 0
-                           ? opts->max_rules
-                           : SUSPECT_LIMITS_MAX_RULES;
     suspect_limits_t *lim;
-    suspect_rc_t rc;
+    suspect_rc_t rc = SUSPECT_OK;
 
     if (name == NULL) {
         name = "<memory>";
     }
-    if (out == NULL || (buf == NULL && len > 0)) {
+    if (out == NULL || (rules == NULL && n > 0)) {
         return suspect_err_set(err, SUSPECT_E_INVAL, name, 0,
-                               "suspect_limits_parse: bad arguments");
-    }
-    if (len > max_bytes) {
-        return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0,
-                               "file is too large (%zu bytes, at most %zu)",
-                               len, max_bytes);
-    }
-    if (only_space(buf, len)) {
-        return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0, "file is empty");
+                               "suspect_limits_from_rules: bad arguments");
     }
     lim = limits_new(name);
     if (lim == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, name, 0, "out of memory");
     }
-    rc = limits_xml_parse(buf, len, max_rules, lim, err);
+    for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
+        int line = lines != NULL ? lines[i] : 0;
+
+        rc = rule_check(lim, &rules[i], line, err);
+        if (rc == SUSPECT_OK) {
+            rc = limits_add_rule(lim, rules[i].action, strlen(rules[i].action),
+                                 &rules[i], line, err);
+        }
+    }
     if (rc == SUSPECT_OK && limits_finish(lim) != SUSPECT_OK) {
         rc = suspect_err_set(err, SUSPECT_E_NOMEM, name, 0, "out of memory");
     }
@@ -392,39 +380,4 @@ suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
     }
     *out = lim;
     return SUSPECT_OK;
-}
-
-/* suspect_limits_load(), also returning the fstat() of what was read. */
-suspect_rc_t limits_load_stat(const char *path,
-                              const suspect_limits_opts_t *opts,
-                              suspect_limits_t **out, struct stat *st,
-                              suspect_err_t *err)
-{
-    size_t max = opt_max_bytes(opts), len = 0;
-    char *buf = NULL;
-    suspect_rc_t rc;
-
-    if (path == NULL || out == NULL) {
-        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "suspect_limits_load: bad arguments");
-    }
-    rc = xmlsafe_read_file(path, max, st, &buf, &len, err);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    rc = suspect_limits_parse(buf, len, path, opts, out, err);
-    free(buf);
-    return rc;
-}
-
-/*
- * Reads and parses the limits file at path; see suspect_limits_parse() for
- * ownership.  Fails without reading when path is not a regular file or is
- * over the size cap.
- */
-suspect_rc_t suspect_limits_load(const char *path,
-                                 const suspect_limits_opts_t *opts,
-                                 suspect_limits_t **out, suspect_err_t *err)
-{
-    return limits_load_stat(path, opts, out, NULL, err);
 }

@@ -1,5 +1,6 @@
 /*
- * limits_internal.h - what limits.c, limits_xml.c and reload.c share.
+ * limits_internal.h - what limits.c, limits_load.c, limits_xml.c and
+ * reload.c share.
  *
  * A snapshot is built in two steps.  limits_xml.c walks the document and
  * feeds each valid entity to limits_add_rule() and each warning to

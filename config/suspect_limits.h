@@ -53,6 +53,21 @@ suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
                                   const suspect_limits_opts_t *opts,
                                   suspect_limits_t **out, suspect_err_t *err);
 
+/*
+ * Builds a snapshot from n rules in memory, as a file holding them would
+ * load, without any file or XML (a program that keeps the limits in its
+ * own form, such as suspect-cgi's compiled configuration).  Each action
+ * is copied; lines[i] is rule i's line for messages (lines may be NULL);
+ * name names the source in messages (NULL: "<memory>").  Fails with
+ * SUSPECT_E_CONFIG on an invalid action name, a count or duration out of
+ * range, or a duplicate action; SUSPECT_E_NOMEM.  On success *out is a new
+ * snapshot with one reference for the caller.
+ */
+suspect_rc_t suspect_limits_from_rules(const suspect_rule_t *rules,
+                                       const int *lines, size_t n,
+                                       const char *name, suspect_limits_t **out,
+                                       suspect_err_t *err);
+
 /* Adds a reference and returns lim.  Thread-safe. */
 suspect_limits_t *suspect_limits_ref(suspect_limits_t *lim);
 

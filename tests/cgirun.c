@@ -23,12 +23,57 @@
 
 #include "e2e.h"
 #include "util.h"
+#include "vgwrap.h"
 
 #define RUN_MS 5000
 
-static char bin[TEST_PATH_MAX];    /* the suspect-cgi executable */
-static char libenv[TEST_PATH_MAX]; /* LD_LIBRARY_PATH=... or "" */
+static char bin[TEST_PATH_MAX];      /* the suspect-cgi executable */
+static char compiler[TEST_PATH_MAX]; /* suspect-cgi-compile */
+static char libenv[TEST_PATH_MAX];   /* LD_LIBRARY_PATH=... or "" */
+static char compenv[TEST_PATH_MAX + 32];
 static char lmdbenv[TEST_PATH_MAX];
+static char snapenv[TEST_PATH_MAX];
+
+/* Whether path is an executable (ELF), not a libtool wrapper script. */
+static bool is_elf(const char *path)
+{
+    char head[4] = "";
+    FILE *f = fopen(path, "rbe");
+
+    if (f == NULL) {
+        return false;
+    }
+    if (fread(head, 1, sizeof(head), f) != sizeof(head)) {
+        head[0] = '\0';
+    }
+    fclose(f);
+    return memcmp(head, "\177ELF", 4) == 0;
+}
+
+/* The compiler of build: BUILD/suspect-cgi-compile when it is the program
+ * itself (a static build), else the real one of a libtool build in
+ * BUILD/.libs, which then needs LD_LIBRARY_PATH. */
+static void find_compiler(const char *build)
+{
+    char path[TEST_PATH_MAX];
+    const char *env = getenv("SUSPECT_CGI_COMPILE");
+
+    snprintf(path, sizeof(path), "%s/suspect-cgi-compile", build);
+    if (env != NULL && env[0] != '\0') {
+        snprintf(path, sizeof(path), "%s", env);
+    } else if (!is_elf(path)) {
+        char *lib = realpath(build, NULL);
+
+        snprintf(path, sizeof(path), "%s/.libs/suspect-cgi-compile", build);
+        snprintf(libenv, sizeof(libenv), "LD_LIBRARY_PATH=%s/.libs",
+                 lib != NULL ? lib : build);
+        free(lib);
+    }
+    if (realpath(path, compiler) == NULL) {
+        snprintf(compiler, sizeof(compiler), "%s", path);
+    }
+    snprintf(compenv, sizeof(compenv), "SUSPECT_CGI_COMPILE=%s", compiler);
+}
 
 int cgirun_init(void)
 {
@@ -40,22 +85,15 @@ int cgirun_init(void)
     if (build == NULL || build[0] == '\0') {
         build = ".";
     }
-    snprintf(path, sizeof(path), "%s/.libs/suspect-cgi", build);
+    snprintf(path, sizeof(path), "%s/suspect-cgi", build);
     if (env != NULL && env[0] != '\0') {
         snprintf(path, sizeof(path), "%s", env);
-    } else if (access(path, X_OK) == 0) {
-        char *lib = realpath(build, NULL);
-
-        snprintf(libenv, sizeof(libenv), "LD_LIBRARY_PATH=%s/.libs",
-                 lib != NULL ? lib : build);
-        free(lib);
-    } else {
-        snprintf(path, sizeof(path), "%s/suspect-cgi", build);
     }
     if (realpath(path, bin) == NULL) {
         snprintf(bin, sizeof(bin), "%s", path);
     }
-    return access(bin, X_OK) == 0 ? 0 : -1;
+    find_compiler(build);
+    return access(bin, X_OK) == 0 && access(compiler, X_OK) == 0 ? 0 : -1;
 }
 
 const char *cgirun_bin(void)
@@ -63,9 +101,30 @@ const char *cgirun_bin(void)
     return bin;
 }
 
+const char *cgirun_compiler(void)
+{
+    return compiler;
+}
+
 const char *cgirun_libenv(void)
 {
     return libenv;
+}
+
+const char *cgirun_compenv(void)
+{
+    return compenv;
+}
+
+/* Whether vars (may be NULL) sets the variable "NAME=" prefix. */
+static bool has_var(const char *const vars[], const char *prefix)
+{
+    for (size_t i = 0; vars != NULL && vars[i] != NULL; i++) {
+        if (strncmp(vars[i], prefix, strlen(prefix)) == 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void cgirun_env(const char *env[], const char *const vars[])
@@ -73,14 +132,24 @@ void cgirun_env(const char *env[], const char *const vars[])
     size_t n = 0;
 
     snprintf(lmdbenv, sizeof(lmdbenv), "SUSPECT_LMDB=%s/suspect.lmdb", e2e.dir);
+    snprintf(snapenv, sizeof(snapenv), "SUSPECT_SNAPSHOT_DIR=%s", e2e.dir);
     for (size_t i = 0; vars != NULL && vars[i] != NULL; i++) {
         env[n++] = vars[i];
     }
     env[n++] = "GATEWAY_INTERFACE=CGI/1.1";
     env[n++] = "PATH=/usr/bin:/bin";
     env[n++] = lmdbenv;
+    env[n++] = snapenv;
+    if (!has_var(vars, "SUSPECT_CGI_COMPILE=")) {
+        env[n++] = compenv;
+    }
     if (libenv[0] != '\0') {
         env[n++] = libenv;
+    }
+    if (test_vg_on()) {
+        /* valgrind adds it and leaves it, emptied, to what suspect-cgi
+         * executes. */
+        env[n++] = "LD_PRELOAD=";
     }
     env[n] = NULL;
 }
@@ -120,7 +189,7 @@ static void close_all(const int *fds, size_t n)
 static void pump(int in, int out, int err, const char *body, size_t len,
                  cgi_out_t *r)
 {
-    long long deadline = test_now_ms() + RUN_MS;
+    long long deadline = test_now_ms() + test_scale_ms(RUN_MS);
     size_t off = 0, err_len = 0;
 
     while ((out >= 0 || err >= 0) && test_now_ms() < deadline) {
@@ -159,7 +228,7 @@ static void pump(int in, int out, int err, const char *body, size_t len,
 /* Waits for pid until the deadline, then kills it; the wait status. */
 static int reap(pid_t pid)
 {
-    long long deadline = test_now_ms() + RUN_MS;
+    long long deadline = test_now_ms() + test_scale_ms(RUN_MS);
     int status = -1;
 
     while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -174,15 +243,22 @@ static int reap(pid_t pid)
 }
 
 /* Starts argv with env and fds[0..2] as its stdin, stdout and stderr, a
- * clean signal mask and SIGPIPE at its default; the pid, or -1. */
+ * clean signal mask and SIGPIPE at its default; the pid, or -1.  Under
+ * scripts/valgrind, suspect-cgi itself (not a #! script) runs under
+ * valgrind. */
 static pid_t spawn(const char *const argv[], const char *const env[],
                    const int fds[3])
 {
+    const char *wrapped[64];
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, dfl;
     pid_t pid;
     int rc;
+
+    if (strcmp(argv[0], bin) == 0) {
+        argv = test_vg_argv(argv, wrapped, sizeof(wrapped) / sizeof(*wrapped));
+    }
 
     posix_spawn_file_actions_init(&fa);
     for (int i = 0; i < 3; i++) {

@@ -6,12 +6,17 @@
  * with a crafted environment (nothing inherited from the test runner),
  * the body on a pipe or in a regular file, and stdout and stderr on
  * pipes, all under a deadline: a process still running then is killed.
- * The binary: $SUSPECT_CGI, else the real executable of a libtool build
- * ($SUSPECT_BUILDDIR/.libs/suspect-cgi, with LD_LIBRARY_PATH added to
- * every crafted environment), else $SUSPECT_BUILDDIR/suspect-cgi.
+ * The binary: $SUSPECT_CGI, else $SUSPECT_BUILDDIR/suspect-cgi (a real
+ * executable: it links no libtool library).  The compiler it executes:
+ * $SUSPECT_CGI_COMPILE, else $SUSPECT_BUILDDIR/suspect-cgi-compile when
+ * that is the program itself, else the real executable of a libtool build
+ * (.libs/suspect-cgi-compile, with LD_LIBRARY_PATH added to every crafted
+ * environment).
  *
  * Runs use the e2e fixture's directory (e2e.h): every environment holds
- * SUSPECT_LMDB=DIR/suspect.lmdb, so separate runs count in one store.
+ * SUSPECT_LMDB=DIR/suspect.lmdb, so separate runs count in one store,
+ * SUSPECT_SNAPSHOT_DIR=DIR (the compiled configuration) and
+ * SUSPECT_CGI_COMPILE.
  */
 #ifndef SUSPECT_TESTS_CGIRUN_H
 #define SUSPECT_TESTS_CGIRUN_H
@@ -28,17 +33,25 @@ typedef struct cgi_out {
     char *err;      /* stderr (NUL-terminated) */
 } cgi_out_t;
 
-/* Finds the binary; 0, or -1 when it is not built. */
+/* Finds the binaries; 0, or -1 when they are not built. */
 int cgirun_init(void);
 
 /* The binary's absolute path. */
 const char *cgirun_bin(void);
 
-/* "LD_LIBRARY_PATH=..." when the binary needs it, else "". */
+/* The compiler's absolute path. */
+const char *cgirun_compiler(void);
+
+/* "LD_LIBRARY_PATH=..." when the compiler needs it, else "". */
 const char *cgirun_libenv(void);
 
-/* env = vars, then GATEWAY_INTERFACE, PATH, SUSPECT_LMDB and (when
- * needed) LD_LIBRARY_PATH; NULL-terminated (CGIRUN_MAX_ENV entries). */
+/* "SUSPECT_CGI_COMPILE=..." */
+const char *cgirun_compenv(void);
+
+/* env = vars, then GATEWAY_INTERFACE, PATH, SUSPECT_LMDB,
+ * SUSPECT_SNAPSHOT_DIR, SUSPECT_CGI_COMPILE (unless vars sets it) and
+ * (when needed) LD_LIBRARY_PATH; NULL-terminated (CGIRUN_MAX_ENV
+ * entries). */
 void cgirun_env(const char *env[], const char *const vars[]);
 
 /*
@@ -64,8 +77,12 @@ bool cgirun_has_line(const cgi_out_t *r, const char *line);
 /* Whether stderr is exactly one line holding text (else says). */
 bool cgirun_one_log_line(const cgi_out_t *r, const char *text);
 
-/* Adds the front end's tests (test_cgi_front.c) to s; 0 or -1. */
+/* Adds the front end's tests (test_cgi_front.c), the compiled
+ * configuration's (test_cgi_snap.c) and the runs that use it
+ * (test_cgi_snap_runs.c) to s; 0 or -1. */
 struct CU_Suite;
 int cgirun_add_front_tests(struct CU_Suite *s);
+int cgirun_add_snap_tests(struct CU_Suite *s);
+int cgirun_add_snap_run_tests(struct CU_Suite *s);
 
 #endif

@@ -1,0 +1,251 @@
+/*
+ * cfgsnap_enc.c - a compiled configuration into bytes (cfgsnap.h).
+ *
+ * A growing buffer takes little-endian integers and length-prefixed
+ * strings; running out of memory sets a flag checked once at the end, so
+ * the walk needs no error path per field.  The header is written last,
+ * over the space reserved for it, once the payload's length and checksum
+ * are known.  The order of everything here is the decoder's
+ * (cfgsnap_dec.c): the tables of cfgsnap.c, then the hand-coded parts in
+ * the same sequence.
+ */
+#include "config.h"
+
+#include "cfgsnap_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+typedef struct wr {
+    unsigned char *buf;
+    size_t len, cap;
+    bool nomem;
+} wr_t;
+
+/* Room for n more bytes; false (and nomem) when there is none. */
+static bool wr_room(wr_t *w, size_t n)
+{
+    size_t cap = w->cap == 0 ? 4096 : w->cap;
+    unsigned char *nb;
+
+    if (w->nomem) {
+        return false;
+    }
+    while (cap - w->len < n) {
+        if (cap > SIZE_MAX / 2) {
+            w->nomem = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    if (cap != w->cap) {
+        nb = suspect_realloc(w->buf, cap);
+        if (nb == NULL) {
+            w->nomem = true;
+            return false;
+        }
+        w->buf = nb;
+        w->cap = cap;
+    }
+    return true;
+}
+
+static void wr_bytes(wr_t *w, const void *p, size_t n)
+{
+    if (n > 0 && wr_room(w, n)) {
+        memcpy(w->buf + w->len, p, n);
+        w->len += n;
+    }
+}
+
+/* v as n little-endian bytes at p. */
+static void put_le(unsigned char *p, uint64_t v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static void wr_u32(wr_t *w, uint32_t v)
+{
+    unsigned char b[4];
+
+    put_le(b, v, 4);
+    wr_bytes(w, b, 4);
+}
+
+static void wr_u64(wr_t *w, uint64_t v)
+{
+    unsigned char b[8];
+
+    put_le(b, v, 8);
+    wr_bytes(w, b, 8);
+}
+
+/* n bytes at p and a NUL, or NULL; longer than the format allows is out
+ * of memory (it cannot happen: every source is capped far below). */
+static void wr_blob(wr_t *w, const char *p, size_t n)
+{
+    if (p == NULL) {
+        wr_u32(w, CFGSNAP_NULL_STR);
+    } else if (n >= CFGSNAP_MAX_LEN) {
+        w->nomem = true;
+    } else {
+        wr_u32(w, (uint32_t)n);
+        wr_bytes(w, p, n);
+        wr_bytes(w, "", 1);
+    }
+}
+
+static void wr_str(wr_t *w, const char *s)
+{
+    wr_blob(w, s, s != NULL ? strlen(s) : 0);
+}
+
+/* The fields of table from the structure at obj. */
+static void wr_fields(wr_t *w, const cfgsnap_field_t *table, const void *obj)
+{
+    const char *base = obj;
+
+    for (const cfgsnap_field_t *f = table; f->kind != 0; f++) {
+        const void *p = base + f->offset;
+        const char *s;
+        unsigned u;
+        size_t z;
+        bool b;
+        int i;
+
+        switch (f->kind) {
+        case CFGSNAP_STR:
+        case CFGSNAP_STR_REQ:
+            memcpy(&s, p, sizeof(s));
+            wr_str(w, s);
+            break;
+        case CFGSNAP_UINT:
+            memcpy(&u, p, sizeof(u));
+            wr_u32(w, u);
+            break;
+        case CFGSNAP_SIZE:
+            memcpy(&z, p, sizeof(z));
+            wr_u64(w, z);
+            break;
+        case CFGSNAP_BOOL:
+            memcpy(&b, p, sizeof(b));
+            wr_u32(w, b ? 1 : 0);
+            break;
+        case CFGSNAP_INT:
+        case CFGSNAP_ENUM:
+            memcpy(&i, p, sizeof(i));
+            wr_u32(w, (uint32_t)i);
+            break;
+        }
+    }
+}
+
+static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
+{
+    wr_str(w, id->type);
+    wr_u32(w, (uint32_t)id->line);
+    wr_u32(w, (uint32_t)id->nsources);
+    for (size_t i = 0; i < id->nsources; i++) {
+        wr_u32(w, (uint32_t)id->source[i].kind);
+        wr_str(w, id->source[i].name);
+    }
+}
+
+static void wr_route(wr_t *w, const suspect_conf_route_t *r)
+{
+    wr_fields(w, cfgsnap_route_fields, r);
+    wr_u32(w, (uint32_t)r->nmethods);
+    for (size_t i = 0; i < r->nmethods; i++) {
+        wr_str(w, r->methods[i]);
+    }
+    wr_u32(w, (uint32_t)r->nidentities);
+    for (size_t i = 0; i < r->nidentities; i++) {
+        wr_identity(w, &r->identities[i]);
+    }
+}
+
+static void wr_conf(wr_t *w, const suspect_conf_t *c)
+{
+    wr_fields(w, cfgsnap_conf_fields, c);
+    wr_blob(w, c->template_body, c->template_len);
+    wr_u32(w, (uint32_t)c->nroutes);
+    for (size_t i = 0; i < c->nroutes; i++) {
+        wr_route(w, &c->routes[i]);
+    }
+}
+
+static void wr_limits(wr_t *w, const suspect_limits_t *lim)
+{
+    size_t n = suspect_limits_count(lim);
+
+    wr_u32(w, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        const suspect_rule_t *r = suspect_limits_at(lim, i);
+
+        wr_str(w, r->action);
+        wr_u32(w, r->limit_count);
+        wr_u32(w, r->window_s);
+        wr_u32(w, r->block_s);
+        wr_u32(w, (uint32_t)suspect_limits_line(lim, i));
+    }
+}
+
+static void wr_id(wr_t *w, const cfgsnap_id_t *id)
+{
+    wr_u64(w, id->dev);
+    wr_u64(w, id->ino);
+    wr_u64(w, id->size);
+    wr_u64(w, (uint64_t)id->mtime_ns);
+    wr_u64(w, (uint64_t)id->ctime_ns);
+}
+
+/* Fills the reserved header once the payload is complete. */
+static void wr_header(wr_t *w)
+{
+    static const suspect_siphash_key_t key = CFGSNAP_SUM_KEY;
+    size_t plen = w->len - CFGSNAP_HEADER;
+    uint64_t sum[2];
+
+    suspect_siphash128(&key, w->buf + CFGSNAP_HEADER, plen, sum);
+    memcpy(w->buf, CFGSNAP_MAGIC, 8);
+    put_le(w->buf + 8, CFGSNAP_VERSION, 4);
+    put_le(w->buf + 12, 0, 4);
+    put_le(w->buf + 16, plen, 8);
+    put_le(w->buf + 24, sum[0], 8);
+    put_le(w->buf + 32, sum[1], 8);
+}
+
+/* Header space, payload, then the header; see the header file. */
+suspect_rc_t cfgsnap_encode(const cfgsnap_t *s, unsigned char **buf,
+                            size_t *len, suspect_err_t *err)
+{
+    static const unsigned char zero[CFGSNAP_HEADER];
+    wr_t w;
+
+    if (s->conf == NULL || s->limits == NULL || s->conf_path == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "cfgsnap_encode: incomplete");
+    }
+    memset(&w, 0, sizeof(w));
+    wr_bytes(&w, zero, sizeof(zero));
+    wr_str(&w, PACKAGE_VERSION);
+    wr_str(&w, s->conf_path);
+    for (size_t i = 0; i < CFGSNAP_NSRC; i++) {
+        wr_id(&w, &s->id[i]);
+    }
+    wr_conf(&w, s->conf);
+    wr_limits(&w, s->limits);
+    if (w.nomem || w.len > CFGSNAP_MAX_BYTES) {
+        free(w.buf);
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "compiled configuration: out of memory");
+    }
+    wr_header(&w);
+    *buf = w.buf;
+    *len = w.len;
+    return SUSPECT_OK;
+}

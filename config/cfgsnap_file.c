@@ -1,0 +1,276 @@
+/*
+ * cfgsnap_file.c - compiled configurations as files (cfgsnap.h): where
+ * one lives, reading it without trusting it, checking that its sources
+ * are unchanged, and replacing it atomically.
+ *
+ * Trust: the file decides what is counted, so it is only read when it is
+ * a regular file owned by the effective user (or root) and writable by
+ * no one else; it is opened with O_NOFOLLOW and O_NONBLOCK (a planted
+ * link or FIFO is refused, not followed or waited on) and checked with
+ * fstat() of the opened descriptor.  Its content is then decoded, which
+ * checks everything again (cfgsnap_dec.c).
+ *
+ * Freshness: one stat() per source, compared with the identity recorded
+ * when it was read.  An in-place edit changes mtime and ctime (and size,
+ * often), a replacement by rename changes the inode, a restored mtime
+ * (touch -d, cp -p) still changes ctime.  What no stat() can see is a
+ * second edit within the same tick of the file system's clock, of the
+ * same size; cfgsnap_racy() lets the writer refuse to save from sources
+ * that recent, as git does with its index.
+ *
+ * Writing: a unique temporary file beside the target (mkostemp: mode
+ * 0600, O_EXCL), the whole content, then rename() over the target: many
+ * processes may write at once, each rename is atomic, and a reader sees
+ * one complete file or another.  No fsync(): a file damaged by a crash
+ * fails its checksum and is simply compiled again.
+ */
+#include "cfgsnap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "sha256.h"
+
+#define RACY_FINE_NS   100000000LL  /* 100 ms: many clock ticks */
+#define RACY_SECOND_NS 2000000000LL /* whole-second file times */
+
+int cfgsnap_abs_path(const char *conf, char *out, size_t size)
+{
+    char cwd[4096];
+    int n;
+
+    if (conf[0] == '/') {
+        n = snprintf(out, size, "%s", conf);
+    } else if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        return -1;
+    } else {
+        n = snprintf(out, size, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "",
+                     conf);
+    }
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* DIR/cgi-UID-HASH.snap; see the header. */
+int cfgsnap_file_name(const char *dir, const char *conf_abs, char *out,
+                      size_t size)
+{
+    uint8_t digest[SUSPECT_SHA256_LEN];
+    char hex[17];
+    int n;
+
+    suspect_sha256(conf_abs, strlen(conf_abs), digest);
+    for (size_t i = 0; i < 8; i++) {
+        snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+    }
+    n = snprintf(out, size, "%s/cgi-%lu-%s.snap", dir, (unsigned long)geteuid(),
+                 hex);
+    return n > 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* Why the file behind fd (fstat st) may not be trusted, or NULL. */
+static const char *untrusted(const struct stat *st)
+{
+    if (!S_ISREG(st->st_mode)) {
+        return "not a regular file";
+    }
+    if (st->st_uid != geteuid() && st->st_uid != 0) {
+        return "owned by another user";
+    }
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        return "writable by others";
+    }
+    if (st->st_size > (off_t)CFGSNAP_MAX_BYTES) {
+        return "too large";
+    }
+    return NULL;
+}
+
+/* Reads all of fd (size bytes expected) into *buf. */
+static suspect_rc_t read_all(int fd, const char *path, size_t size,
+                             unsigned char **buf, suspect_err_t *err)
+{
+    unsigned char *b = suspect_malloc(size > 0 ? size : 1);
+    size_t got = 0;
+
+    if (b == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
+    }
+    while (got < size) {
+        ssize_t n = read(fd, b + got, size - got);
+
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            free(b);
+            return n < 0 ? suspect_err_sys(err, SUSPECT_E_IO, path, "read")
+                         : suspect_err_set(err, SUSPECT_E_PARSE, path, 0,
+                                           "shorter than its size");
+        }
+        got += (size_t)n;
+    }
+    *buf = b;
+    return SUSPECT_OK;
+}
+
+/* Opens without following links or blocking, checks, reads, decodes. */
+suspect_rc_t cfgsnap_read(const char *path, cfgsnap_t *out, suspect_err_t *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    unsigned char *buf = NULL;
+    const char *why;
+    struct stat st;
+    suspect_rc_t rc;
+
+    memset(out, 0, sizeof(*out));
+    if (fd < 0) {
+        return suspect_err_sys(
+            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
+            "open");
+    }
+    if (fstat(fd, &st) != 0) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "fstat");
+    } else if ((why = untrusted(&st)) != NULL) {
+        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0, "not used: %s",
+                             why);
+    } else {
+        rc = read_all(fd, path, (size_t)st.st_size, &buf, err);
+    }
+    close(fd);
+    if (rc == SUSPECT_OK) {
+        rc = cfgsnap_decode(buf, (size_t)st.st_size, path, out, err);
+    }
+    free(buf);
+    return rc;
+}
+
+/* Whether the file at path has the identity want (all zero: no file). */
+static bool same_id(const char *path, const cfgsnap_id_t *want)
+{
+    static const cfgsnap_id_t none;
+    struct stat st;
+    cfgsnap_id_t now;
+
+    if (path == NULL) {
+        return memcmp(want, &none, sizeof(none)) == 0;
+    }
+    if (stat(path, &st) != 0) {
+        return false;
+    }
+    cfgsnap_id_set(&now, &st);
+    return now.dev == want->dev && now.ino == want->ino &&
+           now.size == want->size && now.mtime_ns == want->mtime_ns &&
+           now.ctime_ns == want->ctime_ns;
+}
+
+/* The key, then one stat() per source. */
+bool cfgsnap_fresh(const cfgsnap_t *s, const char *conf_abs)
+{
+    return s->conf != NULL && s->limits != NULL && s->conf_path != NULL &&
+           strcmp(s->conf_path, conf_abs) == 0 &&
+           same_id(s->conf_path, &s->id[CFGSNAP_SRC_CONF]) &&
+           same_id(s->conf->limits_path, &s->id[CFGSNAP_SRC_LIMITS]) &&
+           same_id(s->conf->template_path, &s->id[CFGSNAP_SRC_TEMPLATE]);
+}
+
+/* Whether time t (ns) is within window of now, on either side. */
+static bool near(int64_t t, int64_t now_ns, int64_t window)
+{
+    int64_t d = now_ns - t;
+
+    return d < window && d > -window;
+}
+
+/* Whether a source changed within its file system's tick of now. */
+bool cfgsnap_racy(const cfgsnap_t *s, int64_t now_ns)
+{
+    for (size_t i = 0; i < CFGSNAP_NSRC; i++) {
+        const cfgsnap_id_t *id = &s->id[i];
+        /* Whole seconds in both times: a file system that keeps no
+         * more, whose tick is a second (or two). */
+        int64_t w =
+            id->mtime_ns % 1000000000 == 0 && id->ctime_ns % 1000000000 == 0
+                ? RACY_SECOND_NS
+                : RACY_FINE_NS;
+
+        if (near(id->mtime_ns, now_ns, w) || near(id->ctime_ns, now_ns, w)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Writes n bytes at p to fd; 0 or -1 (errno). */
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            if (w == 0) {
+                errno = EIO;
+            }
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* write_all(), then close(fd) in any case; 0 or -1 (errno of the first
+ * failure). */
+static int write_closed(int fd, const unsigned char *p, size_t n)
+{
+    int w = write_all(fd, p, n);
+    int saved = errno;
+
+    if (close(fd) != 0 && w == 0) {
+        return -1;
+    }
+    errno = saved;
+    return w;
+}
+
+/* Encodes, writes a temporary file beside path, renames it over path. */
+suspect_rc_t cfgsnap_write(const char *path, const cfgsnap_t *s,
+                           suspect_err_t *err)
+{
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    char *tmp;
+    int fd;
+    suspect_rc_t rc = cfgsnap_encode(s, &buf, &len, err);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    tmp = suspect_malloc(strlen(path) + 8);
+    if (tmp == NULL) {
+        free(buf);
+        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
+    }
+    sprintf(tmp, "%s.XXXXXX", path);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "create");
+    } else if (write_closed(fd, buf, len) != 0) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, tmp, "write");
+    } else if (rename(tmp, path) != 0) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "rename");
+    }
+    if (rc != SUSPECT_OK && fd >= 0) {
+        unlink(tmp);
+    }
+    free(tmp);
+    free(buf);
+    return rc;
+}

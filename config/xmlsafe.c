@@ -159,6 +159,16 @@ static void on_xml_error(void *ctx, xmlErrorPtr e)
     }
 }
 
+/* Generic error handler for the duration of a parse: libxml2 reports
+ * some errors without a parser context (an encoding conversion failing on
+ * UCS-4 input, say) through the thread's generic handler, which prints to
+ * stderr, the daemons' log.  The parse still fails through serror. */
+static void on_generic_error(void *ctx, const char *fmt, ...)
+{
+    (void)ctx;
+    (void)fmt;
+}
+
 /* internalSubset callback: any DOCTYPE stops the parse, unread. */
 static void on_doctype(void *ctx, const xmlChar *name, const xmlChar *ext_id,
                        const xmlChar *sys_id)
@@ -260,6 +270,8 @@ suspect_rc_t xmlsafe_parse(const char *buf, size_t len, const char *name,
 {
     parse_state_t st;
     xmlParserCtxtPtr ctxt;
+    xmlGenericErrorFunc gen_fn;
+    void *gen_ctx;
     suspect_rc_t rc;
 
     *doc = NULL;
@@ -281,7 +293,11 @@ suspect_rc_t xmlsafe_parse(const char *buf, size_t len, const char *name,
     if (tag_lines && st.start != NULL) {
         ctxt->sax->startElementNs = on_start;
     }
+    gen_fn = xmlGenericError;
+    gen_ctx = xmlGenericErrorContext;
+    xmlSetGenericErrorFunc(NULL, on_generic_error);
     *doc = xmlCtxtReadMemory(ctxt, buf, (int)len, NULL, NULL, PARSE_OPTIONS);
+    xmlSetGenericErrorFunc(gen_ctx, gen_fn);
     rc = check_document(ctxt, *doc, &st, name, err);
     if (rc != SUSPECT_OK) {
         xmlFreeDoc(*doc);

@@ -558,6 +558,32 @@ static void test_billion_laughs(void)
     free(doc);
 }
 
+/* A file libxml2 cannot convert (UCS-4 with a broken character; found by
+ * fuzz/fuzz_limits) fails as a parse error and prints nothing: libxml2
+ * reports such errors to the thread's generic handler, whose default
+ * writes to stderr, the daemons' log. */
+static void test_encoding_error_silent(void)
+{
+    static const char doc[] = "\0\0\0<\0\0\0a\0\0\0/\0\0\0>\xff\xff\xff\xff";
+    char path[] = "/tmp/suspect-limits-stderr.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    suspect_limits_t *lim = NULL;
+    suspect_err_t err;
+    struct stat st;
+
+    suspect_err_clear(&err);
+    CU_ASSERT_FATAL(fd >= 0 && saved >= 0);
+    unlink(path);
+    CU_ASSERT_FATAL(dup2(fd, 2) == 2);
+    CU_ASSERT(suspect_limits_parse(doc, sizeof(doc) - 1, "ucs4.xml", NULL, &lim,
+                                   &err) == SUSPECT_E_PARSE);
+    dup2(saved, 2);
+    close(saved);
+    CU_ASSERT_PTR_NULL(lim);
+    CU_ASSERT(fstat(fd, &st) == 0 && st.st_size == 0);
+    close(fd);
+}
+
 /* Line numbers past 65535 are right (XML_PARSE_BIG_LINES). */
 static void test_big_lines(void)
 {
@@ -741,6 +767,7 @@ int register_limits_suite(void)
         {"not regular files", test_not_regular},
         {"external entities never read", test_xxe_never_read},
         {"billion laughs fails fast", test_billion_laughs},
+        {"encoding errors not printed", test_encoding_error_silent},
         {"big line numbers", test_big_lines},
         {"value quoting", test_value_quoting},
         {"refcount and arguments", test_refcount_and_args},

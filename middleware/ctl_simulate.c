@@ -45,6 +45,9 @@ static ssize_t sim_read(mw_req_t *req, void *buf, size_t n, bool wait)
 
     (void)wait;
     n = n < left ? n : left;
+    if (n == 0) {
+        return 0; /* no body at all: r->body may be NULL */
+    }
     memcpy(buf, r->body + r->off, n);
     r->off += n;
     return (ssize_t)n;

@@ -78,13 +78,12 @@ static void deny_inputs(const suspect_conf_t *conf, const mw_req_t *req,
     d->status = v->status;
     if (conf->format == SUSPECT_FORMAT_JSON) {
         d->accept = "application/problem+json";
+        d->accept_len = strlen(d->accept);
     } else if (conf->format == SUSPECT_FORMAT_HTML) {
         d->accept = "text/html";
+        d->accept_len = strlen(d->accept);
     } else {
         d->accept = mw_req_param(req, "HTTP_ACCEPT", &d->accept_len);
-    }
-    if (d->accept != NULL && d->accept_len == 0) {
-        d->accept_len = strlen(d->accept);
     }
     d->tmpl = conf->template_body;
     d->tmpl_len = conf->template_body != NULL ? conf->template_len : 0;

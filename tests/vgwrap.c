@@ -32,9 +32,16 @@ static void read_env(void)
         return;
     }
     strcpy(command, vg);
-    for (char *w = strtok_r(command, " \t", &save);
-         w != NULL && nwords < TEST_VG_MAX_WORDS;
+    for (char *w = strtok_r(command, " \t", &save); w != NULL;
          w = strtok_r(NULL, " \t", &save)) {
+        if (nwords == TEST_VG_MAX_WORDS) {
+            fprintf(stderr,
+                    "SUSPECT_VALGRIND: more than %d words; "
+                    "programs run without it\n",
+                    TEST_VG_MAX_WORDS);
+            nwords = 0;
+            return;
+        }
         words[nwords++] = w;
     }
 }

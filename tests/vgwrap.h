@@ -4,7 +4,7 @@
  * scripts/valgrind runs the test runner under valgrind and sets
  * SUSPECT_VALGRIND to the command the programs of this build that the
  * tests start (suspect-fcgi, suspect-cgi, suspectctl) are to run under:
- * blank-separated words, the first an absolute path ("/usr/bin/valgrind
+ * blank-separated words, the first an absolute path ("/usr/bin/valgrind.bin
  * --error-exitcode=99 ... --log-file=DIR/vg.%p.log").  Unset or empty,
  * the programs run as they are.  SUSPECT_TEST_SCALE, a whole number
  * (default 1), multiplies the suite's process and request deadlines:

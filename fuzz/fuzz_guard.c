@@ -111,20 +111,23 @@ static void setup(void)
     }
 }
 
-/* Fills r's variables from "NAME=value" lines; returns where the body
- * starts (after the first empty line), or end. */
-static const char *parse_vars(fakereq_t *r, const char *p, const char *end)
+/* Fills r's variables from "NAME=value" lines of p[0..end), where *end
+ * is a NUL; each value's '\n' becomes its NUL, as mw_param_t requires.
+ * Returns where the body starts (after the first empty line), or end. */
+static const char *parse_vars(fakereq_t *r, char *p, char *end)
 {
     size_t n = 0;
 
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl != NULL ? nl : end;
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *e = nl != NULL ? nl : end;
         const char *eq = memchr(p, '=', (size_t)(e - p));
 
         if (e == p) {
+            r->req.nparams = n;
             return p + 1;
         }
+        *e = '\0';
         if (eq != NULL && n < FAKEREQ_MAX_PARAMS) {
             r->params[n].name = p;
             r->params[n].name_len = (size_t)(eq - p);
@@ -173,7 +176,7 @@ static void check_response(const fakereq_t *r, const mw_verdict_t *v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const char *p = (const char *)data + 1, *end = (const char *)data + size;
+    char *copy, *end;
     mw_guard_t *g;
     mw_resolution_t res;
     mw_verdict_t v;
@@ -189,8 +192,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setup();
     }
     g = guards[data[0] % 3];
+    copy = malloc(size);
+    CHECK(copy != NULL);
+    memcpy(copy, data + 1, size - 1);
+    end = copy + size - 1;
+    *end = '\0';
     fakereq_init(&r, NULL, NULL, 0);
-    body = parse_vars(&r, p, end);
+    body = parse_vars(&r, copy, end);
     r.body = body;
     r.body_len = (size_t)(end - body);
     r.chunk = (data[0] >> 3) & 7 ? ((data[0] >> 3) & 7) : 0;
@@ -222,5 +230,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     suspect_store_free(store);
     fakereq_free(&r);
+    free(copy);
     return 0;
 }

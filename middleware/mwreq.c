@@ -69,10 +69,13 @@ suspect_rc_t mw_req_prefetch(mw_req_t *req, size_t max, const char **body,
     long long clen = content_length(req);
     size_t want = max;
 
+    /* Clamped on every call, not only the first: a body longer than
+     * CONTENT_LENGTH may leave the spare byte below in the buffer, and a
+     * later call must not return it (the caller would see another body). */
+    if (clen >= 0 && (unsigned long long)clen < want) {
+        want = (size_t)clen;
+    }
     if (req->pre == NULL) {
-        if (clen >= 0 && (unsigned long long)clen < want) {
-            want = (size_t)clen;
-        }
         /* One spare byte tells "exactly max" from "more than max". */
         req->pre = suspect_malloc(want + 1);
         if (req->pre == NULL) {

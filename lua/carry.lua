@@ -9,43 +9,12 @@
 -- Returns: locks written, hits added.
 --
 -- A lock is written only when it ends after the lock Redis holds (read as
--- decide.lua reads it): carrying back never shortens a lock.  Its value
+-- common.lua reads it): carrying back never shortens a lock.  Its value
 -- carries its end and its TTL is what is left of it.  Hits still in their
 -- window are added with their own times; members are fixed by the host, so
 -- sending the same hits twice (a retry after a timeout) counts them once.
 -- The window's TTL is raised, never lowered, to outlive the newest hit.
-local now = tonumber(ARGV[1])
-if now == nil then
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local YEAR_MS = 31536000000
-local SLACK = 5000
 local locks, hits = 0, 0
-
-local function ms(x)
-    return string.format('%.0f', x)
-end
-
--- When the lock at key lk ends, 0 when there is none (as decide.lua).
-local function lock_until(lk)
-    local v = redis.call('GET', lk)
-    if not v then
-        return 0
-    end
-    local e = string.match(v, '|until=(%d+)$')
-    if e then
-        return tonumber(e)
-    end
-    local ttl = redis.call('PTTL', lk)
-    if ttl == -1 then
-        return now + YEAR_MS
-    end
-    if ttl > 0 then
-        return now + ttl
-    end
-    return 0
-end
 
 for i = 1, #KEYS / 2 do
     local wk, lk = KEYS[2 * i - 1], KEYS[2 * i]

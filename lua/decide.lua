@@ -22,42 +22,12 @@
 -- the clock, then was descheduled, or its host's clock is behind) must still
 -- see the hits in its own window that a request with a later clock would
 -- otherwise have trimmed.  Exact for delays and skews up to SLACK.
-local now = tonumber(ARGV[1])
-if now == nil then
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local block = tonumber(ARGV[4])
 local member = ARGV[5]
 local n = #KEYS / 2
-local YEAR_MS = 31536000000
-local SLACK = 5000
 
-local function ms(x)
-    return string.format('%.0f', x)
-end
-
--- When the lock at key lk ends, 0 when there is none.
-local function lock_until(lk)
-    local v = redis.call('GET', lk)
-    if not v then
-        return 0
-    end
-    local e = string.match(v, '|until=(%d+)$')
-    if e then
-        return tonumber(e)
-    end
-    local ttl = redis.call('PTTL', lk)
-    if ttl == -1 then
-        return now + YEAR_MS
-    end
-    if ttl > 0 then
-        return now + ttl
-    end
-    return 0
-end
 
 local out = {now, 0}
 local allowed = true

@@ -1,0 +1,37 @@
+-- common.lua - put in front of every other script by scripts/lua2c, so the
+-- data model is read in one place.
+--
+-- ARGV[1] is always now_ms ("" = use Redis TIME).  A lock is the string
+-- "<identity>|until=<epoch ms>" with a TTL; one without "|until=" (written
+-- by .NET: value = identity) ends at now + PTTL, a year when it has no TTL.
+local now = tonumber(ARGV[1])
+if now == nil then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local YEAR_MS = 31536000000
+local SLACK = 5000
+
+local function ms(x)
+    return string.format('%.0f', x)
+end
+
+-- When the lock at key lk ends, 0 when there is none.
+local function lock_until(lk)
+    local v = redis.call('GET', lk)
+    if not v then
+        return 0
+    end
+    local e = string.match(v, '|until=(%d+)$')
+    if e then
+        return tonumber(e)
+    end
+    local ttl = redis.call('PTTL', lk)
+    if ttl == -1 then
+        return now + YEAR_MS
+    end
+    if ttl > 0 then
+        return now + ttl
+    end
+    return 0
+end

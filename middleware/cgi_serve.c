@@ -1,9 +1,12 @@
 /*
  * cgi_serve.c - one request of suspect-cgi once its configuration is
- * loaded (cgi_wrap.h): find the program, open the store, decide as
- * suspect-fcgi does (mw_guard_decide), then either answer the denial and
- * return, or put the body back and execve() the program with the
- * environment it was given, unchanged.
+ * loaded (cgi_wrap.h): find the program, resolve the request as
+ * suspect-fcgi does (mw_guard_resolve), open the store and let it decide
+ * (mw_guard_finish) only when the request has keys to count, then either
+ * answer the denial and return, or put the body back and execve() the
+ * program with the environment it was given, unchanged.  A request no
+ * route counts (a page, a stylesheet) never opens the store: it costs the
+ * exec and the configuration, not the LMDB environment.
  *
  * The program: the first operand, else $SUSPECT_CGI_TARGET (either must
  * lie inside <Cgi root> when there is one), else <Cgi program>, else
@@ -13,11 +16,12 @@
  * (this program, the suspect-cgi that executed it, or a #! script naming
  * either) is refused instead of looping.
  *
- * Failures never let a request through unchecked: an unusable program or
- * a store that cannot be opened is a 500 (503 with failMode="closed") and
- * one line on stderr, the web server's error log; only failMode="open"
- * runs the program when the store cannot be opened.  Everything is freed
- * before execve(), so no descriptor of the store leaks into the program.
+ * Failures never let a counted request through unchecked: an unusable
+ * program, or a store that cannot be opened for a request with keys, is a
+ * 500 (503 with failMode="closed") and one line on stderr, the web
+ * server's error log; only failMode="open" runs the program when the
+ * store cannot be opened.  Everything is freed before execve(), so no
+ * descriptor of the store leaks into the program.
  */
 #include "config.h"
 
@@ -256,25 +260,46 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Decides the request; 0 when the program may run, -1 when answered. */
-static int decide(cgi_req_t *r)
+/* Answers v when it stops the request: 0 when the program may run, -1
+ * when answered. */
+static int answer(cgi_req_t *r, const mw_verdict_t *v)
 {
-    mw_verdict_t v;
-    suspect_err_t err;
-
-    suspect_err_clear(&err);
-    if (mw_guard_decide(r->guard, r->limits, r->store, r->req, now_ms(), &v,
-                        &err) != SUSPECT_OK) {
-        return cgi_refuse_err(r, err.code == SUSPECT_E_NOMEM ? 503 : 400,
-                              "request refused: ", &err);
-    }
-    if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
-        v.kind == MW_VERDICT_UNAVAILABLE) {
-        log_verdict(r, &v);
-        mw_guard_respond(r->guard, r->req, &v);
+    if (v->kind == MW_VERDICT_DENY || v->kind == MW_VERDICT_REJECT ||
+        v->kind == MW_VERDICT_UNAVAILABLE) {
+        log_verdict(r, v);
+        mw_guard_respond(r->guard, r->req, v);
         return -1;
     }
     return 0;
+}
+
+/*
+ * Decides the request: resolves it, and opens the store and has it
+ * decide only when there are keys.  0 when the program may run (1 from
+ * open_store() too: failMode="open"), -1 when answered.
+ */
+static int decide(cgi_req_t *r)
+{
+    mw_resolution_t res;
+    mw_verdict_t v;
+    suspect_err_t err;
+    int st;
+
+    suspect_err_clear(&err);
+    if (mw_guard_resolve(r->guard, r->limits, r->req, now_ms(), &res, &err) !=
+        SUSPECT_OK) {
+        return cgi_refuse_err(r, err.code == SUSPECT_E_NOMEM ? 503 : 400,
+                              "request refused: ", &err);
+    }
+    if (res.nkeys == 0) {
+        return answer(r, &res.verdict);
+    }
+    st = open_store(r);
+    if (st != 0) {
+        return st < 0 ? -1 : 0;
+    }
+    mw_guard_finish(r->store, &res, &v);
+    return answer(r, &v);
 }
 
 /* Frees the store, the snapshots and the guard. */
@@ -330,17 +355,12 @@ int cgi_compile_guard(cgi_req_t *r)
     return 0;
 }
 
-/* Program, store, decision, then the answer or execve(). */
+/* Program, decision (the store when needed), then the answer or
+ * execve(). */
 void cgi_serve(cgi_req_t *r)
 {
-    int unchecked;
-
     if ((r->guard == NULL && cgi_compile_guard(r) != 0) ||
-        resolve_target(r) != 0) {
-        return;
-    }
-    unchecked = open_store(r);
-    if (unchecked < 0 || (unchecked == 0 && decide(r) != 0)) {
+        resolve_target(r) != 0 || decide(r) != 0) {
         return;
     }
     cgi_release(r);

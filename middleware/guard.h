@@ -108,7 +108,17 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
                               mw_resolution_t *out, suspect_err_t *err);
 
 /*
- * Decides req at now_ms.  Returns SUSPECT_OK with *out filled (a store
+ * Step 6 alone: the store's decision on a resolution with keys
+ * (res->nkeys > 0), as a verdict in *out.  A store error is a verdict
+ * (UNAVAILABLE), as in mw_guard_decide().  Lets a caller that pays for
+ * opening its store (suspect-cgi) open it only when a request needs it.
+ */
+void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
+                     mw_verdict_t *out);
+
+/*
+ * Decides req at now_ms: mw_guard_resolve(), then mw_guard_finish() when
+ * there are keys.  Returns SUSPECT_OK with *out filled (a store
  * failure is a verdict: the failover store has applied the fail mode
  * already), or SUSPECT_E_IO when reading the body for a form source
  * failed, SUSPECT_E_NOMEM.

@@ -27,8 +27,8 @@
  *     store) fails closed: UNAVAILABLE (503); a failover store reports its
  *     closed mode as SUSPECT_DEGRADED_CLOSED, also UNAVAILABLE.
  * mw_guard_resolve() is steps 1 to 5 (an mw_resolution_t: the verdict so
- * far and the keys); mw_guard_decide() is resolve, then step 6, so a
- * simulated request resolves exactly as a real one.
+ * far and the keys); mw_guard_finish() is step 6; mw_guard_decide() is
+ * the two, so a simulated request resolves exactly as a real one.
  *
  * Cost per request: a few variable lookups, one pass over the path, the
  * routes tried in order, the key builds and the store; no allocation
@@ -279,6 +279,14 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     return call_error(rc, err);
 }
 
+/* Step 6 of the file comment: see guard.h. */
+void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
+                     mw_verdict_t *out)
+{
+    *out = res->verdict;
+    store_verdict(store, res->keys, res->nkeys, out);
+}
+
 /* Decides req at now_ms: see the file comment and guard.h. */
 suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
                              suspect_store_t *store, mw_req_t *req,
@@ -295,7 +303,7 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
     rc = mw_guard_resolve(g, lim, req, now_ms, &res, err);
     *out = res.verdict;
     if (rc == SUSPECT_OK && res.nkeys > 0) {
-        store_verdict(store, res.keys, res.nkeys, out);
+        mw_guard_finish(store, &res, out);
     }
     return rc;
 }

@@ -162,6 +162,54 @@ static void test_used(void)
     CU_ASSERT(sound());
 }
 
+/* Writes suspect.xml: text with a store in a directory that does not
+ * exist, in failMode mode. */
+static void unusable_store(const char *text, const char *mode)
+{
+    char store[TEST_PATH_MAX + 128];
+    const char *pairs[] = {"  <Cgi ", store, NULL};
+    char *edited;
+
+    snprintf(store, sizeof(store),
+             "  <Store type=\"lmdb\" path=\"%s\" failMode=\"%s\"/>\n  <Cgi ",
+             at("none/x.lmdb"), mode);
+    edited = test_subst(text, pairs);
+    CU_ASSERT_FATAL(edited != NULL && strstr(edited, "<Store ") != NULL);
+    CU_ASSERT_FATAL(test_write_file(e2e.conf, edited, strlen(edited)) == 0);
+    free(edited);
+}
+
+/* A request no route counts runs the program without opening the store:
+ * an unusable store does not stop it, in the compiler's first answer or
+ * with the compiled configuration, while a counted one gets the fail
+ * mode's answer. */
+static void test_store_not_needed(void)
+{
+    static const struct {
+        const char *mode;
+        int status;
+    } modes[] = {{"closed", 503}, {"local", 500}};
+    char *text = test_read_file(e2e.conf, NULL);
+    cgi_out_t r;
+
+    CU_ASSERT_FATAL(text != NULL);
+    for (size_t i = 0; i < 2; i++) {
+        ino_t ino = inode(snap());
+
+        unusable_store(text, modes[i].mode);
+        CU_ASSERT_EQUAL(get(&r, "/page", "p1", NULL, NULL), 200);
+        CU_ASSERT(r.err == NULL || r.err[0] == '\0');
+        cgirun_free(&r);
+        CU_ASSERT_FATAL(resaved(ino));
+        CU_ASSERT_EQUAL(get(&r, "/page", "p1", NULL, NULL), 200);
+        CU_ASSERT(r.err == NULL || r.err[0] == '\0');
+        cgirun_free(&r);
+        CU_ASSERT_EQUAL(status("/hdr", "p1"), modes[i].status);
+    }
+    CU_ASSERT(access(at("none"), F_OK) != 0);
+    free(text);
+}
+
 /* Rewrites path in place with from replaced by to (same length), then
  * puts its mtime back: only its ctime says it changed. */
 static void edit_in_place(const char *path, const char *from, const char *to)
@@ -459,6 +507,8 @@ int cgirun_add_snap_run_tests(struct CU_Suite *s)
         {"compiled: concurrent first requests", test_concurrent},
         {"compiled: --check, and no compiler", test_check_and_no_compiler},
         {"compiled: suspect-cgi links no XML parser", test_no_xml},
+        {"compiled: a request no route counts needs no store",
+         test_store_not_needed},
     };
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

@@ -54,6 +54,7 @@ struct mw_server {
     conn_t **conns;
     unsigned started; /* threads running */
     pthread_mutex_t lock;
+    bool refusing; /* the listening socket is shut down */
     bool stopped;
 };
 
@@ -213,22 +214,39 @@ suspect_rc_t mw_server_start(mw_server_t *s, suspect_err_t *err)
     return rc;
 }
 
-void mw_server_stop(mw_server_t *s)
+/* mw_server_refuse_new(), s->lock held. */
+static void refuse_new(mw_server_t *s)
 {
     uint64_t one = 1;
 
-    pthread_mutex_lock(&s->lock);
-    if (s->stopped) {
-        pthread_mutex_unlock(&s->lock);
+    if (s->refusing) {
         return;
     }
-    s->stopped = true;
+    s->refusing = true;
     atomic_store(&s->shared.stopping, true);
     while (write(s->shared.stop_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
     }
     if (s->started > 0) {
         shutdown(s->listen_fd, SHUT_RDWR);
     }
+}
+
+void mw_server_refuse_new(mw_server_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    refuse_new(s);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void mw_server_stop(mw_server_t *s)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->stopped) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    s->stopped = true;
+    refuse_new(s);
     for (unsigned i = 0; i < s->started; i++) {
         pthread_join(s->threads[i], NULL);
     }

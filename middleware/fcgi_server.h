@@ -70,6 +70,11 @@ suspect_rc_t mw_server_new(const mw_server_opts_t *opts, mw_server_t **out,
 /* Starts the workers.  SUSPECT_E_NOMEM / SUSPECT_E_IO (thread creation). */
 suspect_rc_t mw_server_start(mw_server_t *s, suspect_err_t *err);
 
+/* Stops accepting: the listening socket is shut down, so a connection
+ * made from now on is refused; requests in flight go on.  The first half
+ * of mw_server_stop(), for a caller that says so once it is true. */
+void mw_server_refuse_new(mw_server_t *s);
+
 /* Stops accepting, waits for requests in flight, joins the workers.
  * Safe to call from another thread than the one that started it. */
 void mw_server_stop(mw_server_t *s);

@@ -9,9 +9,10 @@
  * get a clean mask set by the spawner), starts the worker pool, then
  * becomes the signal thread: sigtimedwait() with the reload interval as
  * timeout.  SIGHUP reloads both files now; the timeout polls them.
- * SIGTERM or SIGINT stops accepting at once (mw_server_stop(), run by a
- * helper thread because it also waits for the requests in flight) and
- * gives those requests a grace period (--grace, 10 s); when it is over, or
+ * SIGTERM or SIGINT stops accepting at once (mw_server_refuse_new(), and
+ * only then the log line that says so), then mw_server_stop(), run by a
+ * helper thread because it waits for the requests in flight, gives those
+ * requests a grace period (--grace, 10 s); when it is over, or
  * at a second SIGTERM or SIGINT, every CGI still running is killed
  * (mw_cgi_shutdown()) and every request waiting for the upstream FastCGI
  * server is cancelled (mw_upstream_shutdown(): its connection closed),
@@ -173,12 +174,13 @@ static int64_t mono_ms(void)
 }
 
 /*
- * Waits for SIGHUP, SIGTERM and SIGINT until one of the last two,
- * reloading on SIGHUP and whenever the reload interval has passed.  The
- * other signals stay blocked and are never waited for: a SIGCHLD from every
- * CGI exit must not keep restarting the wait and starve the reloads.
+ * Waits for SIGHUP, SIGTERM and SIGINT until one of the last two, and
+ * returns it, reloading on SIGHUP and whenever the reload interval has
+ * passed.  The other signals stay blocked and are never waited for: a
+ * SIGCHLD from every CGI exit must not keep restarting the wait and
+ * starve the reloads.
  */
-static void signal_loop(mw_runtime_t *rt)
+static int signal_loop(mw_runtime_t *rt)
 {
     sigset_t set;
     int64_t next = mono_ms() + mw_runtime_reload_ms(rt);
@@ -198,11 +200,7 @@ static void signal_loop(mw_runtime_t *rt)
             sig = sigtimedwait(&set, NULL, &ts);
         }
         if (sig == SIGTERM || sig == SIGINT) {
-            mw_log(MW_LOG_NOTICE,
-                   "%s: no new requests; finishing those in flight, then "
-                   "exiting",
-                   strsignal(sig));
-            return;
+            return sig;
         }
         if (sig == SIGHUP) {
             mw_log(MW_LOG_NOTICE, "SIGHUP: reloading");
@@ -302,7 +300,7 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     mw_server_t *srv = NULL;
     suspect_err_t err;
     sigset_t all;
-    int fd = -1;
+    int fd = -1, sig;
 
     suspect_err_clear(&err);
     sigfillset(&all);
@@ -332,7 +330,11 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
            c->store == SUSPECT_STORE_REDIS  ? "redis"
            : c->store == SUSPECT_STORE_LMDB ? "lmdb"
                                             : "memory");
-    signal_loop(rt);
+    sig = signal_loop(rt);
+    mw_server_refuse_new(srv);
+    mw_log(MW_LOG_NOTICE,
+           "%s: no new requests; finishing those in flight, then exiting",
+           strsignal(sig));
     drain(srv, grace_ms);
     mw_cgi_kill_all();
     mw_server_free(srv);

@@ -275,8 +275,8 @@ static int answer(cgi_req_t *r, const mw_verdict_t *v)
 
 /*
  * Decides the request: resolves it, and opens the store and has it
- * decide only when there are keys.  0 when the program may run (1 from
- * open_store() too: failMode="open"), -1 when answered.
+ * decide only when there are keys.  0 when the program may run (also when
+ * the store failed and failMode="open" lets it), -1 when answered.
  */
 static int decide(cgi_req_t *r)
 {

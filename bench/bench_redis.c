@@ -29,10 +29,10 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "redisserver.h"
+#include "helpers/redisserver.h"
 #include "suspect_failover.h"
 #include "suspect_redis.h"
-#include "util.h"
+#include "helpers/util.h"
 
 /* Generated from the lua directory (lua/scripts.c). */
 extern const char redis_lua_decide[];

@@ -1,7 +1,7 @@
 /*
  * fuzz_cgi_output.c - libFuzzer target for what a CGI program writes back
- * (middleware/cgi_io.c): the stdout pump that holds the CGI header block
- * until its blank line, checks every line is a header field and relays
+ * (middleware/forward/cgi_io.c): the stdout pump that holds the CGI header
+ * block until its blank line, checks every line is a header field and relays
  * the response, and the stderr pump that splits lines for the log.
  *
  * suspect-fcgi does not rewrite the header block (the web server parses
@@ -27,9 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgi_internal.h"
-#include "fakereq.h"
-#include "log.h"
+#include "forward/cgi_internal.h"
+#include "helpers/fakereq.h"
+#include "log/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

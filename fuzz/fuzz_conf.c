@@ -1,8 +1,8 @@
 /*
- * fuzz_conf.c - libFuzzer target for the suspect.xml loader (config/conf.c,
- * conf_xml.c, conf_values.c, conf_elems.c, conf_route.c) and the guard
- * compiler that takes its result (middleware/guard.c: trusted proxies,
- * header names, route lengths).
+ * fuzz_conf.c - libFuzzer target for the suspect.xml loader
+ * (config/conf/conf.c, conf_xml.c, conf_values.c, conf_elems.c, conf_route.c)
+ * and the guard compiler that takes its result (middleware/guard/guard.c:
+ * trusted proxies, header names, route lengths).
  *
  * Input: the bytes of a suspect.xml, handed to suspect_conf_parse() with a
  * private directory that holds a small response template (429.html), so
@@ -20,9 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guard.h"
-#include "suspect_conf.h"
-#include "suspect_limits.h"
+#include "guard/guard.h"
+#include "conf/suspect_conf.h"
+#include "limits/suspect_limits.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_fcgi_proto.c - libFuzzer target for the FastCGI wire format
- * (middleware/fcgi_proto.c): record headers, BEGIN_REQUEST and END_REQUEST
+ * (middleware/fcgi/fcgi_proto.c): record headers, BEGIN_REQUEST and END_REQUEST
  * bodies, name-value pairs.
  *
  * Input: any bytes.  The first 8 are decoded as a record header and as
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fcgi_proto.h"
+#include "fcgi/fcgi_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_fcgi_server.c - libFuzzer target for the FastCGI server side: the
- * record state machine (middleware/fcgi_conn.c), PARAMS collection and the
+ * record state machine (middleware/fcgi/fcgi_conn.c), PARAMS collection and the
  * merging of repeated names (fcgi_params.c), and the buffered reader and
  * STDOUT writer (fcgi_io.c).
  *
@@ -30,8 +30,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fcgi_conn.h"
-#include "log.h"
+#include "fcgi/fcgi_conn.h"
+#include "log/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,8 +1,8 @@
 /*
  * fuzz_guard.c - libFuzzer target for a whole request decision
- * (middleware/guard_decide.c, route.c, identity.c, path.c, guard_respond.c,
- * and through them the request parsers and policy/keys.c), with the
- * in-memory request of tests/fakereq.c and a memory store.
+ * (middleware/guard/guard_decide.c, route.c, identity.c, path.c,
+ * guard_respond.c, and through them the request parsers and policy/keys.c),
+ * with the in-memory request of tests/helpers/fakereq.c and a memory store.
  *
  * Input: a control byte, then CGI variables as NAME=value lines; after the
  * first empty line, the request body.  The control byte picks one of
@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fakereq.h"
-#include "guard.h"
-#include "log.h"
+#include "helpers/fakereq.h"
+#include "guard/guard.h"
+#include "log/log.h"
 #include "suspect_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

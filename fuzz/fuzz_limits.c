@@ -1,6 +1,6 @@
 /*
  * fuzz_limits.c - libFuzzer target for the limits-file loader
- * (config/limits_xml.c, config/limits.c).
+ * (config/limits/limits_xml.c, config/limits/limits.c).
  *
  * Input: the bytes of a limits file, handed to suspect_limits_parse() as
  * the file would be after xmlsafe_read_file().  Small caps (64 KiB, 200
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suspect_limits.h"
+#include "limits/suspect_limits.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

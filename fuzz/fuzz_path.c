@@ -1,6 +1,7 @@
 /*
  * fuzz_path.c - libFuzzer target for the path normaliser that routes are
- * matched with (middleware/path.c: mw_path_normalize(), guard_path_build()).
+ * matched with (middleware/guard/path.c: mw_path_normalize(),
+ * guard_path_build()).
  *
  * Input: one control byte (bit 0: raw request target, percent-decoded and
  * cut at '?' or '#', else an already decoded path; the rest: where to cut
@@ -20,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guard_internal.h"
+#include "guard/guard_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /*
  * fuzz_request.c - libFuzzer target for the request parsers of the
- * middleware (middleware/request.c, request_addr.c, and the Accept header
- * of deny.c): cookies, query strings and urlencoded forms (with PHP's
+ * middleware (middleware/request/request.c, request_addr.c, and the Accept
+ * header of deny.c): cookies, query strings and urlencoded forms (with PHP's
  * parameter naming), header variable names, addresses, CIDR blocks,
  * trusted proxy lists, X-Forwarded-For and Forwarded, address identities,
  * Accept.
@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deny.h"
-#include "request.h"
+#include "response/deny.h"
+#include "request/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /*
  * fuzz_upstream.c - libFuzzer target for the FastCGI client's response
- * parser (middleware/upstream_io.c): what php-cgi or php-fpm sends back,
- * records parsed in pieces as they arrive, STDOUT relayed, STDERR logged,
+ * parser (middleware/forward/upstream_io.c): what php-cgi or php-fpm sends
+ * back, records parsed in pieces as they arrive, STDOUT relayed, STDERR logged,
  * END_REQUEST ending the exchange.
  *
  * Input: a control byte (chunk sizes), then the bytes the upstream sends.
@@ -25,9 +25,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fakereq.h"
-#include "log.h"
-#include "upstream_int.h"
+#include "helpers/fakereq.h"
+#include "log/log.h"
+#include "forward/upstream_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

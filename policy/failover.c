@@ -52,7 +52,7 @@
 #include <time.h>
 
 #include "alloc.h"
-#include "rediscarry.h"
+#include "redis/rediscarry.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
 

@@ -1,0 +1,405 @@
+/*
+ * cfgsnap_dec.c - bytes into a compiled configuration (cfgsnap.h).
+ *
+ * A cursor over the payload hands out little-endian integers and strings;
+ * reading past the end, or any value out of its range, marks the cursor
+ * bad and yields zeros, so the walk goes on without a check per field and
+ * the verdict is read once per part.  Strings are copied into the new
+ * suspect.xml snapshot's arena (conf.c), NUL-terminated, and may not
+ * hold a NUL themselves; the rules go through limits_add_rule(), which
+ * refuses duplicates.  Nothing of a refused file is kept.
+ *
+ * Checks, beyond the checksum: magic, version, the payload length equal
+ * to what follows the header, the producer (PACKAGE_VERSION: a snapshot
+ * of another version is stale, not wrong), every count within the
+ * loader's own caps, enumerations within range, required strings present,
+ * route paths absolute, action and type names valid, rules with a count
+ * and a window of at least 1, and the payload used up exactly.
+ */
+#include "config.h"
+
+#include "cfgsnap_int.h"
+#include "conf/conf_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+typedef struct rd {
+    const unsigned char *p;
+    size_t left;
+    bool bad;   /* refused: past the end, out of range, or nomem */
+    bool nomem; /* an allocation failed */
+} rd_t;
+
+/* Marks r bad for want of memory. */
+static void rd_nomem(rd_t *r)
+{
+    r->bad = true;
+    r->nomem = true;
+}
+
+/* n little-endian bytes, or 0 (bad) past the end. */
+static uint64_t rd_le(rd_t *r, size_t n)
+{
+    uint64_t v = 0;
+
+    if (r->bad || r->left < n) {
+        r->bad = true;
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        v |= (uint64_t)r->p[i] << (8 * i);
+    }
+    r->p += n;
+    r->left -= n;
+    return v;
+}
+
+static uint32_t rd_u32(rd_t *r)
+{
+    return (uint32_t)rd_le(r, 4);
+}
+
+/* A u32 at most max, else bad. */
+static uint32_t rd_max(rd_t *r, uint32_t max)
+{
+    uint32_t v = rd_u32(r);
+
+    if (v > max) {
+        r->bad = true;
+        return 0;
+    }
+    return v;
+}
+
+/* A string or blob: *p and *n of the bytes in place (NUL-terminated
+ * there), *p NULL for NULL.  false (bad) when it does not fit, holds a NUL
+ * or lacks its terminator. */
+static bool rd_blob(rd_t *r, const char **p, size_t *n)
+{
+    uint32_t len = rd_u32(r);
+
+    *p = NULL;
+    *n = 0;
+    if (r->bad || len == CFGSNAP_NULL_STR) {
+        return !r->bad;
+    }
+    if (len >= r->left || r->p[len] != '\0' ||
+        memchr(r->p, '\0', len) != NULL) {
+        r->bad = true;
+        return false;
+    }
+    *p = (const char *)r->p;
+    *n = len;
+    r->p += (size_t)len + 1;
+    r->left -= (size_t)len + 1;
+    return true;
+}
+
+/* A string into b's arena: *out, NULL for NULL (bad when required). */
+static void rd_str(rd_t *r, conf_build_t *b, bool required, const char **out)
+{
+    const char *p;
+    size_t n;
+
+    *out = NULL;
+    if (!rd_blob(r, &p, &n) || (p == NULL && required)) {
+        r->bad = true;
+        return;
+    }
+    if (p != NULL && (*out = conf_strndup(b, p, n)) == NULL) {
+        rd_nomem(r);
+    }
+}
+
+/* One field of a table into the structure at base. */
+static void rd_field(rd_t *r, conf_build_t *b, const cfgsnap_field_t *f,
+                     char *base)
+{
+    void *p = base + f->offset;
+    const char *s;
+    unsigned u;
+    size_t z;
+    bool v;
+    int i;
+
+    switch (f->kind) {
+    case CFGSNAP_STR:
+    case CFGSNAP_STR_REQ:
+        rd_str(r, b, f->kind == CFGSNAP_STR_REQ, &s);
+        memcpy(p, &s, sizeof(s));
+        break;
+    case CFGSNAP_UINT:
+        u = rd_u32(r);
+        memcpy(p, &u, sizeof(u));
+        break;
+    case CFGSNAP_SIZE:
+        z = (size_t)rd_le(r, 8);
+        memcpy(p, &z, sizeof(z));
+        break;
+    case CFGSNAP_BOOL:
+        v = rd_max(r, 1) != 0;
+        memcpy(p, &v, sizeof(v));
+        break;
+    case CFGSNAP_INT:
+        i = (int)rd_u32(r);
+        memcpy(p, &i, sizeof(i));
+        break;
+    case CFGSNAP_ENUM:
+        i = (int)rd_max(r, f->max);
+        memcpy(p, &i, sizeof(i));
+        break;
+    }
+}
+
+static void rd_fields(rd_t *r, conf_build_t *b, const cfgsnap_field_t *table,
+                      void *obj)
+{
+    for (const cfgsnap_field_t *f = table; f->kind != 0 && !r->bad; f++) {
+        rd_field(r, b, f, obj);
+    }
+}
+
+/* Whether s is a valid action or type name. */
+static bool name_ok(const char *s)
+{
+    return s != NULL && suspect_name_valid(s, strlen(s));
+}
+
+static void rd_identity(rd_t *r, conf_build_t *b, suspect_conf_identity_t *id)
+{
+    rd_str(r, b, true, &id->type);
+    id->line = (int)rd_u32(r);
+    id->nsources = rd_max(r, SUSPECT_MAX_PARTS);
+    if (!r->bad && (id->nsources == 0 || !name_ok(id->type))) {
+        r->bad = true;
+    }
+    for (size_t i = 0; i < id->nsources && !r->bad; i++) {
+        suspect_conf_source_t *s = &id->source[i];
+
+        s->kind = (suspect_src_kind_t)rd_max(r, SUSPECT_SRC_CLIENT_IP);
+        rd_str(r, b, s->kind != SUSPECT_SRC_CLIENT_IP, &s->name);
+        if (s->kind == 0) {
+            r->bad = true;
+        }
+    }
+}
+
+static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
+{
+    suspect_conf_identity_t *ids;
+
+    rd_fields(r, b, cfgsnap_route_fields, rt);
+    rt->nmethods = rd_max(r, SUSPECT_CONF_MAX_METHODS);
+    for (size_t i = 0; i < rt->nmethods && !r->bad; i++) {
+        rd_str(r, b, true, &rt->methods[i]);
+    }
+    rt->nidentities = rd_max(r, SUSPECT_MAX_IDENTITIES);
+    if (r->bad || !name_ok(rt->action) || rt->path[0] != '/') {
+        r->bad = true;
+        return;
+    }
+    ids = rt->nidentities == 0 ? NULL
+                               : conf_alloc(b, rt->nidentities * sizeof(*ids));
+    if (rt->nidentities > 0 && ids == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    for (size_t i = 0; i < rt->nidentities && !r->bad; i++) {
+        rd_identity(r, b, &ids[i]);
+    }
+    rt->identities = ids;
+}
+
+/* The template's bytes: template_body and template_len. */
+static void rd_template(rd_t *r, conf_build_t *b)
+{
+    const char *p;
+    size_t n;
+    char *copy;
+
+    if (!rd_blob(r, &p, &n) || p == NULL) {
+        return;
+    }
+    copy = conf_strndup(b, p, n);
+    if (copy == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    b->conf->template_body = copy;
+    b->conf->template_len = n;
+}
+
+static void rd_conf(rd_t *r, conf_build_t *b)
+{
+    suspect_conf_route_t *routes = NULL;
+    size_t n;
+
+    rd_fields(r, b, cfgsnap_conf_fields, b->conf);
+    rd_template(r, b);
+    n = rd_max(r, SUSPECT_CONF_MAX_ROUTES);
+    if (!r->bad && n > 0) {
+        routes = conf_alloc(b, n * sizeof(*routes));
+        if (routes == NULL) {
+            rd_nomem(r);
+        }
+    }
+    for (size_t i = 0; i < n && !r->bad; i++) {
+        rd_route(r, b, &routes[i]);
+    }
+    b->conf->routes = routes;
+    b->conf->nroutes = r->bad ? 0 : n;
+}
+
+/* The rules into a new limits snapshot named name (the limits file);
+ * SUSPECT_OK, SUSPECT_E_PARSE or SUSPECT_E_NOMEM.  The actions point into
+ * the payload while suspect_limits_from_rules() copies them. */
+static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
+{
+    size_t count = rd_max(r, CFGSNAP_MAX_RULES), n;
+    suspect_rule_t *rules;
+    suspect_rc_t rc;
+    int *lines;
+
+    /* each rule takes at least 21 bytes: no allocation beyond the file */
+    if (r->bad || count > r->left / 21) {
+        return SUSPECT_E_PARSE;
+    }
+    rules = suspect_calloc(count > 0 ? count : 1, sizeof(*rules));
+    lines = suspect_calloc(count > 0 ? count : 1, sizeof(*lines));
+    for (size_t i = 0; i < count && rules != NULL && lines != NULL; i++) {
+        rd_blob(r, &rules[i].action, &n);
+        rules[i].limit_count = rd_u32(r);
+        rules[i].window_s = rd_u32(r);
+        rules[i].block_s = rd_u32(r);
+        lines[i] = (int)rd_u32(r);
+    }
+    if (rules == NULL || lines == NULL) {
+        rc = SUSPECT_E_NOMEM;
+    } else if (r->bad) {
+        rc = SUSPECT_E_PARSE;
+    } else {
+        rc = suspect_limits_from_rules(rules, lines, count, name, out, NULL);
+        rc = rc == SUSPECT_OK || rc == SUSPECT_E_NOMEM ? rc : SUSPECT_E_PARSE;
+    }
+    free(rules);
+    free(lines);
+    return rc;
+}
+
+/* The header: the payload's bounds in *r when magic, version, length and
+ * checksum hold. */
+static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
+{
+    static const suspect_siphash_key_t key = CFGSNAP_SUM_KEY;
+    rd_t h = {buf, len, false, false};
+    uint64_t sum[2], want0, want1, plen;
+    uint32_t version, zero;
+
+    if (len < CFGSNAP_HEADER || memcmp(buf, CFGSNAP_MAGIC, 8) != 0) {
+        return false;
+    }
+    h.p += 8;
+    h.left -= 8;
+    version = rd_u32(&h);
+    zero = rd_u32(&h);
+    plen = rd_le(&h, 8);
+    want0 = rd_le(&h, 8);
+    want1 = rd_le(&h, 8);
+    if (version != CFGSNAP_VERSION || zero != 0 || plen != h.left) {
+        return false;
+    }
+    suspect_siphash128(&key, h.p, h.left, sum);
+    if (sum[0] != want0 || sum[1] != want1) {
+        return false;
+    }
+    *r = h;
+    return true;
+}
+
+/* The producer, the suspect.xml path and the identities. */
+static void rd_preamble(rd_t *r, cfgsnap_t *out)
+{
+    const char *p;
+    size_t n;
+
+    if (!rd_blob(r, &p, &n) || p == NULL || n != strlen(PACKAGE_VERSION) ||
+        memcmp(p, PACKAGE_VERSION, n) != 0 || !rd_blob(r, &p, &n) ||
+        p == NULL || n == 0 || p[0] != '/') {
+        r->bad = true;
+        return;
+    }
+    out->conf_path = suspect_strndup(p, n);
+    if (out->conf_path == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    for (size_t i = 0; i < CFGSNAP_NSRC; i++) {
+        cfgsnap_id_t *id = &out->id[i];
+
+        id->dev = rd_le(r, 8);
+        id->ino = rd_le(r, 8);
+        id->size = rd_le(r, 8);
+        id->mtime_ns = (int64_t)rd_le(r, 8);
+        id->ctime_ns = (int64_t)rd_le(r, 8);
+    }
+}
+
+/* The suspect.xml snapshot of the payload into *out (r bad on failure). */
+static void rd_snapshot(rd_t *r, const suspect_conf_t **out)
+{
+    conf_build_t b;
+
+    memset(&b, 0, sizeof(b));
+    b.snap = conf_snap_new();
+    if (b.snap == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    b.conf = &b.snap->conf;
+    rd_conf(r, &b);
+    if (r->bad) {
+        conf_snap_free(b.snap);
+        return;
+    }
+    *out = &b.snap->conf;
+}
+
+/* Header, preamble, suspect.xml, rules, nothing left; see the header. */
+suspect_rc_t cfgsnap_decode(const void *buf, size_t len, const char *name,
+                            cfgsnap_t *out, suspect_err_t *err)
+{
+    suspect_rc_t rc = SUSPECT_E_PARSE;
+    rd_t r;
+
+    memset(out, 0, sizeof(*out));
+    if (len > CFGSNAP_MAX_BYTES || !rd_header(buf, len, &r)) {
+        return suspect_err_set(err, SUSPECT_E_PARSE, name, 0,
+                               "not a compiled configuration of version %u, "
+                               "or damaged",
+                               CFGSNAP_VERSION);
+    }
+    rd_preamble(&r, out);
+    if (!r.bad) {
+        rd_snapshot(&r, &out->conf);
+    }
+    if (!r.bad) {
+        rc = rd_limits(&r, out->conf->limits_path, &out->limits);
+    } else if (r.nomem) {
+        rc = SUSPECT_E_NOMEM;
+    }
+    if (rc == SUSPECT_OK && r.left != 0) {
+        rc = SUSPECT_E_PARSE;
+    }
+    if (rc != SUSPECT_OK) {
+        cfgsnap_clear(out);
+        return rc == SUSPECT_E_NOMEM
+                   ? suspect_err_set(err, rc, name, 0, "out of memory")
+                   : suspect_err_set(err, rc, name, 0,
+                                     "compiled configuration of another "
+                                     "version, or inconsistent");
+    }
+    return SUSPECT_OK;
+}

@@ -1,0 +1,368 @@
+/*
+ * cgi_serve.c - one request of suspect-cgi once its configuration is
+ * loaded (cgi_wrap.h): find the program, resolve the request as
+ * suspect-fcgi does (mw_guard_resolve), open the store and let it decide
+ * (mw_guard_finish) only when the request has keys to count, then either
+ * answer the denial and return, or put the body back and execve() the
+ * program with the environment it was given, unchanged.  A request no
+ * route counts (a page, a stylesheet) never opens the store: it costs the
+ * exec and the configuration, not the LMDB environment.
+ *
+ * The program: the first operand, else $SUSPECT_CGI_TARGET (either must
+ * lie inside <Cgi root> when there is one), else <Cgi program>, else
+ * SCRIPT_FILENAME inside <Cgi root>: the checks of the CGI spawner,
+ * cgi_resolve(), which also resolves symbolic links and wants an
+ * executable regular file.  A program that would run suspect-cgi again
+ * (this program, the suspect-cgi that executed it, or a #! script naming
+ * either) is refused instead of looping.
+ *
+ * Failures never let a counted request through unchecked: an unusable
+ * program, or a store that cannot be opened for a request with keys, is a
+ * 500 (503 with failMode="closed") and one line on stderr, the web
+ * server's error log; only failMode="open" runs the program when the
+ * store cannot be opened.  Everything is freed before execve(), so no
+ * descriptor of the store leaks into the program.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "forward/cgi_internal.h"
+#include "cgi_wrap.h"
+#include "response/forward.h"
+#include "log/log.h"
+#include "setup/mwstore.h"
+#include "suspect_failover.h"
+
+/* Entries of the per-request local store: SUSPECT_MAX_IDENTITIES keys and
+ * their locks, with room to spare. */
+#define CGI_LOCAL_ENTRIES 64
+
+/* One log line, then the error response; -1. */
+int cgi_refuse(cgi_req_t *r, int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    mw_vlog(status >= 500 ? MW_LOG_ERROR : MW_LOG_NOTICE, fmt, ap);
+    va_end(ap);
+    mw_error_respond(r->req, status);
+    return -1;
+}
+
+/* cgi_refuse() with err formatted after what. */
+int cgi_refuse_err(cgi_req_t *r, int status, const char *what,
+                   const suspect_err_t *err)
+{
+    char msg[600];
+
+    suspect_err_format(err, msg, sizeof(msg));
+    return cgi_refuse(r, status, "%s%s", what, msg);
+}
+
+static void log_verdict(const cgi_req_t *r, const mw_verdict_t *v)
+{
+    mw_log_level_t level = v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO;
+    const char *uri;
+
+    if (!mw_log_enabled(level)) {
+        return;
+    }
+    uri = mw_req_param(r->req, "REQUEST_URI", NULL);
+    mw_log(level, "%s %s action=%s status=%d (%s)",
+           v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
+           uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
+           v->status, v->why != NULL ? v->why : "");
+}
+
+/* suspect-cgi's own checks of a loaded suspect.xml. */
+suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
+{
+    if (c->mode != SUSPECT_MODE_FORWARD) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, c->file, c->server_line,
+                               "Server: suspect-cgi runs the program itself: "
+                               "mode must be forward");
+    }
+    if (c->has_upstream) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, c->file, c->upstream_line,
+                               "Upstream: suspect-cgi runs CGI programs: use "
+                               "<Cgi>");
+    }
+    if (c->store_line != 0 && c->store == SUSPECT_STORE_MEMORY) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, c->file, c->store_line,
+                               "Store: type memory forgets every count when "
+                               "suspect-cgi exits after the request: use "
+                               "lmdb or redis (no <Store>: lmdb at "
+                               "%s)",
+                               CGI_DEFAULT_LMDB);
+    }
+    return SUSPECT_OK;
+}
+
+/* Whether path resolves to self or to front (NULL: only self). */
+static bool is_us(const char *path, const char *self, const char *front)
+{
+    char real[PATH_MAX];
+
+    return strcmp(path, self) == 0 ||
+           (front != NULL && strcmp(path, front) == 0) ||
+           (realpath(path, real) != NULL &&
+            (strcmp(real, self) == 0 ||
+             (front != NULL && strcmp(real, front) == 0)));
+}
+
+/* Whether script (resolved) would start suspect-cgi again: it is this
+ * program or front, or a #! script whose interpreter is. */
+static bool runs_self(const char *script, const char *front)
+{
+    char self[PATH_MAX], head[256];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    char *p;
+    FILE *f;
+
+    if (n <= 0) {
+        return false;
+    }
+    self[n] = '\0';
+    if (is_us(script, self, front)) {
+        return true;
+    }
+    f = fopen(script, "re");
+    if (f == NULL) {
+        return false; /* unreadable: no interpreter could run it */
+    }
+    p = fgets(head, sizeof(head), f);
+    fclose(f);
+    if (p == NULL || strncmp(head, "#!", 2) != 0) {
+        return false;
+    }
+    p = head + 2 + strspn(head + 2, " \t");
+    p[strcspn(p, " \t\r\n")] = '\0';
+    return is_us(p, self, front);
+}
+
+/*
+ * cgi_resolve() for a program named on the command line or in the
+ * environment: inside <Cgi root> when there is one (checked as the
+ * spawner checks a request's SCRIPT_FILENAME), else anywhere.
+ */
+static int resolve_named(const suspect_conf_t *c, const char *named,
+                         char *script)
+{
+    mw_param_t p = {.name = "SCRIPT_FILENAME",
+                    .name_len = 15,
+                    .value = named,
+                    .value_len = strlen(named)};
+    mw_req_t one;
+    mw_cgi_opts_t o;
+
+    memset(&o, 0, sizeof(o));
+    memset(&one, 0, sizeof(one));
+    one.params = &p;
+    one.nparams = 1;
+    o.root = c->cgi_root;
+    o.program = c->cgi_root == NULL ? named : NULL;
+    return cgi_resolve(&o, &one, script);
+}
+
+/* Finds and checks the program into r->script; 0 or -1 (answered). */
+static int resolve_target(cgi_req_t *r)
+{
+    const char *named =
+        r->o->prog != NULL ? r->o->prog[0] : getenv("SUSPECT_CGI_TARGET");
+    mw_cgi_opts_t o;
+    int st;
+
+    memset(&o, 0, sizeof(o));
+    if (named != NULL && named[0] != '\0') {
+        st = resolve_named(r->conf, named, r->script);
+        o.program = named;
+    } else {
+        o.program = r->conf->cgi_program;
+        o.root = r->conf->cgi_root;
+        st = cgi_resolve(&o, r->req, r->script);
+    }
+    if (st != 0 && o.program != NULL) {
+        return cgi_refuse(r, 500, "program %s: %s", o.program,
+                          st == 404   ? "not found"
+                          : st == 403 ? "not an executable file (inside <Cgi "
+                                        "root> if there is one)"
+                                      : "cannot be resolved");
+    }
+    if (st != 0) {
+        const char *sf = mw_req_param(r->req, "SCRIPT_FILENAME", NULL);
+
+        return cgi_refuse(
+            r, st, "SCRIPT_FILENAME %s: %s", sf != NULL ? sf : "-",
+            st == 404   ? "not found"
+            : st == 403 ? "not an executable file inside <Cgi root>"
+                        : "no <Cgi root> to look in");
+    }
+    if (runs_self(r->script, r->front_path)) {
+        return cgi_refuse(r, 500,
+                          "program %s would start suspect-cgi again: name "
+                          "the real program on the #! line, in "
+                          "SUSPECT_CGI_TARGET or in <Cgi program>",
+                          r->script);
+    }
+    return 0;
+}
+
+/*
+ * Opens the store: <Store>, or without one the LMDB store at the default
+ * path (a copy of the configuration with only the store changed, since
+ * mw_store_new() reads nothing else that matters).  The in-process store
+ * of failMode="local" lives for this one request, which touches a few
+ * keys: it is made small unless maxEntries says otherwise.  0, 1 when the
+ * store failed and failMode="open" lets the program run unchecked, -1
+ * (answered).
+ */
+static int open_store(cgi_req_t *r)
+{
+    const char *env = getenv("SUSPECT_LMDB");
+    suspect_conf_t copy = *r->conf;
+    const suspect_conf_t *c = &copy;
+    suspect_err_t err;
+    char msg[600];
+
+    if (copy.store_line == 0) {
+        copy.store = SUSPECT_STORE_LMDB;
+        copy.lmdb_path = env != NULL && env[0] != '\0' ? env : CGI_DEFAULT_LMDB;
+    }
+    if (copy.memory_max_entries == 0) {
+        copy.memory_max_entries = CGI_LOCAL_ENTRIES;
+    }
+    suspect_err_clear(&err);
+    if (mw_store_new(c, &r->store, &err) == SUSPECT_OK) {
+        return 0;
+    }
+    suspect_err_format(&err, msg, sizeof(msg));
+    if (c->fail_mode == SUSPECT_FAIL_OPEN) {
+        mw_log(MW_LOG_WARNING, "store: %s; failMode open: running %s unchecked",
+               msg, r->script);
+        return 1;
+    }
+    return cgi_refuse(r, c->fail_mode == SUSPECT_FAIL_CLOSED ? 503 : 500,
+                      "store: %s", msg);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Answers v when it stops the request: 0 when the program may run, -1
+ * when answered. */
+static int answer(cgi_req_t *r, const mw_verdict_t *v)
+{
+    if (v->kind == MW_VERDICT_DENY || v->kind == MW_VERDICT_REJECT ||
+        v->kind == MW_VERDICT_UNAVAILABLE) {
+        log_verdict(r, v);
+        mw_guard_respond(r->guard, r->req, v);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Decides the request: resolves it, and opens the store and has it
+ * decide only when there are keys.  0 when the program may run (also when
+ * the store failed and failMode="open" lets it), -1 when answered.
+ */
+static int decide(cgi_req_t *r)
+{
+    mw_resolution_t res;
+    mw_verdict_t v;
+    suspect_err_t err;
+    int st;
+
+    suspect_err_clear(&err);
+    if (mw_guard_resolve(r->guard, r->limits, r->req, now_ms(), &res, &err) !=
+        SUSPECT_OK) {
+        return cgi_refuse_err(r, err.code == SUSPECT_E_NOMEM ? 503 : 400,
+                              "request refused: ", &err);
+    }
+    if (res.nkeys == 0) {
+        return answer(r, &res.verdict);
+    }
+    st = open_store(r);
+    if (st != 0) {
+        return st < 0 ? -1 : 0;
+    }
+    mw_guard_finish(r->store, &res, &v);
+    return answer(r, &v);
+}
+
+/* Frees the store, the snapshots and the guard. */
+void cgi_release(cgi_req_t *r)
+{
+    suspect_store_free(r->store);
+    suspect_limits_unref(r->limits);
+    mw_guard_unref(r->guard);
+    suspect_conf_unref(r->conf);
+    r->store = NULL;
+    r->limits = NULL;
+    r->guard = NULL;
+    r->conf = NULL;
+}
+
+/* Puts the body back, enters the program's directory and executes it;
+ * returns only on failure (answered). */
+static int exec_target(cgi_req_t *r)
+{
+    char **argv = r->o->prog != NULL ? r->o->prog : r->o->extra;
+    char dir[PATH_MAX];
+    suspect_err_t err;
+    int st;
+
+    suspect_err_clear(&err);
+    if (mw_cgi_front_rewind(r->front_end, CGI_BODY_MAX, &st, &err) !=
+        SUSPECT_OK) {
+        return cgi_refuse_err(r, st, "", &err);
+    }
+    memcpy(dir, r->script, sizeof(dir));
+    *strrchr(dir, '/') = '\0';
+    if (chdir(dir[0] != '\0' ? dir : "/") != 0) {
+        return cgi_refuse(r, 500, "program %s: cannot enter its directory: %s",
+                          r->script, strerror(errno));
+    }
+    argv[0] = r->script;
+    execve(r->script, argv, environ);
+    return cgi_refuse(r, 500, "program %s: cannot execute: %s", r->script,
+                      strerror(errno));
+}
+
+/* Checks r->conf and compiles its guard; 0 or -1 (answered). */
+int cgi_compile_guard(cgi_req_t *r)
+{
+    suspect_err_t err;
+
+    suspect_err_clear(&err);
+    if (cgi_check_conf(r->conf, &err) != SUSPECT_OK ||
+        mw_guard_new(r->conf, &r->guard, &err) != SUSPECT_OK) {
+        return cgi_refuse_err(r, 500, "", &err);
+    }
+    mw_cgi_front_set_timeout(r->front_end, r->conf->io_timeout_ms);
+    return 0;
+}
+
+/* Program, decision (the store when needed), then the answer or
+ * execve(). */
+void cgi_serve(cgi_req_t *r)
+{
+    if ((r->guard == NULL && cgi_compile_guard(r) != 0) ||
+        resolve_target(r) != 0 || decide(r) != 0) {
+        return;
+    }
+    cgi_release(r);
+    exec_target(r);
+}

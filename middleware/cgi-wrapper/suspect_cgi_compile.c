@@ -1,0 +1,121 @@
+/*
+ * suspect_cgi_compile.c - suspect-cgi-compile: suspect-cgi with the XML
+ * parsers, which suspect-cgi executes in its place when its compiled
+ * configuration is missing or stale (suspect_cgi.c), and for --check.
+ *
+ * It takes the same command line, environment and standard input as
+ * suspect-cgi (cgi_wrap.h) and does what suspect-cgi does, from the XML:
+ * loads suspect.xml and its limits file (cfgsnap_load(): with the identity
+ * of each file as read), checks them for suspect-cgi, saves the compiled
+ * configuration for the requests after this one (cgi_snap.c: atomically,
+ * so concurrent first requests each write a whole file and the last
+ * rename wins, all of them equal), and serves the request (cgi_serve.c).
+ * Saving comes before deciding, so it never depends on the request.
+ *
+ * A file that does not load, or fails suspect-cgi's checks, is a 500 and
+ * one line in the error log, and nothing is saved: the next request tries
+ * again, and says it again.  argv[0] is the path of the suspect-cgi that
+ * executed this program (when run by hand, whatever it is): a program
+ * that would start either again is refused.
+ */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgi_snap.h"
+#include "cgi_wrap.h"
+#include "setup/check.h"
+#include "log/log.h"
+
+/* Loads the XML into r and saves the compiled configuration; 0 or -1
+ * (answered). */
+static int load(cgi_req_t *r)
+{
+    suspect_err_t err;
+    cfgsnap_t s;
+
+    suspect_err_clear(&err);
+    if (cfgsnap_load(r->o->conf, &s, &err) != SUSPECT_OK) {
+        return cgi_refuse_err(r, 500, "", &err);
+    }
+    r->conf = suspect_conf_ref(s.conf);
+    r->limits = suspect_limits_ref(s.limits);
+    if (cgi_compile_guard(r) != 0) {
+        cfgsnap_clear(&s);
+        return -1;
+    }
+    cgi_snap_save(r->o->snapdir, &s);
+    cfgsnap_clear(&s);
+    return 0;
+}
+
+/* --check: the daemon's check, then what suspect-cgi needs on top. */
+static int check(const cgi_opts_t *o)
+{
+    const suspect_conf_t *c = NULL;
+    suspect_err_t err;
+    char msg[600];
+    int rc = mw_check(o->conf, stdout, stderr);
+
+    suspect_err_clear(&err);
+    if (rc == 0 && (suspect_conf_load(o->conf, &c, &err) != SUSPECT_OK ||
+                    cgi_check_conf(c, &err) != SUSPECT_OK)) {
+        suspect_err_format(&err, msg, sizeof(msg));
+        fprintf(stderr, "%s\n", msg);
+        rc = 1;
+    } else if (rc == 0 && c->store_line == 0) {
+        printf("store (suspect-cgi): lmdb at %s\n", CGI_DEFAULT_LMDB);
+    }
+    suspect_conf_unref(c);
+    return rc;
+}
+
+/* One request. */
+static void serve(cgi_req_t *r)
+{
+    suspect_err_t err;
+
+    suspect_err_clear(&err);
+    if (mw_cgi_front_new(environ, STDIN_FILENO, STDOUT_FILENO, &r->front_end,
+                         &err) != SUSPECT_OK) {
+        mw_log(MW_LOG_ERROR, "out of memory");
+        cgi_bare_500();
+        return;
+    }
+    r->req = mw_cgi_front_req(r->front_end);
+    if (load(r) == 0) {
+        cgi_serve(r);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char front[PATH_MAX];
+    cgi_opts_t o;
+    cgi_req_t r;
+    int rc;
+
+    memset(&o, 0, sizeof(o));
+    memset(&r, 0, sizeof(r));
+    rc = cgi_opts_parse(argc, argv, &o);
+    mw_log_init("suspect-cgi", o.verbose > 0 ? MW_LOG_INFO : MW_LOG_NOTICE);
+    if (rc != 0 || o.check) {
+        rc = rc != 0 ? (rc < 0 ? 2 : 0) : check(&o);
+        if (rc == 2 && getenv("GATEWAY_INTERFACE") != NULL) {
+            cgi_bare_500(); /* a broken #! line: the client gets an answer */
+        }
+        cgi_opts_free(&o);
+        return rc;
+    }
+    r.o = &o;
+    r.front_path = realpath(argv[0], front) != NULL ? front : NULL;
+    serve(&r);
+    cgi_release(&r);
+    mw_cgi_front_free(r.front_end);
+    cgi_opts_free(&o);
+    return 0;
+}

@@ -1,0 +1,477 @@
+/*
+ * runtime.c - the state of a running suspect-fcgi and its reloads.
+ *
+ * Ownership: the runtime owns one reference to the current guard (which
+ * holds the suspect.xml snapshot), the limits reloader, the store and the
+ * upstream client.  Request threads take their own references to the guard
+ * and to the limits snapshot under `lock` and drop them when the request
+ * ends, so a reload never frees anything a request still uses.
+ *
+ * Restart-only settings are the ones bound to objects created at start:
+ * the listening socket, the worker pool, the store, the key format and the
+ * upstream connection pool; and <Server mode>, which decides how every
+ * request is answered and whether an upstream client exists at all (one
+ * is only made in forward mode).  A reloaded suspect.xml that changes one
+ * of them is refused as a whole, so the running policy is always one
+ * file's, never a mix.
+ *
+ * suspect.xml change detection is the limits reloader's: stat() against
+ * the file the running snapshot was read from; a bad file is logged once
+ * per state of the file, not on every poll.
+ */
+#include "runtime.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "forward/cgi.h"
+#include "response/forward.h"
+#include "log/log.h"
+#include "setup/mwstore.h"
+#include "suspect_failover.h"
+#include "forward/upstream.h"
+
+struct mw_runtime {
+    char *conf_path;
+    char *listen;
+    const suspect_conf_t *boot; /* the snapshot the daemon started with */
+    pthread_mutex_t lock;       /* guards guard and limits */
+    mw_guard_t *guard;
+    suspect_reloader_t *limits;
+    suspect_store_t *store;
+    mw_upstream_t *upstream; /* NULL unless <Upstream> */
+    struct stat conf_st;     /* the suspect.xml the guard came from */
+    struct stat failed_st;   /* the last bad suspect.xml reported */
+    bool have_failed;
+};
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+           a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+           a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+           a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static bool str_differs(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL) {
+        return a != b;
+    }
+    return strcmp(a, b) != 0;
+}
+
+/*
+ * The first restart-only setting that differs between the running
+ * configuration and c, or NULL.
+ */
+static const char *restart_change(const suspect_conf_t *old,
+                                  const suspect_conf_t *c)
+{
+    if (str_differs(old->listen, c->listen) ||
+        old->socket_mode != c->socket_mode || old->mode != c->mode ||
+        old->workers != c->workers || old->params_max != c->params_max ||
+        old->io_timeout_ms != c->io_timeout_ms) {
+        return "Server";
+    }
+    if (old->store != c->store ||
+        old->memory_max_entries != c->memory_max_entries ||
+        str_differs(old->lmdb_path, c->lmdb_path) ||
+        old->lmdb_map_size != c->lmdb_map_size ||
+        old->lmdb_no_sync != c->lmdb_no_sync ||
+        str_differs(old->redis_url, c->redis_url) ||
+        old->redis_timeout_ms != c->redis_timeout_ms ||
+        old->redis_server_clock != c->redis_server_clock ||
+        old->fail_mode != c->fail_mode) {
+        return "Store";
+    }
+    if (old->key_format != c->key_format ||
+        str_differs(old->key_prefix, c->key_prefix)) {
+        return "Keys";
+    }
+    if (old->has_upstream != c->has_upstream || old->has_cgi != c->has_cgi ||
+        str_differs(old->upstream_address, c->upstream_address) ||
+        str_differs(old->upstream_script, c->upstream_script) ||
+        old->upstream_timeout_ms != c->upstream_timeout_ms ||
+        old->upstream_connect_timeout_ms != c->upstream_connect_timeout_ms ||
+        old->upstream_max_idle != c->upstream_max_idle) {
+        return "Upstream";
+    }
+    return NULL;
+}
+
+static suspect_rc_t upstream_new(const suspect_conf_t *c, mw_upstream_t **out,
+                                 suspect_err_t *err)
+{
+    mw_upstream_opts_t o;
+
+    memset(&o, 0, sizeof(o));
+    o.address = c->upstream_address;
+    o.script_filename = c->upstream_script;
+    o.connect_timeout_ms = c->upstream_connect_timeout_ms;
+    o.timeout_ms = c->upstream_timeout_ms;
+    o.max_idle = c->upstream_max_idle;
+    return mw_upstream_new(&o, out, err);
+}
+
+/* Loads suspect.xml and compiles it; *st gets the file's stat. */
+static suspect_rc_t load_guard(const char *path, mw_guard_t **out,
+                               struct stat *st, suspect_err_t *err)
+{
+    const suspect_conf_t *c = NULL;
+    suspect_rc_t rc;
+
+    if (stat(path, st) != 0) {
+        return suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
+    }
+    rc = suspect_conf_load(path, &c, err);
+    if (rc == SUSPECT_OK) {
+        rc = mw_guard_new(c, out, err);
+        suspect_conf_unref(c);
+    }
+    return rc;
+}
+
+static void log_warnings(const suspect_conf_t *c, const suspect_limits_t *l)
+{
+    for (size_t i = 0; c != NULL && i < suspect_conf_warning_count(c); i++) {
+        mw_log(MW_LOG_WARNING, "%s", suspect_conf_warning(c, i));
+    }
+    for (size_t i = 0; l != NULL && i < suspect_limits_warning_count(l); i++) {
+        mw_log(MW_LOG_WARNING, "%s", suspect_limits_warning(l, i));
+    }
+}
+
+suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
+                            mw_runtime_t **out, suspect_err_t *err)
+{
+    mw_runtime_t *rt = suspect_calloc(1, sizeof(*rt));
+    const suspect_conf_t *c;
+    suspect_rc_t rc;
+
+    if (rt == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
+    }
+    pthread_mutex_init(&rt->lock, NULL);
+    rt->conf_path = suspect_strdup(conf_path);
+    if (rt->conf_path == NULL) {
+        mw_runtime_free(rt);
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
+    }
+    rc = load_guard(conf_path, &rt->guard, &rt->conf_st, err);
+    if (rc != SUSPECT_OK) {
+        mw_runtime_free(rt);
+        return rc;
+    }
+    c = mw_guard_conf(rt->guard);
+    rt->boot = suspect_conf_ref(c);
+    rt->listen =
+        suspect_strdup(listen_override != NULL ? listen_override : c->listen);
+    rc = rt->listen == NULL
+             ? suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory")
+             : suspect_reloader_new(c->limits_path, NULL, c->reload_ms,
+                                    &rt->limits, err);
+    if (rc == SUSPECT_OK) {
+        rc = mw_store_new(c, &rt->store, err);
+    }
+    if (rc == SUSPECT_OK && c->has_upstream) {
+        rc = upstream_new(c, &rt->upstream, err);
+    }
+    if (rc != SUSPECT_OK) {
+        mw_runtime_free(rt);
+        return rc;
+    }
+    *out = rt;
+    return SUSPECT_OK;
+}
+
+void mw_runtime_free(mw_runtime_t *rt)
+{
+    if (rt == NULL) {
+        return;
+    }
+    mw_upstream_free(rt->upstream);
+    suspect_store_free(rt->store);
+    suspect_reloader_free(rt->limits);
+    mw_guard_unref(rt->guard);
+    suspect_conf_unref(rt->boot);
+    pthread_mutex_destroy(&rt->lock);
+    free(rt->listen);
+    free(rt->conf_path);
+    free(rt);
+}
+
+const suspect_conf_t *mw_runtime_conf(const mw_runtime_t *rt)
+{
+    return rt->boot;
+}
+
+const char *mw_runtime_listen(const mw_runtime_t *rt)
+{
+    return rt->listen;
+}
+
+unsigned mw_runtime_reload_ms(mw_runtime_t *rt)
+{
+    unsigned ms;
+
+    pthread_mutex_lock(&rt->lock);
+    ms = mw_guard_conf(rt->guard)->reload_ms;
+    pthread_mutex_unlock(&rt->lock);
+    return ms;
+}
+
+/* Swaps in a new guard (and a new limits reloader when the limits path
+ * changed).  Takes g. */
+static void swap_guard(mw_runtime_t *rt, mw_guard_t *g,
+                       suspect_reloader_t *limits)
+{
+    mw_guard_t *old;
+    suspect_reloader_t *old_limits = NULL;
+
+    pthread_mutex_lock(&rt->lock);
+    old = rt->guard;
+    rt->guard = g;
+    if (limits != NULL) {
+        old_limits = rt->limits;
+        rt->limits = limits;
+    }
+    pthread_mutex_unlock(&rt->lock);
+    mw_guard_unref(old);
+    /* Requests hold limits snapshots, not the reloader: freeing it is
+     * safe once no thread can reach it through rt. */
+    suspect_reloader_free(old_limits);
+}
+
+/* Reloads suspect.xml when it changed; 1 when swapped in. */
+static int reload_conf(mw_runtime_t *rt, bool force)
+{
+    struct stat st;
+    suspect_err_t err;
+    mw_guard_t *g = NULL;
+    suspect_reloader_t *limits = NULL;
+    const suspect_conf_t *c, *cur;
+    const char *why;
+    bool new_limits;
+
+    suspect_err_clear(&err);
+    if (stat(rt->conf_path, &st) != 0) {
+        memset(&st, 0, sizeof(st));
+    }
+    if (!force && same_file(&st, &rt->conf_st)) {
+        return 0;
+    }
+    if (!force && rt->have_failed && same_file(&st, &rt->failed_st)) {
+        return 0;
+    }
+    if (load_guard(rt->conf_path, &g, &st, &err) != SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_ERROR, "%s; keeping the running configuration", msg);
+        rt->failed_st = st;
+        rt->have_failed = true;
+        return 0;
+    }
+    c = mw_guard_conf(g);
+    why = restart_change(rt->boot, c);
+    if (why != NULL) {
+        mw_log(MW_LOG_ERROR,
+               "%s: <%s> changed: restart suspect-fcgi to apply it; keeping "
+               "the running configuration",
+               rt->conf_path, why);
+        mw_guard_unref(g);
+        rt->failed_st = st;
+        rt->have_failed = true;
+        return 0;
+    }
+    cur = mw_guard_conf(rt->guard);
+    new_limits = strcmp(cur->limits_path, c->limits_path) != 0 ||
+                 cur->reload_ms != c->reload_ms;
+    if (new_limits && suspect_reloader_new(c->limits_path, NULL, c->reload_ms,
+                                           &limits, &err) != SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_ERROR, "%s; keeping the running configuration", msg);
+        mw_guard_unref(g);
+        rt->failed_st = st;
+        rt->have_failed = true;
+        return 0;
+    }
+    log_warnings(c, NULL);
+    rt->conf_st = st;
+    rt->have_failed = false;
+    swap_guard(rt, g, limits);
+    mw_log(MW_LOG_NOTICE, "%s: reloaded (%zu routes)", rt->conf_path,
+           c->nroutes);
+    return 1;
+}
+
+/* Reloads the limits file when it changed; 1 when swapped in. */
+static int reload_limits(mw_runtime_t *rt, bool force)
+{
+    suspect_err_t err;
+    int r;
+
+    (void)force; /* the reloader compares stat(); an unchanged file is
+                    the same policy */
+    suspect_err_clear(&err);
+    r = suspect_reloader_check(rt->limits, &err);
+    if (r < 0) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_ERROR, "%s; keeping the running limits", msg);
+        return 0;
+    }
+    if (r > 0) {
+        suspect_limits_t *l = suspect_reloader_acquire(rt->limits);
+
+        log_warnings(NULL, l);
+        mw_log(MW_LOG_NOTICE, "limits reloaded (%zu actions)",
+               suspect_limits_count(l));
+        suspect_limits_unref(l);
+        suspect_failover_bump_generation(rt->store);
+    }
+    return r;
+}
+
+int mw_runtime_reload(mw_runtime_t *rt, bool force)
+{
+    int n = reload_conf(rt, force);
+
+    n += reload_limits(rt, force);
+    if (n > 0) {
+        mw_runtime_check_actions(rt);
+    }
+    return n;
+}
+
+static void log_line(void *arg, const char *msg)
+{
+    (void)arg;
+    mw_log(MW_LOG_WARNING, "%s; its requests are not counted", msg);
+}
+
+size_t mw_runtime_check_actions(mw_runtime_t *rt)
+{
+    mw_guard_t *g;
+    suspect_limits_t *l;
+    size_t n;
+
+    pthread_mutex_lock(&rt->lock);
+    g = mw_guard_ref(rt->guard);
+    l = suspect_reloader_acquire(rt->limits);
+    pthread_mutex_unlock(&rt->lock);
+    n = mw_guard_check_actions(g, l, log_line, NULL);
+    suspect_limits_unref(l);
+    mw_guard_unref(g);
+    return n;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The answer to an allowed request that is not forwarded: an authorizer's
+ * or nginx auth_request's 200. */
+static void allow_respond(mw_req_t *req)
+{
+    static const char ok[] = "Status: 200 OK\r\nContent-Length: 0\r\n\r\n";
+
+    mw_req_write(req, ok, sizeof(ok) - 1);
+}
+
+static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
+{
+    mw_fwd_result_t res;
+    suspect_err_t err;
+    suspect_rc_t rc;
+
+    memset(&res, 0, sizeof(res));
+    suspect_err_clear(&err);
+    if (rt->upstream != NULL) {
+        rc = mw_upstream_forward(rt->upstream, req, &res, &err);
+    } else {
+        mw_cgi_opts_t o;
+
+        memset(&o, 0, sizeof(o));
+        o.root = c->cgi_root;
+        o.program = c->cgi_program;
+        o.timeout_ms = c->cgi_timeout_ms;
+        rc = mw_cgi_run(&o, req, &res, &err);
+    }
+    if (rc != SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_ERROR, "forward: %s", msg);
+    }
+    if (res.status != 0 && !req->output_started) {
+        mw_error_respond(req, res.status);
+    }
+}
+
+static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
+{
+    const char *uri;
+
+    if (!mw_log_enabled(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO)) {
+        return;
+    }
+    uri = mw_req_param(req, "REQUEST_URI", NULL);
+    mw_log(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO,
+           "%s %s action=%s status=%d (%s)",
+           v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
+           uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
+           v->status, v->why != NULL ? v->why : "");
+}
+
+void mw_runtime_handle(mw_req_t *req, void *arg)
+{
+    mw_runtime_t *rt = arg;
+    mw_guard_t *g;
+    suspect_limits_t *l;
+    const suspect_conf_t *c;
+    mw_verdict_t v;
+    suspect_err_t err;
+
+    pthread_mutex_lock(&rt->lock);
+    g = mw_guard_ref(rt->guard);
+    l = suspect_reloader_acquire(rt->limits);
+    pthread_mutex_unlock(&rt->lock);
+    c = mw_guard_conf(g);
+    suspect_err_clear(&err);
+    if (mw_guard_decide(g, l, rt->store, req, now_ms(), &v, &err) !=
+        SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_WARNING, "request refused: %s", msg);
+        mw_error_respond(req, err.code == SUSPECT_E_NOMEM ? 503 : 400);
+    } else if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
+               v.kind == MW_VERDICT_UNAVAILABLE) {
+        log_verdict(req, &v);
+        mw_guard_respond(g, req, &v);
+    } else if (req->role == MW_ROLE_AUTHORIZER ||
+               c->mode != SUSPECT_MODE_FORWARD) {
+        allow_respond(req);
+    } else {
+        forward(rt, c, req);
+    }
+    suspect_limits_unref(l);
+    mw_guard_unref(g);
+}

@@ -1,0 +1,61 @@
+/*
+ * runtime.h - what a running suspect-fcgi holds: the current guard
+ * (suspect.xml compiled), the limits file's reloader, the store and the
+ * forwarder, and the request handler that uses them.
+ *
+ * Reload: mw_runtime_reload() looks at both files (stat) and loads what
+ * changed.  A new suspect.xml is compiled into a new guard and swapped in
+ * only when it is valid and changes nothing that needs a restart (listen
+ * address, workers, store, keys, upstream); otherwise the running one stays
+ * and the reason is logged as "file:line: message".  Requests in flight
+ * finish on the guard and limits they started with (references).
+ */
+#ifndef MW_RUNTIME_H
+#define MW_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "guard/guard.h"
+#include "request/mwreq.h"
+#include "conf/suspect_conf.h"
+#include "suspect_error.h"
+#include "limits/suspect_limits.h"
+#include "suspect_store.h"
+
+typedef struct mw_runtime mw_runtime_t;
+
+/*
+ * Loads suspect.xml at conf_path, its limits file, creates the store and
+ * the forwarder.  listen_override (NULL = none) replaces <Server listen>.
+ * Fails with the first error (file:line for the files).
+ */
+suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
+                            mw_runtime_t **out, suspect_err_t *err);
+
+void mw_runtime_free(mw_runtime_t *rt);
+
+/* The configuration the daemon started with (listen, workers, ...). */
+const suspect_conf_t *mw_runtime_conf(const mw_runtime_t *rt);
+
+/* The listen address in effect (the override or the file's). */
+const char *mw_runtime_listen(const mw_runtime_t *rt);
+
+/*
+ * Looks at both files and reloads what changed (force: load even when the
+ * files look unchanged, as on SIGHUP).  Logs what happened.  Returns the
+ * number of files swapped in (0, 1 or 2); errors are logged, never fatal.
+ */
+int mw_runtime_reload(mw_runtime_t *rt, bool force);
+
+/* The reload interval of the current configuration, in ms. */
+unsigned mw_runtime_reload_ms(mw_runtime_t *rt);
+
+/* The request handler (mw_handler_fn) for the FastCGI server; arg = rt. */
+void mw_runtime_handle(mw_req_t *req, void *arg);
+
+/* Logs each route whose action the current limits file lacks; returns
+ * how many. */
+size_t mw_runtime_check_actions(mw_runtime_t *rt);
+
+#endif

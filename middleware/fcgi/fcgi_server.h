@@ -1,0 +1,87 @@
+/*
+ * fcgi_server.h - the FastCGI server side: accept connections from the web
+ * server, read requests, hand each to a handler as an mw_req_t, frame its
+ * output as STDOUT records and end it.
+ *
+ * Threads: a fixed pool of workers, each blocking in accept() on the shared
+ * listening socket and serving one connection at a time (no multiplexing:
+ * a second BEGIN_REQUEST on a busy connection gets FCGI_CANT_MPX_CONN).
+ * With FCGI_KEEP_CONN the worker keeps the connection for the next request
+ * until it has been idle for idle_timeout_ms, or until a new connection
+ * waits while no worker is free to accept it, so an idle kept connection
+ * cannot pin a worker for long.
+ *
+ * Limits: the PARAMS stream is capped (params_max; over it, the connection
+ * is answered 431-style and closed), a record with a bad version or a
+ * truncated header closes the connection, ABORT_REQUEST ends the request
+ * (body reads return -ECONNABORTED), GET_VALUES is answered with the real
+ * pool size, unknown record types get UNKNOWN_TYPE, the FILTER role gets
+ * FCGI_UNKNOWN_ROLE.  Nothing the web server sends can make it allocate
+ * more than params_max plus one record per connection.
+ *
+ * Stop: mw_server_stop() shuts the listening socket down (blocked accepts
+ * return), lets requests in flight finish, then joins the workers.  All
+ * signals must be blocked in the calling thread before mw_server_start()
+ * so workers inherit the mask; the daemon handles signals in one thread.
+ */
+#ifndef MW_FCGI_SERVER_H
+#define MW_FCGI_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "request/mwreq.h"
+#include "suspect_error.h"
+
+/*
+ * Serves one request.  req's variables are complete; its body has not been
+ * read (an AUTHORIZER request has none: do not read it).  The handler
+ * writes a whole CGI response with mw_req_write(); the server sends
+ * END_REQUEST after it returns, draining any unread body first when the
+ * connection is kept.
+ */
+typedef void (*mw_handler_fn)(mw_req_t *req, void *arg);
+
+typedef struct mw_server_opts {
+    int listen_fd;            /* borrowed; the caller closes it after free */
+    unsigned workers;         /* threads; 0 = 16 */
+    size_t params_max;        /* PARAMS bytes per request; 0 = 128 KiB */
+    unsigned io_timeout_ms;   /* a read or write on a connection; 0 = 30 s */
+    unsigned idle_timeout_ms; /* kept connection idle; 0 = 5 s */
+    mw_handler_fn handler;
+    void *arg;
+} mw_server_opts_t;
+
+typedef struct mw_server mw_server_t;
+
+typedef struct mw_server_stats {
+    uint64_t connections; /* accepted */
+    uint64_t requests;    /* handed to the handler */
+    uint64_t bad_records; /* connections closed for a protocol error */
+    uint64_t too_large;   /* requests refused: PARAMS over params_max */
+    uint64_t aborted;     /* ABORT_REQUEST or the peer closed mid-request */
+    unsigned busy;        /* workers serving a request now */
+} mw_server_stats_t;
+
+/* Creates a server (nothing runs yet).  Owned by the caller. */
+suspect_rc_t mw_server_new(const mw_server_opts_t *opts, mw_server_t **out,
+                           suspect_err_t *err);
+
+/* Starts the workers.  SUSPECT_E_NOMEM / SUSPECT_E_IO (thread creation). */
+suspect_rc_t mw_server_start(mw_server_t *s, suspect_err_t *err);
+
+/* Stops accepting: the listening socket is shut down, so a connection
+ * made from now on is refused; requests in flight go on.  The first half
+ * of mw_server_stop(), for a caller that says so once it is true. */
+void mw_server_refuse_new(mw_server_t *s);
+
+/* Stops accepting, waits for requests in flight, joins the workers.
+ * Safe to call from another thread than the one that started it. */
+void mw_server_stop(mw_server_t *s);
+
+void mw_server_stats(mw_server_t *s, mw_server_stats_t *out);
+
+/* Frees a stopped (or never started) server.  NULL is a no-op. */
+void mw_server_free(mw_server_t *s);
+
+#endif

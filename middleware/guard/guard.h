@@ -1,0 +1,151 @@
+/*
+ * guard.h - from a request to a decision: route, identities, store.
+ *
+ * A guard is suspect.xml compiled for requests: the routes with their
+ * identity sources, the trusted proxies parsed, the response settings.  It
+ * is immutable and reference counted like the snapshots it is built from,
+ * so a reload builds a new guard and swaps it in while requests in flight
+ * finish on the old one.  The limits snapshot and the store are passed per
+ * call, because the limits file reloads on its own.
+ *
+ * Per request (mw_guard_decide):
+ *  1. the paths: REQUEST_URI's path, percent-decoded and normalised ("//",
+ *     "/./", "/../" resolved; an encoded NUL or a path escaping the root is
+ *     refused) so "/%6Cogin.cgi" and "/a/../login.cgi" match "/login.cgi";
+ *     and, normalised alike, SCRIPT_NAME + PATH_INFO and DOCUMENT_URI (the
+ *     script the web server runs, after index or rewrites);
+ *  2. the first route whose method (GET also takes HEAD), one of the paths
+ *     (an exact path also takes path + "/" + PATH_INFO) and parameter
+ *     condition (any occurrence; names as PHP files them) match; a form
+ *     condition prefetches up to form_max bytes of the body, in forward
+ *     mode only, and a longer body is a 413;
+ *  3. each identity's value from its sources (header, cookie, query, form,
+ *     env, client-ip behind trusted proxies); a missing or empty value is
+ *     handled as the route says (skip, allow, reject); a query or form
+ *     parameter repeated with different values is a 400, a form source in
+ *     a body over form_max a 413;
+ *  4. the keys, and one suspect_store_decide() for all identities.
+ * Nothing here writes to the client; mw_guard_respond() does.
+ */
+#ifndef MW_GUARD_H
+#define MW_GUARD_H
+
+#include <stdint.h>
+
+#include "request/mwreq.h"
+#include "conf/suspect_conf.h"
+#include "suspect_error.h"
+#include "limits/suspect_limits.h"
+#include "suspect_store.h"
+
+typedef struct mw_guard mw_guard_t;
+
+/*
+ * Compiles conf into a guard (conf gets a reference, held by the guard).
+ * Fails with SUSPECT_E_CONFIG and "file:line: message" when the trusted
+ * proxy list is bad or the template cannot be used.
+ */
+suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
+                          suspect_err_t *err);
+
+mw_guard_t *mw_guard_ref(mw_guard_t *g);
+void mw_guard_unref(mw_guard_t *g); /* NULL is a no-op */
+
+const suspect_conf_t *mw_guard_conf(const mw_guard_t *g);
+
+/*
+ * Lists the routes whose action is not in lim, one message each
+ * ("suspect.xml:12: route action 'Logn' is not in limits.xml"), through
+ * fn; returns how many.  Such routes let requests through uncounted.
+ */
+size_t mw_guard_check_actions(const mw_guard_t *g, const suspect_limits_t *lim,
+                              void (*fn)(void *arg, const char *msg),
+                              void *arg);
+
+typedef enum mw_verdict_kind {
+    MW_VERDICT_PASS = 0,   /* no route, or no identity: not counted */
+    MW_VERDICT_ALLOW,      /* counted and allowed */
+    MW_VERDICT_DENY,       /* over the limit or locked: the 429 */
+    MW_VERDICT_REJECT,     /* bad request: missing identity (reject),
+                              ambiguous parameter, unusable path: 400;
+                              form body over form_max: 413; no path from
+                              the web server: 500 */
+    MW_VERDICT_UNAVAILABLE /* the store failed in closed mode: 503 */
+} mw_verdict_kind_t;
+
+typedef struct mw_verdict {
+    mw_verdict_kind_t kind;
+    const suspect_conf_route_t *route; /* NULL for PASS without a route */
+    suspect_rule_t rule;               /* a copy; valid with a route */
+    suspect_decision_t decision;       /* ALLOW, DENY */
+    int64_t now_ms;
+    int status;      /* HTTP status for DENY/REJECT/UNAVAILABLE */
+    const char *why; /* short reason for the log (never a value) */
+} mw_verdict_t;
+
+/*
+ * What a request resolves to before the store is asked (steps 1 to 4 of
+ * mw_guard_decide, without the store): the route, the rule and the keys.
+ * nkeys == 0: verdict is final (PASS or REJECT) and needs no store; else
+ * verdict has route, rule and now_ms set and the store would decide on
+ * keys[0..nkeys) (identities with the same key appear once; types[i] is
+ * the type of the first identity whose key is keys[i], the conf's string).
+ */
+typedef struct mw_resolution {
+    mw_verdict_t verdict;
+    size_t nkeys;
+    const char *types[SUSPECT_MAX_IDENTITIES];
+    suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
+} mw_resolution_t;
+
+/*
+ * Resolves req at now_ms as mw_guard_decide() does, without touching a
+ * store: nothing is counted.  Fails as mw_guard_decide().  Used to
+ * simulate a request (suspectctl simulate).
+ */
+suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
+                              mw_req_t *req, int64_t now_ms,
+                              mw_resolution_t *out, suspect_err_t *err);
+
+/*
+ * Step 6 alone: the store's decision on a resolution with keys
+ * (res->nkeys > 0), as a verdict in *out.  A store error is a verdict
+ * (UNAVAILABLE), as in mw_guard_decide().  Lets a caller that pays for
+ * opening its store (suspect-cgi) open it only when a request needs it.
+ */
+void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
+                     mw_verdict_t *out);
+
+/*
+ * Decides req at now_ms: mw_guard_resolve(), then mw_guard_finish() when
+ * there are keys.  Returns SUSPECT_OK with *out filled (a store
+ * failure is a verdict: the failover store has applied the fail mode
+ * already), or SUSPECT_E_IO when reading the body for a form source
+ * failed, SUSPECT_E_NOMEM.
+ */
+suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
+                             suspect_store_t *store, mw_req_t *req,
+                             int64_t now_ms, mw_verdict_t *out,
+                             suspect_err_t *err);
+
+/*
+ * Writes the response for a DENY, REJECT or UNAVAILABLE verdict to req:
+ * the denial (mw_deny_build, with the route's status and the configured
+ * format or template), the REJECT's status (400, 413, 500), or the 503.
+ * In auth-request mode, for a request in the RESPONDER role (nginx's
+ * subrequest), the status is 403
+ * and X-Suspect-* headers carry what nginx maps back (see
+ * docs/responses.md, "nginx auth_request"); a request in the AUTHORIZER
+ * role, and every request in the other modes, gets the real status.
+ * 0 or -errno from the write.
+ */
+int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
+
+/* The normalised path of a request target (exposed for tests): decodes
+ * raw[0..len) up to '?' (or a '#') into buf (size bytes, NUL-terminated).
+ * SUSPECT_E_INVAL for a path that is not absolute, holds an encoded NUL,
+ * or climbs above the root; SUSPECT_E_FULL when it does not fit. */
+suspect_rc_t mw_path_normalize(const char *raw, size_t len, char *buf,
+                               size_t size, size_t *out_len);
+
+#endif

@@ -1,0 +1,309 @@
+/*
+ * guard_decide.c - from a request to a verdict (mw_guard_decide).
+ *
+ * In this order:
+ *  1. the normalised paths (path.c: REQUEST_URI's, SCRIPT_NAME +
+ *     PATH_INFO, DOCUMENT_URI); an unusable one is a REJECT (400), none
+ *     at all a REJECT (500: the web server sends no path);
+ *  2. the first matching route (route.c), whichever path matched; none:
+ *     PASS.  A parameter condition that needs a urlencoded body longer
+ *     than form_max is a REJECT (413, "form body over formMax"): the
+ *     route cannot be told from the body's head; a request that meets
+ *     two routes' conditions on one parameter with different values is a
+ *     REJECT (400, "ambiguous route"): the app's parser picks the action;
+ *  3. the route's rule in the limits snapshot; none: PASS ("action not in
+ *     limits file"): such a route is off, its missing-identity policy too,
+ *     and no body is read for it;
+ *  4. the identities' values (identity.c); a missing or empty one is
+ *     handled as the route says: skip it (PASS when none is left), PASS,
+ *     or REJECT (400); a query or form parameter repeated with different
+ *     values is a REJECT (400, "ambiguous parameter") whatever the route
+ *     says, since the app may read another copy than the one counted; a
+ *     form source in a body longer than form_max is a REJECT (413), since
+ *     the copy the app reads may lie past the part read;
+ *  5. one key per identity; two identities with the same key (the same
+ *     value from two sources) are decided once;
+ *  6. one suspect_store_decide() for all keys.  A store error (a bare
+ *     store) fails closed: UNAVAILABLE (503); a failover store reports its
+ *     closed mode as SUSPECT_DEGRADED_CLOSED, also UNAVAILABLE.
+ * mw_guard_resolve() is steps 1 to 5 (an mw_resolution_t: the verdict so
+ * far and the keys); mw_guard_finish() is step 6; mw_guard_decide() is
+ * the two, so a simulated request resolves exactly as a real one.
+ *
+ * Cost per request: a few variable lookups, one pass over the path, the
+ * routes tried in order, the key builds and the store; no allocation
+ * except the form prefetch and values or paths longer than the stack
+ * buffers (GUARD_ARENA_STACK, GUARD_PATH_STACK, shared by the paths).  The
+ * stack use is about 21 KiB (arena, paths, eight keys).
+ *
+ * Invariants: the call's memory (guard_call_t) is freed before returning;
+ * a verdict points only into the guard's conf (route, rule.action) and
+ * static strings (why), never into the request or the limits snapshot;
+ * why never holds a value.
+ */
+#include "guard_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "response/deny.h"
+#include "suspect_failover.h"
+
+/* The why of the 413 and the 415. */
+#define GUARD_WHY_FORM_MAX  "form body over formMax"
+#define GUARD_WHY_MULTIPART "multipart form body"
+
+/* Fills v as a verdict without a store decision. */
+static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
+                    const char *why)
+{
+    v->kind = kind;
+    v->status = status;
+    v->why = why;
+}
+
+/* Resolves the identities of r into ids; *n of them are kept.  Sets v
+ * and returns SUSPECT_E_NOTFOUND when the route's missing policy, an
+ * ambiguous parameter or a body over form_max ends the decision;
+ * SUSPECT_E_IO, SUSPECT_E_NOMEM from the body. */
+static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
+                                suspect_identity_t *ids, size_t *n,
+                                mw_verdict_t *v)
+{
+    *n = 0;
+    for (size_t i = 0; i < r->nids; i++) {
+        suspect_rc_t rc = guard_identity_resolve(c, &r->ids[i], &ids[*n]);
+
+        if (rc == SUSPECT_OK) {
+            (*n)++;
+            continue;
+        }
+        if (rc == SUSPECT_E_INVAL) {
+            verdict(v, MW_VERDICT_REJECT, 400, "ambiguous parameter");
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc == SUSPECT_E_FULL) {
+            verdict(v, MW_VERDICT_REJECT, 413, GUARD_WHY_FORM_MAX);
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc == SUSPECT_E_PARSE) {
+            verdict(v, MW_VERDICT_REJECT, 415, GUARD_WHY_MULTIPART);
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc != SUSPECT_E_NOTFOUND) {
+            return rc;
+        }
+        if (r->conf->missing == SUSPECT_MISSING_REJECT) {
+            verdict(v, MW_VERDICT_REJECT, 400, "identity missing: rejected");
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (r->conf->missing == SUSPECT_MISSING_ALLOW) {
+            verdict(v, MW_VERDICT_PASS, 0, "identity missing: allowed");
+            return SUSPECT_E_NOTFOUND;
+        }
+    }
+    if (*n == 0) {
+        verdict(v, MW_VERDICT_PASS, 0, "no identity");
+        return SUSPECT_E_NOTFOUND;
+    }
+    return SUSPECT_OK;
+}
+
+/* Builds the keys of ids[0..n) into res, the same key only once. */
+static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
+                               const suspect_identity_t *ids, size_t n,
+                               mw_resolution_t *res, suspect_err_t *err)
+{
+    res->nkeys = 0;
+    for (size_t i = 0; i < n; i++) {
+        suspect_key_t *k = &res->keys[res->nkeys];
+        bool dup = false;
+        suspect_rc_t rc =
+            suspect_key_build(&g->keyopts, action, &ids[i], k, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        for (size_t j = 0; j < res->nkeys && !dup; j++) {
+            dup = res->keys[j].window_len == k->window_len &&
+                  memcmp(res->keys[j].buf, k->buf, k->window_len) == 0;
+        }
+        if (!dup) {
+            res->types[res->nkeys++] = ids[i].type;
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* The store's decision on keys, as a verdict. */
+static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
+                          size_t nkeys, mw_verdict_t *v)
+{
+    suspect_rc_t rc = suspect_store_decide(store, &v->rule, keys, nkeys,
+                                           v->now_ms, &v->decision, NULL);
+
+    if (rc != SUSPECT_OK) {
+        verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store failed");
+    } else if (v->decision.degraded == SUSPECT_DEGRADED_CLOSED) {
+        verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store unavailable");
+    } else if (v->decision.allowed) {
+        verdict(v, MW_VERDICT_ALLOW, 0,
+                v->decision.degraded != SUSPECT_DEGRADED_NONE
+                    ? "allowed (store degraded)"
+                    : "allowed");
+    } else {
+        verdict(v, MW_VERDICT_DENY,
+                v->route->status != 0 ? v->route->status : MW_DENY_STATUS,
+                v->decision.locked ? "locked" : "over the limit");
+    }
+}
+
+/* Steps 3 to 5 of the file comment, for the route r. */
+static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
+                                  const suspect_limits_t *lim,
+                                  mw_resolution_t *res, suspect_err_t *err)
+{
+    const suspect_rule_t *rule = suspect_limits_find(lim, r->conf->action);
+    suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
+    mw_verdict_t *v = &res->verdict;
+    size_t n = 0;
+    suspect_rc_t rc;
+
+    if (rule == NULL) {
+        verdict(v, MW_VERDICT_PASS, 0, "action not in limits file");
+        return SUSPECT_OK;
+    }
+    /* The same name, but owned by the conf: the verdict then lives as
+     * long as the guard, whatever happens to the limits snapshot. */
+    v->rule = *rule;
+    v->rule.action = r->conf->action;
+    rc = resolve_all(c, r, ids, &n, v);
+    if (rc == SUSPECT_E_NOTFOUND) {
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_OK) {
+        rc = build_keys(c->g, rule->action, ids, n, res, err);
+    }
+    if (rc != SUSPECT_OK) {
+        res->nkeys = 0;
+    }
+    return rc;
+}
+
+/* Body-reading errors as the contract names them. */
+static suspect_rc_t call_error(suspect_rc_t rc, suspect_err_t *err)
+{
+    if (rc == SUSPECT_E_NOMEM) {
+        return suspect_err_set(err, rc, NULL, 0, "guard: out of memory");
+    }
+    if (rc == SUSPECT_E_IO) {
+        return suspect_err_set(err, rc, NULL, 0,
+                               "guard: reading the request body failed");
+    }
+    return rc;
+}
+
+/* Step 1 as a verdict: rc from guard_paths_build() (not SUSPECT_OK). */
+static suspect_rc_t path_verdict(suspect_rc_t rc, mw_verdict_t *v,
+                                 suspect_err_t *err)
+{
+    if (rc == SUSPECT_E_INVAL) {
+        verdict(v, MW_VERDICT_REJECT, 400, "bad path");
+    } else if (rc == SUSPECT_E_NOTFOUND) {
+        /* A web server that sends none is misconfigured (nginx without
+         * `include fastcgi_params`): no route could ever match, so refuse
+         * rather than let everything through. */
+        verdict(v, MW_VERDICT_REJECT, 500,
+                "no REQUEST_URI or SCRIPT_NAME from the web server");
+    }
+    return rc == SUSPECT_E_NOMEM ? call_error(rc, err) : SUSPECT_OK;
+}
+
+/* Steps 2 to 5 of the file comment, on the paths of the call's request. */
+static suspect_rc_t resolve_paths(guard_call_t *c, const guard_paths_t *paths,
+                                  const suspect_limits_t *lim,
+                                  mw_resolution_t *out, suspect_err_t *err)
+{
+    const guard_route_t *r = NULL;
+    size_t method_len = 0;
+    const char *method = mw_req_param(c->req, "REQUEST_METHOD", &method_len);
+    suspect_rc_t rc = guard_route_find(c, method, method_len, paths, &r);
+
+    if (rc == SUSPECT_E_FULL) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, 413, GUARD_WHY_FORM_MAX);
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_E_PARSE) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, 415, GUARD_WHY_MULTIPART);
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_E_INVAL) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, 400, "ambiguous route");
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_OK && r != NULL) {
+        out->verdict.route = r->conf;
+        rc = resolve_route(c, r, lim, out, err);
+    }
+    return rc;
+}
+
+/* Steps 1 to 5 of the file comment: see guard.h. */
+suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
+                              mw_req_t *req, int64_t now_ms,
+                              mw_resolution_t *out, suspect_err_t *err)
+{
+    guard_paths_t paths;
+    mw_verdict_t *v;
+    guard_call_t c;
+    suspect_rc_t rc;
+
+    if (g == NULL || req == NULL || out == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "guard: no guard or request");
+    }
+    v = &out->verdict;
+    memset(v, 0, sizeof(*v));
+    out->nkeys = 0;
+    v->now_ms = now_ms;
+    v->why = "no route";
+    rc = guard_paths_build(req, &paths);
+    if (rc != SUSPECT_OK) {
+        guard_paths_free(&paths);
+        return path_verdict(rc, v, err);
+    }
+    guard_call_begin(&c, g, req);
+    rc = resolve_paths(&c, &paths, lim, out, err);
+    guard_paths_free(&paths);
+    guard_call_end(&c);
+    return call_error(rc, err);
+}
+
+/* Step 6 of the file comment: see guard.h. */
+void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
+                     mw_verdict_t *out)
+{
+    *out = res->verdict;
+    store_verdict(store, res->keys, res->nkeys, out);
+}
+
+/* Decides req at now_ms: see the file comment and guard.h. */
+suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
+                             suspect_store_t *store, mw_req_t *req,
+                             int64_t now_ms, mw_verdict_t *out,
+                             suspect_err_t *err)
+{
+    mw_resolution_t res;
+    suspect_rc_t rc;
+
+    if (g == NULL || req == NULL || out == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "guard: no guard or request");
+    }
+    rc = mw_guard_resolve(g, lim, req, now_ms, &res, err);
+    *out = res.verdict;
+    if (rc == SUSPECT_OK && res.nkeys > 0) {
+        mw_guard_finish(store, &res, out);
+    }
+    return rc;
+}

@@ -1,0 +1,200 @@
+/*
+ * guard_internal.h - what the files of the guard share (guard.c,
+ * guard_decide.c, guard_respond.c, path.c, route.c, identity.c): the compiled
+ * guard, the per-call state and the functions each file gives the others.
+ *
+ * Ownership: a guard owns its compiled routes, identities and the pool of
+ * header variable names; it borrows every string of the conf, which it
+ * keeps alive with a reference.  A guard_call_t lives on the stack of one
+ * mw_guard_decide() call; values it hands out point into the request, its
+ * arena or heap blocks it frees in guard_call_end().
+ */
+#ifndef MW_GUARD_INTERNAL_H
+#define MW_GUARD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "guard.h"
+#include "request/request.h"
+
+/* Bytes of identity values kept on the stack per call; longer values go
+ * to the heap, one block each. */
+#define GUARD_ARENA_STACK 8192
+/* Heap blocks per call: every part of every identity, and spare. */
+#define GUARD_ARENA_HEAP (SUSPECT_MAX_IDENTITIES * SUSPECT_MAX_PARTS + 4)
+/* The normalised path is built here; a longer one goes to the heap. */
+#define GUARD_PATH_STACK 4096
+/* form_max when the conf leaves it 0. */
+#define GUARD_FORM_MAX_DEFAULT (64u << 10)
+
+/* One identity source, with its lookup name resolved. */
+typedef struct guard_source {
+    suspect_src_kind_t kind;
+    const char *name; /* cookie/query/form name, env or header variable */
+    size_t name_len;
+} guard_source_t;
+
+typedef struct guard_identity {
+    const suspect_conf_identity_t *conf;
+    size_t nsources;
+    guard_source_t src[SUSPECT_MAX_PARTS];
+} guard_identity_t;
+
+typedef struct guard_route {
+    const suspect_conf_route_t *conf;
+    size_t path_len;
+    size_t method_len[SUSPECT_CONF_MAX_METHODS];
+    size_t param_name_len;
+    size_t param_value_len;
+    size_t nids;
+    guard_identity_t *ids; /* points into mw_guard.ids */
+} guard_route_t;
+
+struct mw_guard {
+    unsigned refs; /* atomic */
+    const suspect_conf_t *conf;
+    bool conf_ref; /* the guard holds a reference on conf */
+    mw_trust_t trust;
+    suspect_keyopts_t keyopts;
+    size_t form_max;
+    size_t nroutes;
+    guard_route_t *routes;
+    guard_identity_t *ids;
+    char *names; /* header variable names, NUL-separated */
+};
+
+/* Per-call memory for values: a stack part, then one heap block each. */
+typedef struct guard_arena {
+    size_t used;
+    size_t nheap;
+    char *heap[GUARD_ARENA_HEAP];
+    char stack[GUARD_ARENA_STACK];
+} guard_arena_t;
+
+/* A request variable looked up at most once per call. */
+typedef struct guard_var {
+    const char *value; /* NULL: missing */
+    size_t len;
+    bool done;
+} guard_var_t;
+
+/* The state of one decision. */
+typedef struct guard_call {
+    const mw_guard_t *g;
+    mw_req_t *req;
+    guard_var_t query;  /* QUERY_STRING */
+    guard_var_t cookie; /* HTTP_COOKIE */
+    int body_state;     /* 0 not looked at, 1 read, -1 none, -2 too long,
+                           -3 multipart */
+    const char *body;
+    size_t body_len;
+    int ip_state; /* 0 not looked at, 1 resolved, -1 none */
+    size_t ip_len;
+    char ip[MW_ADDR_TEXT_MAX];
+    guard_arena_t arena;
+} guard_call_t;
+
+/* ---- path.c ------------------------------------------------------------- */
+
+/*
+ * Normalises the path a[0..alen) followed by b[0..blen) into buf (see
+ * path.c).  decode: the input is a raw request target (percent-decoded
+ * here, cut at '?' or '#'); else it is already decoded (SCRIPT_NAME +
+ * PATH_INFO).  Fails as mw_path_normalize().
+ */
+suspect_rc_t guard_path_build(const char *a, size_t alen, const char *b,
+                              size_t blen, bool decode, char *buf, size_t size,
+                              size_t *out_len);
+
+/* REQUEST_URI, SCRIPT_NAME + PATH_INFO, DOCUMENT_URI. */
+#define GUARD_MAX_PATHS 3
+
+/* The normalised paths of a request, each once (see path.c); they point
+ * into stack or heap. */
+typedef struct guard_paths {
+    size_t n;
+    const char *path[GUARD_MAX_PATHS];
+    size_t len[GUARD_MAX_PATHS];
+    char *heap;
+    char stack[GUARD_PATH_STACK];
+} guard_paths_t;
+
+/*
+ * Fills out with the normalised paths of req.  SUSPECT_OK (out->n >= 1),
+ * SUSPECT_E_NOTFOUND when req has none of the variables,
+ * SUSPECT_E_INVAL when one of them is unusable (see mw_path_normalize()),
+ * SUSPECT_E_NOMEM.  guard_paths_free() frees it, whatever the result.
+ */
+suspect_rc_t guard_paths_build(const mw_req_t *req, guard_paths_t *out);
+
+/* Frees what guard_paths_build() allocated. */
+void guard_paths_free(guard_paths_t *p);
+
+/* ---- identity.c --------------------------------------------------------- */
+
+/* Starts a call: empty arena, nothing looked up. */
+void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req);
+
+/* Frees what the call put on the heap. */
+void guard_call_end(guard_call_t *c);
+
+/* QUERY_STRING (NULL when missing), looked up once per call. */
+const char *guard_call_query(guard_call_t *c, size_t *len);
+
+/*
+ * The urlencoded body (prefetched once per call, at most form_max bytes).
+ * SUSPECT_E_NOTFOUND when the request has no such body, is an
+ * authorizer's (which must not read stdin), or the guard is in a deciding
+ * mode (auth-request, authorizer: the body is the app's, never read here);
+ * SUSPECT_E_FULL when the body is longer than form_max (it is then not
+ * searched at all: the caller answers 413); SUSPECT_E_IO, SUSPECT_E_NOMEM.
+ */
+suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
+
+/* The signature of mw_cookie_find, mw_query_find and mw_form_find. */
+typedef suspect_rc_t (*guard_find_fn)(const char *s, size_t s_len,
+                                      const char *name, size_t name_len,
+                                      char *buf, size_t size, size_t *len);
+
+/*
+ * Runs fn over s into call memory, whatever the value's length; the value
+ * stays valid until guard_call_end().  SUSPECT_OK with *val, *len;
+ * SUSPECT_E_NOTFOUND; SUSPECT_E_NOMEM.
+ */
+suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
+                             size_t s_len, const char *name, size_t name_len,
+                             const char **val, size_t *len);
+
+/*
+ * Fills id with the values of identity gi.  SUSPECT_OK when every source
+ * has a non-empty value, SUSPECT_E_NOTFOUND when one is missing or empty,
+ * SUSPECT_E_INVAL when a query or form source's parameter occurs more than
+ * once with different values, SUSPECT_E_FULL when a form source meets a
+ * body longer than form_max, SUSPECT_E_IO or SUSPECT_E_NOMEM from reading
+ * the body.
+ */
+suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
+                                    suspect_identity_t *id);
+
+/* ---- route.c ------------------------------------------------------------ */
+
+/*
+ * The first route matching method (NULL = none given), one of paths, and
+ * its parameter condition, or NULL.  The request cannot be routed (*out is
+ * NULL) with SUSPECT_E_INVAL when a later route asking the same parameter
+ * for another value matches too (ambiguous: the caller answers 400),
+ * SUSPECT_E_FULL when a route's condition needs a body longer than
+ * form_max (the caller answers 413), SUSPECT_E_IO or SUSPECT_E_NOMEM when
+ * reading the body failed.
+ */
+suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
+                              size_t method_len, const guard_paths_t *paths,
+                              const guard_route_t **out);
+
+/* True when path matches the route's path (see route.c: exact, with
+ * PATH_INFO, or under a directory prefix). */
+bool guard_route_path_match(const guard_route_t *r, const char *path,
+                            size_t path_len);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * check.c - the --check report: both files loaded exactly as the daemon
+ * loads them (the same loaders and the same guard compilation), then the
+ * settings in effect, each route with the limit it applies, and each
+ * limit.  Nothing is opened or connected: no socket, no store.
+ */
+#include "check.h"
+
+#include "guard/guard.h"
+#include "conf/suspect_conf.h"
+#include "limits/suspect_limits.h"
+
+static const char *store_name(suspect_conf_store_kind_t k)
+{
+    return k == SUSPECT_STORE_REDIS  ? "redis"
+           : k == SUSPECT_STORE_LMDB ? "lmdb"
+                                     : "memory";
+}
+
+static const char *missing_name(suspect_missing_t m)
+{
+    return m == SUSPECT_MISSING_ALLOW    ? "allow"
+           : m == SUSPECT_MISSING_REJECT ? "reject"
+                                         : "skip";
+}
+
+static void print_rule(FILE *out, const suspect_rule_t *r)
+{
+    fprintf(out, "%u per %u s", r->limit_count, r->window_s);
+    if (r->block_s > 0) {
+        fprintf(out, ", then locked %u s", r->block_s);
+    }
+}
+
+static void print_settings(FILE *out, const suspect_conf_t *c)
+{
+    fprintf(out, "listen    %s (mode %04o), %u workers, %s\n", c->listen,
+            c->socket_mode, c->workers,
+            c->mode == SUSPECT_MODE_AUTH_REQUEST ? "nginx auth_request mode"
+            : c->mode == SUSPECT_MODE_AUTHORIZER ? "authorizer mode"
+                                                 : "forward mode");
+    fprintf(out, "limits    %s (looked at every %u ms)\n", c->limits_path,
+            c->reload_ms);
+    fprintf(out, "store     %s\n", store_name(c->store));
+    if (c->has_cgi) {
+        fprintf(out, "forward   CGI %s %s, timeout %u ms\n",
+                c->cgi_program != NULL ? "program" : "scripts under",
+                c->cgi_program != NULL ? c->cgi_program : c->cgi_root,
+                c->cgi_timeout_ms);
+    } else if (c->has_upstream) {
+        fprintf(out, "forward   FastCGI %s, timeout %u ms\n",
+                c->upstream_address, c->upstream_timeout_ms);
+    }
+    fprintf(out, "client-ip trusted proxies: %s\n",
+            c->trusted_proxies != NULL ? c->trusted_proxies : "none");
+}
+
+static void print_identity(FILE *out, const suspect_conf_identity_t *id)
+{
+    fprintf(out, "%s =", id->type);
+    for (size_t k = 0; k < id->nsources; k++) {
+        const suspect_conf_source_t *s = &id->source[k];
+
+        fprintf(out, "%s%s%s%s", k > 0 ? " +" : "", " ",
+                suspect_src_kind_name(s->kind), s->name != NULL ? ":" : "");
+        if (s->name != NULL) {
+            fputs(s->name, out);
+        }
+    }
+}
+
+static void print_route(FILE *out, size_t i, const suspect_conf_t *c,
+                        const suspect_conf_route_t *r,
+                        const suspect_limits_t *lim)
+{
+    const suspect_rule_t *rule = suspect_limits_find(lim, r->action);
+
+    fprintf(out, "  %zu. %s:%d  ", i + 1, c->file, r->line);
+    for (size_t m = 0; m < r->nmethods; m++) {
+        fprintf(out, "%s%s", m > 0 ? "," : "", r->methods[m]);
+    }
+    fprintf(out, "%s%s%s", r->nmethods == 0 ? "ANY" : "", " ", r->path);
+    fputs(r->prefix ? "*" : "", out);
+    if (r->param_name != NULL) {
+        fprintf(out, " [%s%s%s]", r->param_name,
+                r->param_value != NULL ? "=" : "",
+                r->param_value != NULL ? r->param_value : "");
+    }
+    fprintf(out, " -> %s: ", r->action);
+    if (rule != NULL) {
+        print_rule(out, rule);
+    } else {
+        fputs("NOT IN THE LIMITS FILE", out);
+    }
+    fprintf(out, "\n       counted by ");
+    for (size_t k = 0; k < r->nidentities; k++) {
+        fputs(k > 0 ? "; " : "", out);
+        print_identity(out, &r->identities[k]);
+    }
+    fprintf(out, " (missing: %s)\n", missing_name(r->missing));
+}
+
+static void print_err(FILE *errs, const suspect_err_t *err)
+{
+    char msg[600];
+
+    suspect_err_format(err, msg, sizeof(msg));
+    fprintf(errs, "%s\n", msg);
+}
+
+static void to_file(void *arg, const char *msg)
+{
+    fprintf(arg, "%s\n", msg);
+}
+
+int mw_check(const char *conf_path, FILE *out, FILE *errs)
+{
+    const suspect_conf_t *c = NULL;
+    suspect_limits_t *lim = NULL;
+    mw_guard_t *g = NULL;
+    suspect_err_t err;
+    size_t bad;
+
+    suspect_err_clear(&err);
+    if (suspect_conf_load(conf_path, &c, &err) != SUSPECT_OK ||
+        mw_guard_new(c, &g, &err) != SUSPECT_OK ||
+        suspect_limits_load(c->limits_path, NULL, &lim, &err) != SUSPECT_OK) {
+        print_err(errs, &err);
+        mw_guard_unref(g);
+        suspect_conf_unref(c);
+        return 1;
+    }
+    for (size_t i = 0; i < suspect_conf_warning_count(c); i++) {
+        fprintf(errs, "%s\n", suspect_conf_warning(c, i));
+    }
+    for (size_t i = 0; i < suspect_limits_warning_count(lim); i++) {
+        fprintf(errs, "%s\n", suspect_limits_warning(lim, i));
+    }
+    bad = mw_guard_check_actions(g, lim, to_file, errs);
+    fprintf(out, "%s: %s\n", conf_path, bad == 0 ? "ok" : "errors");
+    print_settings(out, c);
+    fprintf(out, "routes (first match wins):\n");
+    for (size_t i = 0; i < c->nroutes; i++) {
+        print_route(out, i, c, &c->routes[i], lim);
+    }
+    fprintf(out, "limits (%s):\n", c->limits_path);
+    for (size_t i = 0; i < suspect_limits_count(lim); i++) {
+        const suspect_rule_t *r = suspect_limits_at(lim, i);
+
+        fprintf(out, "  %-28s ", r->action);
+        print_rule(out, r);
+        fprintf(out, "  (line %d)\n", suspect_limits_line(lim, i));
+    }
+    suspect_limits_unref(lim);
+    mw_guard_unref(g);
+    suspect_conf_unref(c);
+    return bad == 0 ? 0 : 1;
+}

@@ -1,0 +1,129 @@
+/*
+ * mwstore.c - builds the store of <Store>: memory, or lmdb / redis behind
+ * the failover wrapper.
+ */
+#include "mwstore.h"
+
+#include <string.h>
+
+#include "log/log.h"
+#include "suspect_failover.h"
+#include "suspect_lmdb.h"
+#include "suspect_redis.h"
+
+static const char *breaker_name(suspect_breaker_t b)
+{
+    switch (b) {
+    case SUSPECT_BREAKER_OPEN:
+        return "open";
+    case SUSPECT_BREAKER_HALF_OPEN:
+        return "half-open";
+    default:
+        return "closed";
+    }
+}
+
+static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
+                       const suspect_err_t *why)
+{
+    char msg[600] = "";
+
+    if (why != NULL) {
+        suspect_err_format(why, msg, sizeof(msg));
+    }
+    mw_log(to == SUSPECT_BREAKER_OPEN ? MW_LOG_ERROR : MW_LOG_NOTICE,
+           "store %s: breaker %s -> %s%s%s", (const char *)arg,
+           breaker_name(from), breaker_name(to), why != NULL ? ": " : "", msg);
+}
+
+/* Wraps primary in the failover store with a memory store as fallback. */
+static suspect_rc_t wrap(const suspect_conf_t *c, suspect_store_t *primary,
+                         const char *name, suspect_store_t **out,
+                         suspect_err_t *err)
+{
+    suspect_failover_opts_t o;
+    suspect_memstore_opts_t mo;
+    suspect_store_t *local = NULL;
+    suspect_rc_t rc;
+
+    memset(&mo, 0, sizeof(mo));
+    mo.max_entries = c->memory_max_entries;
+    rc = suspect_memstore_new(&mo, &local, err);
+    if (rc != SUSPECT_OK) {
+        suspect_store_free(primary);
+        return rc;
+    }
+    memset(&o, 0, sizeof(o));
+    o.mode = (suspect_failmode_t)c->fail_mode;
+    /* A probe at least every second: decisions are back on the store
+     * within about a second of its return, however long it was away, and
+     * a dead store costs one request a timeout per second. */
+    o.max_open_ms = 1000;
+    o.on_breaker = on_breaker;
+    o.cb_arg = (void *)name;
+    return suspect_failover_new(primary, local, &o, out, err);
+}
+
+static suspect_rc_t lmdb_new(const suspect_conf_t *c, suspect_store_t **out,
+                             suspect_err_t *err)
+{
+    suspect_lmdb_opts_t o;
+    suspect_store_t *s = NULL;
+    suspect_rc_t rc;
+
+    memset(&o, 0, sizeof(o));
+    o.path = c->lmdb_path;
+    o.map_size = c->lmdb_map_size;
+    o.no_sync = c->lmdb_no_sync;
+    rc = suspect_lmdb_new(&o, &s, err);
+    return rc != SUSPECT_OK ? rc : wrap(c, s, "lmdb", out, err);
+}
+
+static suspect_rc_t redis_new(const suspect_conf_t *c, suspect_store_t **out,
+                              suspect_err_t *err)
+{
+    suspect_redis_opts_t o;
+    suspect_store_t *s = NULL;
+    suspect_err_t perr;
+    suspect_rc_t rc;
+
+    memset(&o, 0, sizeof(o));
+    o.url = c->redis_url;
+    o.connect_timeout_ms = c->redis_timeout_ms;
+    o.command_timeout_ms = c->redis_timeout_ms;
+    o.clock = c->redis_server_clock ? SUSPECT_REDIS_CLOCK_SERVER
+                                    : SUSPECT_REDIS_CLOCK_CALLER;
+    o.key_prefix = c->key_prefix;
+    rc = suspect_redis_new(&o, &s, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    suspect_err_clear(&perr);
+    if (suspect_redis_ping(s, &perr) != SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&perr, msg, sizeof(msg));
+        mw_log(MW_LOG_WARNING,
+               "redis: %s; deciding by the fail mode until "
+               "it answers",
+               msg);
+    }
+    return wrap(c, s, "redis", out, err);
+}
+
+suspect_rc_t mw_store_new(const suspect_conf_t *c, suspect_store_t **out,
+                          suspect_err_t *err)
+{
+    suspect_memstore_opts_t mo;
+
+    switch (c->store) {
+    case SUSPECT_STORE_LMDB:
+        return lmdb_new(c, out, err);
+    case SUSPECT_STORE_REDIS:
+        return redis_new(c, out, err);
+    default:
+        memset(&mo, 0, sizeof(mo));
+        mo.max_entries = c->memory_max_entries;
+        return suspect_memstore_new(&mo, out, err);
+    }
+}

@@ -1,0 +1,621 @@
+/*
+ * test_cgi_snap.c - suite "suspect-cgi", part three: the compiled
+ * configuration (config/compiled/cfgsnap.h) in process.
+ *
+ * Round trips: two suspect.xml files that between them set every field
+ * (one with <Cgi>, lmdb and a template, one with <Upstream>, redis and
+ * <ClientIp>) are loaded from real files, encoded and decoded, and every
+ * field of the result is compared with the parsed original, routes,
+ * identities, sources, rules and lines included.  Damage: every
+ * truncation, every flipped byte, a wrong version, producer or length,
+ * trailing bytes, and every byte of the payload overwritten with the
+ * checksum made to match (so the structural checks, not the checksum,
+ * must hold) are refused or decode to something sound, never crash (the
+ * sanitizers watch).  Files: trust (mode, links, FIFOs), staleness on
+ * each kind of edit of each source (one that keeps size and mtime
+ * included), the racy window, atomic writes.
+ */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compiled/cfgsnap_int.h"
+#include "cgi-wrapper/cgirun.h"
+#include "helpers/e2e.h"
+#include "helpers/util.h"
+
+/* Every field away from its default, <Cgi root>, lmdb, a template. */
+static const char conf_a[] =
+    "<Suspect>\n"
+    "  <Server listen=\"tcp:127.0.0.1:9001\" socketMode=\"0640\" workers=\"7\""
+    " ioTimeout=\"12.5\" formMax=\"32K\" paramsMax=\"64K\"/>\n"
+    "  <Limits path=\"limits.xml\" reload=\"3\"/>\n"
+    "  <Store type=\"lmdb\" path=\"db/x.lmdb\" mapSize=\"2M\" noSync=\"true\""
+    " maxEntries=\"1234\" failMode=\"closed\"/>\n"
+    "  <Keys format=\"typed\" prefix=\"app1:\"/>\n"
+    "  <Cgi root=\"/srv/cgi\" timeout=\"9\"/>\n"
+    "  <ClientIp trustedProxies=\"10.0.0.0/8, 192.168.1.1\""
+    " header=\"forwarded\" ipv4Prefix=\"24\" ipv6Prefix=\"56\"/>\n"
+    "  <Response format=\"html\" template=\"page.html\""
+    " templateType=\"text/html; charset=iso-8859-1\"/>\n"
+    "  <Route action=\"Login\" method=\"post put\" path=\"/login\""
+    " param=\"op=in\" paramIn=\"form\" missing=\"reject\" status=\"403\">\n"
+    "    <Identity type=\"Member\" from=\"form:member cookie:sid\"/>\n"
+    "    <Identity type=\"Ip\" from=\"client-ip\"/>\n"
+    "  </Route>\n"
+    "  <Route action=\"Api\" prefix=\"/api/\" param=\"key\" "
+    "missing=\"allow\">\n"
+    "    <Identity type=\"User\" from=\"env:REMOTE_USER\"/>\n"
+    "    <Identity type=\"Key\" from=\"query:k header:X-Key\"/>\n"
+    "  </Route>\n"
+    "</Suspect>\n";
+
+/* The rest: <Upstream>, redis. */
+static const char conf_b[] =
+    "<Suspect>\n"
+    "  <Limits path=\"@DIR@/limits.xml\"/>\n"
+    "  <Store type=\"redis\" url=\"redis://u:p@127.0.0.1:6390/2\""
+    " timeoutMs=\"70\" clock=\"server\" failMode=\"open\"/>\n"
+    "  <Upstream address=\"unix:/run/php.sock\" scriptFilename=\"/srv/i.php\""
+    " timeout=\"8\" connectTimeout=\"0.5\" maxIdle=\"3\"/>\n"
+    "  <ClientIp header=\"x-forwarded-for\" trustedProxies=\"::1\"/>\n"
+    "  <Response format=\"json\"/>\n"
+    "  <Route action=\"Login\" path=\"/x\">\n"
+    "    <Identity type=\"Member\" from=\"header:X-M\"/>\n"
+    "  </Route>\n"
+    "</Suspect>\n";
+
+static const char limits_xml[] =
+    "<ArrayOfSuspectUsageSettingEntity>\n"
+    "  <SuspectUsageSettingEntity Action=\"Login\" LimitCount=\"3\""
+    " LimitDuration=\"60\" BlockDuration=\"600\" />\n"
+    "\n"
+    "  <SuspectUsageSettingEntity Action=\"Api\" LimitCount=\"100\""
+    " LimitDuration=\"1\" />\n"
+    "</ArrayOfSuspectUsageSettingEntity>\n";
+
+/* DIR/name (the test's directory) in a static rotating buffer. */
+static const char *at(const char *name)
+{
+    static char bufs[4][1024];
+    static int k;
+    char *b = bufs[k++ % 4];
+
+    snprintf(b, sizeof(bufs[0]), "%s/%s", e2e.dir, name);
+    return b;
+}
+
+/* Writes the fixture with suspect.xml text (@DIR@: the directory); 0 or
+ * -1. */
+static int write_fixture(const char *text)
+{
+    static const char page[] = "<p>{action}: {retry_after}</p>\n";
+    const char *pairs[] = {"@DIR@", e2e.dir, NULL};
+    char *conf = test_subst(text, pairs);
+    int rc =
+        conf == NULL ||
+        test_write_file(at("suspect.xml"), conf, strlen(conf)) ||
+        test_write_file(at("limits.xml"), limits_xml, strlen(limits_xml)) ||
+        test_write_file(at("page.html"), page, strlen(page));
+
+    free(conf);
+    return rc ? -1 : 0;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static void identity_equal(const suspect_conf_identity_t *a,
+                           const suspect_conf_identity_t *b)
+{
+    CU_ASSERT(str_eq(a->type, b->type));
+    CU_ASSERT_EQUAL(a->line, b->line);
+    CU_ASSERT_EQUAL_FATAL(a->nsources, b->nsources);
+    for (size_t i = 0; i < a->nsources; i++) {
+        CU_ASSERT_EQUAL(a->source[i].kind, b->source[i].kind);
+        CU_ASSERT(str_eq(a->source[i].name, b->source[i].name));
+    }
+}
+
+static void route_equal(const suspect_conf_route_t *a,
+                        const suspect_conf_route_t *b)
+{
+    CU_ASSERT(str_eq(a->action, b->action));
+    CU_ASSERT_EQUAL_FATAL(a->nmethods, b->nmethods);
+    for (size_t i = 0; i < a->nmethods; i++) {
+        CU_ASSERT(str_eq(a->methods[i], b->methods[i]));
+    }
+    CU_ASSERT(str_eq(a->path, b->path));
+    CU_ASSERT_EQUAL(a->prefix, b->prefix);
+    CU_ASSERT(str_eq(a->param_name, b->param_name));
+    CU_ASSERT(str_eq(a->param_value, b->param_value));
+    CU_ASSERT_EQUAL(a->param_in, b->param_in);
+    CU_ASSERT_EQUAL_FATAL(a->nidentities, b->nidentities);
+    for (size_t i = 0; i < a->nidentities; i++) {
+        identity_equal(&a->identities[i], &b->identities[i]);
+    }
+    CU_ASSERT_EQUAL(a->missing, b->missing);
+    CU_ASSERT_EQUAL(a->status, b->status);
+    CU_ASSERT_EQUAL(a->line, b->line);
+}
+
+/* Every field of suspect_conf_t, in declaration order. */
+static void conf_equal(const suspect_conf_t *a, const suspect_conf_t *b)
+{
+    CU_ASSERT(str_eq(a->file, b->file));
+    CU_ASSERT(str_eq(a->dir, b->dir));
+    CU_ASSERT(str_eq(a->listen, b->listen));
+    CU_ASSERT_EQUAL(a->socket_mode, b->socket_mode);
+    CU_ASSERT_EQUAL(a->workers, b->workers);
+    CU_ASSERT_EQUAL(a->mode, b->mode);
+    CU_ASSERT_EQUAL(a->io_timeout_ms, b->io_timeout_ms);
+    CU_ASSERT_EQUAL(a->form_max, b->form_max);
+    CU_ASSERT_EQUAL(a->params_max, b->params_max);
+    CU_ASSERT_EQUAL(a->server_line, b->server_line);
+    CU_ASSERT(str_eq(a->limits_path, b->limits_path));
+    CU_ASSERT_EQUAL(a->reload_ms, b->reload_ms);
+    CU_ASSERT_EQUAL(a->limits_line, b->limits_line);
+    CU_ASSERT_EQUAL(a->store, b->store);
+    CU_ASSERT_EQUAL(a->memory_max_entries, b->memory_max_entries);
+    CU_ASSERT(str_eq(a->lmdb_path, b->lmdb_path));
+    CU_ASSERT_EQUAL(a->lmdb_map_size, b->lmdb_map_size);
+    CU_ASSERT_EQUAL(a->lmdb_no_sync, b->lmdb_no_sync);
+    CU_ASSERT(str_eq(a->redis_url, b->redis_url));
+    CU_ASSERT_EQUAL(a->redis_timeout_ms, b->redis_timeout_ms);
+    CU_ASSERT_EQUAL(a->redis_server_clock, b->redis_server_clock);
+    CU_ASSERT_EQUAL(a->fail_mode, b->fail_mode);
+    CU_ASSERT_EQUAL(a->store_line, b->store_line);
+    CU_ASSERT_EQUAL(a->key_format, b->key_format);
+    CU_ASSERT(str_eq(a->key_prefix, b->key_prefix));
+    CU_ASSERT_EQUAL(a->has_cgi, b->has_cgi);
+    CU_ASSERT(str_eq(a->cgi_root, b->cgi_root));
+    CU_ASSERT(str_eq(a->cgi_program, b->cgi_program));
+    CU_ASSERT_EQUAL(a->cgi_timeout_ms, b->cgi_timeout_ms);
+    CU_ASSERT_EQUAL(a->cgi_line, b->cgi_line);
+    CU_ASSERT_EQUAL(a->has_upstream, b->has_upstream);
+    CU_ASSERT(str_eq(a->upstream_address, b->upstream_address));
+    CU_ASSERT(str_eq(a->upstream_script, b->upstream_script));
+    CU_ASSERT_EQUAL(a->upstream_timeout_ms, b->upstream_timeout_ms);
+    CU_ASSERT_EQUAL(a->upstream_connect_timeout_ms,
+                    b->upstream_connect_timeout_ms);
+    CU_ASSERT_EQUAL(a->upstream_max_idle, b->upstream_max_idle);
+    CU_ASSERT_EQUAL(a->upstream_line, b->upstream_line);
+    CU_ASSERT(str_eq(a->trusted_proxies, b->trusted_proxies));
+    CU_ASSERT_EQUAL(a->fwd_header, b->fwd_header);
+    CU_ASSERT_EQUAL(a->ipv4_prefix, b->ipv4_prefix);
+    CU_ASSERT_EQUAL(a->ipv6_prefix, b->ipv6_prefix);
+    CU_ASSERT_EQUAL(a->client_ip_line, b->client_ip_line);
+    CU_ASSERT_EQUAL(a->format, b->format);
+    CU_ASSERT(str_eq(a->template_path, b->template_path));
+    CU_ASSERT_EQUAL_FATAL(a->template_len, b->template_len);
+    CU_ASSERT(a->template_body == b->template_body ||
+              memcmp(a->template_body, b->template_body, a->template_len) == 0);
+    CU_ASSERT(str_eq(a->template_type, b->template_type));
+    CU_ASSERT_EQUAL(a->response_line, b->response_line);
+    CU_ASSERT_EQUAL_FATAL(a->nroutes, b->nroutes);
+    for (size_t i = 0; i < a->nroutes; i++) {
+        route_equal(&a->routes[i], &b->routes[i]);
+    }
+}
+
+static void limits_equal(const suspect_limits_t *a, const suspect_limits_t *b)
+{
+    CU_ASSERT_EQUAL_FATAL(suspect_limits_count(a), suspect_limits_count(b));
+    for (size_t i = 0; i < suspect_limits_count(a); i++) {
+        const suspect_rule_t *x = suspect_limits_at(a, i);
+        const suspect_rule_t *y = suspect_limits_at(b, i);
+
+        CU_ASSERT(str_eq(x->action, y->action));
+        CU_ASSERT_EQUAL(x->limit_count, y->limit_count);
+        CU_ASSERT_EQUAL(x->window_s, y->window_s);
+        CU_ASSERT_EQUAL(x->block_s, y->block_s);
+        CU_ASSERT_EQUAL(suspect_limits_line(a, i), suspect_limits_line(b, i));
+        CU_ASSERT_PTR_EQUAL(suspect_limits_find(b, y->action), y);
+    }
+}
+
+/* Loads the fixture written with text into *s; fatal on failure. */
+static void load(const char *text, cfgsnap_t *s)
+{
+    suspect_err_t err;
+
+    suspect_err_clear(&err);
+    CU_ASSERT_FATAL(write_fixture(text) == 0);
+    if (cfgsnap_load(at("suspect.xml"), s, &err) != SUSPECT_OK) {
+        fprintf(stderr, "cfgsnap_load: %s: %s\n", err.file, err.text);
+        CU_FAIL_FATAL("the fixture does not load");
+    }
+}
+
+/* Encodes s; fatal on failure. */
+static unsigned char *encode(const cfgsnap_t *s, size_t *len)
+{
+    unsigned char *buf = NULL;
+
+    CU_ASSERT_FATAL(cfgsnap_encode(s, &buf, len, NULL) == SUSPECT_OK);
+    return buf;
+}
+
+static void round_trip(const char *text)
+{
+    cfgsnap_t s, back;
+    unsigned char *buf, *again;
+    size_t len, len2;
+
+    load(text, &s);
+    buf = encode(&s, &len);
+    CU_ASSERT_FATAL(cfgsnap_decode(buf, len, "x", &back, NULL) == SUSPECT_OK);
+    conf_equal(s.conf, back.conf);
+    limits_equal(s.limits, back.limits);
+    CU_ASSERT_STRING_EQUAL(back.conf_path, s.conf_path);
+    CU_ASSERT_EQUAL(memcmp(back.id, s.id, sizeof(s.id)), 0);
+    again = encode(&back, &len2);
+    CU_ASSERT(len2 == len && memcmp(again, buf, len) == 0);
+    free(again);
+    free(buf);
+    cfgsnap_clear(&back);
+    cfgsnap_clear(&s);
+}
+
+/* Both files, every field; the fixture really is away from defaults. */
+static void test_round_trip(void)
+{
+    cfgsnap_t s;
+
+    round_trip(conf_a);
+    round_trip(conf_b);
+    load(conf_a, &s);
+    CU_ASSERT(s.conf->template_body != NULL && s.conf->nroutes == 2 &&
+              s.conf->routes[0].nidentities == 2 &&
+              s.conf->routes[0].identities[0].nsources == 2 &&
+              s.conf->routes[0].nmethods == 2 && s.conf->lmdb_no_sync &&
+              s.conf->key_prefix != NULL && s.conf->trusted_proxies != NULL);
+    CU_ASSERT(s.id[CFGSNAP_SRC_TEMPLATE].ino != 0);
+    cfgsnap_clear(&s);
+}
+
+/* Recomputes the checksum of buf after an edit of its payload. */
+static void resum(unsigned char *buf, size_t len)
+{
+    static const suspect_siphash_key_t key = CFGSNAP_SUM_KEY;
+    uint64_t sum[2];
+
+    for (int i = 0; i < 8; i++) {
+        buf[16 + i] = (unsigned char)((len - CFGSNAP_HEADER) >> (8 * i));
+    }
+    suspect_siphash128(&key, buf + CFGSNAP_HEADER, len - CFGSNAP_HEADER, sum);
+    for (int i = 0; i < 8; i++) {
+        buf[24 + i] = (unsigned char)(sum[0] >> (8 * i));
+        buf[32 + i] = (unsigned char)(sum[1] >> (8 * i));
+    }
+}
+
+/* Whether the len bytes at buf are refused (and nothing is left). */
+static bool refused(const unsigned char *buf, size_t len)
+{
+    cfgsnap_t out;
+    suspect_err_t err;
+    suspect_rc_t rc;
+
+    suspect_err_clear(&err);
+    rc = cfgsnap_decode(buf, len, "x", &out, &err);
+    if (rc == SUSPECT_OK) {
+        cfgsnap_clear(&out);
+        return false;
+    }
+    return rc == SUSPECT_E_PARSE && out.conf == NULL && out.limits == NULL &&
+           out.conf_path == NULL && strcmp(err.file, "x") == 0;
+}
+
+/* Truncations, flipped bytes, bad header fields, trailing bytes. */
+static void test_damage(void)
+{
+    unsigned char *buf, *copy;
+    size_t len, bad = 0, flips = 0;
+    cfgsnap_t s;
+
+    load(conf_a, &s);
+    buf = encode(&s, &len);
+    copy = malloc(len + 1);
+    for (size_t n = 0; n < len; n++) {
+        bad += !refused(buf, n);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    for (size_t i = 0; i < len; i++) {
+        memcpy(copy, buf, len);
+        copy[i] ^= 0x20;
+        flips += refused(copy, len);
+    }
+    CU_ASSERT_EQUAL(flips, len);
+    memcpy(copy, buf, len);
+    copy[8] = 2; /* version */
+    CU_ASSERT(refused(copy, len));
+    memcpy(copy, buf, len);
+    copy[len] = 0; /* a byte after the payload, length and sum updated */
+    resum(copy, len + 1);
+    CU_ASSERT(refused(copy, len + 1));
+    memcpy(copy, buf, len);
+    copy[CFGSNAP_HEADER + 4] ^= 1; /* the producer's first byte */
+    resum(copy, len);
+    CU_ASSERT(refused(copy, len));
+    free(copy);
+    free(buf);
+    cfgsnap_clear(&s);
+}
+
+/* Whether the len bytes at buf are refused, or decode to what encodes
+ * back to exactly them (nothing is lost or made up on the way). */
+static bool refused_or_faithful(const unsigned char *buf, size_t len,
+                                size_t *refusals)
+{
+    unsigned char *again = NULL;
+    size_t len2 = 0;
+    cfgsnap_t out;
+    bool ok;
+
+    if (cfgsnap_decode(buf, len, "x", &out, NULL) != SUSPECT_OK) {
+        ++*refusals;
+        return out.conf == NULL && out.limits == NULL && out.conf_path == NULL;
+    }
+    ok = cfgsnap_encode(&out, &again, &len2, NULL) == SUSPECT_OK &&
+         len2 == len && memcmp(again, buf, len) == 0;
+    free(again);
+    cfgsnap_clear(&out);
+    return ok;
+}
+
+/* Every payload byte overwritten and the checksum fixed: the structure
+ * alone must keep the decoder sound: each result is refused whole or is
+ * exactly what the bytes say (and nothing crashes). */
+static void test_structure(void)
+{
+    static const unsigned char values[] = {0x00, 0xff, 0x7f, 0x09};
+    unsigned char *buf, *copy;
+    size_t len, refusals = 0, unsound = 0;
+    cfgsnap_t s;
+
+    load(conf_b, &s);
+    buf = encode(&s, &len);
+    copy = malloc(len);
+    for (size_t i = CFGSNAP_HEADER; i < len; i++) {
+        for (size_t v = 0; v < sizeof(values); v++) {
+            if (buf[i] == values[v]) {
+                continue;
+            }
+            memcpy(copy, buf, len);
+            copy[i] = values[v];
+            resum(copy, len);
+            unsound += !refused_or_faithful(copy, len, &refusals);
+        }
+    }
+    CU_ASSERT_EQUAL(unsound, 0);
+    CU_ASSERT(refusals > len);
+    free(copy);
+    free(buf);
+    cfgsnap_clear(&s);
+}
+
+/* Writing, reading back, and what is not trusted. */
+static void test_files(void)
+{
+    cfgsnap_t s, back;
+    suspect_err_t err;
+    char path[1024], tmp[1024];
+
+    load(conf_a, &s);
+    snprintf(path, sizeof(path), "%s", at("c.snap"));
+    CU_ASSERT_FATAL(cfgsnap_write(path, &s, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(cfgsnap_read(path, &back, NULL) == SUSPECT_OK);
+    conf_equal(s.conf, back.conf);
+    cfgsnap_clear(&back);
+    CU_ASSERT_EQUAL(chmod(path, 0620), 0);
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(cfgsnap_read(path, &back, &err), SUSPECT_E_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "writable by others"));
+    CU_ASSERT_EQUAL(chmod(path, 0600), 0);
+    CU_ASSERT_EQUAL(symlink(path, at("link.snap")), 0);
+    CU_ASSERT_EQUAL(cfgsnap_read(at("link.snap"), &back, NULL), SUSPECT_E_IO);
+    CU_ASSERT_EQUAL(mkfifo(at("fifo.snap"), 0600), 0);
+    CU_ASSERT_EQUAL(cfgsnap_read(at("fifo.snap"), &back, &err),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_EQUAL(cfgsnap_read(at("none.snap"), &back, NULL),
+                    SUSPECT_E_NOTFOUND);
+    CU_ASSERT_PTR_NULL(back.conf);
+    /* A directory that does not exist: an error, and nothing left. */
+    snprintf(tmp, sizeof(tmp), "%s", at("none/c.snap"));
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(cfgsnap_write(tmp, &s, &err), SUSPECT_E_IO);
+    CU_ASSERT_EQUAL(err.sys_errno, ENOENT);
+    cfgsnap_clear(&s);
+}
+
+/* Sets the mtime of path to ns (the ctime moves on: the kernel's). */
+static void set_mtime(const char *path, int64_t ns)
+{
+    struct timespec ts[2] = {{0, UTIME_OMIT},
+                             {ns / 1000000000, ns % 1000000000}};
+
+    CU_ASSERT_EQUAL(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* Whether a fresh load is still fresh after edit() (false = stale). */
+static bool fresh_after(void (*edit)(const cfgsnap_t *s))
+{
+    char abs[1024];
+    cfgsnap_t s;
+    bool fresh;
+
+    load(conf_a, &s);
+    CU_ASSERT_FATAL(cfgsnap_abs_path(at("suspect.xml"), abs, sizeof(abs)) == 0);
+    CU_ASSERT_FATAL(cfgsnap_fresh(&s, abs));
+    edit(&s);
+    fresh = cfgsnap_fresh(&s, abs);
+    cfgsnap_clear(&s);
+    return fresh;
+}
+
+/* suspect.xml rewritten in place: same size, same inode, mtime put back:
+ * only the ctime tells. */
+static void edit_conf_same(const cfgsnap_t *s)
+{
+    char *text = strdup(conf_a);
+
+    text[strlen(text) - 3] = 'X'; /* "</Suspect>" -> "</SuspecX>" */
+    CU_ASSERT(test_write_file(at("suspect.xml"), text, strlen(text)) == 0);
+    set_mtime(at("suspect.xml"), s->id[CFGSNAP_SRC_CONF].mtime_ns);
+    free(text);
+}
+
+/* The limits file replaced by rename, same bytes, mtime put back. */
+static void edit_limits_rename(const cfgsnap_t *s)
+{
+    CU_ASSERT(test_write_file(at("l.new"), limits_xml, strlen(limits_xml)) ==
+              0);
+    set_mtime(at("l.new"), s->id[CFGSNAP_SRC_LIMITS].mtime_ns);
+    CU_ASSERT_EQUAL(rename(at("l.new"), at("limits.xml")), 0);
+}
+
+static void edit_template_grow(const cfgsnap_t *s)
+{
+    (void)s;
+    CU_ASSERT(test_write_file(at("page.html"), "<p>x</p>\n\n", 10) == 0);
+}
+
+static void edit_template_gone(const cfgsnap_t *s)
+{
+    (void)s;
+    CU_ASSERT_EQUAL(unlink(at("page.html")), 0);
+}
+
+static void edit_nothing(const cfgsnap_t *s)
+{
+    (void)s;
+}
+
+static void test_stale(void)
+{
+    char abs[1024];
+    cfgsnap_t s;
+
+    CU_ASSERT(fresh_after(edit_nothing));
+    CU_ASSERT(!fresh_after(edit_conf_same));
+    CU_ASSERT(!fresh_after(edit_limits_rename));
+    CU_ASSERT(!fresh_after(edit_template_grow));
+    CU_ASSERT(!fresh_after(edit_template_gone));
+    /* Another suspect.xml path: not this one's. */
+    load(conf_a, &s);
+    CU_ASSERT_FATAL(cfgsnap_abs_path(at("other.xml"), abs, sizeof(abs)) == 0);
+    CU_ASSERT(!cfgsnap_fresh(&s, abs));
+    cfgsnap_clear(&s);
+}
+
+/* Sources changed within a clock tick of now may not be saved. */
+static void test_racy(void)
+{
+    const int64_t s = 1000000000;
+    cfgsnap_t snap;
+    int64_t t;
+
+    load(conf_a, &snap);
+    t = snap.id[CFGSNAP_SRC_CONF].ctime_ns;
+    CU_ASSERT(cfgsnap_racy(&snap, t));
+    CU_ASSERT(!cfgsnap_racy(&snap, t + 3600 * s));
+    memset(snap.id, 0, sizeof(snap.id));
+    snap.id[0].mtime_ns = snap.id[0].ctime_ns = 1700000000 * s + 123;
+    CU_ASSERT(cfgsnap_racy(&snap, snap.id[0].mtime_ns + s / 20));
+    CU_ASSERT(!cfgsnap_racy(&snap, snap.id[0].mtime_ns + s / 5));
+    /* whole seconds: a file system that keeps no more */
+    snap.id[0].mtime_ns = snap.id[0].ctime_ns = 1700000000 * s;
+    CU_ASSERT(cfgsnap_racy(&snap, 1700000001 * s + s / 2));
+    CU_ASSERT(!cfgsnap_racy(&snap, 1700000003 * s));
+    CU_ASSERT(cfgsnap_racy(&snap, 1700000000 * s - s / 2)); /* clock back */
+    cfgsnap_clear(&snap);
+}
+
+/* suspect_limits_from_rules(), which decoding relies on: the checks of
+ * the loader, lines kept, lookups built. */
+static void test_from_rules(void)
+{
+    suspect_rule_t rules[] = {{"A", 2, 60, 0}, {"B.x", 1, 1, 30}};
+    const int lines[] = {3, 9};
+    suspect_limits_t *lim = NULL;
+    suspect_err_t err;
+
+    CU_ASSERT_FATAL(suspect_limits_from_rules(rules, lines, 2, "l.xml", &lim,
+                                              NULL) == SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_limits_count(lim), 2);
+    CU_ASSERT_EQUAL(suspect_limits_line(lim, 1), 9);
+    CU_ASSERT_EQUAL(suspect_limits_find(lim, "B.x")->block_s, 30);
+    CU_ASSERT_PTR_NOT_EQUAL(suspect_limits_find(lim, "A")->action,
+                            rules[0].action);
+    suspect_limits_unref(lim);
+    lim = NULL;
+    rules[1].action = "A";
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(
+        suspect_limits_from_rules(rules, lines, 2, "l.xml", &lim, &err),
+        SUSPECT_E_CONFIG);
+    CU_ASSERT(err.line == 9 && strstr(err.text, "duplicates line 3"));
+    rules[1].action = "1bad";
+    CU_ASSERT_EQUAL(suspect_limits_from_rules(rules, NULL, 2, NULL, &lim, NULL),
+                    SUSPECT_E_CONFIG);
+    rules[1].action = "B";
+    rules[1].window_s = 0;
+    CU_ASSERT_EQUAL(suspect_limits_from_rules(rules, NULL, 2, NULL, &lim, NULL),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_PTR_NULL(lim);
+    CU_ASSERT_FATAL(suspect_limits_from_rules(NULL, NULL, 0, NULL, &lim,
+                                              NULL) == SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_limits_count(lim), 0);
+    suspect_limits_unref(lim);
+}
+
+/* The names: absolute, per user, per suspect.xml. */
+static void test_names(void)
+{
+    char a[256], b[256], c[256], abs[1024], cwd[1024];
+
+    CU_ASSERT_FATAL(cfgsnap_file_name("/d", "/etc/s.xml", a, sizeof(a)) == 0);
+    CU_ASSERT_FATAL(cfgsnap_file_name("/d", "/etc/t.xml", b, sizeof(b)) == 0);
+    CU_ASSERT_FATAL(cfgsnap_file_name("/d", "/etc/s.xml", c, sizeof(c)) == 0);
+    CU_ASSERT_STRING_EQUAL(a, c);
+    CU_ASSERT_STRING_NOT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(strncmp(a, "/d/cgi-", 7), 0);
+    CU_ASSERT_EQUAL(strlen(strrchr(a, '-')), strlen("-0123456789abcdef.snap"));
+    CU_ASSERT_EQUAL(cfgsnap_file_name("/d", "/etc/s.xml", a, 10), -1);
+    CU_ASSERT_FATAL(getcwd(cwd, sizeof(cwd)) != NULL);
+    CU_ASSERT_FATAL(cfgsnap_abs_path("x.xml", abs, sizeof(abs)) == 0);
+    CU_ASSERT_EQUAL(strncmp(abs, cwd, strlen(cwd)), 0);
+    CU_ASSERT_STRING_EQUAL(abs + strlen(abs) - 6, "/x.xml");
+}
+
+int cgirun_add_snap_tests(struct CU_Suite *s)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {
+        {"compiled configuration: round trip, every field", test_round_trip},
+        {"compiled configuration: damage refused", test_damage},
+        {"compiled configuration: structure checked", test_structure},
+        {"compiled configuration: files and trust", test_files},
+        {"compiled configuration: stale on every edit", test_stale},
+        {"compiled configuration: racy sources", test_racy},
+        {"compiled configuration: names", test_names},
+        {"compiled configuration: limits from rules", test_from_rules},
+    };
+
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+        if (CU_add_test(s, tests[i].name, tests[i].fn) == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,232 @@
+/*
+ * test_suspectctl_redis.c - the suspectctl suite against a private
+ * redis-server (tests/helpers/redisserver.h): status, block, unblock and reset
+ * on Redis keys with a prefix, the SCAN-based locked list (also a lock the .NET
+ * system wrote), simulate, an unreachable Redis (exit 3), and the ACL users of
+ * examples/redis/suspect-acl.conf: enough for deciding and for every suspectctl
+ * command, and nothing more.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl_test.h"
+#include "helpers/e2e.h"
+#include "helpers/redisserver.h"
+#include "suspect_redis.h"
+#include "helpers/util.h"
+
+/* ---- redis -------------------------------------------------------------- */
+
+/* Writes ctl_dir/redis.xml for url with the key prefix "app1:". */
+static const char *redis_conf(const char *url)
+{
+    static char conf[700];
+    char store[1200];
+
+    snprintf(conf, sizeof(conf), "%s/redis.xml", ctl_dir);
+    snprintf(store, sizeof(store),
+             "<Store type=\"redis\" url=\"%s\"/><Keys prefix=\"app1:\"/>", url);
+    CU_ASSERT_EQUAL(ctl_write_conf(conf, store), 0);
+    return conf;
+}
+
+/* Records n hits of Login (3 per 60 s, then locked) for value through the
+ * Redis store API; the number allowed. */
+static int redis_hits(const char *url, const char *value, int n)
+{
+    suspect_redis_opts_t o = {url, 1000, 1000, SUSPECT_REDIS_CLOCK_CALLER,
+                              "app1:"};
+    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0};
+    suspect_identity_t id = test_identity("MemberCode", value);
+    suspect_rule_t rule = {"Login", 3, 60, 300};
+    suspect_store_t *s = NULL;
+    suspect_key_t key;
+    suspect_decision_t d;
+    suspect_err_t err = {0};
+    int allowed = 0;
+
+    CU_ASSERT_EQUAL_FATAL(suspect_key_build(&ko, "Login", &id, &key, NULL),
+                          SUSPECT_OK);
+    CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&o, &s, NULL), SUSPECT_OK);
+    for (int i = 0; i < n; i++) {
+        if (suspect_store_decide(s, &rule, &key, 1, ctl_now_ms(), &d, &err) !=
+            SUSPECT_OK) {
+            fprintf(stderr, "redis_hits: %s\n", err.text);
+            CU_FAIL("decide failed");
+        }
+        allowed += d.allowed;
+    }
+    suspect_store_free(s);
+    return allowed;
+}
+
+static void test_redis(void)
+{
+    test_redis_t rs;
+    const char *conf;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
+    conf = redis_conf(rs.url);
+    CTL_RUN(&r, "-c", conf, "block", "Login", "42", "60");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "key app1:Login:42"));
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:42:locked"), 1);
+    CTL_RUN(&r, "-c", conf, "--json", "status", "Login", "42");
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"store\":\"redis\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"locked\":true"));
+    ctl_run_free(&r);
+    /* A lock the .NET system wrote: its value is the bare identity. */
+    freeReplyObject(
+        test_redis_cmd(&rs, "SET app1:Login:dotnet:locked dotnet EX 100"));
+    CTL_RUN(&r, "-c", conf, "--json", "locked", "Login");
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"count\":2"));
+    CU_ASSERT_TRUE(ctl_has(r.out,
+                           "\"key\":\"app1:Login:42\",\"action\":"
+                           "\"Login\",\"type\":null,\"identity\":\"42\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"identity\":\"dotnet\""));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", conf, "locked", "BankAccountUpdate");
+    CU_ASSERT_TRUE(ctl_has(r.out, "no identity is locked now (redis store)"));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", conf, "unblock", "Login", "42");
+    CU_ASSERT_EQUAL(r.status, 0);
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:42:locked"), 0);
+    redis_hits(rs.url, "9", 2);
+    CTL_RUN(&r, "-c", conf, "status", "Login", "9");
+    CU_ASSERT_TRUE(ctl_has(r.out, "2 in the window, 1 remaining"));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", conf, "reset", "Login", "9");
+    CU_ASSERT_EQUAL(r.status, 0);
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:9"), 0);
+    CTL_RUN(&r, "-c", conf, "simulate", "REQUEST_URI=/login.cgi", "--body",
+            "member=9");
+    CU_ASSERT_TRUE(ctl_has(r.out, "key app1:Login:9"));
+    CU_ASSERT_TRUE(ctl_has(r.out, "decision  allow"));
+    ctl_run_free(&r);
+    test_redis_stop(&rs);
+}
+
+static void test_redis_unreachable(void)
+{
+    char url[64];
+    ctl_run_t r;
+
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", test_free_port());
+    CTL_RUN(&r, "-c", redis_conf(url), "--json", "status", "Login", "42");
+    CU_ASSERT_EQUAL(r.status, 3);
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.err, "redis store: "));
+    ctl_run_free(&r);
+}
+
+/* ---- ACL ----------------------------------------------------------------- */
+
+/* Runs ACL SETUSER for every "user NAME RULES..." line of the shipped
+ * ACL example, with the password of each user replaced by "pw"; the number
+ * of users set. */
+static int load_example_acl(test_redis_t *rs)
+{
+    char line[1024];
+    const char *argv[64];
+    int users = 0;
+    FILE *f;
+
+    f = fopen(e2e_src("examples/redis/suspect-acl.conf"), "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        int argc = 1;
+        redisReply *r;
+
+        if (strncmp(line, "user ", 5) != 0) {
+            continue;
+        }
+        argv[0] = "ACL";
+        for (char *tok = strtok(line, " \n"); tok != NULL && argc < 63;
+             tok = strtok(NULL, " \n")) {
+            argv[argc++] = tok[0] == '>' ? ">pw" : tok;
+        }
+        argv[1] = "SETUSER";
+        r = redisCommandArgv(rs->ctx, argc, argv, NULL);
+        CU_ASSERT_TRUE(r != NULL && r->type == REDIS_REPLY_STATUS);
+        users += r != NULL && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+    }
+    fclose(f);
+    return users;
+}
+
+/* The url of rs for an ACL user whose password is "pw" (amp: "&amp;" or
+ * "&", for XML or not). */
+static const char *acl_url(const test_redis_t *rs, const char *user,
+                           const char *amp)
+{
+    static char url[700];
+
+    snprintf(url, sizeof(url), "%s?user=%s%spassword=pw", rs->url, user, amp);
+    return url;
+}
+
+static void test_redis_acl(void)
+{
+    const char *const cmds[][5] = {
+        {"block", "Login", "42", "60", NULL},
+        {"status", "Login", "42", NULL},
+        {"locked", NULL},
+        {"unblock", "Login", "42", NULL},
+        {"reset", "Login", "7", NULL},
+    };
+    const char *args[16];
+    test_redis_t rs;
+    const char *conf;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
+    CU_ASSERT_EQUAL(load_example_acl(&rs), 2);
+    /* The daemons' user decides (a lock included)... */
+    CU_ASSERT_EQUAL(redis_hits(acl_url(&rs, "suspect", "&"), "7", 5), 3);
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 1);
+    /* ...and suspectctl's runs every command. */
+    conf = redis_conf(acl_url(&rs, "suspectctl", "&amp;"));
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        size_t n = 0;
+
+        args[n++] = "-c";
+        args[n++] = conf;
+        for (size_t j = 0; cmds[i][j] != NULL; j++) {
+            args[n++] = cmds[i][j];
+        }
+        args[n] = NULL;
+        ctl_run(&r, NULL, args);
+        if (r.status != 0) {
+            fprintf(stderr, "suspectctl %s: %s\n", cmds[i][0], r.err);
+        }
+        CU_ASSERT_EQUAL(r.status, 0);
+        ctl_run_free(&r);
+    }
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 0);
+    /* The daemons' user cannot list or delete keys. */
+    conf = redis_conf(acl_url(&rs, "suspect", "&amp;"));
+    CTL_RUN(&r, "-c", conf, "unblock", "Login", "42");
+    CU_ASSERT_EQUAL(r.status, 3);
+    CU_ASSERT_TRUE(ctl_has(r.err, "NOPERM"));
+    ctl_run_free(&r);
+    test_redis_stop(&rs);
+}
+
+/* Adds this file's tests to the suspectctl suite s. */
+int ctl_add_redis_tests(CU_pSuite s)
+{
+    if (!CU_add_test(s, "redis status, locked, unblock, reset", test_redis) ||
+        !CU_add_test(s, "redis unreachable exits 3", test_redis_unreachable) ||
+        !CU_add_test(s, "redis ACL of the example", test_redis_acl)) {
+        return -1;
+    }
+    return 0;
+}

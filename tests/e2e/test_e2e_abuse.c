@@ -1,0 +1,330 @@
+/*
+ * test_e2e_abuse.c - suite "abuse": hostile traffic against the running
+ * daemon, every process real (lighttpd or nginx, suspect-fcgi, the
+ * example application).
+ *
+ * This file: floods.  A hundred thousand distinct identities straight to
+ * suspect-fcgi's socket, in the FastCGI AUTHORIZER role on one kept
+ * connection (no CGI runs, so a flood takes seconds), against the
+ * lighttpd authorizer deployment of examples/ with the memory store
+ * capped at ABUSE_CAP entries:
+ *   - session ids rotated per request: the daemon's resident memory after
+ *     the flood stays within a bound derived from the cap (measured in
+ *     /proc/PID/status, after a warm-up that fills the store, so thread
+ *     arenas and buffers are already there), the store forgot the first
+ *     identities of the flood (one of them is allowed again: the cap is
+ *     applied, not just the memory small) and remembers the last;
+ *   - a session locked before the flood is still locked after it, with
+ *     the Retry-After of its original lock (a lock is not extended, and
+ *     not evicted by unlocked newcomers);
+ *   - IPv6 client addresses rotated inside one /64 are one identity (two
+ *     allowed, then the lock), inside a hundred thousand /64s a hundred
+ *     thousand identities (all allowed), memory bounded the same way.
+ * test_e2e_abuse_bytes.c has hostile values (64 KiB, NUL, CR/LF, many
+ * cookies, a Cookie header of the PARAMS limit); test_e2e_abuse_parsers.c
+ * where an application's parser could read another identity than
+ * Suspect (PHP's cookie names, CGI.pm's form media types, forwarded
+ * headers, two Cookie lines under nginx auth_request);
+ * test_e2e_abuse_paths.c spellings of the script's path through nginx and
+ * straight in FastCGI.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers/e2e.h"
+#include "suites.h"
+#include "test_e2e_abuse.h"
+#include "helpers/util.h"
+
+#define ABUSE_CAP   2000
+#define FLOOD       100000
+#define WARMUP      5000
+#define LOCK_S      600
+#define MAX_VAR     256
+#define ABUSE_TIMER 5000
+
+/* Per request: at most this much memory may stay with the daemon for an
+ * identity it still tracks (an entry is 64 bytes, its hits 8 each, plus
+ * the hash bucket and malloc's overhead: about 130 in practice). */
+#define BYTES_PER_ENTRY 512
+/* Allocator and page noise allowed on top, in KiB. */
+#define RSS_SLACK_KB 2048
+
+/* The limits of the flood tests: ComposeMessage and the login lock after
+ * one and two hits, so that an evicted identity shows (it is allowed
+ * again) and a lock is quick to set. */
+static const char limits_xml[] =
+    "<ArrayOfSuspectUsageSettingEntity>\n"
+    "  <SuspectUsageSettingEntity Action=\"ComposeMessage\" LimitCount=\"1\""
+    " LimitDuration=\"3600\" BlockDuration=\"600\"/>\n"
+    "  <SuspectUsageSettingEntity Action=\"SecureLoginForceForgotAccount\""
+    " LimitCount=\"2\" LimitDuration=\"86400\" BlockDuration=\"600\"/>\n"
+    "  <SuspectUsageSettingEntity Action=\"LoginVerificationResend\""
+    " LimitCount=\"3\" LimitDuration=\"600\" BlockDuration=\"900\"/>\n"
+    "  <SuspectUsageSettingEntity Action=\"SecureForgotAccount\""
+    " LimitCount=\"3\" LimitDuration=\"1800\" BlockDuration=\"1800\"/>\n"
+    "  <SuspectUsageSettingEntity Action=\"BankAccountUpdate\""
+    " LimitCount=\"2\" LimitDuration=\"120\"/>\n"
+    "  <SuspectUsageSettingEntity Action=\"PromoQuery\" LimitCount=\"10\""
+    " LimitDuration=\"60\"/>\n"
+    "</ArrayOfSuspectUsageSettingEntity>\n";
+
+int abuse_start_authorizer(int cap)
+{
+    char store[96], path[TEST_PATH_MAX];
+    const char *edits[] = {"<Store type=\"memory\"/>", store,
+                           "path=\"limits.xml\"", "path=\"abuse-limits.xml\"",
+                           NULL};
+
+    snprintf(store, sizeof(store), "<Store type=\"memory\" maxEntries=\"%d\"/>",
+             cap);
+    snprintf(path, sizeof(path), "%s/abuse-limits.xml", e2e.dir);
+    if (test_write_file(path, limits_xml, strlen(limits_xml)) != 0) {
+        return -1;
+    }
+    return e2e_start_authorizer(edits);
+}
+
+int abuse_decide(int fd, int role, const char *const vars[], char *out,
+                 size_t out_size)
+{
+    static char params[70000 * 2];
+    size_t len = 0;
+
+    for (size_t i = 0; vars[i] != NULL; i += 2) {
+        if (e2e_fcgi_pair(params, sizeof(params), &len, vars[i], vars[i + 1]) !=
+            0) {
+            return -1;
+        }
+    }
+    if (e2e_fcgi_exchange(fd, role, true, params, len, "", 0, out, out_size,
+                          ABUSE_TIMER) != 0) {
+        return -1;
+    }
+    return e2e_cgi_status(out);
+}
+
+long abuse_retry_after(const char *text)
+{
+    const char *s = strstr(text, "Retry-After: ");
+
+    return s != NULL ? strtol(s + 13, NULL, 10) : -1;
+}
+
+/* The variables of a POST /app.cgi?op=op from addr with the cookie. */
+static void post_vars(const char *vars[], const char *op_uri, const char *op_qs,
+                      const char *addr, const char *cookie)
+{
+    const char *v[] = {"REQUEST_METHOD",
+                       "POST",
+                       "REQUEST_URI",
+                       op_uri,
+                       "QUERY_STRING",
+                       op_qs,
+                       "SCRIPT_NAME",
+                       "/app.cgi",
+                       "REMOTE_ADDR",
+                       addr,
+                       "HTTP_COOKIE",
+                       cookie,
+                       NULL};
+
+    memcpy(vars, v, sizeof(v));
+}
+
+/* The decision on one compose by session sid; its status, text in out. */
+static int compose(int fd, const char *sid, char *out, size_t size)
+{
+    char cookie[MAX_VAR];
+    const char *vars[13];
+
+    snprintf(cookie, sizeof(cookie), "lang=en; SESSIONID=%s", sid);
+    post_vars(vars, "/app.cgi?op=compose", "op=compose", "192.0.2.1", cookie);
+    return abuse_decide(fd, 2, vars, out, size);
+}
+
+/* The decision on one login from addr; its status, text in out. */
+static int login(int fd, const char *addr, char *out, size_t size)
+{
+    const char *vars[13];
+
+    post_vars(vars, "/app.cgi?op=login", "op=login", addr, "");
+    return abuse_decide(fd, 2, vars, out, size);
+}
+
+/* n composes by sessions "tag-first" .. "tag-(first+n-1)": how many were
+ * allowed, or -1 when one got no answer. */
+static long flood_sessions(int fd, const char *tag, unsigned first, unsigned n)
+{
+    char sid[64], out[2048];
+    long allowed = 0;
+
+    for (unsigned i = first; i < first + n; i++) {
+        int st;
+
+        snprintf(sid, sizeof(sid), "%s-%u", tag, i);
+        st = compose(fd, sid, out, sizeof(out));
+        if (st < 0) {
+            return -1;
+        }
+        allowed += st == 200;
+    }
+    return allowed;
+}
+
+/* n logins from addresses of 2001:db8::/32, numbered from first: all in
+ * 2001:db8:ffff:7::/64 when one_net, else each in a /64 of its own
+ * (2001:db8:X:Y::/64, XY the number). */
+static long flood_addrs(int fd, bool one_net, unsigned first, unsigned n)
+{
+    char addr[64], out[2048];
+    long allowed = 0;
+
+    for (unsigned i = first; i < first + n; i++) {
+        int st;
+
+        if (one_net) {
+            snprintf(addr, sizeof(addr), "2001:db8:ffff:7:%x:%x::%x", i >> 16,
+                     i & 0xffff, i % 7 + 1);
+        } else {
+            snprintf(addr, sizeof(addr), "2001:db8:%x:%x::1", i >> 16,
+                     i & 0xffff);
+        }
+        st = login(fd, addr, out, sizeof(out));
+        if (st < 0) {
+            return -1;
+        }
+        allowed += st == 200;
+    }
+    return allowed;
+}
+
+/* Whether pid runs under AddressSanitizer or valgrind, whose quarantine
+ * of freed blocks makes its resident memory grow with any allocation. */
+static bool instrumented(pid_t pid)
+{
+    char path[64];
+    char *maps;
+    bool yes;
+
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    maps = test_read_file(path, NULL);
+    yes = maps != NULL && (strstr(maps, "libasan") != NULL ||
+                           strstr(maps, "vgpreload") != NULL);
+    free(maps);
+    return yes;
+}
+
+/* Whether the daemon's resident memory grew by at most what cap tracked
+ * identities may take; prints the figures.  Not judged for an
+ * instrumented daemon (the eviction checks still show the cap). */
+static bool rss_bounded(const char *what, long before_kb, long after_kb,
+                        int cap)
+{
+    long bound = (long)cap * BYTES_PER_ENTRY / 1024 + RSS_SLACK_KB;
+    bool inst = instrumented(e2e.fcgi.pid);
+
+    fprintf(stderr, "\n  %s: RSS %ld -> %ld KiB (+%ld, bound +%ld%s) ", what,
+            before_kb, after_kb, after_kb - before_kb, bound,
+            inst ? ", not judged: instrumented" : "");
+    return before_kb > 0 && after_kb > 0 &&
+           (inst || after_kb - before_kb <= bound);
+}
+
+/* 100k session ids: memory bounded, the oldest forgotten, the newest
+ * kept, a lock set before the flood intact with its original end. */
+static void test_flood_sessions(void)
+{
+    char out[4096];
+    long before, after, retry;
+    long long t0;
+    int fd;
+
+    CU_ASSERT_FATAL(abuse_start_authorizer(ABUSE_CAP) == 0);
+    fd = e2e_fcgi_connect();
+    CU_ASSERT_FATAL(fd >= 0);
+    /* The victim: one compose allowed, the second locks it for 600 s. */
+    t0 = test_now_ms();
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 200);
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
+    CU_ASSERT_EQUAL(abuse_retry_after(out), LOCK_S);
+
+    /* Warm-up past the cap: the store is full from here on. */
+    CU_ASSERT_EQUAL(flood_sessions(fd, "warm", 0, WARMUP), WARMUP);
+    before = e2e_rss_kb(e2e.fcgi.pid);
+    CU_ASSERT_EQUAL(flood_sessions(fd, "flood", 0, FLOOD), FLOOD);
+    after = e2e_rss_kb(e2e.fcgi.pid);
+    CU_ASSERT(rss_bounded("100k sessions", before, after, ABUSE_CAP));
+
+    /* Still locked, the lock not extended: its end is where it was. */
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
+    retry = abuse_retry_after(out);
+    CU_ASSERT(retry <= LOCK_S &&
+              retry >= LOCK_S - 1 - (test_now_ms() - t0) / 1000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "RateLimit-Policy: "
+                                       "\"ComposeMessage\";q=1;w=3600"));
+    /* The first of the flood was evicted (allowed again, its one hit
+     * forgotten); the last is still counted (its second hit locks). */
+    CU_ASSERT_EQUAL(compose(fd, "flood-0", out, sizeof(out)), 200);
+    CU_ASSERT_EQUAL(compose(fd, "flood-99999", out, sizeof(out)), 429);
+    close(fd);
+}
+
+/* Addresses of one /64 are one client; of 100k /64s, 100k clients. */
+static void test_flood_ipv6(void)
+{
+    char out[4096];
+    long before, after, retry;
+    long long t0;
+    int fd;
+
+    CU_ASSERT_FATAL(abuse_start_authorizer(ABUSE_CAP) == 0);
+    fd = e2e_fcgi_connect();
+    CU_ASSERT_FATAL(fd >= 0);
+    /* 100k interface ids of 2001:db8:ffff:7::/64: two logins, then
+     * locked. */
+    t0 = test_now_ms();
+    CU_ASSERT_EQUAL(flood_addrs(fd, true, 0, FLOOD), 2);
+    CU_ASSERT_EQUAL(login(fd, "2001:db8:ffff:7:abcd::1", out, sizeof(out)),
+                    429);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"SecureLoginForceForgotAccount\""));
+    /* Another /64 is another client. */
+    CU_ASSERT_EQUAL(login(fd, "2001:db8:ffff:8::1", out, sizeof(out)), 200);
+
+    /* Warm-up (other /64s), then 100k /64s: each a first login, all
+     * allowed. */
+    CU_ASSERT_EQUAL(flood_addrs(fd, false, 0x800000, WARMUP), WARMUP);
+    before = e2e_rss_kb(e2e.fcgi.pid);
+    CU_ASSERT_EQUAL(flood_addrs(fd, false, 0, FLOOD), FLOOD);
+    after = e2e_rss_kb(e2e.fcgi.pid);
+    CU_ASSERT(rss_bounded("100k /64s", before, after, ABUSE_CAP));
+    /* The locked /64 kept its lock through the flood. */
+    CU_ASSERT_EQUAL(login(fd, "2001:db8:ffff:7:1234::9", out, sizeof(out)),
+                    429);
+    /* (the lock's end has not moved: the flood's time has passed) */
+    retry = abuse_retry_after(out);
+    CU_ASSERT(retry <= LOCK_S &&
+              retry >= LOCK_S - 1 - (test_now_ms() - t0) / 1000);
+    close(fd);
+}
+
+/* Registers the "abuse" suite. */
+int register_abuse_suite(void)
+{
+    CU_pSuite s = CU_add_suite_with_setup_and_teardown("abuse", NULL, NULL,
+                                                       e2e_setup, e2e_teardown);
+
+    if (s == NULL ||
+        CU_add_test(s, "100k sessions: memory bounded, lock kept",
+                    test_flood_sessions) == NULL ||
+        CU_add_test(s, "100k IPv6 addresses: /64 grouping, memory bounded",
+                    test_flood_ipv6) == NULL ||
+        abuse_add_bytes_tests(s) != 0 || abuse_add_parser_tests(s) != 0 ||
+        abuse_add_path_tests(s) != 0) {
+        return -1;
+    }
+    return 0;
+}

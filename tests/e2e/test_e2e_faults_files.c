@@ -1,0 +1,375 @@
+/*
+ * test_e2e_faults_files.c - suite "faults": the files under the daemon
+ * fail.
+ *
+ * The limits file, while three threads keep sending requests (the nginx
+ * auth_request shape, both files looked at every 0.1 s): it is replaced
+ * by garbage, emptied, deleted, replaced by a directory, by a FIFO (a
+ * reload must not hang on it) and by a file over the 4 MiB cap (tests run
+ * as root, for whom chmod 000 changes nothing: these are the unreadable
+ * files root meets).  After each: exactly one log line, however many
+ * times the file is looked at; the limits of the last good file stay in
+ * force, with the counts and locks made under them (a member gets one
+ * more of its 10 lookups per fault, then is denied; a locked account
+ * stays locked); no request of the load is refused.  Then a good file
+ * with a higher limit is picked up and applies to the counts already
+ * made.
+ *
+ * The LMDB store full: on a small tmpfs (skipped, and said so, where
+ * mount is not permitted) that a filler file then fills, with fail mode
+ * closed: new identities get 503; and, anywhere, a map (mapSize 1M)
+ * filled with live identities by a second process (the test's own,
+ * through the library: LMDB is shared by the processes of a host), with
+ * fail mode local: a new member is counted by the daemon's own store (10
+ * lookups, then 429).  Either way the daemon stays up, and an account
+ * locked before the store filled is still denied (429) after the second
+ * for which the daemon trusts a lock without asking the store.
+ */
+#include <CUnit/CUnit.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "helpers/e2e.h"
+#include "suspect_lmdb.h"
+#include "test_e2e_faults.h"
+#include "helpers/util.h"
+
+#define KEEPING "keeping the running limits"
+/* How long a bad file is watched for a second log line (5 looks). */
+#define WATCH_MS 500
+
+static char *mnt; /* the tmpfs mount point, while mounted */
+
+void flt_files_cleanup(void)
+{
+    if (mnt != NULL) {
+        if (umount2(mnt, MNT_DETACH) != 0) {
+            fprintf(stderr, "faults: cannot unmount %s: %s\n", mnt,
+                    strerror(errno));
+        }
+        rmdir(mnt);
+        free(mnt);
+        mnt = NULL;
+    }
+}
+
+/* ---- the limits file ---------------------------------------------------- */
+
+/* examples/limits.xml with PromoQuery's LimitCount 10 replaced by count. */
+static int good_limits(int count)
+{
+    char to[64];
+    const char *pairs[] = {"Action=\"PromoQuery\" LimitCount=\"10\"", to, NULL};
+    char *text = test_read_file(e2e_src("examples/limits.xml"), NULL);
+    char *edited;
+    int rc;
+
+    snprintf(to, sizeof(to), "Action=\"PromoQuery\" LimitCount=\"%d\"", count);
+    edited = text != NULL ? test_subst(text, pairs) : NULL;
+    rc = edited != NULL ? e2e_write_limits(edited) : -1;
+    free(text);
+    free(edited);
+    return rc;
+}
+
+/* Replaces the limits file by something bad (fault 0..5); 0 or -1. */
+static int break_limits(int fault)
+{
+    char big[64];
+    int fd, rc;
+
+    switch (fault) {
+    case 0:
+        return e2e_write_limits("<ArrayOfSuspectUsageSettingEntity><Sus");
+    case 1:
+        return e2e_write_limits("");
+    case 2:
+        return unlink(e2e.limits);
+    case 3:
+        return mkdir(e2e.limits, 0755);
+    case 4:
+        return rmdir(e2e.limits) == 0 ? mkfifo(e2e.limits, 0644) : -1;
+    default:
+        /* 5 MiB: valid XML at the start, a sparse tail */
+        snprintf(big, sizeof(big), "%s", "<ArrayOfSuspectUsageSettingEntity>");
+        if (unlink(e2e.limits) != 0) {
+            return -1;
+        }
+        fd = open(e2e.limits, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) {
+            return -1;
+        }
+        rc = write(fd, big, strlen(big)) == (ssize_t)strlen(big) &&
+                     ftruncate(fd, 5 << 20) == 0
+                 ? 0
+                 : -1;
+        close(fd);
+        return rc;
+    }
+}
+
+static const char *const fault_names[] = {"garbage",   "empty", "deleted",
+                                          "directory", "FIFO",  "over 4 MiB"};
+
+static void test_limits_broken(void)
+{
+    const char *edits[] = {"reload=\"1\"", "reload=\"0.1\"", NULL};
+    flt_load_t l;
+    long long worst = 0, t0;
+    int logged = 0, status = 0;
+
+    CU_ASSERT_EQUAL_FATAL(flt_start_auth(edits), 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(flt_resend("locked", &worst), 200);
+    }
+    CU_ASSERT_EQUAL(flt_resend("locked", &worst), 429);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(flt_promo("counted", &worst), 200);
+    }
+    t0 = test_now_ms();
+    CU_ASSERT_EQUAL_FATAL(
+        flt_load_start(&l, 3, "/index.php?op=promo&code=load&member="), 0);
+    for (int f = 0; f < 6; f++) {
+        CU_ASSERT_EQUAL_FATAL(break_limits(f), 0);
+        /* one line, and no second one while the file stays bad */
+        CU_ASSERT_TRUE(flt_log_wait(KEEPING, logged + 1, 3000));
+        usleep(WATCH_MS * 1000);
+        if (flt_log_count(KEEPING) != logged + 1) {
+            fprintf(stderr, "faults: limits file %s: %d log lines\n",
+                    fault_names[f], flt_log_count(KEEPING) - logged);
+            CU_FAIL("not exactly one log line for a bad limits file");
+        }
+        logged = flt_log_count(KEEPING);
+        /* the old limits, counts and locks are in force */
+        CU_ASSERT_EQUAL(flt_promo("counted", &worst), 200);
+        CU_ASSERT_EQUAL(flt_resend("locked", &worst), 429);
+    }
+    /* 4 + 6 lookups: the limit of 10 is reached */
+    CU_ASSERT_EQUAL(flt_promo("counted", &worst), 429);
+    CU_ASSERT_EQUAL_FATAL(unlink(e2e.limits), 0);
+    CU_ASSERT_EQUAL_FATAL(good_limits(12), 0);
+    CU_ASSERT_TRUE(flt_log_wait("limits reloaded", 1, 3000));
+    CU_ASSERT_EQUAL(flt_promo("counted", &worst), 200);
+    CU_ASSERT_EQUAL(flt_promo("counted", &worst), 200);
+    CU_ASSERT_EQUAL(flt_promo("counted", &worst), 429);
+    CU_ASSERT_EQUAL(flt_resend("locked", &worst), 429);
+    flt_load_stop(&l);
+    flt_load_print(&l, "load while the limits file broke");
+    CU_ASSERT_TRUE(flt_load_count(&l, t0, LLONG_MAX, 0) > 0);
+    CU_ASSERT_EQUAL(flt_load_count(&l, t0, LLONG_MAX, 200),
+                    flt_load_count(&l, t0, LLONG_MAX, 0));
+    fprintf(stderr, "faults: slowest request %lld ms, of the test's own %lld\n",
+            flt_load_max_ms(&l, &status), worst);
+    flt_load_free(&l);
+    CU_ASSERT_EQUAL(flt_log_count(KEEPING), 6);
+    CU_ASSERT_TRUE(flt_daemon_alive());
+}
+
+/* ---- the LMDB store's disk ---------------------------------------------- */
+
+/* The stack with the LMDB store at path in fail mode mode. */
+static int start_lmdb(const char *path, const char *map_size, const char *mode)
+{
+    char store[TEST_PATH_MAX + 128];
+    const char *edits[] = {"<Store type=\"memory\"/>", store, NULL};
+
+    snprintf(store, sizeof(store),
+             "<Store type=\"lmdb\" path=\"%s\" mapSize=\"%s\" noSync=\"true\" "
+             "failMode=\"%s\"/>",
+             path, map_size, mode);
+    return flt_start_auth(edits);
+}
+
+/* Locks account "locked" (three resends allowed, the fourth 429). */
+static void lock_account(void)
+{
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(flt_resend("locked", NULL), 200);
+    }
+    CU_ASSERT_EQUAL(flt_resend("locked", NULL), 429);
+}
+
+/* The locked account, a while after the store last said so (the daemon
+ * trusts a lock it saw for a second before it asks the store again). */
+static void still_locked(long long locked_at)
+{
+    while (test_now_ms() < locked_at + 1200) {
+        usleep(10000);
+    }
+    CU_ASSERT_EQUAL(flt_resend("locked", NULL), 429);
+}
+
+/* New members until one gets 503: how many were allowed first, or -1
+ * when none was refused in 200 tries.  A full store must refuse soon. */
+static int until_refused(const char *prefix)
+{
+    char member[64];
+
+    for (int i = 0; i < 200; i++) {
+        int st;
+
+        snprintf(member, sizeof(member), "%s-%d", prefix, i);
+        st = flt_promo(member, NULL);
+        if (st == 503) {
+            return i;
+        }
+        if (st != 200) {
+            fprintf(stderr, "faults: %s: answered %d\n", member, st);
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* Fail mode closed, the store full: new identities are refused (503)
+ * after the few the store still had room for. */
+static void check_closed(const char *what)
+{
+    int allowed = until_refused(what);
+
+    fprintf(stderr, "faults: %s full: %d new identities allowed, then 503\n",
+            what, allowed);
+    CU_ASSERT_TRUE(allowed >= 0);
+    for (int i = 0; i < 5; i++) {
+        char member[64];
+
+        snprintf(member, sizeof(member), "%s-more-%d", what, i);
+        CU_ASSERT_EQUAL(flt_promo(member, NULL), 503);
+    }
+}
+
+/* Fail mode local, the store full: a member is counted by the daemon's
+ * own store (10 lookups, then 429), once the store said it was full. */
+static void check_local(void)
+{
+    char member[64];
+    int allowed = 0;
+
+    for (int i = 0; i < 200 && flt_log_count("store full") == 0; i++) {
+        snprintf(member, sizeof(member), "probe-%d", i);
+        CU_ASSERT_EQUAL(flt_promo(member, NULL), 200);
+    }
+    CU_ASSERT_TRUE_FATAL(flt_log_wait("store full", 1, 3000));
+    while (allowed < 20 && flt_promo("local", NULL) == 200) {
+        allowed++;
+    }
+    CU_ASSERT_EQUAL(allowed, 10);
+    CU_ASSERT_EQUAL(flt_promo("local", NULL), 429);
+}
+
+/* Fills the file system of dir: a filler file written until ENOSPC. */
+static int fill_disk(const char *dir)
+{
+    char path[TEST_PATH_MAX], block[4096];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/filler", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        return -1;
+    }
+    memset(block, 'f', sizeof(block));
+    while (write(fd, block, sizeof(block)) > 0) {
+    }
+    close(fd);
+    return errno == ENOSPC ? 0 : -1;
+}
+
+static void test_lmdb_disk_full(void)
+{
+    char path[TEST_PATH_MAX];
+    long long locked_at;
+
+    mnt = test_mkdtemp();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mnt);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=2m") != 0) {
+        fprintf(stderr,
+                "faults: SKIPPED LMDB disk full: cannot mount a "
+                "tmpfs here (%s)\n",
+                strerror(errno));
+        rmdir(mnt);
+        free(mnt);
+        mnt = NULL;
+        return;
+    }
+    snprintf(path, sizeof(path), "%s/counters.mdb", mnt);
+    CU_ASSERT_EQUAL_FATAL(start_lmdb(path, "64M", "closed"), 0);
+    lock_account();
+    locked_at = test_now_ms();
+    CU_ASSERT_EQUAL_FATAL(fill_disk(mnt), 0);
+    check_closed("disk");
+    still_locked(locked_at);
+    CU_ASSERT_TRUE(flt_daemon_alive());
+}
+
+/* The daemon's clock (decisions are made on the epoch). */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fills the store at path (map size 1 MiB) with live identities, from
+ * this process; 0 when it is full. */
+static int fill_map(const char *path)
+{
+    suspect_lmdb_opts_t o;
+    suspect_rule_t rule = {"PromoQuery", 10, 3600, 0};
+    suspect_store_t *s = NULL;
+    suspect_rc_t rc = SUSPECT_OK;
+    char value[64];
+
+    memset(&o, 0, sizeof(o));
+    o.path = path;
+    o.map_size = 1 << 20;
+    o.no_sync = 1;
+    if (suspect_lmdb_new(&o, &s, NULL) != SUSPECT_OK) {
+        return -1;
+    }
+    for (int i = 0; i < 1000000 && rc == SUSPECT_OK; i++) {
+        suspect_key_t key;
+        suspect_decision_t d;
+
+        snprintf(value, sizeof(value), "filler-%d", i);
+        key = test_key(rule.action, value);
+        rc = suspect_store_decide(s, &rule, &key, 1, wall_ms(), &d, NULL);
+    }
+    suspect_store_free(s);
+    return rc == SUSPECT_E_FULL ? 0 : -1;
+}
+
+static void test_lmdb_map_full(void)
+{
+    char path[TEST_PATH_MAX];
+    long long locked_at;
+
+    snprintf(path, sizeof(path), "%s/counters.mdb", e2e.dir);
+    CU_ASSERT_EQUAL_FATAL(start_lmdb(path, "1M", "local"), 0);
+    lock_account();
+    locked_at = test_now_ms();
+    CU_ASSERT_EQUAL_FATAL(fill_map(path), 0);
+    check_local();
+    still_locked(locked_at);
+    CU_ASSERT_TRUE(flt_daemon_alive());
+}
+
+int flt_add_files_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "limits file broken 6 ways under load",
+                       test_limits_broken) == NULL ||
+                   CU_add_test(s, "LMDB disk full (tmpfs)",
+                               test_lmdb_disk_full) == NULL ||
+                   CU_add_test(s, "LMDB map full", test_lmdb_map_full) == NULL
+               ? -1
+               : 0;
+}

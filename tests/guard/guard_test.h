@@ -1,0 +1,71 @@
+/*
+ * guard_test.h - what the files of the "guard" suite share: a fixture
+ * (a hand-built configuration compiled into a guard, limits parsed from
+ * inline XML, a memory store) and the per-file registration functions.
+ */
+#ifndef SUSPECT_TESTS_GUARD_TEST_H
+#define SUSPECT_TESTS_GUARD_TEST_H
+
+#include <CUnit/CUnit.h>
+#include <stdint.h>
+
+#include "conf/conf_internal.h"
+#include "guard/guard.h"
+
+#define GT_NOW 1700000000000LL
+
+/* Limits of the fixture: One (1 per 60 s), Two (2 per 120 s),
+ * SecureForgotAccount (3 per 1800 s, then locked 1800 s), Many (1000 per
+ * 60 s), and GT_LONG_ACTION (1 per 60 s). */
+#define GT_LONG_ACTION                                                         \
+    "A_long_action_name_that_expands_templates_0123456789_abcdefghijk"
+
+typedef struct gt_fixture {
+    conf_snap_t snap; /* the configuration, as the loader lays it out */
+    mw_guard_t *g;
+    suspect_limits_t *lim;
+    suspect_store_t *store;
+} gt_fixture_t;
+
+/* An identity of type from "kind:name kind:name ..." (client-ip alone). */
+suspect_conf_identity_t gt_ident(const char *type, const char *from);
+
+/* A route (exact path, no methods, no parameter, missing = skip). */
+suspect_conf_route_t gt_route(const char *action, const char *path,
+                              suspect_conf_identity_t *ids, size_t n);
+
+/* A configuration of routes[0..n) (borrowed), other fields at defaults. */
+suspect_conf_t gt_conf(const suspect_conf_route_t *routes, size_t n);
+
+/* Compiles conf (copied) into f with fresh limits and store; 0 or -1. */
+int gt_open(gt_fixture_t *f, const suspect_conf_t *conf);
+
+/* Frees f's guard, limits and store; checks the conf's references. */
+void gt_close(gt_fixture_t *f);
+
+/* The verdict on a request of vars ("NAME=value", NULL-terminated) and
+ * body (NULL: none) at GT_NOW, or at now_ms. */
+mw_verdict_t gt_decide(gt_fixture_t *f, const char *const *vars,
+                       const char *body);
+mw_verdict_t gt_decide_at(gt_fixture_t *f, const char *const *vars,
+                          const char *body, int64_t now_ms);
+
+/* Hits in the window of action's seed key for value (9999 on error). */
+uint32_t gt_count(gt_fixture_t *f, const char *action, const char *value);
+
+/* The value of header line name in CGI response r, in a static buffer, or
+ * "<none>". */
+const char *gt_header(const char *r, const char *name);
+
+/* A store whose every call fails (SUSPECT_E_STORE); suspect_store_free()
+ * frees it. */
+suspect_store_t *gt_failing_store(void);
+
+/* Registration of the other files' tests in suite s; 0 or -1. */
+int guard_register_routes(CU_pSuite s);
+int guard_register_identities(CU_pSuite s);
+int guard_register_decisions(CU_pSuite s);
+int guard_register_modes(CU_pSuite s);
+int guard_register_bypass(CU_pSuite s);
+
+#endif

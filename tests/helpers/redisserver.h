@@ -1,0 +1,58 @@
+/*
+ * redisserver.h - a private redis-server for tests and benches.
+ *
+ * test_redis_start() runs `redis-server --save "" --appendonly no` in a
+ * fresh temp dir, listening on a unix socket there and, when asked, on a
+ * free TCP port of 127.0.0.1, and waits (with a deadline) until it answers
+ * PING.  A missing redis-server binary is an error, never a skip.  The
+ * helpers talk to it with hiredis over the unix socket.
+ */
+#ifndef SUSPECT_TESTS_REDISSERVER_H
+#define SUSPECT_TESTS_REDISSERVER_H
+
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "stores.h"
+
+typedef struct test_redis {
+    pid_t pid; /* 0 when not running */
+    char *dir; /* temp dir holding the socket and the log */
+    char sock[512];
+    int port;          /* TCP port on 127.0.0.1, 0 = none */
+    char password[64]; /* requirepass, "" = none */
+    char url[600];     /* unix:///.../redis.sock[?password=...] */
+    redisContext *ctx; /* the helpers' own connection */
+} test_redis_t;
+
+/* Starts a server (tcp: also listen on a free loopback port; password:
+ * NULL or requirepass).  0 on success, else -1 with a message on stderr. */
+int test_redis_start(test_redis_t *r, bool tcp, const char *password);
+
+/* Stops the server (SIGKILL), reaps it and removes its directory. */
+void test_redis_stop(test_redis_t *r);
+
+/* Kills the server with SIGKILL and reaps it; the directory stays. */
+void test_redis_kill9(test_redis_t *r);
+
+/* Starts the server again on the same socket and port; 0 on success. */
+int test_redis_restart(test_redis_t *r);
+
+/* Runs a command (redisCommand format) on the helpers' connection,
+ * reconnecting when needed; the reply is the caller's, NULL on failure. */
+redisReply *test_redis_cmd(test_redis_t *r, const char *fmt, ...);
+
+/* Runs a command expecting an integer reply; LLONG_MIN on failure. */
+long long test_redis_int(test_redis_t *r, const char *fmt, ...);
+
+/* The calls of a command in INFO commandstats (e.g. "evalsha"). */
+long long test_redis_calls(test_redis_t *r, const char *command);
+
+/* A free TCP port of 127.0.0.1 (bound, read, closed), or -1. */
+int test_free_port(void);
+
+/* The "redis" kind of the shared scenario suites (tests/helpers/stores.c). */
+extern const test_store_kind_t test_redis_kind;
+
+#endif

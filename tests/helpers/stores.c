@@ -1,0 +1,110 @@
+/*
+ * stores.c - the list of store kinds the shared suites run against:
+ * memory, lmdb, redis, and failover (the failover wrapper over Redis, with
+ * its lock cache and a memory fallback, Redis up).
+ */
+#include "stores.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "redisserver.h"
+#include "suspect_failover.h"
+#include "suspect_lmdb.h"
+#include "suspect_redis.h"
+#include "util.h"
+
+static suspect_store_t *open_memory(void)
+{
+    suspect_store_t *store = NULL;
+    suspect_memstore_opts_t opts = {1000, 8};
+    return suspect_memstore_new(&opts, &store, NULL) == SUSPECT_OK ? store
+                                                                   : NULL;
+}
+
+static const test_store_kind_t memory_kind = {"memory", NULL, NULL,
+                                              open_memory};
+
+/* The lmdb kind: a fresh database in a new temp dir per open(); the dirs
+ * are remembered and removed by teardown(). */
+static char **lmdb_dirs;
+static size_t lmdb_ndirs;
+
+static suspect_store_t *open_lmdb(void)
+{
+    suspect_lmdb_opts_t opts = {NULL, 8u << 20, 0, 0, 1};
+    suspect_store_t *store = NULL;
+    char path[4096], **grown;
+    char *dir = test_mkdtemp();
+
+    grown = realloc(lmdb_dirs, (lmdb_ndirs + 1) * sizeof(*lmdb_dirs));
+    if (dir == NULL || grown == NULL) {
+        free(dir);
+        return NULL;
+    }
+    lmdb_dirs = grown;
+    lmdb_dirs[lmdb_ndirs++] = dir;
+    snprintf(path, sizeof(path), "%s/suspect.mdb", dir);
+    opts.path = path;
+    return suspect_lmdb_new(&opts, &store, NULL) == SUSPECT_OK ? store : NULL;
+}
+
+static int teardown_lmdb(void)
+{
+    for (size_t i = 0; i < lmdb_ndirs; i++) {
+        test_rmtree(lmdb_dirs[i]);
+        free(lmdb_dirs[i]);
+    }
+    free(lmdb_dirs);
+    lmdb_dirs = NULL;
+    lmdb_ndirs = 0;
+    return 0;
+}
+
+static const test_store_kind_t lmdb_kind = {"lmdb", NULL, teardown_lmdb,
+                                            open_lmdb};
+
+/* The failover kind: Redis behind the failover wrapper, on a server of
+ * its own. */
+static test_redis_t kind_srv;
+
+static int setup_failover(void)
+{
+    return test_redis_start(&kind_srv, false, NULL);
+}
+
+static int teardown_failover(void)
+{
+    test_redis_stop(&kind_srv);
+    return 0;
+}
+
+/* A fresh wrapper on a flushed Redis, default options (the lock cache on),
+ * timeouts generous enough for the sanitizers. */
+static suspect_store_t *open_failover(void)
+{
+    suspect_redis_opts_t ropts = {kind_srv.url, 5000, 5000, 0, NULL};
+    suspect_store_t *redis = NULL, *mem = NULL, *out = NULL;
+
+    freeReplyObject(test_redis_cmd(&kind_srv, "FLUSHALL"));
+    if (suspect_redis_new(&ropts, &redis, NULL) != SUSPECT_OK) {
+        return NULL;
+    }
+    if (suspect_memstore_new(NULL, &mem, NULL) != SUSPECT_OK) {
+        suspect_store_free(redis);
+        return NULL;
+    }
+    /* Takes both stores, also when it fails. */
+    return suspect_failover_new(redis, mem, NULL, &out, NULL) == SUSPECT_OK
+               ? out
+               : NULL;
+}
+
+static const test_store_kind_t failover_kind = {
+    "failover", setup_failover, teardown_failover, open_failover};
+
+/* The redis kind (tests/policy/redis/test_redis.c) starts its own redis-server.
+ */
+const test_store_kind_t *const test_store_kinds[] = {
+    &memory_kind, &lmdb_kind, &test_redis_kind, &failover_kind, NULL};

@@ -1,0 +1,573 @@
+/*
+ * test_failover.c - fail modes, circuit breaker and lock cache (suite
+ * "failover").
+ *
+ * Most tests put a fake primary in front of the wrapper: a memory store
+ * that fails on demand and counts its calls, so the breaker's skipping is
+ * visible.  The last ones run on a real redis-server: a lock served from
+ * the cache with zero Redis commands (INFO commandstats), and kill -9 under
+ * load with fail mode local, then a restart on the same socket.
+ */
+#include <CUnit/CUnit.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "redis_parts.h"
+#include "helpers/redisserver.h"
+#include "suites.h"
+#include "suspect_failover.h"
+#include "suspect_redis.h"
+#include "suspect_store_impl.h"
+#include "helpers/util.h"
+
+#define T0  1710000012345LL
+#define SEC 1000LL
+
+/* ---- a primary that fails on demand --------------------------------------
+ */
+
+typedef struct fake {
+    suspect_store_t base;
+    suspect_store_t *mem;
+    int fail;   /* atomic */
+    long calls; /* atomic: decide calls */
+} fake_t;
+
+static suspect_rc_t fake_decide(suspect_store_t *s, const suspect_rule_t *r,
+                                const suspect_key_t *k, size_t n, int64_t now,
+                                suspect_decision_t *out, suspect_err_t *err)
+{
+    fake_t *f = (fake_t *)s;
+    __atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&f->fail, __ATOMIC_RELAXED)) {
+        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "fake: down");
+    }
+    return suspect_store_decide(f->mem, r, k, n, now, out, err);
+}
+
+static suspect_rc_t fake_status(suspect_store_t *s, const suspect_rule_t *r,
+                                const suspect_key_t *k, int64_t now,
+                                suspect_status_t *out, suspect_err_t *err)
+{
+    return suspect_store_status(((fake_t *)s)->mem, r, k, now, out, err);
+}
+
+static suspect_rc_t fake_reset(suspect_store_t *s, const suspect_key_t *k,
+                               unsigned what, suspect_err_t *err)
+{
+    return suspect_store_reset(((fake_t *)s)->mem, k, what, err);
+}
+
+static suspect_rc_t fake_block(suspect_store_t *s, const suspect_key_t *k,
+                               int64_t now, int64_t until, suspect_err_t *err)
+{
+    return suspect_store_block(((fake_t *)s)->mem, k, now, until, err);
+}
+
+static void fake_free(suspect_store_t *s)
+{
+    suspect_store_free(((fake_t *)s)->mem);
+    free(s);
+}
+
+static const suspect_store_ops_t fake_ops = {
+    "fake", fake_decide, fake_status, fake_reset, fake_block, fake_free,
+};
+
+static suspect_store_t *mem_store(void)
+{
+    suspect_store_t *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(NULL, &s, NULL), SUSPECT_OK);
+    return s;
+}
+
+static fake_t *fake;
+
+/* A wrapper around a fresh fake primary (in the global fake). */
+static suspect_store_t *wrap(const suspect_failover_opts_t *opts)
+{
+    suspect_store_t *out = NULL;
+
+    fake = calloc(1, sizeof(*fake));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fake);
+    fake->base.ops = &fake_ops;
+    fake->mem = mem_store();
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_failover_new(&fake->base, mem_store(), opts, &out, NULL),
+        SUSPECT_OK);
+    return out;
+}
+
+static suspect_decision_t decide(suspect_store_t *s, const suspect_rule_t *r,
+                                 const char *id, int64_t at)
+{
+    suspect_key_t key = test_key(r->action, id);
+    suspect_decision_t d;
+    CU_ASSERT_EQUAL(suspect_store_decide(s, r, &key, 1, T0 + at, &d, NULL),
+                    SUSPECT_OK);
+    return d;
+}
+
+static void sleep_ms(long ms)
+{
+    usleep((useconds_t)ms * 1000);
+}
+
+/* ---- fail modes ----------------------------------------------------------
+ */
+
+static void test_modes(void)
+{
+    static const suspect_failmode_override_t ovr[] = {
+        {"Pay", SUSPECT_FAIL_CLOSED},
+        {"Feed", SUSPECT_FAIL_OPEN},
+    };
+    suspect_failover_opts_t opts = {
+        SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL, 0};
+    suspect_store_t *s = wrap(&opts);
+    suspect_rule_t pay = {"Pay", 2, 60, 0}, feed = {"Feed", 2, 60, 0};
+    suspect_rule_t login = {"Login", 2, 60, 0};
+    suspect_failover_stats_t st;
+    suspect_decision_t d;
+
+    /* Healthy: the primary decides. */
+    d = decide(s, &login, "u", 0);
+    CU_ASSERT_TRUE(d.allowed);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_EQUAL(suspect_failover_mode(s, "Pay"), SUSPECT_FAIL_CLOSED);
+    CU_ASSERT_EQUAL(suspect_failover_mode(s, "Other"), SUSPECT_FAIL_LOCAL);
+
+    fake->fail = 1;
+    d = decide(s, &pay, "u", 1);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_CLOSED);
+    CU_ASSERT_EQUAL(d.retry_after_ms, 1000);
+    d = decide(s, &feed, "u", 2);
+    CU_ASSERT_TRUE(d.allowed);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_OPEN);
+    /* Local: the memory store counts on its own (2 per window). */
+    for (int i = 0; i < 3; i++) {
+        d = decide(s, &login, "v", 10 + i);
+        CU_ASSERT_EQUAL(d.allowed, i < 2);
+        CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_LOCAL);
+    }
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.failed_closed, 1);
+    CU_ASSERT_EQUAL(st.failed_open, 1);
+    CU_ASSERT_EQUAL(st.failed_local, 3);
+    CU_ASSERT_EQUAL(st.primary_ok, 1);
+    suspect_store_free(s);
+}
+
+static void test_bad_options(void)
+{
+    static const suspect_failmode_override_t ovr[] = {{"bad name", 0}};
+    suspect_failover_opts_t opts = {0, ovr, 1, 0, 0, 0, 0, NULL, NULL, 0};
+    suspect_store_t *out = (suspect_store_t *)&opts;
+
+    CU_ASSERT_EQUAL(
+        suspect_failover_new(mem_store(), mem_store(), &opts, &out, NULL),
+        SUSPECT_E_INVAL);
+    CU_ASSERT_PTR_NULL(out);
+    opts.noverrides = 0;
+    opts.mode = (suspect_failmode_t)7;
+    CU_ASSERT_EQUAL(
+        suspect_failover_new(mem_store(), mem_store(), &opts, &out, NULL),
+        SUSPECT_E_INVAL);
+    CU_ASSERT_EQUAL(suspect_failover_new(NULL, mem_store(), NULL, &out, NULL),
+                    SUSPECT_E_INVAL);
+}
+
+/* ---- breaker -------------------------------------------------------------
+ */
+
+static int transitions[3];
+
+static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
+                       const suspect_err_t *why)
+{
+    (void)arg;
+    (void)from;
+    transitions[to]++;
+    if (to == SUSPECT_BREAKER_OPEN) {
+        CU_ASSERT_PTR_NOT_NULL(why);
+        CU_ASSERT_STRING_EQUAL(why->text, "fake: down");
+    }
+}
+
+/* Intervals are long (500 ms, then 1 s) so that no stall of a noisy
+ * machine between two calls can make the breaker look early. */
+static void test_breaker(void)
+{
+    suspect_failover_opts_t opts = {SUSPECT_FAIL_OPEN, NULL, 0, 3, 500, 4000, 0,
+                                    on_breaker,        NULL, 0};
+    suspect_store_t *s = wrap(&opts);
+    suspect_rule_t r = {"Login", 1000, 60, 0};
+    suspect_failover_stats_t st;
+    suspect_decision_t d;
+
+    memset(transitions, 0, sizeof(transitions));
+    fake->fail = 1;
+    for (int i = 0; i < 10; i++) {
+        d = decide(s, &r, "u", i);
+        CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_OPEN);
+    }
+    /* 3 failures open the breaker; the 7 other calls are skipped. */
+    CU_ASSERT_EQUAL(fake->calls, 3);
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.state, SUSPECT_BREAKER_OPEN);
+    CU_ASSERT_EQUAL(st.skipped, 7);
+    CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_OPEN], 1);
+
+    /* After 500 ms one probe goes through and fails: open for 1 s, so the
+     * next call is skipped. */
+    sleep_ms(600);
+    decide(s, &r, "u", 20);
+    decide(s, &r, "u", 21);
+    CU_ASSERT_EQUAL(fake->calls, 4);
+    CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_HALF_OPEN], 1);
+    CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_OPEN], 2);
+
+    /* The primary is back: the next probe closes the breaker. */
+    fake->fail = 0;
+    sleep_ms(1100);
+    d = decide(s, &r, "u", 30);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_EQUAL(fake->calls, 5);
+    d = decide(s, &r, "u", 31);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_EQUAL(fake->calls, 6);
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.state, SUSPECT_BREAKER_CLOSED);
+    CU_ASSERT_EQUAL(st.closes, 1);
+    CU_ASSERT_EQUAL(st.probes, 2);
+    CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_CLOSED], 1);
+    suspect_store_free(s);
+}
+
+/* ---- lock cache ----------------------------------------------------------
+ */
+
+static void test_lock_cache(void)
+{
+    suspect_store_t *s = wrap(NULL);
+    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_key_t key = test_key("Otp", "u");
+    suspect_failover_stats_t st;
+    suspect_decision_t d;
+
+    CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
+    d = decide(s, &r, "u", 1);
+    CU_ASSERT_TRUE(d.locked);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    /* Served from the cache: same answer, no primary call. */
+    d = decide(s, &r, "u", 2 * SEC);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_TRUE(d.locked);
+    CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 1 + 600 * SEC);
+    CU_ASSERT_EQUAL(d.retry_after_ms, 600 * SEC + 1 - 2 * SEC);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.cache_hits, 1);
+    /* Another identity is not affected. */
+    CU_ASSERT_TRUE(decide(s, &r, "w", 3).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 3);
+
+    /* Unblock clears the entry; the primary is asked again. */
+    CU_ASSERT_EQUAL(suspect_store_reset(s, &key, SUSPECT_RESET_ALL, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_TRUE(decide(s, &r, "u", 4 * SEC).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 4);
+
+    /* A generation bump (config reload) forgets every lock. */
+    CU_ASSERT_FALSE(decide(s, &r, "u", 5 * SEC).allowed);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 6 * SEC).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 5);
+    suspect_failover_bump_generation(s);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 7 * SEC).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 6);
+    /* The cached lock ends when it ends. */
+    CU_ASSERT_TRUE(decide(s, &r, "u", 5 * SEC + 600 * SEC).allowed);
+    suspect_store_free(s);
+}
+
+/* A cached lock is trusted for lock_cache_ttl_ms only: an unblock done in
+ * the primary by someone else (suspectctl, another host) is seen after. */
+static void test_lock_cache_ttl(void)
+{
+    suspect_failover_opts_t o = {
+        SUSPECT_FAIL_LOCAL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 50};
+    suspect_store_t *s = wrap(&o);
+    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_key_t key = test_key("Otp", "u");
+
+    CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 1).allowed);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 2).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    /* Unblocked behind the wrapper's back: the cache still denies... */
+    CU_ASSERT_EQUAL(
+        suspect_store_reset(fake->mem, &key, SUSPECT_RESET_ALL, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 3).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    /* ...until its entry goes stale, then the primary answers. */
+    sleep_ms(80);
+    CU_ASSERT_TRUE(decide(s, &r, "u", 4).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 3);
+    suspect_store_free(s);
+}
+
+/* ---- carrying back to a primary that is not Redis ------------------------
+ */
+
+/* Locks taken locally reach the primary (by status and block) when it
+ * answers again, before it decides, without shortening its own. */
+static void test_carry_generic(void)
+{
+    suspect_failover_opts_t o = {
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0};
+    suspect_store_t *s = wrap(&o);
+    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_key_t v = test_key("Otp", "v");
+    suspect_failover_stats_t st;
+    suspect_status_t ps;
+    suspect_decision_t d;
+
+    fake->fail = 1;
+    CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
+    CU_ASSERT_TRUE(decide(s, &r, "u", 1).locked);
+    CU_ASSERT_TRUE(decide(s, &r, "v", 2).allowed);
+    CU_ASSERT_TRUE(decide(s, &r, "v", 3).locked);
+    CU_ASSERT_EQUAL(
+        suspect_store_block(fake->mem, &v, T0, T0 + 3600 * SEC, NULL),
+        SUSPECT_OK);
+    fake->fail = 0;
+    sleep_ms(30);
+    /* u's first decision by the primary already sees its lock. */
+    d = decide(s, &r, "u", 10);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 1 + 600 * SEC);
+    CU_ASSERT_EQUAL(suspect_store_status(fake->mem, &r, &v, T0 + 10, &ps, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(ps.locked_until_ms, T0 + 3600 * SEC);
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.carried_locks, 1);
+    CU_ASSERT_EQUAL(st.carried_hits, 0);
+    suspect_store_free(s);
+}
+
+/* ---- on a real Redis -----------------------------------------------------
+ */
+
+static test_redis_t srv;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static suspect_store_t *redis_failover(unsigned timeout_ms,
+                                       suspect_failmode_t mode)
+{
+    suspect_redis_opts_t ropts = {srv.url, timeout_ms, timeout_ms, 0, NULL};
+    suspect_failover_opts_t fopts = {mode, NULL, 0, 0, 0, 0, 0, NULL, NULL, 0};
+    suspect_store_t *redis = NULL, *out = NULL;
+
+    CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&ropts, &redis, NULL), SUSPECT_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_failover_new(redis, mem_store(), &fopts, &out, NULL),
+        SUSPECT_OK);
+    return out;
+}
+
+/* A lock served from the cache costs Redis nothing. */
+static void test_redis_lock_cache(void)
+{
+    suspect_store_t *s = redis_failover(5000, SUSPECT_FAIL_LOCAL);
+    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_key_t key = test_key("Otp", "cached");
+    suspect_decision_t d;
+    long long before, after;
+    int64_t t = now_ms();
+
+    freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(suspect_store_decide(s, &r, &key, 1, t, &d, NULL),
+                        SUSPECT_OK);
+    }
+    CU_ASSERT_TRUE(d.locked);
+    before = test_redis_calls(&srv, "evalsha");
+    for (int i = 0; i < 1000; i++) {
+        CU_ASSERT_EQUAL(suspect_store_decide(s, &r, &key, 1, t + i, &d, NULL),
+                        SUSPECT_OK);
+        CU_ASSERT_FALSE(d.allowed);
+    }
+    after = test_redis_calls(&srv, "evalsha");
+    CU_ASSERT_TRUE(before >= 2);
+    CU_ASSERT_EQUAL(after, before);
+    suspect_store_free(s);
+}
+
+typedef struct load {
+    suspect_store_t *store;
+    int stop;                 /* atomic */
+    long calls, slow, errors; /* atomics */
+    long bad;                /* atomic: allowed when closed, denied otherwise */
+    long degraded[4];        /* atomics, by SUSPECT_DEGRADED_* */
+    int64_t last_redis_mono; /* atomic: last decision by Redis */
+} load_t;
+
+static void *load_run(void *p)
+{
+    load_t *l = p;
+    suspect_rule_t r = {"Load", 1000000, 60, 0};
+    suspect_key_t key = test_key("Load", "x");
+
+    while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {
+        suspect_decision_t d;
+        int64_t t0 = mono_ms();
+        suspect_rc_t rc =
+            suspect_store_decide(l->store, &r, &key, 1, now_ms(), &d, NULL);
+        __atomic_add_fetch(&l->calls, 1, __ATOMIC_RELAXED);
+        if (mono_ms() - t0 > 1000) {
+            __atomic_add_fetch(&l->slow, 1, __ATOMIC_RELAXED);
+        }
+        if (rc != SUSPECT_OK) {
+            __atomic_add_fetch(&l->errors, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        __atomic_add_fetch(&l->degraded[d.degraded & 3], 1, __ATOMIC_RELAXED);
+        if ((d.degraded == SUSPECT_DEGRADED_CLOSED && d.allowed) ||
+            (d.degraded != SUSPECT_DEGRADED_CLOSED && !d.allowed)) {
+            __atomic_add_fetch(&l->bad, 1, __ATOMIC_RELAXED);
+        }
+        if (d.degraded == SUSPECT_DEGRADED_NONE) {
+            __atomic_store_n(&l->last_redis_mono, mono_ms(), __ATOMIC_RELAXED);
+        }
+        usleep(200);
+    }
+    return NULL;
+}
+
+/* kill -9 under load, restart on the same socket: every call returns in
+ * time and without error, the fail mode decides while Redis is down (and
+ * only it: closed mode never allows then), Redis decides again within a
+ * second of its return. */
+static void kill9_with_mode(suspect_failmode_t mode, int expect)
+{
+    load_t l;
+    pthread_t tid[4];
+    suspect_failover_stats_t st;
+    int64_t back;
+
+    memset(&l, 0, sizeof(l));
+    l.store = redis_failover(200, mode);
+    for (int i = 0; i < 4; i++) {
+        pthread_create(&tid[i], NULL, load_run, &l);
+    }
+    sleep_ms(200);
+    test_redis_kill9(&srv);
+    sleep_ms(600);
+    CU_ASSERT_TRUE(__atomic_load_n(&l.degraded[expect], __ATOMIC_RELAXED) > 0);
+    CU_ASSERT_EQUAL_FATAL(test_redis_restart(&srv), 0);
+    back = mono_ms();
+    while (__atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) <= back &&
+           mono_ms() - back < 5000) {
+        sleep_ms(5);
+    }
+    CU_ASSERT_TRUE(
+        __atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) - back < 1000);
+    sleep_ms(100);
+    __atomic_store_n(&l.stop, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+    }
+    CU_ASSERT_EQUAL(l.errors, 0);
+    CU_ASSERT_EQUAL(l.slow, 0);
+    CU_ASSERT_EQUAL(l.bad, 0);
+    for (int k = 1; k < 4; k++) {
+        if (k != expect) {
+            CU_ASSERT_EQUAL(l.degraded[k], 0);
+        }
+    }
+    suspect_failover_stats(l.store, &st);
+    CU_ASSERT_TRUE(st.opens >= 1);
+    CU_ASSERT_TRUE(st.closes >= 1);
+    CU_ASSERT_EQUAL(st.state, SUSPECT_BREAKER_CLOSED);
+    suspect_store_free(l.store);
+}
+
+static void test_redis_kill9_local(void)
+{
+    kill9_with_mode(SUSPECT_FAIL_LOCAL, SUSPECT_DEGRADED_LOCAL);
+}
+
+static void test_redis_kill9_closed(void)
+{
+    kill9_with_mode(SUSPECT_FAIL_CLOSED, SUSPECT_DEGRADED_CLOSED);
+}
+
+static void test_redis_kill9_open(void)
+{
+    kill9_with_mode(SUSPECT_FAIL_OPEN, SUSPECT_DEGRADED_OPEN);
+}
+
+/* ---- registration --------------------------------------------------------
+ */
+
+static int suite_init(void)
+{
+    return test_redis_start(&srv, false, NULL);
+}
+
+static int suite_clean(void)
+{
+    test_redis_stop(&srv);
+    return 0;
+}
+
+int register_failover_suite(void)
+{
+    static const struct {
+        const char *name;
+        CU_TestFunc fn;
+    } tests[] = {
+        {"fail modes and overrides", test_modes},
+        {"bad options", test_bad_options},
+        {"breaker", test_breaker},
+        {"lock cache", test_lock_cache},
+        {"lock cache entries go stale", test_lock_cache_ttl},
+        {"locks carried back to any primary", test_carry_generic},
+        {"redis: lock cache, zero traffic", test_redis_lock_cache},
+        {"redis: kill -9 under load, local", test_redis_kill9_local},
+        {"redis: kill -9 under load, closed", test_redis_kill9_closed},
+        {"redis: kill -9 under load, open", test_redis_kill9_open},
+    };
+    CU_pSuite s = CU_add_suite("failover", suite_init, suite_clean);
+
+    if (s == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+        if (CU_add_test(s, tests[i].name, tests[i].fn) == NULL) {
+            return -1;
+        }
+    }
+    return failover_carry_register(s, &srv);
+}

@@ -1,6 +1,6 @@
 /*
  * fuzz_request.c - libFuzzer target for the request parsers of the
- * middleware (middleware/request/request.c, request_addr.c, and the Accept
+ * middleware (middleware/request/lookup.c, addr.c, and the Accept
  * header of deny.c): cookies, query strings and urlencoded forms (with PHP's
  * parameter naming), header variable names, addresses, CIDR blocks,
  * trusted proxy lists, X-Forwarded-For and Forwarded, address identities,
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "response/deny.h"
-#include "request/request.h"
+#include "request/lookup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,16 +8,16 @@
  *
  * One process per request, so nothing is kept in memory between requests,
  * and what this program costs is mostly its own start.  So it links no
- * XML parser: it reads the compiled configuration (cfgsnap.h), one binary
+ * XML parser: it reads the compiled configuration (compiled.h), one binary
  * file holding suspect.xml (-c, else $SUSPECT_CONF, else
  * /etc/suspect/suspect.xml) and its limits file already parsed, checks
  * with one stat() per source that none of them changed since, and serves
- * the request (cgi_serve.c): decide, then answer the denial or execve()
+ * the request (wrap_serve.c): decide, then answer the denial or execve()
  * the program with the environment, arguments and body it was given.
  *
  * When the compiled configuration is missing, damaged, of another
  * version, not trustworthy or stale, or for --check, this program
- * executes suspect-cgi-compile (cgi_wrap.h) in its place, with the same
+ * executes suspect-cgi-compile (wrap.h) in its place, with the same
  * arguments, environment and standard input, nothing of which has been
  * read or changed: it parses the XML, saves a new compiled configuration
  * and serves the request exactly as this program would.  So an edit costs
@@ -37,8 +37,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgi_snap.h"
-#include "cgi_wrap.h"
+#include "wrap_compiled.h"
+#include "wrap.h"
 #include "log/log.h"
 
 #ifndef SUSPECT_CGI_COMPILE_PATH
@@ -49,17 +49,17 @@
  * Loads the compiled configuration of o into *s when it is there, sound
  * and fresh; false otherwise (*s then holds nothing).
  */
-static bool load_compiled(const cgi_opts_t *o, cfgsnap_t *s)
+static bool load_compiled(const cgi_opts_t *o, compiled_t *s)
 {
     char abs[PATH_MAX], path[PATH_MAX + 64];
 
     if (cgi_snap_path(o->snapdir, o->conf, abs, sizeof(abs), path,
                       sizeof(path)) != 0 ||
-        cfgsnap_read(path, s, NULL) != SUSPECT_OK) {
+        compiled_read(path, s, NULL) != SUSPECT_OK) {
         return false;
     }
-    if (!cfgsnap_fresh(s, abs)) {
-        cfgsnap_clear(s);
+    if (!compiled_fresh(s, abs)) {
+        compiled_clear(s);
         return false;
     }
     return true;
@@ -93,7 +93,7 @@ static int run_compiler(char **argv, const cgi_opts_t *o)
 }
 
 /* Serves the request with the compiled configuration s (taken). */
-static void serve(const cgi_opts_t *o, cfgsnap_t *s)
+static void serve(const cgi_opts_t *o, compiled_t *s)
 {
     suspect_err_t err;
     cgi_req_t r;
@@ -120,7 +120,7 @@ static void serve(const cgi_opts_t *o, cfgsnap_t *s)
 int main(int argc, char **argv)
 {
     cgi_opts_t o;
-    cfgsnap_t s;
+    compiled_t s;
     int rc;
 
     memset(&o, 0, sizeof(o));
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     } else {
         serve(&o, &s);
     }
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
     cgi_opts_free(&o);
     return rc;
 }

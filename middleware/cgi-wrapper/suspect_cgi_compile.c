@@ -4,12 +4,12 @@
  * configuration is missing or stale (suspect_cgi.c), and for --check.
  *
  * It takes the same command line, environment and standard input as
- * suspect-cgi (cgi_wrap.h) and does what suspect-cgi does, from the XML:
- * loads suspect.xml and its limits file (cfgsnap_load(): with the identity
+ * suspect-cgi (wrap.h) and does what suspect-cgi does, from the XML:
+ * loads suspect.xml and its limits file (compiled_load(): with the identity
  * of each file as read), checks them for suspect-cgi, saves the compiled
- * configuration for the requests after this one (cgi_snap.c: atomically,
+ * configuration for the requests after this one (wrap_compiled.c: atomically,
  * so concurrent first requests each write a whole file and the last
- * rename wins, all of them equal), and serves the request (cgi_serve.c).
+ * rename wins, all of them equal), and serves the request (wrap_serve.c).
  * Saving comes before deciding, so it never depends on the request.
  *
  * A file that does not load, or fails suspect-cgi's checks, is a 500 and
@@ -26,8 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgi_snap.h"
-#include "cgi_wrap.h"
+#include "wrap_compiled.h"
+#include "wrap.h"
 #include "setup/check.h"
 #include "log/log.h"
 
@@ -36,20 +36,20 @@
 static int load(cgi_req_t *r)
 {
     suspect_err_t err;
-    cfgsnap_t s;
+    compiled_t s;
 
     suspect_err_clear(&err);
-    if (cfgsnap_load(r->o->conf, &s, &err) != SUSPECT_OK) {
+    if (compiled_load(r->o->conf, &s, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, 500, "", &err);
     }
     r->conf = suspect_conf_ref(s.conf);
     r->limits = suspect_limits_ref(s.limits);
     if (cgi_compile_guard(r) != 0) {
-        cfgsnap_clear(&s);
+        compiled_clear(&s);
         return -1;
     }
     cgi_snap_save(r->o->snapdir, &s);
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
     return 0;
 }
 

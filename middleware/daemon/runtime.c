@@ -30,9 +30,9 @@
 
 #include "alloc.h"
 #include "forward/cgi.h"
-#include "response/forward.h"
+#include "response/error_page.h"
 #include "log/log.h"
-#include "setup/mwstore.h"
+#include "setup/store.h"
 #include "suspect_failover.h"
 #include "forward/upstream.h"
 

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "guard/guard.h"
-#include "request/mwreq.h"
+#include "request/request.h"
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"

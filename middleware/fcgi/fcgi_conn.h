@@ -33,7 +33,7 @@
 
 #include "fcgi_proto.h"
 #include "fcgi_server.h"
-#include "request/mwreq.h"
+#include "request/request.h"
 #include "siphash.h"
 
 /* Room for one whole record: header, the largest content, padding. */

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "request/mwreq.h"
+#include "request/request.h"
 #include "suspect_error.h"
 
 /*

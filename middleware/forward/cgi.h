@@ -20,7 +20,7 @@
 #ifndef MW_CGI_H
 #define MW_CGI_H
 
-#include "response/forward.h"
+#include "response/error_page.h"
 #include "suspect_error.h"
 
 typedef struct mw_cgi_opts {

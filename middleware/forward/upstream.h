@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "response/forward.h"
+#include "response/error_page.h"
 #include "suspect_error.h"
 
 typedef struct mw_upstream_opts {

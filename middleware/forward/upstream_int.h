@@ -24,7 +24,7 @@
 #include <sys/uio.h>
 
 #include "fcgi/fcgi_proto.h"
-#include "request/mwreq.h"
+#include "request/request.h"
 
 #define UP_REQUEST_ID      1
 #define UP_IDLE_TIMEOUT_MS 1000

@@ -32,7 +32,7 @@
 
 #include <stdint.h>
 
-#include "request/mwreq.h"
+#include "request/request.h"
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"

@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "guard.h"
-#include "request/request.h"
+#include "request/lookup.h"
 
 /* Bytes of identity values kept on the stack per call; longer values go
  * to the heap, one block each. */

@@ -46,7 +46,7 @@
 
 #include "alloc.h"
 #include "response/deny.h"
-#include "response/forward.h"
+#include "response/error_page.h"
 
 /* The 400 of the auth_request mapping, whose Status line write_response()
  * replaces; otherwise mw_error_respond() writes the same. */

@@ -1,7 +1,7 @@
 /*
  * identity.c - the values of a route's identities, for one request.
  *
- * Each source is read with the lookups of request.c: header and env values
+ * Each source is read with the lookups of lookup.c: header and env values
  * are the request's own variables (no copy); cookie, query and form values
  * are copied (and decoded) into the call's arena: GUARD_ARENA_STACK bytes
  * on the stack, and for a value that does not fit there one heap block of

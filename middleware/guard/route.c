@@ -30,7 +30,7 @@
  *    several times meets the condition when ANY occurrence does: apps
  *    differ on which one they read (PHP the last), so "?op=view&op=bank"
  *    is an "op=bank" request.  Names are compared as PHP files them too
- *    ("+op", "op[]" are "op": request.c), and parameters are split on ';'
+ *    ("+op", "op[]" are "op": lookup.c), and parameters are split on ';'
  *    as well as on '&' (CGI.pm splits on both): a condition met either
  *    way is met, since matching more only counts more.  A condition that
  *    needs a body longer than form_max cannot be decided: SUSPECT_E_FULL

@@ -1,549 +1,156 @@
 /*
- * request.c - cookie, query, form and header lookups (request.h; the
- * client address is request_addr.c's).
- *
- * Everything here is a single left-to-right pass over its input, so the
- * work is linear in the input and no input can make it quadratic: a
- * Cookie header with thousands of pairs or a megabyte query string costs
- * one scan.  Nothing allocates; values go into caller buffers and a value
- * that does not fit is reported (SUSPECT_E_FULL) with its full length.
- *
- * Query and form: '&' separates parameters (WHATWG URL, PHP, Python >=
- * 3.9.2); ';' only with MW_PARAM_SEMICOLON, for apps using Perl's CGI.pm.
- * Parsing the way the protected app does matters: if the two disagree, a
- * client can send a value the app reads as the same member while Suspect
- * sees a new identity each time.  A parameter given twice is the same kind
- * of disagreement (PHP keeps the last, CGI.pm the first), hence
- * mw_param_match(), true when any occurrence matches, and
- * mw_param_ambiguous(), which finds occurrences that differ; both walk the
- * parameters once, comparing decoded bytes as they go, without a buffer.
- *
- * Parameter names are compared the way PHP files them, as well as byte
- * for byte: PHP cuts a decoded name at a NUL byte, drops its leading
- * spaces, turns ' ' and '.' into '_', and at the first '[' either ends
- * the name (a ']' follows: "name[...]" is an element of array "name") or
- * turns that '[' and every later ' ', '.' and '[' into '_'.  So "+op",
- * "op%00x" and "op[]" all reach PHP as "op", and "a.b" as "a_b".  Two
- * names are the same parameter here when they are equal, or when their
- * PHP forms are equal and not empty (PHP drops a parameter whose name
- * comes out empty).  For an app that is not PHP this only makes more
- * names the same, which is the safe side: a route condition matches more,
- * and differing copies are ambiguous (a 400) rather than counted as one
- * identity while the app reads another.  name_rd_t yields a name's PHP
- * form byte by byte; the one look-ahead (is there a ']' after the first
- * '['?) happens at most once per name, so the pass stays linear.
- *
- * Cookies: values are percent-decoded (%XX; '+' stays), as PHP decodes
- * them: "sid=%61bc" is the app's "abc", so it must be Suspect's too.
- * Cookie names are read three ways, because parsers disagree and a cookie
- * the app reads under the configured name must not hide behind another:
- * byte for byte (blanks around the name ignored); as PHP 8 files them
- * (C white space before the name dropped, the name NOT decoded, then the
- * parameter-name rules above: "member.code", "member code" and
- * "member[code" all reach PHP as "member_code", trailing blank included:
- * "member_code " is PHP's "member_code_"); and percent-decoded, '+' a
- * space, as Perl's CGI::Cookie reads them ("member%5Fcode").  Every parser
- * keeps the FIRST cookie of a name, so the first pair named in any way is
- * the value; mw_cookie_ambiguous() tells when the first pair of one way
- * and the first of another differ ("member.code=victim;
- * member_code=decoy": PHP reads victim, a byte-for-byte parser decoy),
- * which the guard refuses like a repeated query parameter.  The same name
- * repeated ("sid=a; sid=b", cookies of two paths) is not ambiguous: every
- * parser takes the first.
+ * request.c - the front-end independent part of a request: variable lookup
+ * and the prefetch buffer that lets form parameters be read before the
+ * decision while the app still receives the body untouched.
  */
 #include "request.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include "request_int.h"
+#include "alloc.h"
 
-static bool span_eq(span_t s, const char *name, size_t name_len)
+/* Front ends hand over each name once (the FastCGI server merges repeated
+ * names as it decodes PARAMS, see fcgi_params.c; a CGI environment comes
+ * from a web server that joins repeated headers), so the first match is
+ * the only one and what the app reads too. */
+const mw_param_t *mw_req_param_find(const mw_req_t *req, const char *name,
+                                    size_t name_len)
 {
-    return span_len(s) == name_len && memcmp(s.p, name, name_len) == 0;
-}
+    for (size_t i = 0; i < req->nparams; i++) {
+        const mw_param_t *p = &req->params[i];
 
-static bool lookup_args_ok(const char *s, size_t s_len, const char *name,
-                           size_t name_len, const char *buf, size_t size,
-                           const size_t *len)
-{
-    return (s != NULL || s_len == 0) && name != NULL && name_len > 0 &&
-           (buf != NULL || size == 0) && len != NULL;
-}
-
-/* ---- decoding ----------------------------------------------------------- */
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
-/* Decodes the byte at *p (%XX, '+' as a space when plus, or itself) and
- * steps past it. */
-static unsigned char decode_byte(const char **p, const char *e, bool plus)
-{
-    const char *s = *p;
-
-    if (*s == '+' && plus) {
-        *p = s + 1;
-        return ' ';
-    }
-    if (*s == '%' && e - s >= 3 && hex_value(s[1]) >= 0 &&
-        hex_value(s[2]) >= 0) {
-        *p = s + 3;
-        return (unsigned char)(hex_value(s[1]) * 16 + hex_value(s[2]));
-    }
-    *p = s + 1;
-    return (unsigned char)*s;
-}
-
-/* decode_byte() as query and form components are decoded. */
-static unsigned char decode_next(const char **p, const char *e)
-{
-    return decode_byte(p, e, true);
-}
-
-/* True when the raw name [p, e) decodes to exactly name. */
-static bool decoded_eq(const char *p, const char *e, const char *name,
-                       size_t name_len)
-{
-    size_t i = 0;
-
-    while (p < e) {
-        if (i == name_len || decode_next(&p, e) != (unsigned char)name[i]) {
-            return false;
+        if (p->name_len == name_len && memcmp(p->name, name, name_len) == 0) {
+            return p;
         }
-        i++;
     }
-    return i == name_len;
+    return NULL;
 }
 
-/* Decodes [p, e) into buf (%XX; '+' too when plus); the lookup result as
- * copy_out(). */
-static suspect_rc_t decode_out(const char *p, const char *e, bool plus,
-                               char *buf, size_t size, size_t *len)
+const char *mw_req_param_n(const mw_req_t *req, const char *name,
+                           size_t name_len, size_t *len)
 {
-    size_t n = 0;
+    const mw_param_t *p = mw_req_param_find(req, name, name_len);
 
-    while (p < e) {
-        unsigned char c = decode_byte(&p, e, plus);
-        if (n < size) {
-            buf[n] = (char)c;
-        }
-        n++;
+    if (p != NULL && len != NULL) {
+        *len = p->value_len;
     }
-    *len = n;
-    return n > size ? SUSPECT_E_FULL : SUSPECT_OK;
+    return p != NULL ? p->value : NULL;
 }
 
-/* ---- parameter names as PHP files them ----------------------------------- */
-
-enum name_state {
-    NAME_START, /* leading spaces are dropped */
-    NAME_IN,    /* ' ' and '.' become '_'; a '[' may open an index */
-    NAME_REST,  /* after a '[' without ']': '[' becomes '_' too */
-    NAME_END
-};
-
-/* A reader of a name's PHP form (see the file comment). */
-typedef struct name_rd {
-    const char *p;
-    const char *e;
-    bool decode; /* the input is urlencoded (a request's), else plain */
-    enum name_state state;
-} name_rd_t;
-
-/* The next byte of the name itself, or -1 at its end: a NUL ends it, as
- * it ends PHP's C string. */
-static int rd_byte(name_rd_t *r)
+const char *mw_req_param(const mw_req_t *req, const char *name, size_t *len)
 {
-    unsigned char c;
+    return mw_req_param_n(req, name, strlen(name), len);
+}
 
-    if (r->p >= r->e) {
+/* CONTENT_LENGTH as a number, or -1 when missing or not a number. */
+static long long content_length(const mw_req_t *req)
+{
+    size_t len;
+    const char *v = mw_req_param(req, "CONTENT_LENGTH", &len);
+    long long n = 0;
+
+    if (v == NULL || len == 0 || len > 18) {
         return -1;
     }
-    c = r->decode ? decode_next(&r->p, r->e) : (unsigned char)*r->p++;
-    return c != 0 ? c : -1;
-}
-
-/* True when a ']' follows in the rest of the name. */
-static bool rd_closes(const name_rd_t *r)
-{
-    name_rd_t t = *r;
-    int c;
-
-    while ((c = rd_byte(&t)) >= 0) {
-        if (c == ']') {
-            return true;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9') {
+            return -1;
         }
+        n = n * 10 + (v[i] - '0');
     }
-    return false;
+    return n;
 }
 
-/* The next byte of the PHP form, or -1 at its end. */
-static int rd_next(name_rd_t *r)
+suspect_rc_t mw_req_prefetch(mw_req_t *req, size_t max, const char **body,
+                             size_t *len, bool *complete)
 {
-    int c;
+    long long clen = content_length(req);
+    size_t want = max;
 
-    if (r->state == NAME_END) {
-        return -1;
+    /* Clamped on every call, not only the first: a body longer than
+     * CONTENT_LENGTH may leave the spare byte below in the buffer, and a
+     * later call must not return it (the caller would see another body). */
+    if (clen >= 0 && (unsigned long long)clen < want) {
+        want = (size_t)clen;
     }
-    c = rd_byte(r);
-    while (r->state == NAME_START && c == ' ') {
-        c = rd_byte(r);
-    }
-    if (r->state == NAME_START) {
-        r->state = NAME_IN;
-    }
-    if (c < 0 || (c == '[' && r->state == NAME_IN && rd_closes(r))) {
-        r->state = NAME_END;
-        return -1;
-    }
-    if (c == '[') {
-        r->state = NAME_REST;
-        return '_';
-    }
-    return c == ' ' || c == '.' ? '_' : c;
-}
-
-/* True when the raw name [p, e) (urlencoded when decode) and name have
- * the same, non-empty, PHP form. */
-static bool php_name_eq(const char *p, const char *e, bool decode,
-                        const char *name, size_t name_len)
-{
-    name_rd_t a = {p, e, decode, NAME_START};
-    name_rd_t b = {name, name + name_len, false, NAME_START};
-    size_t n = 0;
-    int ca, cb;
-
-    do {
-        ca = rd_next(&a);
-        cb = rd_next(&b);
-        if (ca != cb) {
-            return false;
+    if (req->pre == NULL) {
+        /* One spare byte tells "exactly max" from "more than max". */
+        req->pre = suspect_malloc(want + 1);
+        if (req->pre == NULL) {
+            return SUSPECT_E_NOMEM;
         }
-        n++;
-    } while (ca >= 0);
-    return n > 1;
-}
-
-/* True when the raw name [p, e) names parameter name: see the file
- * comment. */
-static bool name_eq(const char *p, const char *e, const char *name,
-                    size_t name_len)
-{
-    return decoded_eq(p, e, name, name_len) ||
-           php_name_eq(p, e, true, name, name_len);
-}
-
-/* True when the raw values a and b decode to the same bytes ('+' as a
- * space when plus).  Steps stop at the shorter one, so the cost is at
- * most b's length. */
-static bool decoded_same(span_t a, span_t b, bool plus)
-{
-    const char *p = a.p;
-    const char *q = b.p;
-
-    while (p < a.e && q < b.e) {
-        if (decode_byte(&p, a.e, plus) != decode_byte(&q, b.e, plus)) {
-            return false;
-        }
-    }
-    return p == a.e && q == b.e;
-}
-
-/* ---- cookies ------------------------------------------------------------ */
-
-/* The ways a cookie name can name a cookie (see the file comment). */
-enum cookie_way {
-    WAY_PLAIN,   /* byte for byte, blanks around it ignored */
-    WAY_PHP,     /* PHP's form of the raw name */
-    WAY_DECODED, /* percent-decoded, '+' a space (Perl's CGI::Cookie) */
-    WAY_COUNT
-};
-
-/* The value of one "name=value" pair, trimmed and unquoted. */
-static span_t cookie_value(const char *p, const char *e)
-{
-    span_t v = trim(p, e);
-
-    if (span_len(v) >= 2 && v.p[0] == '"' && v.e[-1] == '"') {
-        v.p++;
-        v.e--;
-    }
-    return v;
-}
-
-/* True for the bytes C's isspace() takes, which PHP drops before a
- * cookie name. */
-static bool is_c_space(char c)
-{
-    return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
-/* The ways (bit 1 << WAY_*) in which the raw name [p, e) names name. */
-static unsigned cookie_ways(const char *p, const char *e, const char *name,
-                            size_t name_len)
-{
-    span_t t = trim(p, e);
-    unsigned ways = 0;
-
-    if (span_eq(t, name, name_len)) {
-        ways |= 1u << WAY_PLAIN;
-    }
-    while (p < e && is_c_space(*p)) {
-        p++;
-    }
-    /* PHP 8 files cookie names undecoded, trailing blanks included. */
-    if (php_name_eq(p, e, false, name, name_len)) {
-        ways |= 1u << WAY_PHP;
-    }
-    if (decoded_eq(t.p, t.e, name, name_len)) {
-        ways |= 1u << WAY_DECODED;
-    }
-    return ways;
-}
-
-/*
- * Walks the pairs of a Cookie header: first[w] gets the value of the
- * first pair that names name in way w (found[w] set).  With stop_at_one,
- * stops at the first pair that names it in any way (its ways in found).
- */
-static void cookie_scan(const char *hdr, size_t hdr_len, const char *name,
-                        size_t name_len, bool stop_at_one,
-                        span_t first[WAY_COUNT], bool found[WAY_COUNT])
-{
-    const char *p = hdr;
-    const char *end = hdr + hdr_len;
-    unsigned seen = 0;
-
-    memset(found, 0, WAY_COUNT * sizeof(*found));
-    while (p < end && seen != (1u << WAY_COUNT) - 1) {
-        const char *semi = memchr(p, ';', (size_t)(end - p));
-        const char *pe = semi != NULL ? semi : end;
-        const char *eq = memchr(p, '=', (size_t)(pe - p));
-        unsigned ways = eq != NULL ? cookie_ways(p, eq, name, name_len) : 0;
-
-        for (unsigned w = 0; w < WAY_COUNT; w++) {
-            if ((ways & ~seen & (1u << w)) != 0) {
-                first[w] = cookie_value(eq + 1, pe);
-                found[w] = true;
+        req->pre_len = 0;
+        req->pre_off = 0;
+        while (req->pre_len < want + 1 && !req->body_done) {
+            ssize_t n = req->ops->read(req, req->pre + req->pre_len,
+                                       want + 1 - req->pre_len, true);
+            if (n < 0) {
+                return SUSPECT_E_IO;
+            }
+            if (n == 0) {
+                req->body_done = true;
+            }
+            req->pre_len += (size_t)n;
+            if (clen >= 0 && req->pre_len >= (size_t)clen &&
+                (size_t)clen <= want) {
+                break;
             }
         }
-        seen |= ways;
-        if (stop_at_one && ways != 0) {
-            return;
-        }
-        p = semi != NULL ? semi + 1 : end;
     }
-}
-
-/* Finds cookie name: see request.h. */
-suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
-                            size_t name_len, char *buf, size_t size,
-                            size_t *len)
-{
-    span_t first[WAY_COUNT];
-    bool found[WAY_COUNT];
-
-    if (!lookup_args_ok(hdr, hdr_len, name, name_len, buf, size, len)) {
-        return SUSPECT_E_INVAL;
-    }
-    if (hdr == NULL) {
-        return SUSPECT_E_NOTFOUND;
-    }
-    cookie_scan(hdr, hdr_len, name, name_len, true, first, found);
-    for (unsigned w = 0; w < WAY_COUNT; w++) {
-        if (found[w]) {
-            return decode_out(first[w].p, first[w].e, false, buf, size, len);
-        }
-    }
-    return SUSPECT_E_NOTFOUND;
-}
-
-/* Whether the cookie the parsers read differs: see request.h. */
-bool mw_cookie_ambiguous(const char *hdr, size_t hdr_len, const char *name,
-                         size_t name_len)
-{
-    span_t first[WAY_COUNT];
-    bool found[WAY_COUNT];
-    int ref = -1;
-
-    if (hdr == NULL || name == NULL || name_len == 0) {
-        return false;
-    }
-    cookie_scan(hdr, hdr_len, name, name_len, false, first, found);
-    for (unsigned w = 0; w < WAY_COUNT; w++) {
-        if (!found[w]) {
-            continue;
-        }
-        if (ref < 0) {
-            ref = (int)w;
-        } else if (!decoded_same(first[ref], first[w], false)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* ---- query and form ----------------------------------------------------- */
-
-/* The end of the parameter starting at p: the next separator or e. */
-static const char *param_end(const char *p, const char *e, unsigned flags)
-{
-    while (p < e && *p != '&' &&
-           !(*p == ';' && (flags & MW_PARAM_SEMICOLON) != 0)) {
-        p++;
-    }
-    return p;
-}
-
-/*
- * The next parameter of [*p, end) that names name (name_eq()): its raw
- * value in *v (empty for a parameter without '='), *p past it.  False when
- * none is left.
- */
-static bool next_named(const char **p, const char *end, unsigned flags,
-                       const char *name, size_t name_len, span_t *v)
-{
-    while (*p < end) {
-        const char *pe = param_end(*p, end, flags);
-        const char *eq = memchr(*p, '=', (size_t)(pe - *p));
-        bool hit = name_eq(*p, eq != NULL ? eq : pe, name, name_len);
-
-        *p = pe < end ? pe + 1 : end;
-        if (hit) {
-            v->p = eq != NULL ? eq + 1 : pe;
-            v->e = pe;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Finds the first occurrence of name: see request.h. */
-suspect_rc_t mw_param_find(const char *s, size_t s_len, unsigned flags,
-                           const char *name, size_t name_len, char *buf,
-                           size_t size, size_t *len)
-{
-    const char *p = s;
-    span_t v;
-
-    if (!lookup_args_ok(s, s_len, name, name_len, buf, size, len)) {
-        return SUSPECT_E_INVAL;
-    }
-    if (s != NULL && next_named(&p, s + s_len, flags, name, name_len, &v)) {
-        return decode_out(v.p, v.e, true, buf, size, len);
-    }
-    return SUSPECT_E_NOTFOUND;
-}
-
-/* Whether any occurrence of name has value: see request.h. */
-suspect_rc_t mw_param_match(const char *s, size_t s_len, unsigned flags,
-                            const char *name, size_t name_len,
-                            const char *value, size_t value_len)
-{
-    const char *p = s;
-    span_t v;
-
-    if ((s == NULL && s_len > 0) || name == NULL || name_len == 0 ||
-        (value == NULL && value_len > 0)) {
-        return SUSPECT_E_INVAL;
-    }
-    while (s != NULL && next_named(&p, s + s_len, flags, name, name_len, &v)) {
-        if (value == NULL || decoded_eq(v.p, v.e, value, value_len)) {
-            return SUSPECT_OK;
-        }
-    }
-    return SUSPECT_E_NOTFOUND;
-}
-
-/* Whether two occurrences of name differ: see request.h. */
-bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
-                        const char *name, size_t name_len)
-{
-    const char *p = s;
-    const char *end = s != NULL ? s + s_len : NULL;
-    span_t first, v;
-
-    if (s == NULL || name == NULL || name_len == 0 ||
-        !next_named(&p, end, flags, name, name_len, &first)) {
-        return false;
-    }
-    while (next_named(&p, end, flags, name, name_len, &v)) {
-        if (!decoded_same(first, v, true)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* mw_param_find() over a query string. */
-suspect_rc_t mw_query_find(const char *qs, size_t qs_len, const char *name,
-                           size_t name_len, char *buf, size_t size, size_t *len)
-{
-    return mw_param_find(qs, qs_len, 0, name, name_len, buf, size, len);
-}
-
-/* mw_param_find() over a urlencoded body. */
-suspect_rc_t mw_form_find(const char *body, size_t body_len, const char *name,
-                          size_t name_len, char *buf, size_t size, size_t *len)
-{
-    return mw_param_find(body, body_len, 0, name, name_len, buf, size, len);
-}
-
-/* ---- headers ------------------------------------------------------------ */
-
-/* RFC 9110 tchar. */
-static bool is_tchar(unsigned char c)
-{
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-           (c >= 'A' && c <= 'Z') ||
-           (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-static bool name_is(const char *name, size_t len, const char *lit)
-{
-    return len == strlen(lit) && strncasecmp(name, lit, len) == 0;
-}
-
-/* The CGI variable of a header: see request.h. */
-suspect_rc_t mw_header_var(const char *name, size_t name_len, char *buf,
-                           size_t size, size_t *len)
-{
-    size_t pre;
-
-    if (name == NULL || name_len == 0 || len == NULL ||
-        (buf == NULL && size > 0)) {
-        return SUSPECT_E_INVAL;
-    }
-    pre = name_is(name, name_len, "Content-Type") ||
-                  name_is(name, name_len, "Content-Length")
-              ? 0
-              : 5;
-    for (size_t i = 0; i < name_len; i++) {
-        if (!is_tchar((unsigned char)name[i])) {
-            return SUSPECT_E_INVAL;
-        }
-    }
-    *len = pre + name_len;
-    if (*len >= size) {
-        return SUSPECT_E_FULL;
-    }
-    memcpy(buf, "HTTP_", pre);
-    for (size_t i = 0; i < name_len; i++) {
-        char c = name[i];
-        buf[pre + i] = c == '-' ? '_' : (c >= 'a' && c <= 'z') ? c - 32 : c;
-    }
-    buf[*len] = '\0';
+    *body = req->pre;
+    *len = req->pre_len > want ? want : req->pre_len;
+    *complete = req->body_done ||
+                (clen >= 0 && req->pre_len >= (unsigned long long)clen);
     return SUSPECT_OK;
+}
+
+ssize_t mw_req_read(mw_req_t *req, void *buf, size_t n, bool wait)
+{
+    ssize_t r;
+
+    if (req->pre != NULL && req->pre_off < req->pre_len) {
+        size_t left = req->pre_len - req->pre_off;
+        size_t k = n < left ? n : left;
+
+        memcpy(buf, req->pre + req->pre_off, k);
+        req->pre_off += k;
+        return (ssize_t)k;
+    }
+    if (req->body_done) {
+        return 0;
+    }
+    r = req->ops->read(req, buf, n, wait);
+    if (r == 0) {
+        req->body_done = true;
+    }
+    return r;
+}
+
+int mw_req_read_fd(mw_req_t *req)
+{
+    if ((req->pre != NULL && req->pre_off < req->pre_len) || req->body_done) {
+        return -1;
+    }
+    return req->ops->read_fd(req);
+}
+
+int mw_req_write(mw_req_t *req, const void *buf, size_t n)
+{
+    req->output_started = true;
+    return req->ops->write(req, buf, n);
+}
+
+int mw_req_flush(mw_req_t *req)
+{
+    return req->ops->flush(req);
+}
+
+void mw_req_release(mw_req_t *req)
+{
+    free(req->pre);
+    req->pre = NULL;
+    req->pre_len = 0;
+    req->pre_off = 0;
 }

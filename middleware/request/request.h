@@ -1,222 +1,136 @@
 /*
- * request.h - identity values out of a CGI request, without I/O.
+ * request.h - one request as the middleware sees it, whatever carried it.
  *
- * The middleware resolves identities (suspect.xml: cookie:NAME, query:NAME,
- * form:NAME, header:NAME, client-ip) from CGI variables.  These parsers take
- * (pointer, length) strings that need not be NUL-terminated, never allocate
- * and write into caller buffers.  Lookups return:
- *   SUSPECT_OK          found; *len is the value's length, buf holds it;
- *   SUSPECT_E_NOTFOUND  no such name;
- *   SUSPECT_E_FULL      found, but longer than size: buf holds the first
- *                       size bytes and *len the full length, so the caller
- *                       can reject the request or retry with a bigger buffer;
- *   SUSPECT_E_INVAL     bad arguments (empty name, NULL buffers).
- * Values written to buf are not NUL-terminated (a decoded query value may
- * hold NUL bytes; policy/keys.c escapes them).
+ * The FastCGI server (fcgi_server.c) and, later, the CGI front end fill an
+ * mw_req_t: the request's CGI variables, a body reader and a response
+ * writer.  Everything above (routing, identities, the decision, the CGI
+ * spawner, the upstream FastCGI client, denial responses) uses only this
+ * interface, so it does not care whether the web server spoke FastCGI or
+ * ran a CGI program.
  *
- * request.c implements the lookups, request_addr.c the addresses.
+ * Body: the request body (FastCGI STDIN, or a CGI program's stdin).
+ * mw_req_prefetch() buffers up to a bound of it so form parameters can be
+ * read before the request is decided; later reads return the buffered
+ * bytes first, so the app receives the body untouched.
+ *
+ * Output: CGI response bytes (header lines, a blank line, the body) exactly
+ * as a CGI program writes them; the front end frames them (FastCGI STDOUT
+ * records) and the web server parses the Status: line.
+ *
+ * Threads: a request is used by one thread at a time.
  */
 #ifndef MW_REQUEST_H
 #define MW_REQUEST_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+#include <sys/types.h>
 
 #include "suspect_error.h"
 
-/* ---- cookie, query, form, header --------------------------------------- */
+/* FastCGI roles (the values of the FastCGI spec). */
+#define MW_ROLE_RESPONDER  1
+#define MW_ROLE_AUTHORIZER 2
+
+/* One CGI variable; pointers live until the request ends.  value is
+ * followed by a NUL (so it can be used as a C string); name need not be.
+ * repeated: the web server sent the name more than once and value is the
+ * copies merged (fcgi_params.c). */
+typedef struct mw_param {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+    bool repeated;
+} mw_param_t;
+
+typedef struct mw_req mw_req_t;
+
+/* What a front end implements. */
+typedef struct mw_req_ops {
+    /*
+     * Reads up to n body bytes into buf.  With wait, blocks until at least
+     * one byte, the end of the body, an error or the front end's I/O
+     * timeout; without, returns -EAGAIN when nothing can be read now.
+     * Returns the bytes read, 0 at the end of the body, or -errno.
+     */
+    ssize_t (*read)(mw_req_t *req, void *buf, size_t n, bool wait);
+    /* The descriptor to poll (POLLIN) before a read without wait, or -1
+     * when reads without wait never return -EAGAIN. */
+    int (*read_fd)(mw_req_t *req);
+    /* Writes n bytes of CGI output; 0 or -errno (EPIPE: the client went
+     * away).  Output may be buffered until flush or the end. */
+    int (*write)(mw_req_t *req, const void *buf, size_t n);
+    /* Sends what write() buffered; 0 or -errno. */
+    int (*flush)(mw_req_t *req);
+} mw_req_ops_t;
+
+struct mw_req {
+    const mw_req_ops_t *ops;
+    int role;                 /* MW_ROLE_* */
+    const mw_param_t *params; /* the CGI variables, in arrival order */
+    size_t nparams;
+    /* Prefetched body bytes not yet returned by mw_req_read() (owned by
+     * the request; set by mw_req_prefetch()). */
+    char *pre;
+    size_t pre_len;
+    size_t pre_off;
+    bool body_done;      /* the front end has reported the body's end */
+    bool output_started; /* something was written: too late for a 502 */
+    /* Set by a forwarder when the response stopped short after output had
+     * started (the app died or timed out, the daemon stopped): the front
+     * end must not end it as a complete one.  FastCGI: no END_REQUEST, the
+     * connection is closed, so the web server sees a cut response (nginx
+     * closes its client's connection without the last chunk). */
+    bool cut;
+    /* Set by a front end whose requests arrive on a connection from the
+     * web server (FastCGI): conn_fd is that connection.  Once it hangs up
+     * (POLLRDHUP or POLLHUP, whatever is still unread) the client is gone,
+     * so a forwarder may watch it (never read it) while the app runs.  A
+     * CGI front end leaves has_conn false: its stdin ends with the body,
+     * and the web server itself ends the program when the client leaves. */
+    bool has_conn;
+    int conn_fd;
+};
+
+/* The value of CGI variable name (NUL-terminated), or NULL; *len gets its
+ * length when len is not NULL.  Linear in the number of variables. */
+const char *mw_req_param(const mw_req_t *req, const char *name, size_t *len);
+
+/* The variable name (name_len bytes), or NULL. */
+const mw_param_t *mw_req_param_find(const mw_req_t *req, const char *name,
+                                    size_t name_len);
+
+/* mw_req_param() with a length-delimited name. */
+const char *mw_req_param_n(const mw_req_t *req, const char *name,
+                           size_t name_len, size_t *len);
 
 /*
- * Finds cookie name (case-sensitive) in an HTTP_COOKIE value: pairs
- * separated by ';', blanks around names and values ignored, a value in
- * double quotes unquoted, pairs without '=' skipped.  A pair names name
- * when its name is name byte for byte, or as PHP files it (undecoded:
- * "member.code" and "member code" are PHP's "member_code"), or
- * percent-decoded ("member%5Fcode", as Perl's CGI::Cookie reads it).  The
- * value is percent-decoded (%XX; '+' stays, as PHP decodes cookies), so
- * "sid=%61bc" is "abc".  The first pair that names it wins.  Linear in
- * hdr_len.
+ * Reads the first bytes of the body, up to max (or CONTENT_LENGTH when
+ * smaller), into a buffer owned by the request, and sets *body and *len to
+ * it.  Later mw_req_read() calls return these bytes first.  Calling it
+ * again returns the same buffer.  *complete says whether the whole body
+ * fit.  Returns SUSPECT_OK, SUSPECT_E_IO (read failed or timed out),
+ * SUSPECT_E_NOMEM.
  */
-suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
-                            size_t name_len, char *buf, size_t size,
-                            size_t *len);
+suspect_rc_t mw_req_prefetch(mw_req_t *req, size_t max, const char **body,
+                             size_t *len, bool *complete);
 
-/*
- * True when the first pair naming cookie name byte for byte, the first
- * naming it as PHP files names and the first naming it percent-decoded
- * (mw_cookie_find()) do not all have the same decoded value: then which
- * cookie the app reads depends on its parser ("member.code=A;
- * member_code=B": PHP reads A, a byte-for-byte parser B).  The same name
- * repeated is not ambiguous (every parser takes the first).  Linear in
- * hdr_len; no buffer.
- */
-bool mw_cookie_ambiguous(const char *hdr, size_t hdr_len, const char *name,
-                         size_t name_len);
+/* Body reads through the prefetch buffer: as mw_req_ops_t.read. */
+ssize_t mw_req_read(mw_req_t *req, void *buf, size_t n, bool wait);
 
-/* Also split parameters on ';' (Perl CGI.pm style), not only on '&'. */
-#define MW_PARAM_SEMICOLON 1u
+/* As mw_req_ops_t.read_fd, except that it returns -1 while prefetched
+ * bytes remain (a read without wait then succeeds at once). */
+int mw_req_read_fd(mw_req_t *req);
 
-/*
- * Finds parameter name in a QUERY_STRING or an
- * application/x-www-form-urlencoded body: parameters separated by '&' (and
- * ';' with MW_PARAM_SEMICOLON), name and value split at the first '=' (none:
- * the value is empty), '+' decoded as a space and %XX as a byte; a '%' not
- * followed by two hex digits is kept literally.  A parameter names name
- * when its decoded name is name, or when both come out the same (and not
- * empty) the way PHP files names: cut at a NUL, leading spaces dropped,
- * ' ' and '.' as '_', "n[...]" as n, a '[' without ']' as '_' (so "+op",
- * "op[]" and "op%00x" all name "op"; see request.c).  The decoded value is
- * written to buf.  The first match wins.  Linear in s_len.
- */
-suspect_rc_t mw_param_find(const char *s, size_t s_len, unsigned flags,
-                           const char *name, size_t name_len, char *buf,
-                           size_t size, size_t *len);
+/* Writes CGI output; marks output_started.  0 or -errno. */
+int mw_req_write(mw_req_t *req, const void *buf, size_t n);
 
-/*
- * Whether parameter name occurs in s (split and named as by
- * mw_param_find()) with the decoded value value[0..value_len): ANY
- * occurrence, not only the first, since apps disagree on which one counts
- * (PHP takes the last, CGI.pm the first).  value NULL: the name only has to
- * occur (with any value, even none).  SUSPECT_OK, SUSPECT_E_NOTFOUND, or
- * SUSPECT_E_INVAL (empty name, NULL with a length).  Linear in s_len; no
- * buffer.
- */
-suspect_rc_t mw_param_match(const char *s, size_t s_len, unsigned flags,
-                            const char *name, size_t name_len,
-                            const char *value, size_t value_len);
+/* Flushes buffered output.  0 or -errno. */
+int mw_req_flush(mw_req_t *req);
 
-/*
- * True when parameter name occurs in s more than once (names compared as by
- * mw_param_find(): "member" and "+member" are one) and two occurrences
- * have different decoded values (a parameter without '=' has the empty
- * value): then which one the app reads depends on its parser, and a value
- * taken from it is not a reliable identity.  The same value repeated is not
- * ambiguous; bad arguments are not either.  Linear in s_len; no buffer.
- */
-bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
-                        const char *name, size_t name_len);
-
-/* mw_param_find() over QUERY_STRING, '&' only. */
-suspect_rc_t mw_query_find(const char *qs, size_t qs_len, const char *name,
-                           size_t name_len, char *buf, size_t size,
-                           size_t *len);
-
-/* mw_param_find() over a urlencoded body, '&' only. */
-suspect_rc_t mw_form_find(const char *body, size_t body_len, const char *name,
-                          size_t name_len, char *buf, size_t size, size_t *len);
-
-/*
- * Writes the CGI variable of HTTP header name into buf, NUL-terminated:
- * "HTTP_" + the name in upper case with '-' as '_' (X-Member-Code ->
- * HTTP_X_MEMBER_CODE), except Content-Type and Content-Length, which CGI
- * passes as CONTENT_TYPE and CONTENT_LENGTH.  *len gets the length without
- * the NUL.  SUSPECT_E_INVAL when name is empty or not an HTTP token;
- * SUSPECT_E_FULL when buf cannot hold the result and its NUL.
- */
-suspect_rc_t mw_header_var(const char *name, size_t name_len, char *buf,
-                           size_t size, size_t *len);
-
-/* ---- addresses and trusted proxies ------------------------------------- */
-
-#define MW_AF_V4 4
-#define MW_AF_V6 6
-
-/* An address: family MW_AF_V4 (bytes[0..3]) or MW_AF_V6 (bytes[0..15]). */
-typedef struct mw_addr {
-    int family;
-    uint8_t bytes[16];
-} mw_addr_t;
-
-/*
- * Parses an IPv4 (dotted quad) or IPv6 address, as REMOTE_ADDR holds it.
- * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) becomes IPv4; an IPv6 zone
- * ("%eth0") is dropped.  SUSPECT_E_INVAL for anything else.
- */
-suspect_rc_t mw_addr_parse(const char *s, size_t len, mw_addr_t *out);
-
-/* An address block: addr with the bits after prefix zero. */
-typedef struct mw_cidr {
-    mw_addr_t addr;
-    unsigned prefix;
-} mw_cidr_t;
-
-/*
- * Parses "10.0.0.0/8", "::1/128" or a bare address (a /32 or /128).  An
- * IPv4-mapped block of /96 or more becomes the IPv4 block.  Fails with
- * SUSPECT_E_CONFIG and a message naming the input: not an address, a
- * missing or bad prefix length, a prefix too long for the family, or bits
- * set after the prefix (a typo such as 10.0.0.1/8 is refused, not masked).
- */
-suspect_rc_t mw_cidr_parse(const char *s, size_t len, mw_cidr_t *out,
-                           suspect_err_t *err);
-
-/* True when a lies inside c (same family, same first c->prefix bits). */
-bool mw_cidr_contains(const mw_cidr_t *c, const mw_addr_t *a);
-
-#define MW_TRUST_MAX 64
-
-/* The trusted proxies: up to MW_TRUST_MAX blocks.  Zero it to start. */
-typedef struct mw_trust {
-    size_t n;
-    mw_cidr_t cidr[MW_TRUST_MAX];
-} mw_trust_t;
-
-/*
- * Adds the blocks of list, separated by commas and/or blanks, to t.  Fails
- * as mw_cidr_parse(), or with SUSPECT_E_FULL past MW_TRUST_MAX blocks; on
- * failure t keeps the blocks added before the bad one.
- */
-suspect_rc_t mw_trust_parse(mw_trust_t *t, const char *list, size_t len,
-                            suspect_err_t *err);
-
-/* True when a lies inside one of t's blocks. */
-bool mw_trust_contains(const mw_trust_t *t, const mw_addr_t *a);
-
-/* Forwarded hops looked at, counting from the right. */
-#define MW_HOPS_MAX 32
-
-/*
- * What the client address is resolved from.  xff and forwarded are the
- * X-Forwarded-For and Forwarded (RFC 7239) values, NULL when the operator
- * did not enable that header or the request has none.  When both are
- * given, Forwarded is used if it is not blank, else X-Forwarded-For.
- */
-typedef struct mw_client_src {
-    const mw_trust_t *trust; /* may be NULL: no proxy is trusted */
-    const char *remote;      /* REMOTE_ADDR */
-    size_t remote_len;
-    const char *xff;
-    size_t xff_len;
-    const char *forwarded;
-    size_t forwarded_len;
-} mw_client_src_t;
-
-/*
- * The client address.  When REMOTE_ADDR is not a trusted proxy, it is the
- * client and the forwarded headers are ignored entirely (anyone can send
- * them).  Otherwise the header's hops are walked from the right: while the
- * current hop is trusted, step left; the first untrusted hop is the client.
- * A hop that is not an address ("unknown", an obfuscated "_id", garbage, a
- * Forwarded element without for=) stops the walk at the last good address,
- * and so does running out of hops or passing MW_HOPS_MAX of them.  Only
- * SUSPECT_E_INVAL, when REMOTE_ADDR is not an address.
- */
-suspect_rc_t mw_client_addr(const mw_client_src_t *src, mw_addr_t *out);
-
-/* Room for any identity text: an IPv6 address, "/128" and a NUL. */
-#define MW_ADDR_TEXT_MAX 52
-
-/*
- * Writes the identity of address a into buf (MW_ADDR_TEXT_MAX bytes),
- * NUL-terminated, length in *len: the address masked to v4_prefix (IPv4) or
- * v6_prefix (IPv6) bits, in inet_ntop() form, followed by "/N" unless the
- * prefix is the whole address: 2001:db8:1:2::/64, 192.0.2.7.  A prefix of 0
- * means the default, 32 for IPv4 and 64 for IPv6.  The text holds only hex
- * digits, ':', '.' and '/', which policy/keys.c keeps unescaped.
- * SUSPECT_E_INVAL when a prefix is too long for its family.
- */
-suspect_rc_t mw_addr_identity(const mw_addr_t *a, unsigned v4_prefix,
-                              unsigned v6_prefix, char *buf, size_t *len);
+/* Frees the prefetch buffer (the front end calls it when the request
+ * ends). */
+void mw_req_release(mw_req_t *req);
 
 #endif

@@ -77,9 +77,9 @@ bool cgirun_has_line(const cgi_out_t *r, const char *line);
 /* Whether stderr is exactly one line holding text (else says). */
 bool cgirun_one_log_line(const cgi_out_t *r, const char *text);
 
-/* Adds the front end's tests (test_cgi_front.c), the compiled
- * configuration's (test_cgi_snap.c) and the runs that use it
- * (test_cgi_snap_runs.c) to s; 0 or -1. */
+/* Adds the front end's tests (test_wrap_front.c), the compiled
+ * configuration's (test_compiled.c) and the runs that use it
+ * (test_compiled_runs.c) to s; 0 or -1. */
 struct CU_Suite;
 int cgirun_add_front_tests(struct CU_Suite *s);
 int cgirun_add_snap_tests(struct CU_Suite *s);

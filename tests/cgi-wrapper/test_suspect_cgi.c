@@ -1,7 +1,7 @@
 /*
  * test_suspect_cgi.c - suite "suspect-cgi": the built suspect-cgi run the
  * way a web server runs a CGI program (cgirun.h), once behind a real
- * lighttpd as examples/ deploy it, and its front end (cgi_front.h) in
+ * lighttpd as examples/ deploy it, and its front end (wrap_front.h) in
  * process, for the sanitizers and valgrind.
  *
  * The program it wraps is a sh script that touches a marker file and
@@ -11,7 +11,7 @@
  * checked byte for byte, "the body was not copied" by fd 0 being the
  * original pipe, and "never ran" by the marker's absence.  Counts live in
  * DIR/suspect.lmdb, so every run is a separate process sharing them.
- * The front end's own tests are in test_cgi_front.c.
+ * The front end's own tests are in test_wrap_front.c.
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgi-wrapper/cgi_snap.h"
+#include "cgi-wrapper/wrap_compiled.h"
 #include "cgirun.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"

@@ -1,6 +1,6 @@
 /*
  * test_cgi.c - suite "cgi": the CGI spawner (middleware/forward/cgi.c,
- * cgi_spawn.c) and mw_error_respond() (forward.c), with real /bin/sh
+ * cgi_spawn.c) and mw_error_respond() (error_page.c), with real /bin/sh
  * scripts written into a temp dir and in-memory requests (fakereq.h).
  *
  * Here: headers passed through; the environment (CGI/1.1 variables,

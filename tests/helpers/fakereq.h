@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "request/mwreq.h"
+#include "request/request.h"
 
 #define FAKEREQ_MAX_PARAMS 64
 

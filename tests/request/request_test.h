@@ -1,7 +1,7 @@
 /*
  * request_test.h - what the files of the "request" suite share
- * (test_request.c: lookups; test_request_names.c: parameter names as PHP
- * files them; test_request_addr.c: addresses): the outcome
+ * (test_lookup.c: lookups; test_request_names.c: parameter names as PHP
+ * files them; test_addr.c: addresses): the outcome
  * markers of the tables, the suite's init and the address tests'
  * registration.
  */

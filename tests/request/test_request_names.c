@@ -1,6 +1,6 @@
 /*
  * test_request_names.c - suite "request", parameter names compared the
- * way PHP files them (middleware/request/request.c): a NUL ends a name, leading
+ * way PHP files them (middleware/request/lookup.c): a NUL ends a name, leading
  * spaces go, ' ' and '.' are '_', "name[...]" is name, a '[' without ']'
  * is '_'.  Tables of lookups, matches and ambiguous repeats, and a long
  * input that must stay one linear pass.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "request/request.h"
+#include "request/lookup.h"
 #include "request_test.h"
 
 /* The value of name in s ('&' only), NOTFOUND, or INVAL. */

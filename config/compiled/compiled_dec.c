@@ -1,5 +1,5 @@
 /*
- * cfgsnap_dec.c - bytes into a compiled configuration (cfgsnap.h).
+ * compiled_dec.c - bytes into a compiled configuration (compiled.h).
  *
  * A cursor over the payload hands out little-endian integers and strings;
  * reading past the end, or any value out of its range, marks the cursor
@@ -18,7 +18,7 @@
  */
 #include "config.h"
 
-#include "cfgsnap_int.h"
+#include "compiled_int.h"
 #include "conf/conf_internal.h"
 
 #include <stdlib.h>
@@ -83,7 +83,7 @@ static bool rd_blob(rd_t *r, const char **p, size_t *n)
 
     *p = NULL;
     *n = 0;
-    if (r->bad || len == CFGSNAP_NULL_STR) {
+    if (r->bad || len == COMPILED_NULL_STR) {
         return !r->bad;
     }
     if (len >= r->left || r->p[len] != '\0' ||
@@ -115,7 +115,7 @@ static void rd_str(rd_t *r, conf_build_t *b, bool required, const char **out)
 }
 
 /* One field of a table into the structure at base. */
-static void rd_field(rd_t *r, conf_build_t *b, const cfgsnap_field_t *f,
+static void rd_field(rd_t *r, conf_build_t *b, const compiled_field_t *f,
                      char *base)
 {
     void *p = base + f->offset;
@@ -126,38 +126,38 @@ static void rd_field(rd_t *r, conf_build_t *b, const cfgsnap_field_t *f,
     int i;
 
     switch (f->kind) {
-    case CFGSNAP_STR:
-    case CFGSNAP_STR_REQ:
-        rd_str(r, b, f->kind == CFGSNAP_STR_REQ, &s);
+    case COMPILED_STR:
+    case COMPILED_STR_REQ:
+        rd_str(r, b, f->kind == COMPILED_STR_REQ, &s);
         memcpy(p, &s, sizeof(s));
         break;
-    case CFGSNAP_UINT:
+    case COMPILED_UINT:
         u = rd_u32(r);
         memcpy(p, &u, sizeof(u));
         break;
-    case CFGSNAP_SIZE:
+    case COMPILED_SIZE:
         z = (size_t)rd_le(r, 8);
         memcpy(p, &z, sizeof(z));
         break;
-    case CFGSNAP_BOOL:
+    case COMPILED_BOOL:
         v = rd_max(r, 1) != 0;
         memcpy(p, &v, sizeof(v));
         break;
-    case CFGSNAP_INT:
+    case COMPILED_INT:
         i = (int)rd_u32(r);
         memcpy(p, &i, sizeof(i));
         break;
-    case CFGSNAP_ENUM:
+    case COMPILED_ENUM:
         i = (int)rd_max(r, f->max);
         memcpy(p, &i, sizeof(i));
         break;
     }
 }
 
-static void rd_fields(rd_t *r, conf_build_t *b, const cfgsnap_field_t *table,
+static void rd_fields(rd_t *r, conf_build_t *b, const compiled_field_t *table,
                       void *obj)
 {
-    for (const cfgsnap_field_t *f = table; f->kind != 0 && !r->bad; f++) {
+    for (const compiled_field_t *f = table; f->kind != 0 && !r->bad; f++) {
         rd_field(r, b, f, obj);
     }
 }
@@ -191,7 +191,7 @@ static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
 {
     suspect_conf_identity_t *ids;
 
-    rd_fields(r, b, cfgsnap_route_fields, rt);
+    rd_fields(r, b, compiled_route_fields, rt);
     rt->nmethods = rd_max(r, SUSPECT_CONF_MAX_METHODS);
     for (size_t i = 0; i < rt->nmethods && !r->bad; i++) {
         rd_str(r, b, true, &rt->methods[i]);
@@ -237,7 +237,7 @@ static void rd_conf(rd_t *r, conf_build_t *b)
     suspect_conf_route_t *routes = NULL;
     size_t n;
 
-    rd_fields(r, b, cfgsnap_conf_fields, b->conf);
+    rd_fields(r, b, compiled_conf_fields, b->conf);
     rd_template(r, b);
     n = rd_max(r, SUSPECT_CONF_MAX_ROUTES);
     if (!r->bad && n > 0) {
@@ -258,7 +258,7 @@ static void rd_conf(rd_t *r, conf_build_t *b)
  * the payload while suspect_limits_from_rules() copies them. */
 static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
 {
-    size_t count = rd_max(r, CFGSNAP_MAX_RULES), n;
+    size_t count = rd_max(r, COMPILED_MAX_RULES), n;
     suspect_rule_t *rules;
     suspect_rc_t rc;
     int *lines;
@@ -293,12 +293,12 @@ static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
  * checksum hold. */
 static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
 {
-    static const suspect_siphash_key_t key = CFGSNAP_SUM_KEY;
+    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
     rd_t h = {buf, len, false, false};
     uint64_t sum[2], want0, want1, plen;
     uint32_t version, zero;
 
-    if (len < CFGSNAP_HEADER || memcmp(buf, CFGSNAP_MAGIC, 8) != 0) {
+    if (len < COMPILED_HEADER || memcmp(buf, COMPILED_MAGIC, 8) != 0) {
         return false;
     }
     h.p += 8;
@@ -308,7 +308,7 @@ static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
     plen = rd_le(&h, 8);
     want0 = rd_le(&h, 8);
     want1 = rd_le(&h, 8);
-    if (version != CFGSNAP_VERSION || zero != 0 || plen != h.left) {
+    if (version != COMPILED_VERSION || zero != 0 || plen != h.left) {
         return false;
     }
     suspect_siphash128(&key, h.p, h.left, sum);
@@ -320,7 +320,7 @@ static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
 }
 
 /* The producer, the suspect.xml path and the identities. */
-static void rd_preamble(rd_t *r, cfgsnap_t *out)
+static void rd_preamble(rd_t *r, compiled_t *out)
 {
     const char *p;
     size_t n;
@@ -336,8 +336,8 @@ static void rd_preamble(rd_t *r, cfgsnap_t *out)
         rd_nomem(r);
         return;
     }
-    for (size_t i = 0; i < CFGSNAP_NSRC; i++) {
-        cfgsnap_id_t *id = &out->id[i];
+    for (size_t i = 0; i < COMPILED_NSRC; i++) {
+        compiled_id_t *id = &out->id[i];
 
         id->dev = rd_le(r, 8);
         id->ino = rd_le(r, 8);
@@ -368,18 +368,18 @@ static void rd_snapshot(rd_t *r, const suspect_conf_t **out)
 }
 
 /* Header, preamble, suspect.xml, rules, nothing left; see the header. */
-suspect_rc_t cfgsnap_decode(const void *buf, size_t len, const char *name,
-                            cfgsnap_t *out, suspect_err_t *err)
+suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
+                             compiled_t *out, suspect_err_t *err)
 {
     suspect_rc_t rc = SUSPECT_E_PARSE;
     rd_t r;
 
     memset(out, 0, sizeof(*out));
-    if (len > CFGSNAP_MAX_BYTES || !rd_header(buf, len, &r)) {
+    if (len > COMPILED_MAX_BYTES || !rd_header(buf, len, &r)) {
         return suspect_err_set(err, SUSPECT_E_PARSE, name, 0,
                                "not a compiled configuration of version %u, "
                                "or damaged",
-                               CFGSNAP_VERSION);
+                               COMPILED_VERSION);
     }
     rd_preamble(&r, out);
     if (!r.bad) {
@@ -394,7 +394,7 @@ suspect_rc_t cfgsnap_decode(const void *buf, size_t len, const char *name,
         rc = SUSPECT_E_PARSE;
     }
     if (rc != SUSPECT_OK) {
-        cfgsnap_clear(out);
+        compiled_clear(out);
         return rc == SUSPECT_E_NOMEM
                    ? suspect_err_set(err, rc, name, 0, "out of memory")
                    : suspect_err_set(err, rc, name, 0,

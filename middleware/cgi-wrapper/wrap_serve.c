@@ -1,6 +1,6 @@
 /*
- * cgi_serve.c - one request of suspect-cgi once its configuration is
- * loaded (cgi_wrap.h): find the program, resolve the request as
+ * wrap_serve.c - one request of suspect-cgi once its configuration is
+ * loaded (wrap.h): find the program, resolve the request as
  * suspect-fcgi does (mw_guard_resolve), open the store and let it decide
  * (mw_guard_finish) only when the request has keys to count, then either
  * answer the denial and return, or put the body back and execve() the
@@ -34,10 +34,10 @@
 #include <unistd.h>
 
 #include "forward/cgi_internal.h"
-#include "cgi_wrap.h"
-#include "response/forward.h"
+#include "wrap.h"
+#include "response/error_page.h"
 #include "log/log.h"
-#include "setup/mwstore.h"
+#include "setup/store.h"
 #include "suspect_failover.h"
 
 /* Entries of the per-request local store: SUSPECT_MAX_IDENTITIES keys and

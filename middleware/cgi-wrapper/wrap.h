@@ -1,7 +1,7 @@
 /*
- * cgi_wrap.h - what the two programs of suspect-cgi share: its command
- * line (cgi_args.c) and the request after the configuration is loaded
- * (cgi_serve.c).
+ * wrap.h - what the two programs of suspect-cgi share: its command
+ * line (wrap_args.c) and the request after the configuration is loaded
+ * (wrap_serve.c).
  *
  * suspect-cgi (suspect_cgi.c) loads the compiled configuration and links
  * no XML parser; suspect-cgi-compile (suspect_cgi_compile.c) parses
@@ -10,13 +10,13 @@
  * standard input, when there is none or it is stale.  Both then serve the
  * request the same way: cgi_serve().
  */
-#ifndef MW_CGI_WRAP_H
-#define MW_CGI_WRAP_H
+#ifndef MW_WRAP_H
+#define MW_WRAP_H
 
 #include <limits.h>
 #include <stdbool.h>
 
-#include "cgi_front.h"
+#include "wrap_front.h"
 #include "guard/guard.h"
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
@@ -41,7 +41,7 @@ typedef struct cgi_opts {
 } cgi_opts_t;
 
 /*
- * Parses argv (a #! argument split at its blanks, cgi_args.c) into o,
+ * Parses argv (a #! argument split at its blanks, wrap_args.c) into o,
  * with the defaults of the environment.  0 to serve a request, 1 to exit
  * 0 (--help, --version: printed), -1 to exit 2 (a bad command line:
  * said on stderr).  o must be zeroed first; free it with cgi_opts_free().
@@ -58,7 +58,7 @@ typedef struct cgi_req {
     const cgi_opts_t *o;
     const char *front_path; /* the suspect-cgi that executed this program,
                                or NULL: a program that would start it
-                               again is refused too (cgi_serve.c) */
+                               again is refused too (wrap_serve.c) */
     mw_cgi_front_t *front_end;
     mw_req_t *req;
     const suspect_conf_t *conf; /* the loader's, owned */

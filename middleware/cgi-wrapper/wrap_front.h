@@ -1,11 +1,11 @@
 /*
- * cgi_front.h - a CGI request (RFC 3875) as an mw_req_t: the front end of
+ * wrap_front.h - a CGI request (RFC 3875) as an mw_req_t: the front end of
  * suspect-cgi.
  *
  * The web server starts a CGI program with the request's variables in
  * its environment, the body on stdin (CONTENT_LENGTH bytes) and the
  * response expected on stdout.  This front end serves the middleware
- * (mwreq.h) from exactly that: the variables are the environment's
+ * (request.h) from exactly that: the variables are the environment's
  * "NAME=value" strings (borrowed, not copied), reads come from in_fd,
  * bounded by CONTENT_LENGTH (to the end of input when there is none), and
  * output goes straight to out_fd.
@@ -18,12 +18,12 @@
  * far and the rest of the body.  When nothing was read, in_fd is left
  * alone: no copy at all.
  */
-#ifndef MW_CGI_FRONT_H
-#define MW_CGI_FRONT_H
+#ifndef MW_WRAP_FRONT_H
+#define MW_WRAP_FRONT_H
 
 #include <stddef.h>
 
-#include "request/mwreq.h"
+#include "request/request.h"
 #include "suspect_error.h"
 
 typedef struct mw_cgi_front mw_cgi_front_t;

@@ -1,6 +1,6 @@
 /*
- * test_cgi_snap.c - suite "suspect-cgi", part three: the compiled
- * configuration (config/compiled/cfgsnap.h) in process.
+ * test_compiled.c - suite "suspect-cgi", part three: the compiled
+ * configuration (config/compiled/compiled.h) in process.
  *
  * Round trips: two suspect.xml files that between them set every field
  * (one with <Cgi>, lmdb and a template, one with <Upstream>, redis and
@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiled/cfgsnap_int.h"
+#include "compiled/compiled_int.h"
 #include "cgi-wrapper/cgirun.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
@@ -222,36 +222,36 @@ static void limits_equal(const suspect_limits_t *a, const suspect_limits_t *b)
 }
 
 /* Loads the fixture written with text into *s; fatal on failure. */
-static void load(const char *text, cfgsnap_t *s)
+static void load(const char *text, compiled_t *s)
 {
     suspect_err_t err;
 
     suspect_err_clear(&err);
     CU_ASSERT_FATAL(write_fixture(text) == 0);
-    if (cfgsnap_load(at("suspect.xml"), s, &err) != SUSPECT_OK) {
-        fprintf(stderr, "cfgsnap_load: %s: %s\n", err.file, err.text);
+    if (compiled_load(at("suspect.xml"), s, &err) != SUSPECT_OK) {
+        fprintf(stderr, "compiled_load: %s: %s\n", err.file, err.text);
         CU_FAIL_FATAL("the fixture does not load");
     }
 }
 
 /* Encodes s; fatal on failure. */
-static unsigned char *encode(const cfgsnap_t *s, size_t *len)
+static unsigned char *encode(const compiled_t *s, size_t *len)
 {
     unsigned char *buf = NULL;
 
-    CU_ASSERT_FATAL(cfgsnap_encode(s, &buf, len, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(compiled_encode(s, &buf, len, NULL) == SUSPECT_OK);
     return buf;
 }
 
 static void round_trip(const char *text)
 {
-    cfgsnap_t s, back;
+    compiled_t s, back;
     unsigned char *buf, *again;
     size_t len, len2;
 
     load(text, &s);
     buf = encode(&s, &len);
-    CU_ASSERT_FATAL(cfgsnap_decode(buf, len, "x", &back, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(compiled_decode(buf, len, "x", &back, NULL) == SUSPECT_OK);
     conf_equal(s.conf, back.conf);
     limits_equal(s.limits, back.limits);
     CU_ASSERT_STRING_EQUAL(back.conf_path, s.conf_path);
@@ -260,14 +260,14 @@ static void round_trip(const char *text)
     CU_ASSERT(len2 == len && memcmp(again, buf, len) == 0);
     free(again);
     free(buf);
-    cfgsnap_clear(&back);
-    cfgsnap_clear(&s);
+    compiled_clear(&back);
+    compiled_clear(&s);
 }
 
 /* Both files, every field; the fixture really is away from defaults. */
 static void test_round_trip(void)
 {
-    cfgsnap_t s;
+    compiled_t s;
 
     round_trip(conf_a);
     round_trip(conf_b);
@@ -277,20 +277,20 @@ static void test_round_trip(void)
               s.conf->routes[0].identities[0].nsources == 2 &&
               s.conf->routes[0].nmethods == 2 && s.conf->lmdb_no_sync &&
               s.conf->key_prefix != NULL && s.conf->trusted_proxies != NULL);
-    CU_ASSERT(s.id[CFGSNAP_SRC_TEMPLATE].ino != 0);
-    cfgsnap_clear(&s);
+    CU_ASSERT(s.id[COMPILED_SRC_TEMPLATE].ino != 0);
+    compiled_clear(&s);
 }
 
 /* Recomputes the checksum of buf after an edit of its payload. */
 static void resum(unsigned char *buf, size_t len)
 {
-    static const suspect_siphash_key_t key = CFGSNAP_SUM_KEY;
+    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
     uint64_t sum[2];
 
     for (int i = 0; i < 8; i++) {
-        buf[16 + i] = (unsigned char)((len - CFGSNAP_HEADER) >> (8 * i));
+        buf[16 + i] = (unsigned char)((len - COMPILED_HEADER) >> (8 * i));
     }
-    suspect_siphash128(&key, buf + CFGSNAP_HEADER, len - CFGSNAP_HEADER, sum);
+    suspect_siphash128(&key, buf + COMPILED_HEADER, len - COMPILED_HEADER, sum);
     for (int i = 0; i < 8; i++) {
         buf[24 + i] = (unsigned char)(sum[0] >> (8 * i));
         buf[32 + i] = (unsigned char)(sum[1] >> (8 * i));
@@ -300,14 +300,14 @@ static void resum(unsigned char *buf, size_t len)
 /* Whether the len bytes at buf are refused (and nothing is left). */
 static bool refused(const unsigned char *buf, size_t len)
 {
-    cfgsnap_t out;
+    compiled_t out;
     suspect_err_t err;
     suspect_rc_t rc;
 
     suspect_err_clear(&err);
-    rc = cfgsnap_decode(buf, len, "x", &out, &err);
+    rc = compiled_decode(buf, len, "x", &out, &err);
     if (rc == SUSPECT_OK) {
-        cfgsnap_clear(&out);
+        compiled_clear(&out);
         return false;
     }
     return rc == SUSPECT_E_PARSE && out.conf == NULL && out.limits == NULL &&
@@ -319,7 +319,7 @@ static void test_damage(void)
 {
     unsigned char *buf, *copy;
     size_t len, bad = 0, flips = 0;
-    cfgsnap_t s;
+    compiled_t s;
 
     load(conf_a, &s);
     buf = encode(&s, &len);
@@ -342,12 +342,12 @@ static void test_damage(void)
     resum(copy, len + 1);
     CU_ASSERT(refused(copy, len + 1));
     memcpy(copy, buf, len);
-    copy[CFGSNAP_HEADER + 4] ^= 1; /* the producer's first byte */
+    copy[COMPILED_HEADER + 4] ^= 1; /* the producer's first byte */
     resum(copy, len);
     CU_ASSERT(refused(copy, len));
     free(copy);
     free(buf);
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
 }
 
 /* Whether the len bytes at buf are refused, or decode to what encodes
@@ -357,17 +357,17 @@ static bool refused_or_faithful(const unsigned char *buf, size_t len,
 {
     unsigned char *again = NULL;
     size_t len2 = 0;
-    cfgsnap_t out;
+    compiled_t out;
     bool ok;
 
-    if (cfgsnap_decode(buf, len, "x", &out, NULL) != SUSPECT_OK) {
+    if (compiled_decode(buf, len, "x", &out, NULL) != SUSPECT_OK) {
         ++*refusals;
         return out.conf == NULL && out.limits == NULL && out.conf_path == NULL;
     }
-    ok = cfgsnap_encode(&out, &again, &len2, NULL) == SUSPECT_OK &&
+    ok = compiled_encode(&out, &again, &len2, NULL) == SUSPECT_OK &&
          len2 == len && memcmp(again, buf, len) == 0;
     free(again);
-    cfgsnap_clear(&out);
+    compiled_clear(&out);
     return ok;
 }
 
@@ -379,12 +379,12 @@ static void test_structure(void)
     static const unsigned char values[] = {0x00, 0xff, 0x7f, 0x09};
     unsigned char *buf, *copy;
     size_t len, refusals = 0, unsound = 0;
-    cfgsnap_t s;
+    compiled_t s;
 
     load(conf_b, &s);
     buf = encode(&s, &len);
     copy = malloc(len);
-    for (size_t i = CFGSNAP_HEADER; i < len; i++) {
+    for (size_t i = COMPILED_HEADER; i < len; i++) {
         for (size_t v = 0; v < sizeof(values); v++) {
             if (buf[i] == values[v]) {
                 continue;
@@ -399,41 +399,41 @@ static void test_structure(void)
     CU_ASSERT(refusals > len);
     free(copy);
     free(buf);
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
 }
 
 /* Writing, reading back, and what is not trusted. */
 static void test_files(void)
 {
-    cfgsnap_t s, back;
+    compiled_t s, back;
     suspect_err_t err;
     char path[1024], tmp[1024];
 
     load(conf_a, &s);
     snprintf(path, sizeof(path), "%s", at("c.snap"));
-    CU_ASSERT_FATAL(cfgsnap_write(path, &s, NULL) == SUSPECT_OK);
-    CU_ASSERT_FATAL(cfgsnap_read(path, &back, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(compiled_write(path, &s, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(compiled_read(path, &back, NULL) == SUSPECT_OK);
     conf_equal(s.conf, back.conf);
-    cfgsnap_clear(&back);
+    compiled_clear(&back);
     CU_ASSERT_EQUAL(chmod(path, 0620), 0);
     suspect_err_clear(&err);
-    CU_ASSERT_EQUAL(cfgsnap_read(path, &back, &err), SUSPECT_E_CONFIG);
+    CU_ASSERT_EQUAL(compiled_read(path, &back, &err), SUSPECT_E_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "writable by others"));
     CU_ASSERT_EQUAL(chmod(path, 0600), 0);
     CU_ASSERT_EQUAL(symlink(path, at("link.snap")), 0);
-    CU_ASSERT_EQUAL(cfgsnap_read(at("link.snap"), &back, NULL), SUSPECT_E_IO);
+    CU_ASSERT_EQUAL(compiled_read(at("link.snap"), &back, NULL), SUSPECT_E_IO);
     CU_ASSERT_EQUAL(mkfifo(at("fifo.snap"), 0600), 0);
-    CU_ASSERT_EQUAL(cfgsnap_read(at("fifo.snap"), &back, &err),
+    CU_ASSERT_EQUAL(compiled_read(at("fifo.snap"), &back, &err),
                     SUSPECT_E_CONFIG);
-    CU_ASSERT_EQUAL(cfgsnap_read(at("none.snap"), &back, NULL),
+    CU_ASSERT_EQUAL(compiled_read(at("none.snap"), &back, NULL),
                     SUSPECT_E_NOTFOUND);
     CU_ASSERT_PTR_NULL(back.conf);
     /* A directory that does not exist: an error, and nothing left. */
     snprintf(tmp, sizeof(tmp), "%s", at("none/c.snap"));
     suspect_err_clear(&err);
-    CU_ASSERT_EQUAL(cfgsnap_write(tmp, &s, &err), SUSPECT_E_IO);
+    CU_ASSERT_EQUAL(compiled_write(tmp, &s, &err), SUSPECT_E_IO);
     CU_ASSERT_EQUAL(err.sys_errno, ENOENT);
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
 }
 
 /* Sets the mtime of path to ns (the ctime moves on: the kernel's). */
@@ -446,55 +446,56 @@ static void set_mtime(const char *path, int64_t ns)
 }
 
 /* Whether a fresh load is still fresh after edit() (false = stale). */
-static bool fresh_after(void (*edit)(const cfgsnap_t *s))
+static bool fresh_after(void (*edit)(const compiled_t *s))
 {
     char abs[1024];
-    cfgsnap_t s;
+    compiled_t s;
     bool fresh;
 
     load(conf_a, &s);
-    CU_ASSERT_FATAL(cfgsnap_abs_path(at("suspect.xml"), abs, sizeof(abs)) == 0);
-    CU_ASSERT_FATAL(cfgsnap_fresh(&s, abs));
+    CU_ASSERT_FATAL(compiled_abs_path(at("suspect.xml"), abs, sizeof(abs)) ==
+                    0);
+    CU_ASSERT_FATAL(compiled_fresh(&s, abs));
     edit(&s);
-    fresh = cfgsnap_fresh(&s, abs);
-    cfgsnap_clear(&s);
+    fresh = compiled_fresh(&s, abs);
+    compiled_clear(&s);
     return fresh;
 }
 
 /* suspect.xml rewritten in place: same size, same inode, mtime put back:
  * only the ctime tells. */
-static void edit_conf_same(const cfgsnap_t *s)
+static void edit_conf_same(const compiled_t *s)
 {
     char *text = strdup(conf_a);
 
     text[strlen(text) - 3] = 'X'; /* "</Suspect>" -> "</SuspecX>" */
     CU_ASSERT(test_write_file(at("suspect.xml"), text, strlen(text)) == 0);
-    set_mtime(at("suspect.xml"), s->id[CFGSNAP_SRC_CONF].mtime_ns);
+    set_mtime(at("suspect.xml"), s->id[COMPILED_SRC_CONF].mtime_ns);
     free(text);
 }
 
 /* The limits file replaced by rename, same bytes, mtime put back. */
-static void edit_limits_rename(const cfgsnap_t *s)
+static void edit_limits_rename(const compiled_t *s)
 {
     CU_ASSERT(test_write_file(at("l.new"), limits_xml, strlen(limits_xml)) ==
               0);
-    set_mtime(at("l.new"), s->id[CFGSNAP_SRC_LIMITS].mtime_ns);
+    set_mtime(at("l.new"), s->id[COMPILED_SRC_LIMITS].mtime_ns);
     CU_ASSERT_EQUAL(rename(at("l.new"), at("limits.xml")), 0);
 }
 
-static void edit_template_grow(const cfgsnap_t *s)
+static void edit_template_grow(const compiled_t *s)
 {
     (void)s;
     CU_ASSERT(test_write_file(at("page.html"), "<p>x</p>\n\n", 10) == 0);
 }
 
-static void edit_template_gone(const cfgsnap_t *s)
+static void edit_template_gone(const compiled_t *s)
 {
     (void)s;
     CU_ASSERT_EQUAL(unlink(at("page.html")), 0);
 }
 
-static void edit_nothing(const cfgsnap_t *s)
+static void edit_nothing(const compiled_t *s)
 {
     (void)s;
 }
@@ -502,7 +503,7 @@ static void edit_nothing(const cfgsnap_t *s)
 static void test_stale(void)
 {
     char abs[1024];
-    cfgsnap_t s;
+    compiled_t s;
 
     CU_ASSERT(fresh_after(edit_nothing));
     CU_ASSERT(!fresh_after(edit_conf_same));
@@ -511,32 +512,32 @@ static void test_stale(void)
     CU_ASSERT(!fresh_after(edit_template_gone));
     /* Another suspect.xml path: not this one's. */
     load(conf_a, &s);
-    CU_ASSERT_FATAL(cfgsnap_abs_path(at("other.xml"), abs, sizeof(abs)) == 0);
-    CU_ASSERT(!cfgsnap_fresh(&s, abs));
-    cfgsnap_clear(&s);
+    CU_ASSERT_FATAL(compiled_abs_path(at("other.xml"), abs, sizeof(abs)) == 0);
+    CU_ASSERT(!compiled_fresh(&s, abs));
+    compiled_clear(&s);
 }
 
 /* Sources changed within a clock tick of now may not be saved. */
 static void test_racy(void)
 {
     const int64_t s = 1000000000;
-    cfgsnap_t snap;
+    compiled_t snap;
     int64_t t;
 
     load(conf_a, &snap);
-    t = snap.id[CFGSNAP_SRC_CONF].ctime_ns;
-    CU_ASSERT(cfgsnap_racy(&snap, t));
-    CU_ASSERT(!cfgsnap_racy(&snap, t + 3600 * s));
+    t = snap.id[COMPILED_SRC_CONF].ctime_ns;
+    CU_ASSERT(compiled_racy(&snap, t));
+    CU_ASSERT(!compiled_racy(&snap, t + 3600 * s));
     memset(snap.id, 0, sizeof(snap.id));
     snap.id[0].mtime_ns = snap.id[0].ctime_ns = 1700000000 * s + 123;
-    CU_ASSERT(cfgsnap_racy(&snap, snap.id[0].mtime_ns + s / 20));
-    CU_ASSERT(!cfgsnap_racy(&snap, snap.id[0].mtime_ns + s / 5));
+    CU_ASSERT(compiled_racy(&snap, snap.id[0].mtime_ns + s / 20));
+    CU_ASSERT(!compiled_racy(&snap, snap.id[0].mtime_ns + s / 5));
     /* whole seconds: a file system that keeps no more */
     snap.id[0].mtime_ns = snap.id[0].ctime_ns = 1700000000 * s;
-    CU_ASSERT(cfgsnap_racy(&snap, 1700000001 * s + s / 2));
-    CU_ASSERT(!cfgsnap_racy(&snap, 1700000003 * s));
-    CU_ASSERT(cfgsnap_racy(&snap, 1700000000 * s - s / 2)); /* clock back */
-    cfgsnap_clear(&snap);
+    CU_ASSERT(compiled_racy(&snap, 1700000001 * s + s / 2));
+    CU_ASSERT(!compiled_racy(&snap, 1700000003 * s));
+    CU_ASSERT(compiled_racy(&snap, 1700000000 * s - s / 2)); /* clock back */
+    compiled_clear(&snap);
 }
 
 /* suspect_limits_from_rules(), which decoding relies on: the checks of
@@ -582,16 +583,16 @@ static void test_names(void)
 {
     char a[256], b[256], c[256], abs[1024], cwd[1024];
 
-    CU_ASSERT_FATAL(cfgsnap_file_name("/d", "/etc/s.xml", a, sizeof(a)) == 0);
-    CU_ASSERT_FATAL(cfgsnap_file_name("/d", "/etc/t.xml", b, sizeof(b)) == 0);
-    CU_ASSERT_FATAL(cfgsnap_file_name("/d", "/etc/s.xml", c, sizeof(c)) == 0);
+    CU_ASSERT_FATAL(compiled_file_name("/d", "/etc/s.xml", a, sizeof(a)) == 0);
+    CU_ASSERT_FATAL(compiled_file_name("/d", "/etc/t.xml", b, sizeof(b)) == 0);
+    CU_ASSERT_FATAL(compiled_file_name("/d", "/etc/s.xml", c, sizeof(c)) == 0);
     CU_ASSERT_STRING_EQUAL(a, c);
     CU_ASSERT_STRING_NOT_EQUAL(a, b);
     CU_ASSERT_EQUAL(strncmp(a, "/d/cgi-", 7), 0);
     CU_ASSERT_EQUAL(strlen(strrchr(a, '-')), strlen("-0123456789abcdef.snap"));
-    CU_ASSERT_EQUAL(cfgsnap_file_name("/d", "/etc/s.xml", a, 10), -1);
+    CU_ASSERT_EQUAL(compiled_file_name("/d", "/etc/s.xml", a, 10), -1);
     CU_ASSERT_FATAL(getcwd(cwd, sizeof(cwd)) != NULL);
-    CU_ASSERT_FATAL(cfgsnap_abs_path("x.xml", abs, sizeof(abs)) == 0);
+    CU_ASSERT_FATAL(compiled_abs_path("x.xml", abs, sizeof(abs)) == 0);
     CU_ASSERT_EQUAL(strncmp(abs, cwd, strlen(cwd)), 0);
     CU_ASSERT_STRING_EQUAL(abs + strlen(abs) - 6, "/x.xml");
 }

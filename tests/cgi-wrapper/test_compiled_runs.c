@@ -1,5 +1,5 @@
 /*
- * test_cgi_snap_runs.c - suite "suspect-cgi", part four: the built
+ * test_compiled_runs.c - suite "suspect-cgi", part four: the built
  * suspect-cgi and suspect-cgi-compile with their compiled configuration,
  * run as a web server runs them (cgirun.h), on the fixture of
  * test_suspect_cgi.c (DIR/suspect.xml: /hdr counts header X-Member
@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgi-wrapper/cgi_snap.h"
+#include "cgi-wrapper/wrap_compiled.h"
 #include "cgirun.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
@@ -139,10 +139,10 @@ static bool resaved(ino_t ino)
 /* Whether the compiled configuration in the test's directory is sound. */
 static bool sound(void)
 {
-    cfgsnap_t s;
-    bool ok = cfgsnap_read(snap(), &s, NULL) == SUSPECT_OK;
+    compiled_t s;
+    bool ok = compiled_read(snap(), &s, NULL) == SUSPECT_OK;
 
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
     return ok;
 }
 
@@ -340,11 +340,11 @@ static void test_unwritable(void)
 {
     char none[TEST_PATH_MAX], marker[128];
     cgi_out_t r;
-    cfgsnap_t s;
+    compiled_t s;
 
     CU_ASSERT_FATAL(settle());
     snprintf(none, sizeof(none), "%s", at("none"));
-    CU_ASSERT_FATAL(cfgsnap_load(e2e.conf, &s, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(compiled_load(e2e.conf, &s, NULL) == SUSPECT_OK);
     CU_ASSERT_FATAL(
         cgi_snap_marker(snap_in(none), &s, marker, sizeof(marker)) == 0);
     shm_unlink(marker);
@@ -359,7 +359,7 @@ static void test_unwritable(void)
     cgirun_free(&r);
     CU_ASSERT_EQUAL(access(snap_in(none), F_OK), -1);
     CU_ASSERT_EQUAL(shm_unlink(marker), 0);
-    cfgsnap_clear(&s);
+    compiled_clear(&s);
 }
 
 /* Starts suspect-cgi for member with output to DIR/out.i; the pid. */

@@ -1,17 +1,17 @@
 /*
- * cfgsnap_enc.c - a compiled configuration into bytes (cfgsnap.h).
+ * compiled_enc.c - a compiled configuration into bytes (compiled.h).
  *
  * A growing buffer takes little-endian integers and length-prefixed
  * strings; running out of memory sets a flag checked once at the end, so
  * the walk needs no error path per field.  The header is written last,
  * over the space reserved for it, once the payload's length and checksum
  * are known.  The order of everything here is the decoder's
- * (cfgsnap_dec.c): the tables of cfgsnap.c, then the hand-coded parts in
+ * (compiled_dec.c): the tables of compiled.c, then the hand-coded parts in
  * the same sequence.
  */
 #include "config.h"
 
-#include "cfgsnap_int.h"
+#include "compiled_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +89,8 @@ static void wr_u64(wr_t *w, uint64_t v)
 static void wr_blob(wr_t *w, const char *p, size_t n)
 {
     if (p == NULL) {
-        wr_u32(w, CFGSNAP_NULL_STR);
-    } else if (n >= CFGSNAP_MAX_LEN) {
+        wr_u32(w, COMPILED_NULL_STR);
+    } else if (n >= COMPILED_MAX_LEN) {
         w->nomem = true;
     } else {
         wr_u32(w, (uint32_t)n);
@@ -105,11 +105,11 @@ static void wr_str(wr_t *w, const char *s)
 }
 
 /* The fields of table from the structure at obj. */
-static void wr_fields(wr_t *w, const cfgsnap_field_t *table, const void *obj)
+static void wr_fields(wr_t *w, const compiled_field_t *table, const void *obj)
 {
     const char *base = obj;
 
-    for (const cfgsnap_field_t *f = table; f->kind != 0; f++) {
+    for (const compiled_field_t *f = table; f->kind != 0; f++) {
         const void *p = base + f->offset;
         const char *s;
         unsigned u;
@@ -118,25 +118,25 @@ static void wr_fields(wr_t *w, const cfgsnap_field_t *table, const void *obj)
         int i;
 
         switch (f->kind) {
-        case CFGSNAP_STR:
-        case CFGSNAP_STR_REQ:
+        case COMPILED_STR:
+        case COMPILED_STR_REQ:
             memcpy(&s, p, sizeof(s));
             wr_str(w, s);
             break;
-        case CFGSNAP_UINT:
+        case COMPILED_UINT:
             memcpy(&u, p, sizeof(u));
             wr_u32(w, u);
             break;
-        case CFGSNAP_SIZE:
+        case COMPILED_SIZE:
             memcpy(&z, p, sizeof(z));
             wr_u64(w, z);
             break;
-        case CFGSNAP_BOOL:
+        case COMPILED_BOOL:
             memcpy(&b, p, sizeof(b));
             wr_u32(w, b ? 1 : 0);
             break;
-        case CFGSNAP_INT:
-        case CFGSNAP_ENUM:
+        case COMPILED_INT:
+        case COMPILED_ENUM:
             memcpy(&i, p, sizeof(i));
             wr_u32(w, (uint32_t)i);
             break;
@@ -157,7 +157,7 @@ static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
 
 static void wr_route(wr_t *w, const suspect_conf_route_t *r)
 {
-    wr_fields(w, cfgsnap_route_fields, r);
+    wr_fields(w, compiled_route_fields, r);
     wr_u32(w, (uint32_t)r->nmethods);
     for (size_t i = 0; i < r->nmethods; i++) {
         wr_str(w, r->methods[i]);
@@ -170,7 +170,7 @@ static void wr_route(wr_t *w, const suspect_conf_route_t *r)
 
 static void wr_conf(wr_t *w, const suspect_conf_t *c)
 {
-    wr_fields(w, cfgsnap_conf_fields, c);
+    wr_fields(w, compiled_conf_fields, c);
     wr_blob(w, c->template_body, c->template_len);
     wr_u32(w, (uint32_t)c->nroutes);
     for (size_t i = 0; i < c->nroutes; i++) {
@@ -194,7 +194,7 @@ static void wr_limits(wr_t *w, const suspect_limits_t *lim)
     }
 }
 
-static void wr_id(wr_t *w, const cfgsnap_id_t *id)
+static void wr_id(wr_t *w, const compiled_id_t *id)
 {
     wr_u64(w, id->dev);
     wr_u64(w, id->ino);
@@ -206,13 +206,13 @@ static void wr_id(wr_t *w, const cfgsnap_id_t *id)
 /* Fills the reserved header once the payload is complete. */
 static void wr_header(wr_t *w)
 {
-    static const suspect_siphash_key_t key = CFGSNAP_SUM_KEY;
-    size_t plen = w->len - CFGSNAP_HEADER;
+    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
+    size_t plen = w->len - COMPILED_HEADER;
     uint64_t sum[2];
 
-    suspect_siphash128(&key, w->buf + CFGSNAP_HEADER, plen, sum);
-    memcpy(w->buf, CFGSNAP_MAGIC, 8);
-    put_le(w->buf + 8, CFGSNAP_VERSION, 4);
+    suspect_siphash128(&key, w->buf + COMPILED_HEADER, plen, sum);
+    memcpy(w->buf, COMPILED_MAGIC, 8);
+    put_le(w->buf + 8, COMPILED_VERSION, 4);
     put_le(w->buf + 12, 0, 4);
     put_le(w->buf + 16, plen, 8);
     put_le(w->buf + 24, sum[0], 8);
@@ -220,26 +220,26 @@ static void wr_header(wr_t *w)
 }
 
 /* Header space, payload, then the header; see the header file. */
-suspect_rc_t cfgsnap_encode(const cfgsnap_t *s, unsigned char **buf,
-                            size_t *len, suspect_err_t *err)
+suspect_rc_t compiled_encode(const compiled_t *s, unsigned char **buf,
+                             size_t *len, suspect_err_t *err)
 {
-    static const unsigned char zero[CFGSNAP_HEADER];
+    static const unsigned char zero[COMPILED_HEADER];
     wr_t w;
 
     if (s->conf == NULL || s->limits == NULL || s->conf_path == NULL) {
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "cfgsnap_encode: incomplete");
+                               "compiled_encode: incomplete");
     }
     memset(&w, 0, sizeof(w));
     wr_bytes(&w, zero, sizeof(zero));
     wr_str(&w, PACKAGE_VERSION);
     wr_str(&w, s->conf_path);
-    for (size_t i = 0; i < CFGSNAP_NSRC; i++) {
+    for (size_t i = 0; i < COMPILED_NSRC; i++) {
         wr_id(&w, &s->id[i]);
     }
     wr_conf(&w, s->conf);
     wr_limits(&w, s->limits);
-    if (w.nomem || w.len > CFGSNAP_MAX_BYTES) {
+    if (w.nomem || w.len > COMPILED_MAX_BYTES) {
         free(w.buf);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "compiled configuration: out of memory");

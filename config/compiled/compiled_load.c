@@ -1,15 +1,15 @@
 /*
- * cfgsnap_load.c - a compiled configuration from the XML (cfgsnap.h):
+ * compiled_load.c - a compiled configuration from the XML (compiled.h):
  * both loaders, and the identity of each file exactly as it was read.
  *
  * suspect.xml and the limits file are read through a descriptor whose
  * fstat() is the identity recorded, so what the snapshot says it came
  * from is what was parsed.  The template is read by the suspect.xml
  * loader; its identity is a stat() taken afterwards, which can only be
- * newer than what was read: then the ctime is recent and cfgsnap_racy()
+ * newer than what was read: then the ctime is recent and compiled_racy()
  * keeps such a result from being saved.
  */
-#include "cfgsnap.h"
+#include "compiled.h"
 #include "conf/conf_internal.h"
 #include "xmlsafe.h"
 
@@ -40,7 +40,7 @@ static suspect_rc_t limits_load(const char *path, suspect_limits_t **out,
 }
 
 /* The template's identity into id (none: left zero). */
-static suspect_rc_t template_id(const suspect_conf_t *c, cfgsnap_id_t *id,
+static suspect_rc_t template_id(const suspect_conf_t *c, compiled_id_t *id,
                                 suspect_err_t *err)
 {
     struct stat st;
@@ -51,19 +51,20 @@ static suspect_rc_t template_id(const suspect_conf_t *c, cfgsnap_id_t *id,
     if (stat(c->template_path, &st) != 0) {
         return suspect_err_sys(err, SUSPECT_E_IO, c->template_path, "stat");
     }
-    cfgsnap_id_set(id, &st);
+    compiled_id_set(id, &st);
     return SUSPECT_OK;
 }
 
 /* Both loaders, with the identity of each file as read. */
-suspect_rc_t cfgsnap_load(const char *conf, cfgsnap_t *out, suspect_err_t *err)
+suspect_rc_t compiled_load(const char *conf, compiled_t *out,
+                           suspect_err_t *err)
 {
     char abs[PATH_MAX];
     struct stat cst, lst;
     suspect_rc_t rc;
 
     memset(out, 0, sizeof(*out));
-    if (cfgsnap_abs_path(conf, abs, sizeof(abs)) != 0) {
+    if (compiled_abs_path(conf, abs, sizeof(abs)) != 0) {
         return suspect_err_sys(err, SUSPECT_E_IO, conf,
                                "cannot make the path absolute");
     }
@@ -73,15 +74,15 @@ suspect_rc_t cfgsnap_load(const char *conf, cfgsnap_t *out, suspect_err_t *err)
     }
     rc = conf_load_stat(conf, &out->conf, &cst, err);
     if (rc == SUSPECT_OK) {
-        cfgsnap_id_set(&out->id[CFGSNAP_SRC_CONF], &cst);
+        compiled_id_set(&out->id[COMPILED_SRC_CONF], &cst);
         rc = limits_load(out->conf->limits_path, &out->limits, &lst, err);
     }
     if (rc == SUSPECT_OK) {
-        cfgsnap_id_set(&out->id[CFGSNAP_SRC_LIMITS], &lst);
-        rc = template_id(out->conf, &out->id[CFGSNAP_SRC_TEMPLATE], err);
+        compiled_id_set(&out->id[COMPILED_SRC_LIMITS], &lst);
+        rc = template_id(out->conf, &out->id[COMPILED_SRC_TEMPLATE], err);
     }
     if (rc != SUSPECT_OK) {
-        cfgsnap_clear(out);
+        compiled_clear(out);
     }
     return rc;
 }

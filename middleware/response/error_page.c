@@ -1,5 +1,5 @@
 /*
- * forward.c - the short response a forwarder's caller sends when the app
+ * error_page.c - the short response a forwarder's caller sends when the app
  * could not answer (403, 404, 413, 500, 502, 504...).
  *
  * The response is CGI output: a Status line, a plain-text type,
@@ -7,7 +7,7 @@
  * a one-line body with the status and its reason.  It tells nothing about
  * the cause: details go to the daemon's log, not to the client.
  */
-#include "forward.h"
+#include "error_page.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,14 +1,14 @@
 /*
- * cfgsnap.h - a compiled configuration: suspect.xml and its limits file,
+ * compiled.h - a compiled configuration: suspect.xml and its limits file,
  * parsed once, as one binary file that suspect-cgi reads instead of the
  * XML on every request.
  *
- * A compiled configuration (cfgsnap_t) is the two parsed snapshots
+ * A compiled configuration (compiled_t) is the two parsed snapshots
  * (suspect_conf_t with its response template, suspect_limits_t) plus the
  * identity of each file they came from: suspect.xml, the limits file and
  * the template, each as stat() saw it when it was read (device, inode,
  * size, mtime and ctime in nanoseconds).  It is valid only while every
- * source still has exactly that identity (cfgsnap_fresh()): an edit, a
+ * source still has exactly that identity (compiled_fresh()): an edit, a
  * replacement by rename, a touch, even one within the same second, changes
  * at least one of them.
  *
@@ -33,8 +33,8 @@
  * This module needs no XML: conf.c and limits.c build the snapshots.
  * Like the rest of config/ it never logs; its callers do.
  */
-#ifndef SUSPECT_CFGSNAP_H
-#define SUSPECT_CFGSNAP_H
+#ifndef SUSPECT_COMPILED_H
+#define SUSPECT_COMPILED_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,45 +45,45 @@
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
-#define CFGSNAP_VERSION   1u
-#define CFGSNAP_MAX_BYTES (16u << 20) /* a larger file is refused */
+#define COMPILED_VERSION   1u
+#define COMPILED_MAX_BYTES (16u << 20) /* a larger file is refused */
 
-/* The sources, in the order of cfgsnap_t.id[]. */
+/* The sources, in the order of compiled_t.id[]. */
 enum {
-    CFGSNAP_SRC_CONF = 0,
-    CFGSNAP_SRC_LIMITS,
-    CFGSNAP_SRC_TEMPLATE,
-    CFGSNAP_NSRC
+    COMPILED_SRC_CONF = 0,
+    COMPILED_SRC_LIMITS,
+    COMPILED_SRC_TEMPLATE,
+    COMPILED_NSRC
 };
 
 /* What stat() says of a file; all zero: no such source (no template). */
-typedef struct cfgsnap_id {
+typedef struct compiled_id {
     uint64_t dev, ino, size;
     int64_t mtime_ns, ctime_ns; /* since the epoch */
-} cfgsnap_id_t;
+} compiled_id_t;
 
-typedef struct cfgsnap {
+typedef struct compiled {
     const suspect_conf_t *conf; /* one reference, or NULL */
     suspect_limits_t *limits;   /* one reference, or NULL */
     char *conf_path;            /* suspect.xml, absolute (malloc) */
-    cfgsnap_id_t id[CFGSNAP_NSRC];
-} cfgsnap_t;
+    compiled_id_t id[COMPILED_NSRC];
+} compiled_t;
 
 /* Fills id from st. */
-void cfgsnap_id_set(cfgsnap_id_t *id, const struct stat *st);
+void compiled_id_set(compiled_id_t *id, const struct stat *st);
 
 /* Drops what s holds and zeroes it; s may be all zero. */
-void cfgsnap_clear(cfgsnap_t *s);
+void compiled_clear(compiled_t *s);
 
-/* ---- the format (cfgsnap_enc.c, cfgsnap_dec.c) ----------------------- */
+/* ---- the format (compiled_enc.c, compiled_dec.c) ----------------------- */
 
 /*
  * Encodes s (conf, limits and conf_path set) into *buf (malloc, the
  * caller frees) of *len bytes.  SUSPECT_E_NOMEM, or SUSPECT_E_INVAL when
  * s lacks a part.
  */
-suspect_rc_t cfgsnap_encode(const cfgsnap_t *s, unsigned char **buf,
-                            size_t *len, suspect_err_t *err);
+suspect_rc_t compiled_encode(const compiled_t *s, unsigned char **buf,
+                             size_t *len, suspect_err_t *err);
 
 /*
  * Decodes the len bytes at buf into *out (zeroed first; the caller clears
@@ -91,30 +91,31 @@ suspect_rc_t cfgsnap_encode(const cfgsnap_t *s, unsigned char **buf,
  * a well-formed file of this version and producer, SUSPECT_E_NOMEM; *out
  * holds nothing then.
  */
-suspect_rc_t cfgsnap_decode(const void *buf, size_t len, const char *name,
-                            cfgsnap_t *out, suspect_err_t *err);
+suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
+                             compiled_t *out, suspect_err_t *err);
 
-/* ---- compiling (cfgsnap_load.c: the XML loaders, so not in suspect-cgi) */
+/* ---- compiling (compiled_load.c: the XML loaders, so not in suspect-cgi) */
 
 /*
  * Loads suspect.xml at conf and its limits file into *out (zeroed first;
  * the caller clears it), with the identity of each source as read: the
  * fstat() of the descriptor each file was read from, and a stat() of the
- * response template after suspect.xml loaded it (cfgsnap_racy() covers an
+ * response template after suspect.xml loaded it (compiled_racy() covers an
  * edit in between).  Fails like suspect_conf_load() and
  * suspect_limits_load(); SUSPECT_E_IO when the template cannot be
  * stat()ed or the current directory is unknown.  *out holds nothing then.
  */
-suspect_rc_t cfgsnap_load(const char *conf, cfgsnap_t *out, suspect_err_t *err);
+suspect_rc_t compiled_load(const char *conf, compiled_t *out,
+                           suspect_err_t *err);
 
-/* ---- files (cfgsnap_file.c) ------------------------------------------ */
+/* ---- files (compiled_file.c) ------------------------------------------ */
 
 /*
  * The absolute form of the suspect.xml path conf (joined to the current
  * directory when relative; not otherwise normalised) into out.  0, or -1
  * when it does not fit or the current directory is unknown.
  */
-int cfgsnap_abs_path(const char *conf, char *out, size_t size);
+int compiled_abs_path(const char *conf, char *out, size_t size);
 
 /*
  * The compiled configuration's file for the absolute suspect.xml path
@@ -122,23 +123,24 @@ int cfgsnap_abs_path(const char *conf, char *out, size_t size);
  * HASH 16 hex digits of the SHA-256 of conf_abs.  0, or -1 when it does
  * not fit.
  */
-int cfgsnap_file_name(const char *dir, const char *conf_abs, char *out,
-                      size_t size);
+int compiled_file_name(const char *dir, const char *conf_abs, char *out,
+                       size_t size);
 
 /*
  * Reads and decodes the file at path into *out.  The file must be a
- * regular file of at most CFGSNAP_MAX_BYTES owned by the effective user
+ * regular file of at most COMPILED_MAX_BYTES owned by the effective user
  * (or root) and writable by no one else: anything else is SUSPECT_E_CONFIG
  * and is not read.  SUSPECT_E_NOTFOUND when it does not exist, SUSPECT_E_IO,
- * and cfgsnap_decode()'s errors.
+ * and compiled_decode()'s errors.
  */
-suspect_rc_t cfgsnap_read(const char *path, cfgsnap_t *out, suspect_err_t *err);
+suspect_rc_t compiled_read(const char *path, compiled_t *out,
+                           suspect_err_t *err);
 
 /*
  * Whether s was compiled from suspect.xml at conf_abs and every source
  * still has its recorded identity (stat(), one per source).
  */
-bool cfgsnap_fresh(const cfgsnap_t *s, const char *conf_abs);
+bool compiled_fresh(const compiled_t *s, const char *conf_abs);
 
 /*
  * Whether a source changed so recently (its mtime or ctime within the
@@ -147,7 +149,7 @@ bool cfgsnap_fresh(const cfgsnap_t *s, const char *conf_abs);
  * identity unchanged.  Such a compiled configuration must not be saved:
  * it could outlive the edit.
  */
-bool cfgsnap_racy(const cfgsnap_t *s, int64_t now_ns);
+bool compiled_racy(const compiled_t *s, int64_t now_ns);
 
 /*
  * Writes s to path atomically: a new file "PATH.XXXXXX" (mode 0600, like
@@ -155,7 +157,7 @@ bool cfgsnap_racy(const cfgsnap_t *s, int64_t now_ns);
  * file or the new one, whole.  SUSPECT_E_IO (errno kept) or
  * SUSPECT_E_NOMEM; the temporary file is removed on failure.
  */
-suspect_rc_t cfgsnap_write(const char *path, const cfgsnap_t *s,
-                           suspect_err_t *err);
+suspect_rc_t compiled_write(const char *path, const compiled_t *s,
+                            suspect_err_t *err);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * cgi_snap.c - suspect-cgi's use of compiled configurations (cfgsnap.h):
+ * wrap_compiled.c - suspect-cgi's use of compiled configurations (compiled.h):
  * where its file is, and saving it after a compile, with one warning when
  * it cannot be saved.
  *
@@ -8,7 +8,7 @@
  * default LMDB store, which the web server's user can already write).
  *
  * Saving: never from sources that changed within the file system's clock
- * tick (cfgsnap_racy()): the next request compiles again.  A failure to
+ * tick (compiled_racy()): the next request compiles again.  A failure to
  * save (a missing or read-only directory) costs speed, not correctness:
  * every request then compiles.  It is logged once per configuration and
  * boot, not once per request: the first process to create the marker
@@ -17,7 +17,7 @@
  * others find the marker and stay quiet.  Without /dev/shm every failure
  * is logged.
  */
-#include "cgi_snap.h"
+#include "wrap_compiled.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,14 +34,14 @@
 int cgi_snap_path(const char *snapdir, const char *conf, char *abs,
                   size_t abs_size, char *path, size_t path_size)
 {
-    if (cfgsnap_abs_path(conf, abs, abs_size) != 0) {
+    if (compiled_abs_path(conf, abs, abs_size) != 0) {
         return -1;
     }
-    return cfgsnap_file_name(snapdir, abs, path, path_size);
+    return compiled_file_name(snapdir, abs, path, path_size);
 }
 
 /* "/suspect-cgi.UID.SUM" of the path and the identities. */
-int cgi_snap_marker(const char *path, const cfgsnap_t *s, char *out,
+int cgi_snap_marker(const char *path, const compiled_t *s, char *out,
                     size_t size)
 {
     static const suspect_siphash_key_t key = {0x6d61726b6572, 0x636769};
@@ -59,7 +59,7 @@ int cgi_snap_marker(const char *path, const cfgsnap_t *s, char *out,
 
 /* Whether this process is the first to meet the failure to save path
  * for these sources (it created the marker), or cannot tell. */
-static bool first_to_fail(const char *path, const cfgsnap_t *s)
+static bool first_to_fail(const char *path, const compiled_t *s)
 {
     char name[96];
     int fd;
@@ -84,20 +84,20 @@ static int64_t now_ns(void)
 }
 
 /* Saves unless racy; a failure is logged once (see the top). */
-int cgi_snap_save(const char *snapdir, const cfgsnap_t *s)
+int cgi_snap_save(const char *snapdir, const compiled_t *s)
 {
     char path[PATH_MAX + 64], msg[600];
     suspect_err_t err;
 
-    if (cfgsnap_racy(s, now_ns())) {
+    if (compiled_racy(s, now_ns())) {
         return 0;
     }
     suspect_err_clear(&err);
-    if (cfgsnap_file_name(snapdir, s->conf_path, path, sizeof(path)) != 0) {
+    if (compiled_file_name(snapdir, s->conf_path, path, sizeof(path)) != 0) {
         suspect_err_set(&err, SUSPECT_E_INVAL, snapdir, 0,
                         "directory name too long");
         snprintf(path, sizeof(path), "%s", snapdir);
-    } else if (cfgsnap_write(path, s, &err) == SUSPECT_OK) {
+    } else if (compiled_write(path, s, &err) == SUSPECT_OK) {
         return 1;
     }
     if (first_to_fail(path, s)) {

@@ -1,8 +1,8 @@
 /*
- * test_request.c - suite "request", lookups (middleware/request/request.c):
+ * test_lookup.c - suite "request", lookups (middleware/request/lookup.c):
  * cookies, query and form parameters (first occurrence, any occurrence,
  * ambiguous repeats) and header variables; the addresses are
- * test_request_addr.c's.  Most tests are tables: input, name, expected
+ * test_addr.c's.  Most tests are tables: input, name, expected
  * value (or outcome).
  */
 #include <CUnit/CUnit.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "request/request.h"
+#include "request/lookup.h"
 #include "request_test.h"
 #include "suites.h"
 

@@ -1,6 +1,6 @@
 /*
- * request_addr.c - addresses, trusted proxy blocks and the client address
- * behind X-Forwarded-For and Forwarded (request.h).
+ * addr.c - addresses, trusted proxy blocks and the client address
+ * behind X-Forwarded-For and Forwarded (lookup.h).
  *
  * Client address: the forwarded header is scanned once, left to right,
  * keeping the last MW_HOPS_MAX hops in a ring (each either an address or
@@ -8,21 +8,21 @@
  * falls out of the ring is treated as a stop, so a long header costs no
  * more than a short one and the walk is bounded.  Nothing allocates.
  */
-#include "request.h"
+#include "lookup.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "request_int.h"
+#include "lookup_int.h"
 
 #define ADDR_TEXT_IN 64 /* longest address text we parse (with zone) */
 
 static const uint8_t v4_mapped_head[12] = {0, 0, 0, 0, 0,    0,
                                            0, 0, 0, 0, 0xff, 0xff};
 
-/* Parses an address: see request.h. */
+/* Parses an address: see lookup.h. */
 suspect_rc_t mw_addr_parse(const char *s, size_t len, mw_addr_t *out)
 {
     char text[ADDR_TEXT_IN];
@@ -104,7 +104,7 @@ static int parse_prefix(const char *p, const char *e)
                     "trusted proxy \"%.*s\": " fmt, (int)shown, s,             \
                     __VA_ARGS__)
 
-/* Parses a block: see request.h. */
+/* Parses a block: see lookup.h. */
 suspect_rc_t mw_cidr_parse(const char *s, size_t len, mw_cidr_t *out,
                            suspect_err_t *err)
 {
@@ -167,7 +167,7 @@ static bool is_list_sep(char c)
     return c == ',' || is_blank(c) || c == '\n' || c == '\r';
 }
 
-/* Adds the blocks of a list: see request.h. */
+/* Adds the blocks of a list: see lookup.h. */
 suspect_rc_t mw_trust_parse(mw_trust_t *t, const char *list, size_t len,
                             suspect_err_t *err)
 {
@@ -395,7 +395,7 @@ static bool is_present(const char *s, size_t len)
     return span_len(t) > 0;
 }
 
-/* The client address: see request.h. */
+/* The client address: see lookup.h. */
 suspect_rc_t mw_client_addr(const mw_client_src_t *src, mw_addr_t *out)
 {
     hops_t hp;
@@ -428,7 +428,7 @@ suspect_rc_t mw_client_addr(const mw_client_src_t *src, mw_addr_t *out)
     return SUSPECT_OK;
 }
 
-/* The identity text of an address: see request.h. */
+/* The identity text of an address: see lookup.h. */
 suspect_rc_t mw_addr_identity(const mw_addr_t *a, unsigned v4_prefix,
                               unsigned v6_prefix, char *buf, size_t *len)
 {

@@ -1,5 +1,5 @@
 /*
- * cfgsnap_file.c - compiled configurations as files (cfgsnap.h): where
+ * compiled_file.c - compiled configurations as files (compiled.h): where
  * one lives, reading it without trusting it, checking that its sources
  * are unchanged, and replacing it atomically.
  *
@@ -8,14 +8,14 @@
  * no one else; it is opened with O_NOFOLLOW and O_NONBLOCK (a planted
  * link or FIFO is refused, not followed or waited on) and checked with
  * fstat() of the opened descriptor.  Its content is then decoded, which
- * checks everything again (cfgsnap_dec.c).
+ * checks everything again (compiled_dec.c).
  *
  * Freshness: one stat() per source, compared with the identity recorded
  * when it was read.  An in-place edit changes mtime and ctime (and size,
  * often), a replacement by rename changes the inode, a restored mtime
  * (touch -d, cp -p) still changes ctime.  What no stat() can see is a
  * second edit within the same tick of the file system's clock, of the
- * same size; cfgsnap_racy() lets the writer refuse to save from sources
+ * same size; compiled_racy() lets the writer refuse to save from sources
  * that recent, as git does with its index.
  *
  * Writing: a unique temporary file beside the target (mkostemp: mode
@@ -24,7 +24,7 @@
  * one complete file or another.  No fsync(): a file damaged by a crash
  * fails its checksum and is simply compiled again.
  */
-#include "cfgsnap.h"
+#include "compiled.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +39,7 @@
 #define RACY_FINE_NS   100000000LL  /* 100 ms: many clock ticks */
 #define RACY_SECOND_NS 2000000000LL /* whole-second file times */
 
-int cfgsnap_abs_path(const char *conf, char *out, size_t size)
+int compiled_abs_path(const char *conf, char *out, size_t size)
 {
     char cwd[4096];
     int n;
@@ -56,8 +56,8 @@ int cfgsnap_abs_path(const char *conf, char *out, size_t size)
 }
 
 /* DIR/cgi-UID-HASH.snap; see the header. */
-int cfgsnap_file_name(const char *dir, const char *conf_abs, char *out,
-                      size_t size)
+int compiled_file_name(const char *dir, const char *conf_abs, char *out,
+                       size_t size)
 {
     uint8_t digest[SUSPECT_SHA256_LEN];
     char hex[17];
@@ -84,7 +84,7 @@ static const char *untrusted(const struct stat *st)
     if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         return "writable by others";
     }
-    if (st->st_size > (off_t)CFGSNAP_MAX_BYTES) {
+    if (st->st_size > (off_t)COMPILED_MAX_BYTES) {
         return "too large";
     }
     return NULL;
@@ -119,7 +119,8 @@ static suspect_rc_t read_all(int fd, const char *path, size_t size,
 }
 
 /* Opens without following links or blocking, checks, reads, decodes. */
-suspect_rc_t cfgsnap_read(const char *path, cfgsnap_t *out, suspect_err_t *err)
+suspect_rc_t compiled_read(const char *path, compiled_t *out,
+                           suspect_err_t *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     unsigned char *buf = NULL;
@@ -143,18 +144,18 @@ suspect_rc_t cfgsnap_read(const char *path, cfgsnap_t *out, suspect_err_t *err)
     }
     close(fd);
     if (rc == SUSPECT_OK) {
-        rc = cfgsnap_decode(buf, (size_t)st.st_size, path, out, err);
+        rc = compiled_decode(buf, (size_t)st.st_size, path, out, err);
     }
     free(buf);
     return rc;
 }
 
 /* Whether the file at path has the identity want (all zero: no file). */
-static bool same_id(const char *path, const cfgsnap_id_t *want)
+static bool same_id(const char *path, const compiled_id_t *want)
 {
-    static const cfgsnap_id_t none;
+    static const compiled_id_t none;
     struct stat st;
-    cfgsnap_id_t now;
+    compiled_id_t now;
 
     if (path == NULL) {
         return memcmp(want, &none, sizeof(none)) == 0;
@@ -162,20 +163,20 @@ static bool same_id(const char *path, const cfgsnap_id_t *want)
     if (stat(path, &st) != 0) {
         return false;
     }
-    cfgsnap_id_set(&now, &st);
+    compiled_id_set(&now, &st);
     return now.dev == want->dev && now.ino == want->ino &&
            now.size == want->size && now.mtime_ns == want->mtime_ns &&
            now.ctime_ns == want->ctime_ns;
 }
 
 /* The key, then one stat() per source. */
-bool cfgsnap_fresh(const cfgsnap_t *s, const char *conf_abs)
+bool compiled_fresh(const compiled_t *s, const char *conf_abs)
 {
     return s->conf != NULL && s->limits != NULL && s->conf_path != NULL &&
            strcmp(s->conf_path, conf_abs) == 0 &&
-           same_id(s->conf_path, &s->id[CFGSNAP_SRC_CONF]) &&
-           same_id(s->conf->limits_path, &s->id[CFGSNAP_SRC_LIMITS]) &&
-           same_id(s->conf->template_path, &s->id[CFGSNAP_SRC_TEMPLATE]);
+           same_id(s->conf_path, &s->id[COMPILED_SRC_CONF]) &&
+           same_id(s->conf->limits_path, &s->id[COMPILED_SRC_LIMITS]) &&
+           same_id(s->conf->template_path, &s->id[COMPILED_SRC_TEMPLATE]);
 }
 
 /* Whether time t (ns) is within window of now, on either side. */
@@ -187,10 +188,10 @@ static bool near(int64_t t, int64_t now_ns, int64_t window)
 }
 
 /* Whether a source changed within its file system's tick of now. */
-bool cfgsnap_racy(const cfgsnap_t *s, int64_t now_ns)
+bool compiled_racy(const compiled_t *s, int64_t now_ns)
 {
-    for (size_t i = 0; i < CFGSNAP_NSRC; i++) {
-        const cfgsnap_id_t *id = &s->id[i];
+    for (size_t i = 0; i < COMPILED_NSRC; i++) {
+        const compiled_id_t *id = &s->id[i];
         /* Whole seconds in both times: a file system that keeps no
          * more, whose tick is a second (or two). */
         int64_t w =
@@ -241,14 +242,14 @@ static int write_closed(int fd, const unsigned char *p, size_t n)
 }
 
 /* Encodes, writes a temporary file beside path, renames it over path. */
-suspect_rc_t cfgsnap_write(const char *path, const cfgsnap_t *s,
-                           suspect_err_t *err)
+suspect_rc_t compiled_write(const char *path, const compiled_t *s,
+                            suspect_err_t *err)
 {
     unsigned char *buf = NULL;
     size_t len = 0;
     char *tmp;
     int fd;
-    suspect_rc_t rc = cfgsnap_encode(s, &buf, &len, err);
+    suspect_rc_t rc = compiled_encode(s, &buf, &len, err);
 
     if (rc != SUSPECT_OK) {
         return rc;

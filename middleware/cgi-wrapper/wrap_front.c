@@ -1,5 +1,5 @@
 /*
- * cgi_front.c - the CGI request front end of suspect-cgi (cgi_front.h).
+ * wrap_front.c - the CGI request front end of suspect-cgi (wrap_front.h).
  *
  * Variables: one mw_param_t per "NAME=value" string of the environment,
  * pointing into it (the strings are NUL-terminated, as mw_param_t wants of
@@ -25,7 +25,7 @@
  * onto in_fd; dup2() clears close-on-exec on the copy, so the memfd itself
  * is made MFD_CLOEXEC and only in_fd survives execve().
  */
-#include "cgi_front.h"
+#include "wrap_front.h"
 
 #include <errno.h>
 #include <poll.h>

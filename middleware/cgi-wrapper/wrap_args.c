@@ -1,6 +1,6 @@
 /*
- * cgi_args.c - the command line of suspect-cgi and suspect-cgi-compile
- * (cgi_wrap.h).
+ * wrap_args.c - the command line of suspect-cgi and suspect-cgi-compile
+ * (wrap.h).
  *
  *   suspect-cgi [-c FILE] [-s DIR] [-v] [--] [PROGRAM [ARG...]]
  *   #!/usr/sbin/suspect-cgi -c FILE [PROGRAM]
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "cgi_wrap.h"
+#include "wrap.h"
 
 static void usage(FILE *f)
 {

@@ -1,7 +1,7 @@
 /*
- * test_request_addr.c - suite "request", addresses: address parsing and
+ * test_addr.c - suite "request", addresses: address parsing and
  * identity text, trusted proxy blocks and lists, and the client address
- * behind X-Forwarded-For and Forwarded (middleware/request/request_addr.c).
+ * behind X-Forwarded-For and Forwarded (middleware/request/addr.c).
  * Most tests are tables: input, expected outcome.
  */
 #include <CUnit/CUnit.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "request/request.h"
+#include "request/lookup.h"
 #include "request_test.h"
 
 /* ---- addresses ---------------------------------------------------------- */

@@ -1,9 +1,9 @@
 /*
- * test_cgi_front.c - suite "suspect-cgi", part two: the CGI front end
- * (middleware/cgi-wrapper/cgi_front.h) in process, over pipes and files, so the
- * sanitizers and valgrind see the code suspect-cgi runs: variables from
- * an environment, reads bounded by CONTENT_LENGTH, stalls, writes, and
- * rewinding the body for the program.
+ * test_wrap_front.c - suite "suspect-cgi", part two: the CGI front end
+ * (middleware/cgi-wrapper/wrap_front.h) in process, over pipes and files, so
+ * the sanitizers and valgrind see the code suspect-cgi runs: variables from an
+ * environment, reads bounded by CONTENT_LENGTH, stalls, writes, and rewinding
+ * the body for the program.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgi-wrapper/cgi_front.h"
+#include "cgi-wrapper/wrap_front.h"
 #include "cgirun.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"

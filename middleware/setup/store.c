@@ -1,8 +1,8 @@
 /*
- * mwstore.c - builds the store of <Store>: memory, or lmdb / redis behind
+ * store.c - builds the store of <Store>: memory, or lmdb / redis behind
  * the failover wrapper.
  */
-#include "mwstore.h"
+#include "store.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * forward.h - what the two forwarders (cgi.c: run a CGI program;
+ * error_page.h - what the two forwarders (cgi.c: run a CGI program;
  * upstream.c: pass the request to a FastCGI server) report back.
  *
  * A forwarder streams the app's response to the request as it comes.  When
@@ -7,12 +7,12 @@
  * get, and the caller answers with mw_error_respond(); after output has
  * started, a failure can only cut the response short.
  */
-#ifndef MW_FORWARD_H
-#define MW_FORWARD_H
+#ifndef MW_ERROR_PAGE_H
+#define MW_ERROR_PAGE_H
 
 #include <stdbool.h>
 
-#include "request/mwreq.h"
+#include "request/request.h"
 
 typedef struct mw_fwd_result {
     int status;      /* 0 = a response was relayed, else 403, 404, 413,

@@ -556,6 +556,7 @@ static int start_lighttpd(void)
  * suspect-cgi in the server's error log. */
 static void test_lighttpd(void)
 {
+    char login_url[E2E_URL], bank_url[E2E_URL], index_url[E2E_URL];
     const char *login[] = {"-d", "member=lx&password=demo", NULL, NULL};
     const char *bank[] = {"-b", "member=bx", "-d", "account=1", NULL, NULL};
     char log[TEST_PATH_MAX], abs[TEST_PATH_MAX], snap[TEST_PATH_MAX + 64];
@@ -566,8 +567,8 @@ static void test_lighttpd(void)
     char *text;
 
     CU_ASSERT_FATAL(start_lighttpd() == 0);
-    login[2] = e2e_url("/app.cgi?op=login");
-    bank[4] = e2e_url("/app.cgi?op=bank");
+    login[2] = e2e_url(login_url, "/app.cgi?op=login");
+    bank[4] = e2e_url(bank_url, "/app.cgi?op=bank");
     /* Uncounted requests until the compiled configuration is saved (its
      * sources 100 ms old); from then on it is used, not written again. */
     snprintf(log, sizeof(log), "%s/suspect-cgi.xml", e2e.dir);
@@ -575,7 +576,7 @@ static void test_lighttpd(void)
         cgi_snap_path(e2e.dir, log, abs, sizeof(abs), snap, sizeof(snap)) == 0);
     deadline = test_now_ms() + test_scale_ms(5000);
     do {
-        e2e_http(&r, (const char *[]){e2e_url("/app.cgi"), NULL});
+        e2e_http(&r, (const char *[]){e2e_url(index_url, "/app.cgi"), NULL});
         CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
         test_http_free(&r);
     } while (stat(snap, &st) != 0 && test_now_ms() < deadline);

@@ -32,6 +32,7 @@
 static int post(test_http_t *r, const char *op, const char *cookie,
                 const char *form)
 {
+    char url[E2E_URL];
     char path[128];
     const char *args[8];
     size_t n = 0;
@@ -43,7 +44,7 @@ static int post(test_http_t *r, const char *op, const char *cookie,
     }
     args[n++] = "-d";
     args[n++] = form;
-    args[n++] = e2e_url(path);
+    args[n++] = e2e_url(url, path);
     args[n] = NULL;
     return e2e_http(r, args);
 }
@@ -63,22 +64,24 @@ static int post_status(const char *op, const char *cookie, const char *form)
 /* GET /app.cgi?query: the status. */
 static int get_status(const char *query)
 {
+    char url[E2E_URL];
     char path[256];
 
     snprintf(path, sizeof(path), APP "?%s", query);
-    return e2e_status((const char *[]){e2e_url(path), NULL});
+    return e2e_status((const char *[]){e2e_url(url, path), NULL});
 }
 
 static void test_index(void)
 {
+    char url[E2E_URL];
     test_http_t r;
 
     CU_ASSERT_FATAL(e2e_start_cgi(NULL) == 0);
-    e2e_http(&r, (const char *[]){e2e_url(APP), NULL});
+    e2e_http(&r, (const char *[]){e2e_url(url, APP), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
-    e2e_http(&r,
-             (const char *[]){"-H", "Accept: text/html", e2e_url(APP), NULL});
+    e2e_http(&r, (const char *[]){"-H", "Accept: text/html", e2e_url(url, APP),
+                                  NULL});
     CU_ASSERT_EQUAL(r.status, 200);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "<form method=\"post\""));
     test_http_free(&r);
@@ -91,6 +94,7 @@ static void test_index(void)
 /* Seed scenario 1: 2 updates per 120 s, by member and by client address. */
 static void test_bank_account_update(void)
 {
+    char url[E2E_URL];
     const char *cookie = "member=M-7f3a9c";
     test_http_t r;
 
@@ -109,9 +113,9 @@ static void test_bank_account_update(void)
     test_http_free(&r);
 
     /* An API client gets problem+json with the countdown's end. */
-    e2e_http(&r, (const char *[]){"-b", cookie, "-H",
-                                  "Accept: application/problem+json", "-d",
-                                  "account=1", e2e_url(APP "?op=bank"), NULL});
+    e2e_http(&r, (const char *[]){
+                     "-b", cookie, "-H", "Accept: application/problem+json",
+                     "-d", "account=1", e2e_url(url, APP "?op=bank"), NULL});
     CU_ASSERT(e2e_is_denial(&r, "BankAccountUpdate", 2, 120, 115, 120));
     CU_ASSERT_STRING_EQUAL(test_http_header(&r, "Content-Type") ?: "",
                            "application/problem+json");
@@ -149,14 +153,16 @@ static void test_forgot_block_lock(void)
 /* Seed scenario 5: member and promo code together are one identity. */
 static void test_promo_composite(void)
 {
+    char url[E2E_URL];
     test_http_t r;
 
     CU_ASSERT_FATAL(e2e_start_cgi(NULL) == 0);
     for (int i = 0; i < 10; i++) {
         CU_ASSERT_EQUAL(get_status("op=promo&member=m1&code=SPRING24"), 200);
     }
-    e2e_http(&r, (const char *[]){
-                     e2e_url(APP "?op=promo&member=m1&code=SPRING24"), NULL});
+    e2e_http(&r,
+             (const char *[]){
+                 e2e_url(url, APP "?op=promo&member=m1&code=SPRING24"), NULL});
     CU_ASSERT(e2e_is_denial(&r, "PromoQuery", 10, 60, 55, 60));
     test_http_free(&r);
     CU_ASSERT_EQUAL(get_status("op=promo&member=m1&code=SUMMER24"), 200);
@@ -171,11 +177,10 @@ static void test_identity_sources(void)
     const char *acc1[] = {"-H", "X-Account-Id: acc-1", "-d", "", NULL, NULL};
     const char *acc2[] = {"-H", "X-Account-Id: acc-2", "-d", "", NULL, NULL};
 
-    char url[128];
+    char url[E2E_URL];
 
     CU_ASSERT_FATAL(e2e_start_cgi(NULL) == 0);
-    /* A copy: e2e_url()'s buffers are reused by the requests below. */
-    snprintf(url, sizeof(url), "%s", e2e_url(APP "?op=resend"));
+    e2e_url(url, APP "?op=resend");
     acc1[4] = acc2[4] = url;
     for (int i = 0; i < 2; i++) {
         CU_ASSERT_EQUAL(post_status("login", NULL, "member=u1&password=demo"),
@@ -204,15 +209,16 @@ static void test_identity_sources(void)
  * in X-Forwarded-For: the statuses in st[]. */
 static void spoofed_updates(int st[3])
 {
+    char url[E2E_URL];
     static const char *const xff[] = {"X-Forwarded-For: 198.51.100.1",
                                       "X-Forwarded-For: 198.51.100.2",
                                       "X-Forwarded-For: 198.51.100.3"};
     static const char *const members[] = {"member=a", "member=b", "member=c"};
 
     for (int i = 0; i < 3; i++) {
-        st[i] = e2e_status((const char *[]){"-H", xff[i], "-b", members[i],
-                                            "-d", "account=1",
-                                            e2e_url(APP "?op=bank"), NULL});
+        st[i] = e2e_status(
+            (const char *[]){"-H", xff[i], "-b", members[i], "-d", "account=1",
+                             e2e_url(url, APP "?op=bank"), NULL});
     }
 }
 
@@ -220,6 +226,7 @@ static void spoofed_updates(int st[3])
  * X-Forwarded-For is ignored.  Trusting 127.0.0.1 makes it count. */
 static void test_xff_untrusted_ignored(void)
 {
+    char url[E2E_URL];
     const char *trust_local[] = {"trustedProxies=\"10.0.0.0/8\"",
                                  "trustedProxies=\"127.0.0.1\"", NULL};
     int st[3];
@@ -242,7 +249,7 @@ static void test_xff_untrusted_ignored(void)
         st[i] = e2e_status(
             (const char *[]){"-H", "X-Forwarded-For: 203.0.113.7, 198.51.100.1",
                              "-b", i == 0 ? "member=d" : "member=e", "-d",
-                             "account=1", e2e_url(APP "?op=bank"), NULL});
+                             "account=1", e2e_url(url, APP "?op=bank"), NULL});
     }
     CU_ASSERT_EQUAL(st[0], 200);
     CU_ASSERT_EQUAL(st[1], 429);
@@ -279,6 +286,7 @@ static const char *write_big(const char *name, const char *head, size_t size,
  * head. */
 static void test_large_bodies(void)
 {
+    char url[E2E_URL];
     const char *form_id[] = {"from=\"cookie:SESSIONID\"", "from=\"form:to\"",
                              NULL};
     char data[TEST_PATH_MAX + 1], form[TEST_PATH_MAX + 1], expect[64];
@@ -306,7 +314,7 @@ static void test_large_bodies(void)
              2 * MIB);
     /* The compose route counts the session cookie: no body is read. */
     e2e_http(&r, (const char *[]){"-b", "SESSIONID=big", "--data-binary", form,
-                                  e2e_url(APP "?op=compose"), NULL});
+                                  e2e_url(url, APP "?op=compose"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, expect));
     test_http_free(&r);
 
@@ -315,7 +323,7 @@ static void test_large_bodies(void)
     snprintf(data, sizeof(data), "@%s", path);
     e2e_http(&r, (const char *[]){
                      "-H", "Content-Type: application/octet-stream",
-                     "--data-binary", data, e2e_url("/echo.cgi"), NULL});
+                     "--data-binary", data, e2e_url(url, "/echo.cgi"), NULL});
     sent = test_read_file(path, &len);
     CU_ASSERT_EQUAL(r.status, 200);
     CU_ASSERT_EQUAL(r.body_len, len);
@@ -337,7 +345,7 @@ static void test_large_bodies(void)
      * 413, never a 502 (the rest must not turn the close into a reset). */
     for (int i = 0; i < 2; i++) {
         e2e_http(&r, (const char *[]){"--data-binary", form,
-                                      e2e_url(APP "?op=compose"), NULL});
+                                      e2e_url(url, APP "?op=compose"), NULL});
         CU_ASSERT(e2e_body_starts(&r, 413, "413 Content Too Large"));
         test_http_free(&r);
     }
@@ -347,6 +355,7 @@ static void test_large_bodies(void)
  * <Cgi timeout>, the client gets a 504, and the daemon keeps serving. */
 static void test_cgi_timeout(void)
 {
+    char url[E2E_URL];
     const char *one_second[] = {"timeout=\"30\"", "timeout=\"1\"", NULL};
     char pids_path[TEST_PATH_MAX];
     long long start, took;
@@ -360,7 +369,7 @@ static void test_cgi_timeout(void)
                                               "echo \"$$ $!\" > @DIR@/pids\n"
                                               "wait\n") == 0);
     start = test_now_ms();
-    e2e_http(&r, (const char *[]){e2e_url("/hang.cgi"), NULL});
+    e2e_http(&r, (const char *[]){e2e_url(url, "/hang.cgi"), NULL});
     took = test_now_ms() - start;
     CU_ASSERT_EQUAL(r.status, 504);
     CU_ASSERT(took >= 900 && took < 5000);

@@ -73,7 +73,7 @@ static void test_php_cookie_names(void)
         {"SESSION_ID=fresh; SESSION_ID=victim", 200, "[fresh]"},
     };
     const char *edits[] = {"cookie:SESSIONID", "cookie:SESSION_ID", NULL};
-    char path[TEST_PATH_MAX], url[256];
+    char path[TEST_PATH_MAX], url[E2E_URL];
     static const char php[] =
         "<?php echo '[', $_COOKIE['SESSION_ID'] ?? '-', \"]\\n\";\n";
     test_http_t r;
@@ -81,7 +81,7 @@ static void test_php_cookie_names(void)
     CU_ASSERT_FATAL(e2e_start_php(edits) == 0);
     snprintf(path, sizeof(path), "%s/index.php", e2e.app);
     CU_ASSERT_FATAL(test_write_file(path, php, strlen(php)) == 0);
-    snprintf(url, sizeof(url), "%s", e2e_url("/index.php?op=compose"));
+    e2e_url(url, "/index.php?op=compose");
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         post_cookie(&r, url, cases[i].cookie);
         CU_ASSERT(got(&r, cases[i].status, cases[i].app));
@@ -140,11 +140,12 @@ static int login_raw(const char *content_type, const char *body, char *out,
  * header ct ("" removes it). */
 static void login_nginx(test_http_t *r, const char *ct, const char *body)
 {
+    char url[E2E_URL];
     char h[256];
 
     snprintf(h, sizeof(h), "Content-Type:%s%s", ct[0] != '\0' ? " " : "", ct);
     e2e_http(r, (const char *[]){"-H", h, "--data-binary", body,
-                                 e2e_url("/app.cgi?op=login"), NULL});
+                                 e2e_url(url, "/app.cgi?op=login"), NULL});
 }
 
 /* Bodies CGI.pm reads as forms are read as forms (the login's member,
@@ -280,6 +281,7 @@ static void test_forwarded_spoofing(void)
  * the joined $http_cookie, so both read the first session. */
 static void test_auth_request_two_cookie_lines(void)
 {
+    char url[E2E_URL];
     static const char php[] =
         "<?php echo '[', $_COOKIE['SESSIONID'] ?? '-', \"]\\n\";\n";
     char path[TEST_PATH_MAX], want[32], c1[64];
@@ -291,9 +293,9 @@ static void test_auth_request_two_cookie_lines(void)
     for (int i = 0; i < 3; i++) {
         snprintf(c1, sizeof(c1), "Cookie: SESSIONID=rot-%d", i);
         snprintf(want, sizeof(want), "[rot-%d]", i);
-        e2e_http(&r, (const char *[]){"-H", c1, "-H",
-                                      "Cookie: SESSIONID=victim", "-d", "to=a",
-                                      e2e_url("/index.php?op=compose"), NULL});
+        e2e_http(&r, (const char *[]){
+                         "-H", c1, "-H", "Cookie: SESSIONID=victim", "-d",
+                         "to=a", e2e_url(url, "/index.php?op=compose"), NULL});
         CU_ASSERT(got(&r, 200, want));
         test_http_free(&r);
     }

@@ -81,11 +81,12 @@ static int start(void)
  * program ran; *status gets the status. */
 static bool post_nginx(const char *target, const char *acc, int *status)
 {
-    char url[512], form[96];
+    char url[E2E_URL], form[96];
     test_http_t r;
     bool ran;
 
-    snprintf(url, sizeof(url), "%s?op=forgot", e2e_url(target));
+    snprintf(form, sizeof(form), "%s?op=forgot", target);
+    e2e_url(url, form);
     snprintf(form, sizeof(form), "account=%s", acc);
     e2e_http(&r, (const char *[]){"--path-as-is", "-d", form, url, NULL});
     ran = strncmp(r.body, "ok forgot", 9) == 0;

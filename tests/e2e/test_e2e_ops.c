@@ -28,8 +28,9 @@ static const char *const fast_reload[] = {"reload=\"1\"", "reload=\"0.2\"",
 /* A bank update by member=bank-1 (and 127.0.0.1): its status. */
 static int bank(void)
 {
+    char url[E2E_URL];
     return e2e_status((const char *[]){"-b", "member=bank-1", "-d", "account=1",
-                                       e2e_url(APP "?op=bank"), NULL});
+                                       e2e_url(url, APP "?op=bank"), NULL});
 }
 
 /* examples/limits.xml with from replaced by to, written atomically. */
@@ -74,13 +75,14 @@ typedef struct flow {
  * told to stop; any answer but 200 is a failure. */
 static void *flow_main(void *arg)
 {
+    char url[E2E_URL];
     flow_t *f = arg;
     char path[128];
 
     while (!atomic_load(&f->stop)) {
         int n = atomic_fetch_add(&f->sent, 1);
         snprintf(path, sizeof(path), APP "?op=promo&member=flow%d&code=C1", n);
-        if (e2e_status((const char *[]){e2e_url(path), NULL}) != 200) {
+        if (e2e_status((const char *[]){e2e_url(url, path), NULL}) != 200) {
             atomic_fetch_add(&f->failed, 1);
         }
     }
@@ -144,11 +146,12 @@ static void test_broken_limits_kept(void)
 /* A promotion lookup: its status. */
 static int promo(const char *member, const char *code)
 {
+    char url[E2E_URL];
     char path[160];
 
     snprintf(path, sizeof(path), APP "?op=promo&member=%s&code=%s", member,
              code);
-    return e2e_status((const char *[]){e2e_url(path), NULL});
+    return e2e_status((const char *[]){e2e_url(url, path), NULL});
 }
 
 /* With polling off (an hour), SIGHUP alone reloads both files: PromoQuery
@@ -189,6 +192,7 @@ static void test_sighup_reload(void)
  * suspect-fcgi exits 0 and removes its socket. */
 static void test_sigterm_drains(void)
 {
+    char url[E2E_URL];
     char started[TEST_PATH_MAX];
     test_http_job_t job;
     test_http_t r;
@@ -203,9 +207,9 @@ static void test_sigterm_drains(void)
                                   "Content-Type: text/plain\\r\\n\\r\\n"
                                   "slow done\\n'\n") == 0);
     snprintf(started, sizeof(started), "%s/slow.started", e2e.dir);
-    CU_ASSERT_FATAL(
-        test_http_start(&job, e2e.dir,
-                        (const char *[]){e2e_url("/slow.cgi"), NULL}) == 0);
+    CU_ASSERT_FATAL(test_http_start(&job, e2e.dir,
+                                    (const char *[]){e2e_url(url, "/slow.cgi"),
+                                                     NULL}) == 0);
     CU_ASSERT_FATAL(test_wait_file_text(started, "", 5000) == 0);
     t0 = test_now_ms();
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
@@ -216,7 +220,7 @@ static void test_sigterm_drains(void)
     CU_ASSERT(test_now_ms() - t0 < 4000);
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT_NOT_EQUAL(access(e2e.sock, F_OK), 0);
-    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(APP), NULL}), 502);
+    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 502);
 }
 
 /* Waits until DIR/name holds a pid (written by a script); it, or -1. */
@@ -272,6 +276,7 @@ static int wait_log_more(const char *text, int n, unsigned ms)
  * program's pid, or -1. */
 static pid_t start_sleeper(test_http_job_t *job, const char *pid_name)
 {
+    char url[E2E_URL];
     char script[256];
 
     snprintf(script, sizeof(script),
@@ -281,7 +286,8 @@ static pid_t start_sleeper(test_http_job_t *job, const char *pid_name)
              pid_name, pid_name, pid_name);
     if (e2e_write_cgi("sleeper.cgi", script) != 0 ||
         test_http_start(job, e2e.dir,
-                        (const char *[]){e2e_url("/sleeper.cgi"), NULL}) != 0) {
+                        (const char *[]){e2e_url(url, "/sleeper.cgi"), NULL}) !=
+            0) {
         return -1;
     }
     return wait_pid_file(pid_name);
@@ -294,6 +300,7 @@ static pid_t start_sleeper(test_http_job_t *job, const char *pid_name)
  * at once. */
 static void test_sigterm_grace(void)
 {
+    char url[E2E_URL];
     test_http_job_t job;
     test_http_t r;
     long long t0, ms;
@@ -314,7 +321,7 @@ static void test_sigterm_grace(void)
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     CU_ASSERT_EQUAL(wait_log_more("no new requests", seen, 2000), 0);
     /* Not accepting any more: nginx cannot connect. */
-    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(APP), NULL}), 502);
+    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 502);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
     ms = test_now_ms() - t0;
     CU_ASSERT(ms >= 900 && ms < 3500);
@@ -405,6 +412,7 @@ static size_t raw_request(int role, const char *const vars[], char *buf,
  * serves, over the socket and through nginx. */
 static void test_hostile_fastcgi(void)
 {
+    char url[E2E_URL];
     static const unsigned char bad_version[16] = {2, 1, 0, 1, 0, 8, 0, 0};
     static const unsigned char unknown_type[8] = {1, 42, 0, 0, 0, 0, 0, 0};
     static char big[200 * 1024], out[65536];
@@ -482,7 +490,7 @@ static void test_hostile_fastcgi(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(stdout_text, "ok index"));
     CU_ASSERT(e2e_fcgi_has(out, n, 3, NULL, 0)); /* END_REQUEST */
     CU_ASSERT(eof);
-    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(APP), NULL}), 200);
+    CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 200);
 }
 
 /* The AUTHORIZER role straight over the socket: no body is read, 200
@@ -520,6 +528,7 @@ static void test_raw_authorizer_role(void)
  * after the limit (3).  Repeated cookies arrive joined with "; ". */
 static void test_repeated_header(void)
 {
+    char url[E2E_URL];
     char decoy[64], want[96];
     test_http_t r;
 
@@ -537,12 +546,12 @@ static void test_repeated_header(void)
             e2e_http(&r, (const char *[]){
                              "-H", decoy, "-H", "X-Account-Id: victim", "-H",
                              "Cookie: a=1", "-H", "Cookie: b=2", "-d", "x=1",
-                             e2e_url(APP "?op=resend"), NULL}) == 0);
+                             e2e_url(url, APP "?op=resend"), NULL}) == 0);
         CU_ASSERT(e2e_body_starts(&r, 200, want));
         test_http_free(&r);
         CU_ASSERT_EQUAL(e2e_status((const char *[]){
                             "-H", "X-Account-Id: victim", "-d", "x=1",
-                            e2e_url(APP "?op=resend"), NULL}),
+                            e2e_url(url, APP "?op=resend"), NULL}),
                         i < 3 ? 200 : 429);
     }
 }

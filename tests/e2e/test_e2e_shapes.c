@@ -21,9 +21,10 @@
 /* A bank update (member cookie) to path: the response in r. */
 static void bank(test_http_t *r, const char *path, const char *accept)
 {
+    char url[E2E_URL];
     e2e_http(r, (const char *[]){"-b", "member=shape-1", "-H",
                                  accept != NULL ? accept : "X-None: 1", "-d",
-                                 "account=12345678", e2e_url(path), NULL});
+                                 "account=12345678", e2e_url(url, path), NULL});
 }
 
 /* Two updates through to the app, the third denied (see e2e_is_denial). */
@@ -44,20 +45,22 @@ static void bank_scenario(const char *path, const char *accept)
 
 static void test_php_upstream(void)
 {
+    char url[E2E_URL];
     char data[TEST_PATH_MAX + 1], path[TEST_PATH_MAX], expect[64];
     test_http_t r;
     char *form;
 
     CU_ASSERT_FATAL(e2e_start_php(NULL) == 0);
-    e2e_http(&r, (const char *[]){e2e_url("/index.php"), NULL});
+    e2e_http(&r, (const char *[]){e2e_url(url, "/index.php"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
     bank_scenario("/index.php?op=bank", NULL);
 
     /* form: identity read by suspect-fcgi, the body replayed to PHP. */
     for (int i = 0; i < 3; i++) {
-        e2e_http(&r, (const char *[]){"-d", "member=p1&password=demo",
-                                      e2e_url("/index.php?op=login"), NULL});
+        e2e_http(&r,
+                 (const char *[]){"-d", "member=p1&password=demo",
+                                  e2e_url(url, "/index.php?op=login"), NULL});
         CU_ASSERT(i < 2 ? e2e_body_starts(&r, 200, "ok login")
                         : r.status == 429);
         test_http_free(&r);
@@ -75,18 +78,19 @@ static void test_php_upstream(void)
     snprintf(expect, sizeof(expect), "ok compose: message sent (%d bytes)",
              2 * MIB);
     e2e_http(&r, (const char *[]){"-b", "SESSIONID=big", "--data-binary", data,
-                                  e2e_url("/index.php?op=compose"), NULL});
+                                  e2e_url(url, "/index.php?op=compose"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, expect));
     test_http_free(&r);
 }
 
 static void test_nginx_auth_request(void)
 {
+    char url[E2E_URL];
     test_http_t r;
     char path[128];
 
     CU_ASSERT_FATAL(e2e_start_auth_request(NULL) == 0);
-    e2e_http(&r, (const char *[]){e2e_url("/index.php"), NULL});
+    e2e_http(&r, (const char *[]){e2e_url(url, "/index.php"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
     bank_scenario("/index.php?op=bank", NULL);
@@ -95,17 +99,18 @@ static void test_nginx_auth_request(void)
     for (int i = 0; i < 10; i++) {
         CU_ASSERT_EQUAL(
             e2e_status((const char *[]){
-                e2e_url("/index.php?op=promo&member=q1&code=SPRING24"), NULL}),
+                e2e_url(url, "/index.php?op=promo&member=q1&code=SPRING24"),
+                NULL}),
             200);
     }
     snprintf(path, sizeof(path), "/index.php?op=promo&member=q1&code=SPRING24");
-    e2e_http(&r, (const char *[]){e2e_url(path), NULL});
+    e2e_http(&r, (const char *[]){e2e_url(url, path), NULL});
     CU_ASSERT(e2e_is_denial(&r, "PromoQuery", 10, 60, 55, 60));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "Too many requests"));
     test_http_free(&r);
     CU_ASSERT_EQUAL(
         e2e_status((const char *[]){
-            e2e_url("/index.php?op=promo&member=q2&code=SPRING24"), NULL}),
+            e2e_url(url, "/index.php?op=promo&member=q2&code=SPRING24"), NULL}),
         200);
 }
 
@@ -113,12 +118,11 @@ static void test_lighttpd_authorizer(void)
 {
     const char *resend[] = {"-H", "X-Account-Id: acc-9", "-d", "", NULL, NULL};
     test_http_t r;
-    char url[128];
+    char url[E2E_URL], index[E2E_URL];
 
     CU_ASSERT_FATAL(e2e_start_authorizer(NULL) == 0);
-    snprintf(url, sizeof(url), "%s", e2e_url("/app.cgi?op=resend"));
-    resend[4] = url;
-    e2e_http(&r, (const char *[]){e2e_url("/app.cgi"), NULL});
+    resend[4] = e2e_url(url, "/app.cgi?op=resend");
+    e2e_http(&r, (const char *[]){e2e_url(index, "/app.cgi"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
     /* The bodies reach the app after the authorizer said yes. */
@@ -141,10 +145,11 @@ static void test_lighttpd_authorizer(void)
 /* Apache mod_authnz_fcgi with suspect-fcgi as its authorizer (TCP). */
 static void test_apache_authorizer(void)
 {
+    char url[E2E_URL];
     test_http_t r;
 
     CU_ASSERT_FATAL(e2e_start_apache(NULL) == 0);
-    e2e_http(&r, (const char *[]){e2e_url("/app.cgi"), NULL});
+    e2e_http(&r, (const char *[]){e2e_url(url, "/app.cgi"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
     bank_scenario("/app.cgi?op=bank", NULL);

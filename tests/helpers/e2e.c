@@ -336,13 +336,9 @@ void e2e_stop(void)
     unlink(e2e.php_sock);
 }
 
-const char *e2e_url(const char *path)
+const char *e2e_url(char url[E2E_URL], const char *path)
 {
-    static __thread char urls[8][512];
-    static __thread unsigned next;
-    char *url = urls[next++ % 8];
-
-    snprintf(url, sizeof(urls[0]), "http://127.0.0.1:%d%s", e2e.port, path);
+    snprintf(url, E2E_URL, "http://127.0.0.1:%d%s", e2e.port, path);
     return url;
 }
 

@@ -72,8 +72,12 @@ int e2e_write_example(const char *example, const char *name,
  * DIR/limits.xml, so a reload never sees half of it. */
 int e2e_write_limits(const char *text);
 
-/* "http://127.0.0.1:PORT" + path, in one of a few rotating buffers. */
-const char *e2e_url(const char *path);
+/* Room for any URL e2e_url() writes. */
+#define E2E_URL 512
+
+/* Writes "http://127.0.0.1:PORT" + path into url (the caller's, E2E_URL
+ * bytes, cut to fit) and returns it. */
+const char *e2e_url(char url[E2E_URL], const char *path);
 
 /* test_http() in the test's directory. */
 int e2e_http(test_http_t *r, const char *const args[]);

@@ -18,6 +18,9 @@
  * suspect.xml change detection is the limits reloader's: stat() against
  * the file the running snapshot was read from; a bad file is logged once
  * per state of the file, not on every poll.
+ *
+ * Requests are handler.c's: it reaches the guard, limits, store and
+ * upstream client through the accessors below.
  */
 #include "runtime.h"
 
@@ -26,11 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "alloc.h"
-#include "forward/cgi.h"
-#include "response/error_page.h"
 #include "log/log.h"
 #include "setup/store.h"
 #include "suspect_failover.h"
@@ -217,6 +217,25 @@ const char *mw_runtime_listen(const mw_runtime_t *rt)
     return rt->listen;
 }
 
+void mw_runtime_acquire(mw_runtime_t *rt, mw_guard_t **guard,
+                        suspect_limits_t **limits)
+{
+    pthread_mutex_lock(&rt->lock);
+    *guard = mw_guard_ref(rt->guard);
+    *limits = suspect_reloader_acquire(rt->limits);
+    pthread_mutex_unlock(&rt->lock);
+}
+
+suspect_store_t *mw_runtime_store(const mw_runtime_t *rt)
+{
+    return rt->store;
+}
+
+mw_upstream_t *mw_runtime_upstream(const mw_runtime_t *rt)
+{
+    return rt->upstream;
+}
+
 unsigned mw_runtime_reload_ms(mw_runtime_t *rt)
 {
     unsigned ms;
@@ -366,112 +385,9 @@ size_t mw_runtime_check_actions(mw_runtime_t *rt)
     suspect_limits_t *l;
     size_t n;
 
-    pthread_mutex_lock(&rt->lock);
-    g = mw_guard_ref(rt->guard);
-    l = suspect_reloader_acquire(rt->limits);
-    pthread_mutex_unlock(&rt->lock);
+    mw_runtime_acquire(rt, &g, &l);
     n = mw_guard_check_actions(g, l, log_line, NULL);
     suspect_limits_unref(l);
     mw_guard_unref(g);
     return n;
-}
-
-/* ---- requests ---------------------------------------------------------- */
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The answer to an allowed request that is not forwarded: an authorizer's
- * or nginx auth_request's 200. */
-static void allow_respond(mw_req_t *req)
-{
-    static const char ok[] = "Status: 200 OK\r\nContent-Length: 0\r\n\r\n";
-
-    mw_req_write(req, ok, sizeof(ok) - 1);
-}
-
-static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
-{
-    mw_fwd_result_t res;
-    suspect_err_t err;
-    suspect_rc_t rc;
-
-    memset(&res, 0, sizeof(res));
-    suspect_err_clear(&err);
-    if (rt->upstream != NULL) {
-        rc = mw_upstream_forward(rt->upstream, req, &res, &err);
-    } else {
-        mw_cgi_opts_t o;
-
-        memset(&o, 0, sizeof(o));
-        o.root = c->cgi_root;
-        o.program = c->cgi_program;
-        o.timeout_ms = c->cgi_timeout_ms;
-        rc = mw_cgi_run(&o, req, &res, &err);
-    }
-    if (rc != SUSPECT_OK) {
-        char msg[600];
-
-        suspect_err_format(&err, msg, sizeof(msg));
-        mw_log(MW_LOG_ERROR, "forward: %s", msg);
-    }
-    if (res.status != 0 && !req->output_started) {
-        mw_error_respond(req, res.status);
-    }
-}
-
-static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
-{
-    const char *uri;
-
-    if (!mw_log_enabled(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO)) {
-        return;
-    }
-    uri = mw_req_param(req, "REQUEST_URI", NULL);
-    mw_log(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO,
-           "%s %s action=%s status=%d (%s)",
-           v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
-           uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
-           v->status, v->why != NULL ? v->why : "");
-}
-
-void mw_runtime_handle(mw_req_t *req, void *arg)
-{
-    mw_runtime_t *rt = arg;
-    mw_guard_t *g;
-    suspect_limits_t *l;
-    const suspect_conf_t *c;
-    mw_verdict_t v;
-    suspect_err_t err;
-
-    pthread_mutex_lock(&rt->lock);
-    g = mw_guard_ref(rt->guard);
-    l = suspect_reloader_acquire(rt->limits);
-    pthread_mutex_unlock(&rt->lock);
-    c = mw_guard_conf(g);
-    suspect_err_clear(&err);
-    if (mw_guard_decide(g, l, rt->store, req, now_ms(), &v, &err) !=
-        SUSPECT_OK) {
-        char msg[600];
-
-        suspect_err_format(&err, msg, sizeof(msg));
-        mw_log(MW_LOG_WARNING, "request refused: %s", msg);
-        mw_error_respond(req, err.code == SUSPECT_E_NOMEM ? 503 : 400);
-    } else if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
-               v.kind == MW_VERDICT_UNAVAILABLE) {
-        log_verdict(req, &v);
-        mw_guard_respond(g, req, &v);
-    } else if (req->role == MW_ROLE_AUTHORIZER ||
-               c->mode != SUSPECT_MODE_FORWARD) {
-        allow_respond(req);
-    } else {
-        forward(rt, c, req);
-    }
-    suspect_limits_unref(l);
-    mw_guard_unref(g);
 }

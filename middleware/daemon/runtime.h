@@ -1,7 +1,7 @@
 /*
  * runtime.h - what a running suspect-fcgi holds: the current guard
  * (suspect.xml compiled), the limits file's reloader, the store and the
- * forwarder, and the request handler that uses them.
+ * forwarder; the request handler (handler.h) uses them.
  *
  * Reload: mw_runtime_reload() looks at both files (stat) and loads what
  * changed.  A new suspect.xml is compiled into a new guard and swapped in
@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "forward/upstream.h"
 #include "guard/guard.h"
 #include "request/request.h"
 #include "conf/suspect_conf.h"
@@ -51,8 +52,17 @@ int mw_runtime_reload(mw_runtime_t *rt, bool force);
 /* The reload interval of the current configuration, in ms. */
 unsigned mw_runtime_reload_ms(mw_runtime_t *rt);
 
-/* The request handler (mw_handler_fn) for the FastCGI server; arg = rt. */
-void mw_runtime_handle(mw_req_t *req, void *arg);
+/* The current guard and limits snapshot, each with a reference the caller
+ * drops (mw_guard_unref(), suspect_limits_unref()); a reload never frees
+ * them under it. */
+void mw_runtime_acquire(mw_runtime_t *rt, mw_guard_t **guard,
+                        suspect_limits_t **limits);
+
+/* The store, owned by rt, for as long as rt lives. */
+suspect_store_t *mw_runtime_store(const mw_runtime_t *rt);
+
+/* The upstream client, owned by rt; NULL unless <Upstream>. */
+mw_upstream_t *mw_runtime_upstream(const mw_runtime_t *rt);
 
 /* Logs each route whose action the current limits file lacks; returns
  * how many. */

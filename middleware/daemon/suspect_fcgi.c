@@ -43,6 +43,7 @@
 #include "fcgi/fcgi_server.h"
 #include "fcgi/listen.h"
 #include "log/log.h"
+#include "handler.h"
 #include "runtime.h"
 #include "forward/upstream.h"
 
@@ -315,7 +316,7 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     so.workers = c->workers;
     so.params_max = c->params_max;
     so.io_timeout_ms = c->io_timeout_ms;
-    so.handler = mw_runtime_handle;
+    so.handler = mw_handler_request;
     so.arg = rt;
     if (mw_server_new(&so, &srv, &err) != SUSPECT_OK ||
         mw_server_start(srv, &err) != SUSPECT_OK) {

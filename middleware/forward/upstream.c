@@ -9,14 +9,11 @@
  *     CONTENT_LENGTH can be sent;
  *  2. a connection: for GET and HEAD the most recently pooled one
  *     (upstream_pool.c), else a new one (see "Replays" below);
- *  3. the prelude, built in the connection's buffer: BEGIN_REQUEST
- *     (RESPONDER, KEEP_CONN, id 1), the request's variables as PARAMS
- *     records, then an empty PARAMS.  SCRIPT_FILENAME is replaced when
- *     configured, REDIRECT_STATUS=200 added when missing (php-cgi's
- *     cgi.force_redirect), CONTENT_LENGTH set for a buffered body and
- *     HTTP_PROXY dropped (httpoxy).  A pair never straddles two records
- *     unless it alone is larger than one (PHP parses each record on its
- *     own);
+ *  3. the prelude (upstream_prelude.c), built in the connection's
+ *     buffer: BEGIN_REQUEST (RESPONDER, KEEP_CONN, id 1), the request's
+ *     variables as PARAMS records, then an empty PARAMS; SCRIPT_FILENAME
+ *     replaced when configured, REDIRECT_STATUS=200 added when missing,
+ *     CONTENT_LENGTH set for a buffered body, HTTP_PROXY dropped;
  *  4. the exchange (upstream_io.c), and the connection back to the pool
  *     only when the exchange ended cleanly.
  *
@@ -141,173 +138,6 @@ static up_conn_t *conn_get(mw_upstream_t *u, bool reuse, suspect_rc_t *rc,
         return NULL;
     }
     return c;
-}
-
-/* ---- the prelude ---------------------------------------------------- */
-
-/* Writes PARAMS records into buf, tracking the open record. */
-typedef struct pwriter {
-    uint8_t *buf;
-    size_t pos;
-    size_t rec;     /* offset of the open record's header */
-    size_t rec_len; /* its content so far */
-} pwriter_t;
-
-static void pw_open(pwriter_t *w)
-{
-    w->rec = w->pos;
-    w->pos += FCGI_HEADER_LEN;
-    w->rec_len = 0;
-}
-
-static void pw_close(pwriter_t *w)
-{
-    if (w->rec_len == 0) {
-        w->pos = w->rec; /* never send an empty record mid-stream */
-        return;
-    }
-    fcgi_header_encode(w->buf + w->rec, FCGI_PARAMS, UP_REQUEST_ID,
-                       (uint16_t)w->rec_len, 0);
-}
-
-/* Copies a pair larger than one record across as many as it needs. */
-static suspect_rc_t pw_huge(pwriter_t *w, const char *name, size_t nlen,
-                            const char *value, size_t vlen)
-{
-    size_t size = fcgi_nv_size(nlen, vlen), off = 0;
-    uint8_t *tmp = suspect_malloc(size);
-
-    if (tmp == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
-    fcgi_nv_encode(tmp, name, nlen, value, vlen);
-    while (off < size) {
-        size_t k = FCGI_MAX_CONTENT - w->rec_len;
-
-        if (k == 0) {
-            pw_close(w);
-            pw_open(w);
-            continue;
-        }
-        k = k < size - off ? k : size - off;
-        memcpy(w->buf + w->pos, tmp + off, k);
-        w->pos += k;
-        w->rec_len += k;
-        off += k;
-    }
-    free(tmp);
-    return SUSPECT_OK;
-}
-
-/* Appends one pair, starting a new record when it would not fit. */
-static suspect_rc_t pw_pair(pwriter_t *w, const char *name, size_t nlen,
-                            const char *value, size_t vlen)
-{
-    size_t size = fcgi_nv_size(nlen, vlen);
-
-    if (size > FCGI_MAX_CONTENT) {
-        return pw_huge(w, name, nlen, value, vlen);
-    }
-    if (w->rec_len + size > FCGI_MAX_CONTENT) {
-        pw_close(w);
-        pw_open(w);
-    }
-    w->pos += fcgi_nv_encode(w->buf + w->pos, name, nlen, value, vlen);
-    w->rec_len += size;
-    return SUSPECT_OK;
-}
-
-static bool name_is(const mw_param_t *p, const char *name, size_t len)
-{
-    return p->name_len == len && memcmp(p->name, name, len) == 0;
-}
-
-#define NAME_IS(p, lit) name_is((p), lit, sizeof(lit) - 1)
-
-/* What the prelude changes in the request's variables. */
-typedef struct edits {
-    const char *script; /* replacement SCRIPT_FILENAME, or NULL */
-    size_t script_len;
-    char clen[24]; /* replacement CONTENT_LENGTH, or "" */
-    size_t clen_len;
-} edits_t;
-
-/* Whether variable p is sent as it is; notes REDIRECT_STATUS. */
-static bool keep_param(const mw_param_t *p, const edits_t *e, bool *redirect)
-{
-    if (NAME_IS(p, "REDIRECT_STATUS")) {
-        *redirect = true;
-        return true;
-    }
-    if (NAME_IS(p, "HTTP_PROXY")) {
-        return false;
-    }
-    if (e->script != NULL && NAME_IS(p, "SCRIPT_FILENAME")) {
-        return false;
-    }
-    return e->clen_len == 0 || !NAME_IS(p, "CONTENT_LENGTH");
-}
-
-/* Bytes the prelude needs at most (headers: one per pair, one per full
- * record, BEGIN, the last and the empty PARAMS). */
-static size_t prelude_bound(const mw_req_t *req, const edits_t *e)
-{
-    size_t total = fcgi_nv_size(15, e->script_len) + fcgi_nv_size(15, 3) +
-                   fcgi_nv_size(14, e->clen_len);
-    size_t pairs = req->nparams + 3;
-
-    for (size_t i = 0; i < req->nparams; i++) {
-        total +=
-            fcgi_nv_size(req->params[i].name_len, req->params[i].value_len);
-    }
-    return 2 * FCGI_HEADER_LEN + total +
-           FCGI_HEADER_LEN * (pairs + total / FCGI_MAX_CONTENT + 3);
-}
-
-/* Builds the prelude into c->pre; keep sets FCGI_KEEP_CONN. */
-static suspect_rc_t build_prelude(up_conn_t *c, const mw_req_t *req,
-                                  const edits_t *e, bool keep)
-{
-    size_t need = prelude_bound(req, e);
-    bool redirect = false;
-    suspect_rc_t rc = SUSPECT_OK;
-    pwriter_t w;
-
-    if (need > c->pre_cap) {
-        uint8_t *p = suspect_realloc(c->pre, need < 4096 ? 4096 : need);
-
-        if (p == NULL) {
-            return SUSPECT_E_NOMEM;
-        }
-        c->pre = p;
-        c->pre_cap = need < 4096 ? 4096 : need;
-    }
-    w.buf = c->pre;
-    fcgi_header_encode(w.buf, FCGI_BEGIN_REQUEST, UP_REQUEST_ID, 8, 0);
-    fcgi_begin_encode(w.buf + FCGI_HEADER_LEN, FCGI_RESPONDER,
-                      keep ? FCGI_KEEP_CONN : 0);
-    w.pos = 2 * FCGI_HEADER_LEN;
-    pw_open(&w);
-    for (size_t i = 0; i < req->nparams && rc == SUSPECT_OK; i++) {
-        const mw_param_t *p = &req->params[i];
-
-        if (keep_param(p, e, &redirect)) {
-            rc = pw_pair(&w, p->name, p->name_len, p->value, p->value_len);
-        }
-    }
-    if (rc == SUSPECT_OK && e->script != NULL) {
-        rc = pw_pair(&w, "SCRIPT_FILENAME", 15, e->script, e->script_len);
-    }
-    if (rc == SUSPECT_OK && !redirect) {
-        rc = pw_pair(&w, "REDIRECT_STATUS", 15, "200", 3);
-    }
-    if (rc == SUSPECT_OK && e->clen_len > 0) {
-        rc = pw_pair(&w, "CONTENT_LENGTH", 14, e->clen, e->clen_len);
-    }
-    pw_close(&w);
-    fcgi_header_encode(w.buf + w.pos, FCGI_PARAMS, UP_REQUEST_ID, 0, 0);
-    c->pre_len = w.pos + FCGI_HEADER_LEN;
-    return rc;
 }
 
 /* ---- the body ------------------------------------------------------- */
@@ -478,7 +308,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
     long long clen = content_length(req);
     uint8_t *mem = NULL;
     size_t mem_len = 0;
-    edits_t e;
+    up_edits_t e;
     up_conn_t *c;
     suspect_rc_t rc = SUSPECT_OK;
 
@@ -508,7 +338,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
         res->timed_out = rc == SUSPECT_E_TIMEOUT;
         return rc;
     }
-    if (build_prelude(c, req, &e, u->keep) != SUSPECT_OK) {
+    if (up_prelude_build(c, req, &e, u->keep) != SUSPECT_OK) {
         up_conn_free(c);
         free(mem);
         res->status = 500;

@@ -1,8 +1,8 @@
 /*
  * upstream_int.h - the private parts of the FastCGI client, shared by
- * upstream.c (request preparation, retry, results), upstream_pool.c (idle
- * connections) and upstream_io.c (one exchange of records over one
- * connection).
+ * upstream.c (request preparation, retry, results), upstream_prelude.c
+ * (BEGIN_REQUEST and PARAMS), upstream_pool.c (idle connections) and
+ * upstream_io.c (one exchange of records over one connection).
  *
  * upstream_watch.c watches, for an exchange, the web server's connection
  * of the request and the daemon's stop.
@@ -51,6 +51,19 @@ up_conn_t *up_conn_new(void);
 
 /* Closes c's descriptor and frees it.  NULL is a no-op. */
 void up_conn_free(up_conn_t *c);
+
+/* What the prelude changes in the request's variables. */
+typedef struct up_edits {
+    const char *script; /* replacement SCRIPT_FILENAME, or NULL */
+    size_t script_len;
+    char clen[24]; /* replacement CONTENT_LENGTH, or "" */
+    size_t clen_len;
+} up_edits_t;
+
+/* Builds the prelude of req into c->pre (upstream_prelude.c), with the
+ * edits e; keep sets FCGI_KEEP_CONN.  SUSPECT_OK or SUSPECT_E_NOMEM. */
+suspect_rc_t up_prelude_build(up_conn_t *c, const mw_req_t *req,
+                              const up_edits_t *e, bool keep);
 
 /* Idle connections: a LIFO stack, closed after idle_timeout_ms by a
  * reaper thread (upstream_pool.c). */

@@ -1,6 +1,7 @@
 /*
  * guard_internal.h - what the files of the guard share (guard.c,
- * guard_decide.c, guard_respond.c, path.c, route.c, identity.c): the compiled
+ * guard_decide.c, guard_respond.c, path.c, route.c, guard_call.c,
+ * identity.c): the compiled
  * guard, the per-call state and the functions each file gives the others.
  *
  * Ownership: a guard owns its compiled routes, identities and the pool of
@@ -131,7 +132,7 @@ suspect_rc_t guard_paths_build(const mw_req_t *req, guard_paths_t *out);
 /* Frees what guard_paths_build() allocated. */
 void guard_paths_free(guard_paths_t *p);
 
-/* ---- identity.c --------------------------------------------------------- */
+/* ---- guard_call.c ------------------------------------------------------- */
 
 /* Starts a call: empty arena, nothing looked up. */
 void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req);
@@ -141,6 +142,13 @@ void guard_call_end(guard_call_t *c);
 
 /* QUERY_STRING (NULL when missing), looked up once per call. */
 const char *guard_call_query(guard_call_t *c, size_t *len);
+
+/* HTTP_COOKIE (NULL when missing), looked up once per call. */
+const char *guard_call_cookie(guard_call_t *c, size_t *len);
+
+/* True when the web server, not suspect-fcgi, hands the request to the
+ * app: the authorizer role and the two deciding modes. */
+bool guard_call_app_elsewhere(const guard_call_t *c);
 
 /*
  * The urlencoded body (prefetched once per call, at most form_max bytes).
@@ -165,6 +173,14 @@ typedef suspect_rc_t (*guard_find_fn)(const char *s, size_t s_len,
 suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
                              size_t s_len, const char *name, size_t name_len,
                              const char **val, size_t *len);
+
+/* The client address as identity text (see mw_addr_identity()), resolved
+ * once per call: SUSPECT_OK, or SUSPECT_E_NOTFOUND when the request has no
+ * usable address. */
+suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
+                                  size_t *len);
+
+/* ---- identity.c --------------------------------------------------------- */
 
 /*
  * Fills id with the values of identity gi.  SUSPECT_OK when every source

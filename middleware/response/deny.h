@@ -5,9 +5,9 @@
  * the body) into a caller buffer: a Status line, Retry-After, RateLimit-Policy
  * and RateLimit (draft-ietf-httpapi-ratelimit-headers-10), Cache-Control:
  * no-store, Content-Type, Content-Length, then a body chosen by the Accept
- * header: RFC 9457 problem JSON, a small HTML page, or the operator's
- * template in place of that page.  mw_unavailable_build() writes the 503
- * answered when the store fails in fail-closed mode.
+ * header (accept.h): RFC 9457 problem JSON, a small HTML page, or the
+ * operator's template in place of that page.  mw_unavailable_build()
+ * writes the 503 answered when the store fails in fail-closed mode.
  *
  * There is deliberately no parameter for the identity: the response cannot
  * echo a member code, a session id or an address back to the client.
@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accept.h"
 #include "suspect_error.h"
 #include "suspect_policy.h"
 
@@ -44,23 +45,6 @@ typedef struct mw_deny {
     size_t tmpl_len;
     const char *tmpl_type; /* its Content-Type, NULL = text/html UTF-8 */
 } mw_deny_t;
-
-/* The body kinds Accept can choose. */
-typedef enum mw_body_kind {
-    MW_BODY_HTML = 0,    /* text/html (or the operator's template) */
-    MW_BODY_PROBLEM = 1, /* application/problem+json */
-    MW_BODY_JSON = 2     /* the same JSON as application/json */
-} mw_body_kind_t;
-
-/*
- * The body for an Accept value (NULL or empty: HTML).  Media ranges are
- * weighed by q (0 to 1, three decimals); each kind takes the q of the most
- * specific range that matches it (type/subtype over type/ over * / *).  The
- * JSON kinds are application/problem+json and application/json; the higher
- * q wins, and on a tie the kind whose range comes first in the header;
- * ranges malformed or with a bad q are skipped; nothing acceptable: HTML.
- */
-mw_body_kind_t mw_accept_choose(const char *accept, size_t len);
 
 /* The reason phrase of status ("Too Many Requests"), or a generic one. */
 const char *mw_status_reason(int status);

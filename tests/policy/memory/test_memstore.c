@@ -19,7 +19,7 @@
 
 #define ENTRY_BYTES     64 /* an entry before its ring of 8-byte hits */
 #define BUCKET_BYTES    8
-#define INITIAL_BUCKETS 8 /* per shard, as memstore.c starts them */
+#define INITIAL_BUCKETS 8 /* per shard, as mem_table.c starts them */
 
 /* ---- SipHash-2-4-128 ------------------------------------------------------
  */

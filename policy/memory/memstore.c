@@ -17,22 +17,10 @@
  * h[0] picks the shard, h[1] the bucket.
  *
  * Layout.  S shards (a power of two, default 64), each with its own mutex,
- * a chained hash table of power-of-two size (doubling when it holds more
- * entries than buckets, up to the shard's bound), an LRU list (head = most
- * recently used) and counters of entries and bytes.  An entry is 64 bytes
- * (checked below) followed by a ring of int64 hit timestamps:
+ * hash table and LRU list; an entry per identity holds a ring of its hit
+ * timestamps and the end of its lock (mem_int.h draws them).  The tables
+ * and the bounds that keep them within max_entries are mem_table.c's.
  *
- *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
- *   head, count, cap, window_s 4 x 4 | hits[cap] 8 each
- *
- * The ring holds the hits oldest first from index head, ascending (a hit is
- * recorded at max(now, newest), so a clock that steps back a little keeps
- * it sorted).  It starts at min(limit, 4) slots and doubles, up to what the
- * rule needs (limit_count, or the current count + 1 if a lowered limit left
- * more hits than that); it never shrinks.  Growing it reallocates the entry,
- * which is then relinked in its chain and the LRU list.  An entry's expiry
- * is not stored: it is max(newest hit + window_s, lock_until_ms), with
- * window_s the window of the last decision on it.
  *
  * A decision (ms_decide):
  *   1. hash the n keys, lock their shards in ascending index (each once), so
@@ -47,409 +35,24 @@
  *      allowed, window_s;
  *   6. free entries left with no hit and no live lock, move the others to
  *      the LRU head, unlock.
- *
- * Bounds.  A shard holds at most ceil(max_entries / S) entries; S is lowered
- * (to a power of two) when max_entries is smaller than S, so the store holds
- * at most max_entries + S - 1.  Every insert first frees up to 2 expired
- * entries at the LRU tail (as nginx limit_req does).  If the shard is still
- * full, it looks at up to 16 entries from the tail and drops the first
- * expired one, else the first one that is not locked, else the tail itself.
- * Entries of the decision in progress are never evicted by it; if a shard
- * holds nothing else it goes over its bound by at most n - 1 entries until
  * its next insert.
  *
  * Ownership.  The store owns its shards and entries; keys and rules are
  * borrowed for the call.  Everything is reached under the shard's mutex,
  * including the byte and entry counters that size() and bytes() add up.
  */
-#include "suspect_store_impl.h"
+#include "mem_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include "alloc.h"
-#include "siphash.h"
-
-#define DEFAULT_MAX_ENTRIES 200000
-#define DEFAULT_SHARDS      64
-#define MAX_SHARDS          65536
-#define INITIAL_BUCKETS     8
-#define INITIAL_RING        4
-#define EXPIRE_ON_INSERT    2  /* expired tail entries freed on every insert */
-#define EVICT_SCAN          16 /* tail entries looked at to evict one */
-
-typedef struct entry {
-    uint64_t h[2];
-    struct entry *next; /* hash chain */
-    struct entry *lru_prev, *lru_next;
-    int64_t lock_until_ms; /* locked while now < lock_until_ms; 0 = none */
-    uint32_t head;         /* ring index of the oldest hit */
-    uint32_t count;        /* hits in the ring */
-    uint32_t cap;          /* ring slots */
-    uint32_t window_s;     /* window of the last decision, for expiry */
-    int64_t hits[];
-} entry_t;
-
-_Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 64,
-               "an entry is 64 bytes before its hits on 64-bit hosts");
-
-typedef struct shard {
-    pthread_mutex_t mu;
-    entry_t **buckets;
-    size_t nbuckets; /* a power of two */
-    size_t count;    /* entries */
-    size_t bytes;    /* entry and bucket allocations */
-    entry_t *lru_head, *lru_tail;
-} shard_t;
-
-/* Shards padded to whole cache lines, so two mutexes never share one. */
-typedef union shard_slot {
-    shard_t s;
-    char pad[(sizeof(shard_t) + 63) / 64 * 64];
-} shard_slot_t;
-
-typedef struct memstore {
-    suspect_store_t base; /* first: a suspect_store_t * is a memstore_t * */
-    suspect_siphash_key_t secret;
-    size_t nshards; /* a power of two */
-    size_t max_per_shard;
-    size_t max_buckets; /* a power of two >= max_per_shard */
-    void *slots_raw;    /* what suspect_malloc returned */
-    shard_slot_t *slots;
-} memstore_t;
-
-/* The entries one decision works on, which eviction must leave alone. */
-typedef struct working_set {
-    entry_t *e[SUSPECT_MAX_IDENTITIES];
-    size_t n;
-} working_set_t;
 
 static const suspect_store_ops_t memstore_ops;
-
-/* ---- entries --------------------------------------------------------------
- */
-
-static size_t entry_size(uint32_t cap)
-{
-    return sizeof(entry_t) + (size_t)cap * sizeof(int64_t);
-}
-
-/* The ring slot of the i-th hit, 0 being the oldest. */
-static uint32_t ring_index(const entry_t *e, uint32_t i)
-{
-    uint32_t idx = e->head + i;
-    return idx >= e->cap ? idx - e->cap : idx;
-}
-
-static int64_t entry_newest(const entry_t *e)
-{
-    return e->hits[ring_index(e, e->count - 1)];
-}
-
-/* Drops the hits at or before cutoff (they left the window). */
-static void entry_trim(entry_t *e, int64_t cutoff)
-{
-    while (e->count > 0 && e->hits[e->head] <= cutoff) {
-        e->head = ring_index(e, 1);
-        e->count--;
-    }
-    if (e->count == 0) {
-        e->head = 0;
-    }
-}
-
-/* True when nothing in e matters any more at now. */
-static bool entry_expired(const entry_t *e, int64_t now_ms)
-{
-    if (e->lock_until_ms > now_ms) {
-        return false;
-    }
-    return e->count == 0 ||
-           entry_newest(e) + (int64_t)e->window_s * 1000 <= now_ms;
-}
-
-static bool entry_locked(const entry_t *e, int64_t now_ms)
-{
-    return e->lock_until_ms > now_ms;
-}
-
-/* Appends a hit at max(now, newest); the ring has room. */
-static void entry_record(entry_t *e, int64_t now_ms)
-{
-    int64_t ts = now_ms;
-    if (e->count > 0 && entry_newest(e) > ts) {
-        ts = entry_newest(e);
-    }
-    e->hits[ring_index(e, e->count)] = ts;
-    e->count++;
-}
-
-/* ---- a shard's hash table and LRU list ------------------------------------
- */
-
-static shard_t *shard_at(memstore_t *ms, size_t i)
-{
-    return &ms->slots[i].s;
-}
-
-static size_t shard_index(const memstore_t *ms, const uint64_t h[2])
-{
-    return (size_t)(h[0] & (ms->nshards - 1));
-}
-
-static entry_t **bucket_of(shard_t *sh, const uint64_t h[2])
-{
-    return &sh->buckets[h[1] & (sh->nbuckets - 1)];
-}
-
-static entry_t *shard_find(shard_t *sh, const uint64_t h[2])
-{
-    entry_t *e = *bucket_of(sh, h);
-    while (e != NULL && (e->h[0] != h[0] || e->h[1] != h[1])) {
-        e = e->next;
-    }
-    return e;
-}
-
-/* The link that points at e in its chain. */
-static entry_t **chain_link(shard_t *sh, const entry_t *e)
-{
-    entry_t **link = bucket_of(sh, e->h);
-    while (*link != e) {
-        link = &(*link)->next;
-    }
-    return link;
-}
-
-static void lru_unlink(shard_t *sh, entry_t *e)
-{
-    if (e->lru_prev != NULL) {
-        e->lru_prev->lru_next = e->lru_next;
-    } else {
-        sh->lru_head = e->lru_next;
-    }
-    if (e->lru_next != NULL) {
-        e->lru_next->lru_prev = e->lru_prev;
-    } else {
-        sh->lru_tail = e->lru_prev;
-    }
-}
-
-static void lru_push_head(shard_t *sh, entry_t *e)
-{
-    e->lru_prev = NULL;
-    e->lru_next = sh->lru_head;
-    if (sh->lru_head != NULL) {
-        sh->lru_head->lru_prev = e;
-    } else {
-        sh->lru_tail = e;
-    }
-    sh->lru_head = e;
-}
-
-static void lru_touch(shard_t *sh, entry_t *e)
-{
-    if (sh->lru_head != e) {
-        lru_unlink(sh, e);
-        lru_push_head(sh, e);
-    }
-}
-
-/* Unlinks e from its chain and the LRU list and frees it. */
-static void shard_remove(shard_t *sh, entry_t *e)
-{
-    *chain_link(sh, e) = e->next;
-    lru_unlink(sh, e);
-    sh->count--;
-    sh->bytes -= entry_size(e->cap);
-    free(e);
-}
-
-/* Doubles the bucket array when the chains grow long; a failed allocation
- * only leaves them longer. */
-static void shard_maybe_grow_table(memstore_t *ms, shard_t *sh)
-{
-    size_t n = sh->nbuckets * 2;
-    entry_t **nb;
-
-    if (sh->count <= sh->nbuckets || n > ms->max_buckets) {
-        return;
-    }
-    nb = suspect_calloc(n, sizeof(*nb));
-    if (nb == NULL) {
-        return;
-    }
-    for (size_t i = 0; i < sh->nbuckets; i++) {
-        entry_t *e = sh->buckets[i];
-        while (e != NULL) {
-            entry_t *next = e->next;
-            entry_t **b = &nb[e->h[1] & (n - 1)];
-            e->next = *b;
-            *b = e;
-            e = next;
-        }
-    }
-    free(sh->buckets);
-    sh->bytes += (n - sh->nbuckets) * sizeof(*nb);
-    sh->buckets = nb;
-    sh->nbuckets = n;
-}
-
-/* ---- bounds: expiry and eviction ------------------------------------------
- */
-
-static bool in_working_set(const working_set_t *ws, const entry_t *e)
-{
-    for (size_t i = 0; i < ws->n; i++) {
-        if (ws->e[i] == e) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Frees up to max expired entries from the LRU tail, stopping at the first
- * live one (nginx's "expire a few on every insert"). */
-static void shard_expire_tail(shard_t *sh, const working_set_t *ws,
-                              int64_t now_ms, int max)
-{
-    entry_t *e = sh->lru_tail;
-    while (max > 0 && e != NULL) {
-        entry_t *prev = e->lru_prev;
-        if (!in_working_set(ws, e)) {
-            if (!entry_expired(e, now_ms)) {
-                return;
-            }
-            shard_remove(sh, e);
-            max--;
-        }
-        e = prev;
-    }
-}
-
-/* Drops one entry of a full shard: among the EVICT_SCAN oldest, the first
- * expired one, else the first unlocked one, else the oldest. */
-static void shard_evict_one(shard_t *sh, const working_set_t *ws,
-                            int64_t now_ms)
-{
-    entry_t *oldest = NULL, *unlocked = NULL;
-    int seen = 0;
-
-    for (entry_t *e = sh->lru_tail; e != NULL && seen < EVICT_SCAN;
-         e = e->lru_prev) {
-        if (in_working_set(ws, e)) {
-            continue;
-        }
-        seen++;
-        if (entry_expired(e, now_ms)) {
-            shard_remove(sh, e);
-            return;
-        }
-        if (oldest == NULL) {
-            oldest = e;
-        }
-        if (unlocked == NULL && !entry_locked(e, now_ms)) {
-            unlocked = e;
-        }
-    }
-    if (unlocked != NULL) {
-        shard_remove(sh, unlocked);
-    } else if (oldest != NULL) {
-        shard_remove(sh, oldest);
-    }
-}
-
-/* Makes room for one more entry in sh. */
-static void shard_make_room(memstore_t *ms, shard_t *sh,
-                            const working_set_t *ws, int64_t now_ms)
-{
-    shard_expire_tail(sh, ws, now_ms, EXPIRE_ON_INSERT);
-    if (sh->count >= ms->max_per_shard) {
-        shard_evict_one(sh, ws, now_ms);
-    }
-}
-
-/* Creates the entry h with cap ring slots at the LRU head of sh, making
- * room first.  NULL when out of memory (the store is then as it was, less
- * what making room dropped). */
-static entry_t *shard_insert(memstore_t *ms, shard_t *sh,
-                             const working_set_t *ws, const uint64_t h[2],
-                             uint32_t cap, int64_t now_ms)
-{
-    entry_t *e;
-    entry_t **b;
-
-    shard_make_room(ms, sh, ws, now_ms);
-    e = suspect_malloc(entry_size(cap));
-    if (e == NULL) {
-        return NULL;
-    }
-    memset(e, 0, sizeof(*e));
-    e->h[0] = h[0];
-    e->h[1] = h[1];
-    e->cap = cap;
-    b = bucket_of(sh, h);
-    e->next = *b;
-    *b = e;
-    lru_push_head(sh, e);
-    sh->count++;
-    sh->bytes += entry_size(cap);
-    shard_maybe_grow_table(ms, sh);
-    return e;
-}
-
-/* Ring slots for an entry that must take one more hit under rule. */
-static uint32_t ring_target(const entry_t *e, const suspect_rule_t *rule)
-{
-    uint64_t want = e->cap == 0 ? INITIAL_RING : (uint64_t)e->cap * 2;
-    uint64_t most =
-        rule->limit_count > e->count + 1 ? rule->limit_count : e->count + 1;
-    return (uint32_t)(want < most ? want : most);
-}
-
-/* Makes room in *ep's ring for one more hit, moving the entry to a larger
- * block if needed (its links follow).  SUSPECT_E_NOMEM leaves it as it was. */
-static suspect_rc_t entry_reserve(shard_t *sh, entry_t **ep,
-                                  const suspect_rule_t *rule)
-{
-    entry_t *old = *ep, *e;
-    uint32_t cap;
-
-    if (old->count < old->cap) {
-        return SUSPECT_OK;
-    }
-    cap = ring_target(old, rule);
-    e = suspect_malloc(entry_size(cap));
-    if (e == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
-    memcpy(e, old, sizeof(*e));
-    for (uint32_t i = 0; i < old->count; i++) {
-        e->hits[i] = old->hits[ring_index(old, i)];
-    }
-    e->head = 0;
-    e->cap = cap;
-    *chain_link(sh, old) = e;
-    if (e->lru_prev != NULL) {
-        e->lru_prev->lru_next = e;
-    } else {
-        sh->lru_head = e;
-    }
-    if (e->lru_next != NULL) {
-        e->lru_next->lru_prev = e;
-    } else {
-        sh->lru_tail = e;
-    }
-    sh->bytes += entry_size(cap) - entry_size(old->cap);
-    free(old);
-    *ep = e;
-    return SUSPECT_OK;
-}
 
 /* ---- locking --------------------------------------------------------------
  */
@@ -560,7 +163,7 @@ static void ctx_rollback(decision_ctx_t *ctx)
 {
     for (size_t i = 0; i < ctx->n; i++) {
         if (ctx->created[i]) {
-            shard_remove(shard_at(ctx->ms, ctx->shard[i]), ctx->ws.e[i]);
+            mem_shard_remove(shard_at(ctx->ms, ctx->shard[i]), ctx->ws.e[i]);
             ctx->ws.e[i] = NULL;
             ctx->created[i] = false;
         }
@@ -577,8 +180,9 @@ static suspect_rc_t ctx_reserve(decision_ctx_t *ctx, const suspect_plan_t *plan)
     for (size_t i = 0; i < ctx->n; i++) {
         shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
         if (ctx->ws.e[i] == NULL && (plan->record || plan->lock_until_ms[i])) {
-            ctx->ws.e[i] = shard_insert(ctx->ms, sh, &ctx->ws, ctx->h[i],
-                                        plan->record ? first : 0, ctx->now_ms);
+            ctx->ws.e[i] =
+                mem_shard_insert(ctx->ms, sh, &ctx->ws, ctx->h[i],
+                                 plan->record ? first : 0, ctx->now_ms);
             if (ctx->ws.e[i] == NULL) {
                 ctx_rollback(ctx);
                 return SUSPECT_E_NOMEM;
@@ -586,7 +190,7 @@ static suspect_rc_t ctx_reserve(decision_ctx_t *ctx, const suspect_plan_t *plan)
             ctx->created[i] = true;
         }
         if (plan->record &&
-            entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
+            mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
             ctx_rollback(ctx);
             return SUSPECT_E_NOMEM;
         }
@@ -611,10 +215,10 @@ static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
         }
         e->window_s = ctx->rule->window_s;
         if (e->count == 0 && !entry_locked(e, ctx->now_ms)) {
-            shard_remove(sh, e);
+            mem_shard_remove(sh, e);
             ctx->ws.e[i] = NULL;
         } else {
-            lru_touch(sh, e);
+            mem_lru_touch(sh, e);
         }
     }
 }
@@ -723,7 +327,7 @@ static suspect_rc_t ms_reset(suspect_store_t *store, const suspect_key_t *key,
             e->head = 0;
         }
         if (e->count == 0 && e->lock_until_ms == 0) {
-            shard_remove(sh, e);
+            mem_shard_remove(sh, e);
         }
     }
     pthread_mutex_unlock(&sh->mu);
@@ -741,14 +345,14 @@ static suspect_rc_t ms_block(suspect_store_t *store, const suspect_key_t *key,
     working_set_t ws = {{NULL}, 0};
 
     if (e == NULL) {
-        e = shard_insert(ms, sh, &ws, h, 0, now_ms);
+        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms);
     }
     if (e != NULL) {
         e->lock_until_ms = until_ms;
         if (e->count == 0 && !entry_locked(e, now_ms)) {
-            shard_remove(sh, e);
+            mem_shard_remove(sh, e);
         } else {
-            lru_touch(sh, e);
+            mem_lru_touch(sh, e);
         }
     }
     pthread_mutex_unlock(&sh->mu);
@@ -762,23 +366,11 @@ static suspect_rc_t ms_block(suspect_store_t *store, const suspect_key_t *key,
 /* ---- life cycle -----------------------------------------------------------
  */
 
-/* Frees every entry of sh and its table; the mutex is left to the caller. */
-static void shard_clear(shard_t *sh)
-{
-    entry_t *e = sh->lru_head;
-    while (e != NULL) {
-        entry_t *next = e->lru_next;
-        free(e);
-        e = next;
-    }
-    free(sh->buckets);
-}
-
 /* Frees the first n shards and the store. */
 static void memstore_destroy(memstore_t *ms, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        shard_clear(shard_at(ms, i));
+        mem_shard_clear(shard_at(ms, i));
         pthread_mutex_destroy(&shard_at(ms, i)->mu);
     }
     free(ms->slots_raw);

@@ -1,0 +1,119 @@
+/*
+ * handler.c - what suspect-fcgi does with each request: decide it with the
+ * current guard and limits, then answer the denial (429, 503, 4xx), answer
+ * an allowed request itself (an authorizer's or nginx auth_request's 200),
+ * or forward it to the application (upstream FastCGI or CGI).
+ *
+ * Each request takes its own references to the guard and to the limits
+ * snapshot (mw_runtime_acquire()) and drops them when it ends, so a reload
+ * while it runs changes nothing under it.  A request whose decision fails
+ * is refused with an error page (503 when out of memory, else 400); a
+ * forwarding error is logged and answered with the status the forwarder
+ * chose, unless the application's output had already started.
+ */
+#include "handler.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "forward/cgi.h"
+#include "forward/upstream.h"
+#include "log/log.h"
+#include "response/error_page.h"
+#include "runtime.h"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The answer to an allowed request that is not forwarded: an authorizer's
+ * or nginx auth_request's 200. */
+static void allow_respond(mw_req_t *req)
+{
+    static const char ok[] = "Status: 200 OK\r\nContent-Length: 0\r\n\r\n";
+
+    mw_req_write(req, ok, sizeof(ok) - 1);
+}
+
+static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
+{
+    mw_upstream_t *upstream = mw_runtime_upstream(rt);
+    mw_fwd_result_t res;
+    suspect_err_t err;
+    suspect_rc_t rc;
+
+    memset(&res, 0, sizeof(res));
+    suspect_err_clear(&err);
+    if (upstream != NULL) {
+        rc = mw_upstream_forward(upstream, req, &res, &err);
+    } else {
+        mw_cgi_opts_t o;
+
+        memset(&o, 0, sizeof(o));
+        o.root = c->cgi_root;
+        o.program = c->cgi_program;
+        o.timeout_ms = c->cgi_timeout_ms;
+        rc = mw_cgi_run(&o, req, &res, &err);
+    }
+    if (rc != SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_ERROR, "forward: %s", msg);
+    }
+    if (res.status != 0 && !req->output_started) {
+        mw_error_respond(req, res.status);
+    }
+}
+
+static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
+{
+    const char *uri;
+
+    if (!mw_log_enabled(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO)) {
+        return;
+    }
+    uri = mw_req_param(req, "REQUEST_URI", NULL);
+    mw_log(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO,
+           "%s %s action=%s status=%d (%s)",
+           v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
+           uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
+           v->status, v->why != NULL ? v->why : "");
+}
+
+void mw_handler_request(mw_req_t *req, void *arg)
+{
+    mw_runtime_t *rt = arg;
+    mw_guard_t *g;
+    suspect_limits_t *l;
+    const suspect_conf_t *c;
+    mw_verdict_t v;
+    suspect_err_t err;
+
+    mw_runtime_acquire(rt, &g, &l);
+    c = mw_guard_conf(g);
+    suspect_err_clear(&err);
+    if (mw_guard_decide(g, l, mw_runtime_store(rt), req, now_ms(), &v, &err) !=
+        SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_WARNING, "request refused: %s", msg);
+        mw_error_respond(req, err.code == SUSPECT_E_NOMEM ? 503 : 400);
+    } else if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
+               v.kind == MW_VERDICT_UNAVAILABLE) {
+        log_verdict(req, &v);
+        mw_guard_respond(g, req, &v);
+    } else if (req->role == MW_ROLE_AUTHORIZER ||
+               c->mode != SUSPECT_MODE_FORWARD) {
+        allow_respond(req);
+    } else {
+        forward(rt, c, req);
+    }
+    suspect_limits_unref(l);
+    mw_guard_unref(g);
+}

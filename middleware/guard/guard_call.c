@@ -1,0 +1,251 @@
+/*
+ * guard_call.c - the state of one decision (guard_call_t): the memory its
+ * values live in, the request variables, body and client address it looks
+ * up at most once, whichever route and identity ask first.
+ *
+ * Values found by the lookups of lookup.c are copied (and decoded) into
+ * the call's arena: GUARD_ARENA_STACK bytes on the stack, and for a value
+ * that does not fit there one heap block of its exact size (the lookups
+ * report the full length), so a long value is keyed whole, never cut (the
+ * key builder caps and hashes it).  The client address is resolved once
+ * per call and kept as text.
+ *
+ * The body is read at most once per call, and only for an
+ * application/x-www-form-urlencoded request in forward mode that is not
+ * an authorizer's: web servers send authorizers no body, and in the two
+ * deciding modes (auth-request, authorizer) the web server keeps the body
+ * for the app.  The body is read as a form whenever a common parser
+ * would read it as one: PHP takes CONTENT_TYPE up to its first ';', ','
+ * or blank, in any case ("application/x-www-form-urlencoded,x"); Perl's
+ * CGI.pm takes any type that starts with
+ * "application/x-www-form-urlencoded" ("...urlencodedx"), and a POST
+ * without CONTENT_TYPE at all.  So: CONTENT_TYPE missing or blank, or
+ * starting (past blanks, in any case) with that type.  Reading more than
+ * the app does only finds more, the safe side.  A body longer than form_max is
+ * not searched at all (SUSPECT_E_FULL, a 413): a prefix could hide a
+ * later copy of a parameter (the one PHP reads) or the parameter itself,
+ * so counting from it would be a guess.  A multipart/form-data body (any
+ * type starting with it, as CGI.pm matches it), which PHP and CGI.pm also
+ * read as a form, is not parsed here: a route that needs the body
+ * refuses it (SUSPECT_E_PARSE, a 415) rather than let its form fields go
+ * uncounted.
+ *
+ * Invariant: everything a call allocates is listed in its arena and freed
+ * by guard_call_end(); nothing outlives the call.
+ */
+#include "guard_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+
+/* Starts a call: the arena's stack part is left uninitialised. */
+void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req)
+{
+    c->g = g;
+    c->req = req;
+    c->body_state = 0;
+    c->body = NULL;
+    c->body_len = 0;
+    c->ip_state = 0;
+    c->ip_len = 0;
+    c->query.done = false;
+    c->cookie.done = false;
+    c->arena.used = 0;
+    c->arena.nheap = 0;
+}
+
+/* Frees the call's heap blocks. */
+void guard_call_end(guard_call_t *c)
+{
+    for (size_t i = 0; i < c->arena.nheap; i++) {
+        free(c->arena.heap[i]);
+    }
+    c->arena.nheap = 0;
+}
+
+/* The value of variable name, looked up once per call through v. */
+static const char *call_var(guard_call_t *c, guard_var_t *v, const char *name,
+                            size_t *len)
+{
+    if (!v->done) {
+        v->len = 0;
+        v->value = mw_req_param(c->req, name, &v->len);
+        v->done = true;
+    }
+    *len = v->len;
+    return v->value;
+}
+
+/* QUERY_STRING, looked up once per call. */
+const char *guard_call_query(guard_call_t *c, size_t *len)
+{
+    return call_var(c, &c->query, "QUERY_STRING", len);
+}
+
+/* HTTP_COOKIE, looked up once per call. */
+const char *guard_call_cookie(guard_call_t *c, size_t *len)
+{
+    return call_var(c, &c->cookie, "HTTP_COOKIE", len);
+}
+
+/* A heap block of n bytes owned by the arena, or NULL. */
+static char *arena_heap(guard_arena_t *a, size_t n)
+{
+    char *p;
+
+    if (a->nheap == GUARD_ARENA_HEAP) {
+        return NULL;
+    }
+    p = suspect_malloc(n);
+    if (p != NULL) {
+        a->heap[a->nheap++] = p;
+    }
+    return p;
+}
+
+/* True when the web server, not suspect-fcgi, hands the request to the
+ * app: the authorizer role and the two deciding modes. */
+bool guard_call_app_elsewhere(const guard_call_t *c)
+{
+    return c->req->role == MW_ROLE_AUTHORIZER ||
+           c->g->conf->mode != SUSPECT_MODE_FORWARD;
+}
+
+/* CONTENT_TYPE past its leading blanks, or NULL when missing or blank. */
+static const char *media_type(const mw_req_t *req, size_t *len)
+{
+    const char *v = mw_req_param(req, "CONTENT_TYPE", len);
+
+    while (v != NULL && *len > 0 && (*v == ' ' || *v == '\t')) {
+        v++;
+        (*len)--;
+    }
+    return v != NULL && *len > 0 ? v : NULL;
+}
+
+/* True when the media type starts with type, in any case. */
+static bool media_type_starts(const char *v, size_t len, const char *type)
+{
+    size_t n = strlen(type);
+
+    return v != NULL && len >= n && strncasecmp(v, type, n) == 0;
+}
+
+/* Where the body stands before it is read: 0 to read (a form to some
+ * parser, in forward mode), -1 nothing to read, -3 a multipart form that
+ * cannot be searched.  See the file comment. */
+static int body_kind(const guard_call_t *c)
+{
+    size_t len = 0;
+    const char *type;
+
+    if (guard_call_app_elsewhere(c)) {
+        return -1;
+    }
+    type = media_type(c->req, &len);
+    if (type == NULL ||
+        media_type_starts(type, len, "application/x-www-form-urlencoded")) {
+        return 0;
+    }
+    return media_type_starts(type, len, "multipart/form-data") ? -3 : -1;
+}
+
+suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len)
+{
+    if (c->body_state == 0) {
+        bool complete = false;
+        suspect_rc_t rc;
+
+        c->body_state = body_kind(c);
+        if (c->body_state != 0) {
+            return guard_call_body(c, body, len);
+        }
+        rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,
+                             &complete);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        c->body_state = complete ? 1 : -2;
+    }
+    switch (c->body_state) {
+    case -2:
+        return SUSPECT_E_FULL;
+    case -3:
+        return SUSPECT_E_PARSE;
+    case 1:
+        *body = c->body;
+        *len = c->body_len;
+        return SUSPECT_OK;
+    default:
+        return SUSPECT_E_NOTFOUND;
+    }
+}
+
+/* Runs a lookup into the arena: see guard_internal.h. */
+suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
+                             size_t s_len, const char *name, size_t name_len,
+                             const char **val, size_t *len)
+{
+    guard_arena_t *a = &c->arena;
+    char *buf = a->stack + a->used;
+    size_t room = sizeof(a->stack) - a->used;
+    suspect_rc_t rc = fn(s, s_len, name, name_len, buf, room, len);
+
+    if (rc == SUSPECT_E_FULL) {
+        buf = arena_heap(a, *len);
+        if (buf == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        rc = fn(s, s_len, name, name_len, buf, *len, len);
+    } else if (rc == SUSPECT_OK) {
+        a->used += *len;
+    }
+    if (rc != SUSPECT_OK) {
+        return rc == SUSPECT_E_FULL ? SUSPECT_E_NOMEM : SUSPECT_E_NOTFOUND;
+    }
+    *val = buf;
+    return SUSPECT_OK;
+}
+
+/* The client address as identity text, resolved once per call. */
+suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
+                                  size_t *len)
+{
+    if (c->ip_state == 0) {
+        const suspect_conf_t *conf = c->g->conf;
+        mw_client_src_t src;
+        mw_addr_t addr;
+
+        c->ip_state = -1;
+        memset(&src, 0, sizeof(src));
+        src.trust = c->g->trust.n > 0 ? &c->g->trust : NULL;
+        src.remote = mw_req_param(c->req, "REMOTE_ADDR", &src.remote_len);
+        if (src.remote == NULL) {
+            return SUSPECT_E_NOTFOUND;
+        }
+        /* One header, the one the proxy writes: with two, a client could
+         * write the other (conf and guard refuse any other value). */
+        if (conf->fwd_header == SUSPECT_FWD_XFF) {
+            src.xff =
+                mw_req_param(c->req, "HTTP_X_FORWARDED_FOR", &src.xff_len);
+        } else if (conf->fwd_header == SUSPECT_FWD_FORWARDED) {
+            src.forwarded =
+                mw_req_param(c->req, "HTTP_FORWARDED", &src.forwarded_len);
+        }
+        if (mw_client_addr(&src, &addr) != SUSPECT_OK ||
+            mw_addr_identity(&addr, conf->ipv4_prefix, conf->ipv6_prefix, c->ip,
+                             &c->ip_len) != SUSPECT_OK) {
+            return SUSPECT_E_NOTFOUND;
+        }
+        c->ip_state = 1;
+    }
+    if (c->ip_state < 0) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    *val = c->ip;
+    *len = c->ip_len;
+    return SUSPECT_OK;
+}

@@ -1,0 +1,232 @@
+/*
+ * lmdb_rec.c - the LMDB store's records and stored keys: how an identity's
+ * window and lock are laid out in the map, read, judged and written.
+ *
+ * Keys.  The window key bytes (the lock is kept inside the same record, so
+ * one key per identity).  LMDB keys hold at most K = 511 bytes; keys built
+ * with a long prefix, the typed format and a large value cap can be longer.
+ * A key shorter than K is stored as it is; a longer one becomes exactly K
+ * bytes: its first K - 66 bytes, "%#" and the 64 hex digits of the SHA-256
+ * of the whole key.  Stored lengths keep the two kinds apart (raw < K,
+ * hashed == K), and the digest keeps long keys apart.
+ *
+ * Record (native byte order; an LMDB file is not portable across CPUs
+ * anyway):
+ *   magic u32 "SLR1" | count u32 | window_s u32 | reserved u32 |
+ *   lock_until_ms i64 | expires_ms i64 | hits[count] i64, ascending
+ * window_s is the window of the last decision on the record; expires_ms is
+ * max(newest hit + window, lock_until): after it the record means nothing.
+ * Values are read with memcpy (LMDB gives no alignment).
+ *
+ * A record is written whole from the store's scratch buffer (only inside a
+ * write transaction, which LMDB serialises); one left with no hit and no
+ * lock is deleted instead.  Views point into LMDB's pages and are valid
+ * only inside their transaction.
+ */
+#include "lmdb_int.h"
+
+#include <string.h>
+
+#include "alloc.h"
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static int64_t get_i64(const unsigned char *p)
+{
+    int64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static void put_i64(unsigned char *p, int64_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+/* Fills r from a stored value; false when the value is not a record. */
+bool lm_rec_parse(const MDB_val *v, rec_view_t *r)
+{
+    const unsigned char *p = v->mv_data;
+
+    memset(r, 0, sizeof(*r));
+    if (v->mv_size < REC_HEADER || get_u32(p) != REC_MAGIC) {
+        return false;
+    }
+    r->count = get_u32(p + 4);
+    if (v->mv_size != REC_HEADER + (size_t)r->count * 8) {
+        return false;
+    }
+    r->found = true;
+    r->window_s = get_u32(p + 8);
+    r->lock_until_ms = get_i64(p + 16);
+    r->expires_ms = get_i64(p + 24);
+    r->hits = p + REC_HEADER;
+    return true;
+}
+
+int64_t lm_rec_hit(const rec_view_t *r, uint32_t i)
+{
+    return get_i64(r->hits + (size_t)i * 8);
+}
+
+/* Index of the first hit after cutoff (count when none): hits at or before
+ * the cutoff have left the window. */
+static uint32_t rec_first_after(const rec_view_t *r, int64_t cutoff)
+{
+    uint32_t lo = 0, hi = r->count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (lm_rec_hit(r, mid) <= cutoff) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* The state of r under rule at now; *first gets the oldest hit still in
+ * the window. */
+void lm_rec_state(const rec_view_t *r, const suspect_rule_t *rule,
+                  int64_t now_ms, suspect_window_state_t *st, uint32_t *first)
+{
+    int64_t window_ms = (int64_t)rule->window_s * 1000;
+
+    memset(st, 0, sizeof(*st));
+    *first = 0;
+    if (!r->found) {
+        return;
+    }
+    *first = rec_first_after(r, now_ms - window_ms);
+    st->lock_until_ms = r->lock_until_ms;
+    st->in_window = r->count - *first;
+    if (st->in_window >= rule->limit_count) {
+        uint32_t k = *first + (st->in_window - rule->limit_count);
+        st->free_at_ms = lm_rec_hit(r, k) + window_ms;
+    }
+}
+
+static uint32_t rec_new_count(const rec_new_t *nr)
+{
+    uint32_t kept = nr->old->found ? nr->old->count - nr->from : 0;
+    return kept + (nr->add ? 1 : 0);
+}
+
+/* Makes the scratch buffer hold at least size bytes; false on ENOMEM. */
+static bool scratch_reserve(lmstore_t *ls, size_t size)
+{
+    unsigned char *p;
+
+    if (size <= ls->scratch_cap) {
+        return true;
+    }
+    p = suspect_realloc(ls->scratch, size);
+    if (p == NULL) {
+        return false;
+    }
+    ls->scratch = p;
+    ls->scratch_cap = size;
+    return true;
+}
+
+/* Builds the record nr describes in the scratch buffer; *v points at it. */
+static int rec_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
+{
+    uint32_t count = rec_new_count(nr);
+    uint32_t kept = count - (nr->add ? 1 : 0);
+    size_t size = REC_HEADER + (size_t)count * 8;
+    int64_t expires = nr->lock_until_ms;
+    unsigned char *p;
+
+    if (!scratch_reserve(ls, size)) {
+        return LM_NOMEM;
+    }
+    p = ls->scratch;
+    memset(p, 0, REC_HEADER);
+    if (kept > 0) {
+        memcpy(p + REC_HEADER, nr->old->hits + (size_t)nr->from * 8,
+               (size_t)kept * 8);
+    }
+    if (nr->add) {
+        put_i64(p + REC_HEADER + (size_t)kept * 8, nr->add_ts);
+    }
+    if (count > 0) {
+        int64_t newest = get_i64(p + REC_HEADER + (size_t)(count - 1) * 8);
+        int64_t end = newest + (int64_t)nr->window_s * 1000;
+        expires = end > expires ? end : expires;
+    }
+    put_u32(p, REC_MAGIC);
+    put_u32(p + 4, count);
+    put_u32(p + 8, nr->window_s);
+    put_i64(p + 16, nr->lock_until_ms);
+    put_i64(p + 24, expires);
+    v->mv_data = p;
+    v->mv_size = size;
+    return 0;
+}
+
+/* The stored form of key's window key (see the top of this file). */
+void lm_store_key(const lmstore_t *ls, const suspect_key_t *key, skey_t *sk)
+{
+    uint8_t d[SUSPECT_SHA256_LEN];
+    size_t head;
+
+    if (key->window_len < ls->key_max) {
+        sk->val.mv_data = (void *)key->buf;
+        sk->val.mv_size = key->window_len;
+        return;
+    }
+    head = ls->key_max - HASH_TAIL;
+    suspect_sha256(key->buf, key->window_len, d);
+    memcpy(sk->buf, key->buf, head);
+    sk->buf[head] = '%';
+    sk->buf[head + 1] = '#';
+    for (size_t i = 0; i < SUSPECT_SHA256_LEN; i++) {
+        sk->buf[head + 2 + 2 * i] = hexdigits[d[i] >> 4];
+        sk->buf[head + 3 + 2 * i] = hexdigits[d[i] & 15];
+    }
+    sk->val.mv_data = sk->buf;
+    sk->val.mv_size = ls->key_max;
+}
+
+/* Reads the record of sk into r (r->found false when there is none). */
+int lm_rec_get(const lmstore_t *ls, MDB_txn *txn, skey_t *sk, rec_view_t *r)
+{
+    MDB_val v;
+    int rc = mdb_get(txn, ls->recs, &sk->val, &v);
+
+    memset(r, 0, sizeof(*r));
+    if (rc == MDB_NOTFOUND) {
+        return 0;
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    return lm_rec_parse(&v, r) ? 0 : LM_CORRUPT;
+}
+
+/* Writes what nr describes under sk, or deletes the record when it would
+ * hold no hit and no lock. */
+int lm_rec_store(lmstore_t *ls, MDB_txn *txn, skey_t *sk, const rec_new_t *nr)
+{
+    MDB_val v;
+    int rc;
+
+    if (rec_new_count(nr) == 0 && nr->lock_until_ms == 0) {
+        return nr->old->found ? mdb_del(txn, ls->recs, &sk->val, NULL) : 0;
+    }
+    rc = rec_build(ls, nr, &v);
+    return rc != 0 ? rc : mdb_put(txn, ls->recs, &sk->val, &v, 0);
+}

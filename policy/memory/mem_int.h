@@ -1,0 +1,195 @@
+/*
+ * mem_int.h - what the two files of the memory store share: an entry (one
+ * identity's hits and lock), a shard (a mutex, a hash table, an LRU list),
+ * the store, and the table operations mem_table.c gives memstore.c.  The
+ * small entry and lookup helpers that every decision runs are inline here.
+ *
+ * Layout.  S shards (a power of two, default 64), each with its own mutex,
+ * a chained hash table of power-of-two size (doubling when it holds more
+ * entries than buckets, up to the shard's bound), an LRU list (head = most
+ * recently used) and counters of entries and bytes.  An entry is 64 bytes
+ * (checked below) followed by a ring of int64 hit timestamps:
+ *
+ *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
+ *   head, count, cap, window_s 4 x 4 | hits[cap] 8 each
+ *
+ * The ring holds the hits oldest first from index head, ascending (a hit is
+ * recorded at max(now, newest), so a clock that steps back a little keeps
+ * it sorted).  It starts at min(limit, 4) slots and doubles, up to what the
+ * rule needs (limit_count, or the current count + 1 if a lowered limit left
+ * more hits than that); it never shrinks.  Growing it reallocates the entry,
+ * which is then relinked in its chain and the LRU list.  An entry's expiry
+ * is not stored: it is max(newest hit + window_s, lock_until_ms), with
+ * window_s the window of the last decision on it.
+ *
+ * Everything here is reached under the entry's shard mutex.
+ */
+#ifndef SUSPECT_MEM_INT_H
+#define SUSPECT_MEM_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "siphash.h"
+#include "suspect_store_impl.h"
+
+#define DEFAULT_MAX_ENTRIES 200000
+#define DEFAULT_SHARDS      64
+#define MAX_SHARDS          65536
+#define INITIAL_BUCKETS     8
+#define INITIAL_RING        4
+#define EXPIRE_ON_INSERT    2  /* expired tail entries freed on every insert */
+#define EVICT_SCAN          16 /* tail entries looked at to evict one */
+
+typedef struct entry {
+    uint64_t h[2];
+    struct entry *next; /* hash chain */
+    struct entry *lru_prev, *lru_next;
+    int64_t lock_until_ms; /* locked while now < lock_until_ms; 0 = none */
+    uint32_t head;         /* ring index of the oldest hit */
+    uint32_t count;        /* hits in the ring */
+    uint32_t cap;          /* ring slots */
+    uint32_t window_s;     /* window of the last decision, for expiry */
+    int64_t hits[];
+} entry_t;
+
+_Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 64,
+               "an entry is 64 bytes before its hits on 64-bit hosts");
+
+typedef struct shard {
+    pthread_mutex_t mu;
+    entry_t **buckets;
+    size_t nbuckets; /* a power of two */
+    size_t count;    /* entries */
+    size_t bytes;    /* entry and bucket allocations */
+    entry_t *lru_head, *lru_tail;
+} shard_t;
+
+/* Shards padded to whole cache lines, so two mutexes never share one. */
+typedef union shard_slot {
+    shard_t s;
+    char pad[(sizeof(shard_t) + 63) / 64 * 64];
+} shard_slot_t;
+
+typedef struct memstore {
+    suspect_store_t base; /* first: a suspect_store_t * is a memstore_t * */
+    suspect_siphash_key_t secret;
+    size_t nshards; /* a power of two */
+    size_t max_per_shard;
+    size_t max_buckets; /* a power of two >= max_per_shard */
+    void *slots_raw;    /* what suspect_malloc returned */
+    shard_slot_t *slots;
+} memstore_t;
+
+/* The entries one decision works on, which eviction must leave alone. */
+typedef struct working_set {
+    entry_t *e[SUSPECT_MAX_IDENTITIES];
+    size_t n;
+} working_set_t;
+
+/* ---- entries ------------------------------------------------------------ */
+
+static inline size_t entry_size(uint32_t cap)
+{
+    return sizeof(entry_t) + (size_t)cap * sizeof(int64_t);
+}
+
+/* The ring slot of the i-th hit, 0 being the oldest. */
+static inline uint32_t ring_index(const entry_t *e, uint32_t i)
+{
+    uint32_t idx = e->head + i;
+    return idx >= e->cap ? idx - e->cap : idx;
+}
+
+static inline int64_t entry_newest(const entry_t *e)
+{
+    return e->hits[ring_index(e, e->count - 1)];
+}
+
+/* Drops the hits at or before cutoff (they left the window). */
+static inline void entry_trim(entry_t *e, int64_t cutoff)
+{
+    while (e->count > 0 && e->hits[e->head] <= cutoff) {
+        e->head = ring_index(e, 1);
+        e->count--;
+    }
+    if (e->count == 0) {
+        e->head = 0;
+    }
+}
+
+/* True when nothing in e matters any more at now. */
+static inline bool entry_expired(const entry_t *e, int64_t now_ms)
+{
+    if (e->lock_until_ms > now_ms) {
+        return false;
+    }
+    return e->count == 0 ||
+           entry_newest(e) + (int64_t)e->window_s * 1000 <= now_ms;
+}
+
+static inline bool entry_locked(const entry_t *e, int64_t now_ms)
+{
+    return e->lock_until_ms > now_ms;
+}
+
+/* Appends a hit at max(now, newest); the ring has room. */
+static inline void entry_record(entry_t *e, int64_t now_ms)
+{
+    int64_t ts = now_ms;
+    if (e->count > 0 && entry_newest(e) > ts) {
+        ts = entry_newest(e);
+    }
+    e->hits[ring_index(e, e->count)] = ts;
+    e->count++;
+}
+
+static inline shard_t *shard_at(memstore_t *ms, size_t i)
+{
+    return &ms->slots[i].s;
+}
+
+static inline size_t shard_index(const memstore_t *ms, const uint64_t h[2])
+{
+    return (size_t)(h[0] & (ms->nshards - 1));
+}
+
+static inline entry_t **bucket_of(shard_t *sh, const uint64_t h[2])
+{
+    return &sh->buckets[h[1] & (sh->nbuckets - 1)];
+}
+
+static inline entry_t *shard_find(shard_t *sh, const uint64_t h[2])
+{
+    entry_t *e = *bucket_of(sh, h);
+    while (e != NULL && (e->h[0] != h[0] || e->h[1] != h[1])) {
+        e = e->next;
+    }
+    return e;
+}
+
+/* ---- mem_table.c -------------------------------------------------------- */
+
+/* Unlinks e from its chain and the LRU list and frees it. */
+void mem_shard_remove(shard_t *sh, entry_t *e);
+
+/* Moves e to the head of the LRU list (most recently used). */
+void mem_lru_touch(shard_t *sh, entry_t *e);
+
+/* Creates the entry h with cap ring slots at the LRU head of sh, making
+ * room first (never evicting an entry of ws).  NULL when out of memory
+ * (the store is then as it was, less what making room dropped). */
+entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
+                          const uint64_t h[2], uint32_t cap, int64_t now_ms);
+
+/* Makes room in *ep's ring for one more hit under rule, moving the entry
+ * to a larger block if needed (its links follow).  SUSPECT_E_NOMEM leaves
+ * it as it was. */
+suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
+                               const suspect_rule_t *rule);
+
+/* Frees every entry of sh and its table; the mutex is left to the caller. */
+void mem_shard_clear(shard_t *sh);
+
+#endif

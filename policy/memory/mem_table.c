@@ -1,0 +1,270 @@
+/*
+ * mem_table.c - the memory store's tables: a shard's chained hash table
+ * and LRU list, the growth of entries and tables, and the bounds (expiry
+ * and eviction) that keep a shard within its share of max_entries.
+ *
+ *
+ * Bounds.  A shard holds at most ceil(max_entries / S) entries; S is lowered
+ * (to a power of two) when max_entries is smaller than S, so the store holds
+ * at most max_entries + S - 1.  Every insert first frees up to 2 expired
+ * entries at the LRU tail (as nginx limit_req does).  If the shard is still
+ * full, it looks at up to 16 entries from the tail and drops the first
+ * expired one, else the first one that is not locked, else the tail itself.
+ * Entries of the decision in progress are never evicted by it; if a shard
+ * holds nothing else it goes over its bound by at most n - 1 entries until
+ *
+ * Every function here runs under the shard's mutex, held by the caller
+ * (memstore.c), and keeps the shard's entry and byte counters exact.
+ */
+#include "mem_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+/* The link that points at e in its chain. */
+static entry_t **chain_link(shard_t *sh, const entry_t *e)
+{
+    entry_t **link = bucket_of(sh, e->h);
+    while (*link != e) {
+        link = &(*link)->next;
+    }
+    return link;
+}
+
+static void lru_unlink(shard_t *sh, entry_t *e)
+{
+    if (e->lru_prev != NULL) {
+        e->lru_prev->lru_next = e->lru_next;
+    } else {
+        sh->lru_head = e->lru_next;
+    }
+    if (e->lru_next != NULL) {
+        e->lru_next->lru_prev = e->lru_prev;
+    } else {
+        sh->lru_tail = e->lru_prev;
+    }
+}
+
+static void lru_push_head(shard_t *sh, entry_t *e)
+{
+    e->lru_prev = NULL;
+    e->lru_next = sh->lru_head;
+    if (sh->lru_head != NULL) {
+        sh->lru_head->lru_prev = e;
+    } else {
+        sh->lru_tail = e;
+    }
+    sh->lru_head = e;
+}
+
+void mem_lru_touch(shard_t *sh, entry_t *e)
+{
+    if (sh->lru_head != e) {
+        lru_unlink(sh, e);
+        lru_push_head(sh, e);
+    }
+}
+
+/* Unlinks e from its chain and the LRU list and frees it. */
+void mem_shard_remove(shard_t *sh, entry_t *e)
+{
+    *chain_link(sh, e) = e->next;
+    lru_unlink(sh, e);
+    sh->count--;
+    sh->bytes -= entry_size(e->cap);
+    free(e);
+}
+
+/* Doubles the bucket array when the chains grow long; a failed allocation
+ * only leaves them longer. */
+static void shard_maybe_grow_table(memstore_t *ms, shard_t *sh)
+{
+    size_t n = sh->nbuckets * 2;
+    entry_t **nb;
+
+    if (sh->count <= sh->nbuckets || n > ms->max_buckets) {
+        return;
+    }
+    nb = suspect_calloc(n, sizeof(*nb));
+    if (nb == NULL) {
+        return;
+    }
+    for (size_t i = 0; i < sh->nbuckets; i++) {
+        entry_t *e = sh->buckets[i];
+        while (e != NULL) {
+            entry_t *next = e->next;
+            entry_t **b = &nb[e->h[1] & (n - 1)];
+            e->next = *b;
+            *b = e;
+            e = next;
+        }
+    }
+    free(sh->buckets);
+    sh->bytes += (n - sh->nbuckets) * sizeof(*nb);
+    sh->buckets = nb;
+    sh->nbuckets = n;
+}
+
+/* ---- bounds: expiry and eviction ------------------------------------------
+ */
+
+static bool in_working_set(const working_set_t *ws, const entry_t *e)
+{
+    for (size_t i = 0; i < ws->n; i++) {
+        if (ws->e[i] == e) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Frees up to max expired entries from the LRU tail, stopping at the first
+ * live one (nginx's "expire a few on every insert"). */
+static void shard_expire_tail(shard_t *sh, const working_set_t *ws,
+                              int64_t now_ms, int max)
+{
+    entry_t *e = sh->lru_tail;
+    while (max > 0 && e != NULL) {
+        entry_t *prev = e->lru_prev;
+        if (!in_working_set(ws, e)) {
+            if (!entry_expired(e, now_ms)) {
+                return;
+            }
+            mem_shard_remove(sh, e);
+            max--;
+        }
+        e = prev;
+    }
+}
+
+/* Drops one entry of a full shard: among the EVICT_SCAN oldest, the first
+ * expired one, else the first unlocked one, else the oldest. */
+static void shard_evict_one(shard_t *sh, const working_set_t *ws,
+                            int64_t now_ms)
+{
+    entry_t *oldest = NULL, *unlocked = NULL;
+    int seen = 0;
+
+    for (entry_t *e = sh->lru_tail; e != NULL && seen < EVICT_SCAN;
+         e = e->lru_prev) {
+        if (in_working_set(ws, e)) {
+            continue;
+        }
+        seen++;
+        if (entry_expired(e, now_ms)) {
+            mem_shard_remove(sh, e);
+            return;
+        }
+        if (oldest == NULL) {
+            oldest = e;
+        }
+        if (unlocked == NULL && !entry_locked(e, now_ms)) {
+            unlocked = e;
+        }
+    }
+    if (unlocked != NULL) {
+        mem_shard_remove(sh, unlocked);
+    } else if (oldest != NULL) {
+        mem_shard_remove(sh, oldest);
+    }
+}
+
+/* Makes room for one more entry in sh. */
+static void shard_make_room(memstore_t *ms, shard_t *sh,
+                            const working_set_t *ws, int64_t now_ms)
+{
+    shard_expire_tail(sh, ws, now_ms, EXPIRE_ON_INSERT);
+    if (sh->count >= ms->max_per_shard) {
+        shard_evict_one(sh, ws, now_ms);
+    }
+}
+
+/* Creates the entry h with cap ring slots at the LRU head of sh, making
+ * room first.  NULL when out of memory (the store is then as it was, less
+ * what making room dropped). */
+entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
+                          const uint64_t h[2], uint32_t cap, int64_t now_ms)
+{
+    entry_t *e;
+    entry_t **b;
+
+    shard_make_room(ms, sh, ws, now_ms);
+    e = suspect_malloc(entry_size(cap));
+    if (e == NULL) {
+        return NULL;
+    }
+    memset(e, 0, sizeof(*e));
+    e->h[0] = h[0];
+    e->h[1] = h[1];
+    e->cap = cap;
+    b = bucket_of(sh, h);
+    e->next = *b;
+    *b = e;
+    lru_push_head(sh, e);
+    sh->count++;
+    sh->bytes += entry_size(cap);
+    shard_maybe_grow_table(ms, sh);
+    return e;
+}
+
+/* Ring slots for an entry that must take one more hit under rule. */
+static uint32_t ring_target(const entry_t *e, const suspect_rule_t *rule)
+{
+    uint64_t want = e->cap == 0 ? INITIAL_RING : (uint64_t)e->cap * 2;
+    uint64_t most =
+        rule->limit_count > e->count + 1 ? rule->limit_count : e->count + 1;
+    return (uint32_t)(want < most ? want : most);
+}
+
+/* Makes room in *ep's ring for one more hit, moving the entry to a larger
+ * block if needed (its links follow).  SUSPECT_E_NOMEM leaves it as it was. */
+suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
+                               const suspect_rule_t *rule)
+{
+    entry_t *old = *ep, *e;
+    uint32_t cap;
+
+    if (old->count < old->cap) {
+        return SUSPECT_OK;
+    }
+    cap = ring_target(old, rule);
+    e = suspect_malloc(entry_size(cap));
+    if (e == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    memcpy(e, old, sizeof(*e));
+    for (uint32_t i = 0; i < old->count; i++) {
+        e->hits[i] = old->hits[ring_index(old, i)];
+    }
+    e->head = 0;
+    e->cap = cap;
+    *chain_link(sh, old) = e;
+    if (e->lru_prev != NULL) {
+        e->lru_prev->lru_next = e;
+    } else {
+        sh->lru_head = e;
+    }
+    if (e->lru_next != NULL) {
+        e->lru_next->lru_prev = e;
+    } else {
+        sh->lru_tail = e;
+    }
+    sh->bytes += entry_size(cap) - entry_size(old->cap);
+    free(old);
+    *ep = e;
+    return SUSPECT_OK;
+}
+
+/* Frees every entry of sh and its table; the mutex is left to the caller. */
+void mem_shard_clear(shard_t *sh)
+{
+    entry_t *e = sh->lru_head;
+    while (e != NULL) {
+        entry_t *next = e->lru_next;
+        free(e);
+        e = next;
+    }
+    free(sh->buckets);
+}

@@ -69,6 +69,9 @@ void suspect_policy_evaluate(const suspect_rule_t *rule,
         int lock;
         int64_t until = identity_denies_until(rule, &st[i], now_ms, &lock,
                                               &plan->lock_until_ms[i]);
+        if (plan->lock_until_ms[i] != 0) {
+            out->locks_created++;
+        }
         if (until == 0) {
             uint32_t left = rule->limit_count - st[i].in_window - 1;
             remaining = left < remaining ? left : remaining;

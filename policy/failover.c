@@ -446,6 +446,35 @@ static suspect_rc_t fo_block(suspect_store_t *store, const suspect_key_t *key,
     return rc;
 }
 
+/* Lets the identity in everywhere this process decides: the lock cache,
+ * the journal (its hits there too, or carrying them back would lock it
+ * again), the local store and the primary, whose answer is the one
+ * returned. */
+static suspect_rc_t fo_unblock(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *key, int64_t now_ms,
+                               suspect_unblock_t *out, suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+    suspect_unblock_t local;
+
+    cache_put(f, key, 0);
+    redis_carry_sync_forget(&f->carry, key, SUSPECT_RESET_ALL);
+    (void)suspect_store_unblock(f->local, rule, key, now_ms, &local, NULL);
+    return suspect_store_unblock(f->primary, rule, key, now_ms, out, err);
+}
+
+static suspect_rc_t fo_foreach_locked(suspect_store_t *store,
+                                      const char *prefix, int64_t now_ms,
+                                      suspect_locked_fn fn, void *arg,
+                                      suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+
+    return suspect_store_foreach_locked(f->primary, prefix, now_ms, fn, arg,
+                                        err);
+}
+
 static void free_overrides(suspect_failmode_override_t *ovr, size_t n)
 {
     for (size_t i = 0; ovr != NULL && i < n; i++) {
@@ -468,7 +497,8 @@ static void fo_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t failover_ops = {
-    "failover", fo_decide, fo_status, fo_reset, fo_block, fo_free,
+    "failover", fo_decide, fo_status,  fo_reset,
+    fo_block,   fo_free,   fo_unblock, fo_foreach_locked,
 };
 
 /* ---- public --------------------------------------------------------------

@@ -137,6 +137,49 @@ suspect_rc_t suspect_store_block(suspect_store_t *store,
                : store->ops->block(store, key, now_ms, until_ms, err);
 }
 
+suspect_rc_t suspect_store_unblock(suspect_store_t *store,
+                                   const suspect_rule_t *rule,
+                                   const suspect_key_t *key, int64_t now_ms,
+                                   suspect_unblock_t *out, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    memset(out, 0, sizeof(*out));
+    if (store == NULL || now_ms < 0) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: no store or negative time");
+    }
+    if (store->ops->unblock == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store %s: cannot unblock", store->ops->name);
+    }
+    rc = check_rule(rule, err);
+    if (rc == SUSPECT_OK) {
+        rc = check_keys(key, 1, err);
+    }
+    return rc != SUSPECT_OK
+               ? rc
+               : store->ops->unblock(store, rule, key, now_ms, out, err);
+}
+
+suspect_rc_t suspect_store_foreach_locked(suspect_store_t *store,
+                                          const char *prefix, int64_t now_ms,
+                                          suspect_locked_fn fn, void *arg,
+                                          suspect_err_t *err)
+{
+    if (store == NULL || fn == NULL || now_ms < 0) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: no store, callback or time");
+    }
+    if (store->ops->foreach_locked == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store %s: cannot list its locks",
+                               store->ops->name);
+    }
+    return store->ops->foreach_locked(store, prefix != NULL ? prefix : "",
+                                      now_ms, fn, arg, err);
+}
+
 const char *suspect_store_name(const suspect_store_t *store)
 {
     return store != NULL ? store->ops->name : "none";

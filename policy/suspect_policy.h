@@ -57,6 +57,7 @@ typedef struct suspect_decision {
     int64_t restriction_end_ms; /* epoch ms the denial ends, 0 when allowed */
     int64_t retry_after_ms;     /* restriction_end_ms - now, 0 when allowed */
     int degraded;               /* SUSPECT_DEGRADED_* (suspect_failover.h) */
+    unsigned locks_created;     /* locks this decision created (0..n) */
 } suspect_decision_t;
 
 /*

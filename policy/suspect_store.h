@@ -38,10 +38,23 @@ typedef struct suspect_status {
 
 /* What suspect_store_reset() clears. */
 enum {
-    SUSPECT_RESET_LOCK = 1,   /* unblock: drop the lock, keep the hits */
+    SUSPECT_RESET_LOCK = 1,   /* drop the lock, keep the hits */
     SUSPECT_RESET_WINDOW = 2, /* forget the hits */
     SUSPECT_RESET_ALL = 3
 };
+
+/* What suspect_store_unblock() did. */
+typedef struct suspect_unblock {
+    int64_t lock_until_ms; /* end of the live lock it dropped, 0 = none */
+    uint32_t dropped;      /* hits it dropped from the window, oldest first */
+    uint32_t kept;         /* hits left in the window */
+} suspect_unblock_t;
+
+/* Called by suspect_store_foreach_locked() for each live lock: the window
+ * key (key[0..len), not NUL-terminated) and the lock's end.  Returns 0 to
+ * go on, anything else to stop. */
+typedef int (*suspect_locked_fn)(void *arg, const char *key, size_t len,
+                                 int64_t until_ms);
 
 /*
  * Decides a request of rule's action for the n identities whose keys are
@@ -66,6 +79,29 @@ suspect_rc_t suspect_store_status(suspect_store_t *store,
 suspect_rc_t suspect_store_reset(suspect_store_t *store,
                                  const suspect_key_t *key, unsigned what,
                                  suspect_err_t *err);
+
+/*
+ * Lets one identity in on its next request: drops its lock and, when its
+ * window is full, the oldest hits in it, so that it holds limit_count - 1
+ * (a lock-out action would otherwise lock it again at once).  The other
+ * hits stay, so it is not a reset.  *out says what was dropped.
+ * SUSPECT_E_INVAL for a store that cannot (a backend without the call).
+ */
+suspect_rc_t suspect_store_unblock(suspect_store_t *store,
+                                   const suspect_rule_t *rule,
+                                   const suspect_key_t *key, int64_t now_ms,
+                                   suspect_unblock_t *out, suspect_err_t *err);
+
+/*
+ * Calls fn for every identity whose key starts with prefix (NULL or "" =
+ * every one) and that is locked at now_ms.  Not a snapshot on every
+ * backend (Redis scans); a key may come twice.  SUSPECT_E_INVAL for a
+ * backend that cannot list its locks.
+ */
+suspect_rc_t suspect_store_foreach_locked(suspect_store_t *store,
+                                          const char *prefix, int64_t now_ms,
+                                          suspect_locked_fn fn, void *arg,
+                                          suspect_err_t *err);
 
 /* Locks one identity until until_ms, replacing any lock it has. */
 suspect_rc_t suspect_store_block(suspect_store_t *store,

@@ -5,6 +5,8 @@
  * points its ops at a static table.  The generic functions in store.c check
  * arguments (rule, key count, duplicate keys) before calling the backend, so
  * backends may assume 1 <= n <= SUSPECT_MAX_IDENTITIES and distinct keys.
+ * The last ops (unblock, foreach_locked) are optional; a backend that
+ * leaves them NULL answers those calls with SUSPECT_E_INVAL.
  */
 #ifndef SUSPECT_STORE_IMPL_H
 #define SUSPECT_STORE_IMPL_H
@@ -24,6 +26,13 @@ typedef struct suspect_store_ops {
     suspect_rc_t (*block)(suspect_store_t *store, const suspect_key_t *key,
                           int64_t now_ms, int64_t until_ms, suspect_err_t *err);
     void (*free)(suspect_store_t *store);
+    /* Optional (NULL: the call fails with SUSPECT_E_INVAL). */
+    suspect_rc_t (*unblock)(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, int64_t now_ms,
+                            suspect_unblock_t *out, suspect_err_t *err);
+    suspect_rc_t (*foreach_locked)(suspect_store_t *store, const char *prefix,
+                                   int64_t now_ms, suspect_locked_fn fn,
+                                   void *arg, suspect_err_t *err);
 } suspect_store_ops_t;
 
 struct suspect_store {

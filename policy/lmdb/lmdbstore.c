@@ -270,6 +270,90 @@ static suspect_rc_t lm_block(suspect_store_t *store, const suspect_key_t *key,
     return change((lmstore_t *)store, key, 0, until_ms, err);
 }
 
+/* Unblock in txn: drop the lock and the oldest hits past limit - 1. */
+static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
+                      const suspect_rule_t *rule, int64_t now_ms,
+                      suspect_unblock_t *out)
+{
+    suspect_window_state_t st;
+    rec_view_t r;
+    rec_new_t nr;
+    uint32_t first;
+    int rc = lm_rec_get(ls, txn, sk, &r);
+
+    if (rc != 0 || !r.found) {
+        return rc;
+    }
+    lm_rec_state(&r, rule, now_ms, &st, &first);
+    out->lock_until_ms = r.lock_until_ms > now_ms ? r.lock_until_ms : 0;
+    if (st.in_window >= rule->limit_count) {
+        out->dropped = st.in_window - rule->limit_count + 1;
+    }
+    out->kept = st.in_window - out->dropped;
+    memset(&nr, 0, sizeof(nr));
+    nr.old = &r;
+    nr.from = first + out->dropped;
+    nr.window_s = r.window_s;
+    return lm_rec_store(ls, txn, sk, &nr);
+}
+
+static suspect_rc_t lm_unblock(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *key, int64_t now_ms,
+                               suspect_unblock_t *out, suspect_err_t *err)
+{
+    lmstore_t *ls = (lmstore_t *)store;
+    skey_t sk;
+    MDB_txn *txn;
+    suspect_rc_t src = lm_enter(ls, err);
+    int rc;
+
+    if (src != SUSPECT_OK) {
+        return src;
+    }
+    lm_store_key(ls, key, &sk);
+    rc = lm_txn_begin(ls, 0, &txn);
+    if (rc == 0) {
+        rc = lm_txn_end(txn, unblock_in(ls, txn, &sk, rule, now_ms, out));
+    }
+    if (rc != 0) {
+        memset(out, 0, sizeof(*out));
+    }
+    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "unblock");
+    lm_leave(ls);
+    return src;
+}
+
+/* suspect_store_foreach_locked(): suspect_lmdb_foreach_locked() with the
+ * keys that do not start with the prefix left out. */
+typedef struct prefix_filter {
+    const char *prefix;
+    size_t len;
+    suspect_locked_fn fn;
+    void *arg;
+} prefix_filter_t;
+
+static int filter_prefix(void *ud, const char *key, size_t len,
+                         int64_t until_ms)
+{
+    prefix_filter_t *f = ud;
+
+    if (len < f->len || memcmp(key, f->prefix, f->len) != 0) {
+        return 0;
+    }
+    return f->fn(f->arg, key, len, until_ms);
+}
+
+static suspect_rc_t lm_foreach_locked(suspect_store_t *store,
+                                      const char *prefix, int64_t now_ms,
+                                      suspect_locked_fn fn, void *arg,
+                                      suspect_err_t *err)
+{
+    prefix_filter_t f = {prefix, strlen(prefix), fn, arg};
+
+    return suspect_lmdb_foreach_locked(store, now_ms, filter_prefix, &f, err);
+}
+
 /* ---- life cycle ------------------------------------------------------------
  */
 
@@ -293,7 +377,8 @@ static void lm_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t lmdb_ops = {
-    "lmdb", lm_decide, lm_status, lm_reset, lm_block, lm_free,
+    "lmdb",   lm_decide, lm_status,  lm_reset,
+    lm_block, lm_free,   lm_unblock, lm_foreach_locked,
 };
 
 suspect_rc_t suspect_lmdb_new(const suspect_lmdb_opts_t *opts,

@@ -11,7 +11,8 @@
  * (checked below) followed by a ring of int64 hit timestamps:
  *
  *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
- *   head, count, cap, window_s 4 x 4 | hits[cap] 8 each
+ *   head, count, cap 4 x 3 | window_s 31 bits, named 1 bit |
+ *   hits[cap] 8 each
  *
  * The ring holds the hits oldest first from index head, ascending (a hit is
  * recorded at max(now, newest), so a clock that steps back a little keeps
@@ -21,6 +22,11 @@
  * which is then relinked in its chain and the LRU list.  An entry's expiry
  * is not stored: it is max(newest hit + window_s, lock_until_ms), with
  * window_s the window of the last decision on it.
+ *
+ * Names.  Listing the locks needs keys, and entries hold only hashes: an
+ * entry that gets a lock has its window key kept beside it, in its shard's
+ * list of names (found by the entry's hashes; `named` says it has one),
+ * within the shard's name budget (mem_table.c).
  *
  * Everything here is reached under the entry's shard mutex.
  */
@@ -42,15 +48,24 @@
 #define EXPIRE_ON_INSERT    2  /* expired tail entries freed on every insert */
 #define EVICT_SCAN          16 /* tail entries looked at to evict one */
 
+/* The key of a locked entry, kept so the store can list its locks. */
+typedef struct lock_name {
+    struct lock_name *next;
+    uint64_t h[2];
+    size_t len;
+    char key[];
+} lock_name_t;
+
 typedef struct entry {
     uint64_t h[2];
     struct entry *next; /* hash chain */
     struct entry *lru_prev, *lru_next;
-    int64_t lock_until_ms; /* locked while now < lock_until_ms; 0 = none */
-    uint32_t head;         /* ring index of the oldest hit */
-    uint32_t count;        /* hits in the ring */
-    uint32_t cap;          /* ring slots */
-    uint32_t window_s;     /* window of the last decision, for expiry */
+    int64_t lock_until_ms;  /* locked while now < lock_until_ms; 0 = none */
+    uint32_t head;          /* ring index of the oldest hit */
+    uint32_t count;         /* hits in the ring */
+    uint32_t cap;           /* ring slots */
+    uint32_t window_s : 31; /* window of the last decision, for expiry */
+    uint32_t named : 1;     /* its key is in the shard's names */
     int64_t hits[];
 } entry_t;
 
@@ -62,8 +77,10 @@ typedef struct shard {
     entry_t **buckets;
     size_t nbuckets; /* a power of two */
     size_t count;    /* entries */
-    size_t bytes;    /* entry and bucket allocations */
+    size_t bytes;    /* entry, bucket and name allocations */
     entry_t *lru_head, *lru_tail;
+    lock_name_t *names; /* keys of locked entries, for listing */
+    size_t names_bytes;
 } shard_t;
 
 /* Shards padded to whole cache lines, so two mutexes never share one. */
@@ -78,6 +95,7 @@ typedef struct memstore {
     size_t nshards; /* a power of two */
     size_t max_per_shard;
     size_t max_buckets; /* a power of two >= max_per_shard */
+    size_t names_max;   /* name bytes per shard at most */
     void *slots_raw;    /* what suspect_malloc returned */
     shard_slot_t *slots;
 } memstore_t;
@@ -189,7 +207,20 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
 suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
                                const suspect_rule_t *rule);
 
-/* Frees every entry of sh and its table; the mutex is left to the caller. */
+/* Frees every entry of sh, its names and its table; the mutex is left to
+ * the caller. */
 void mem_shard_clear(shard_t *sh);
+
+/*
+ * Keeps the window key key[0..len) of e, which has just been locked, in
+ * the shard's names (once per entry), unless the shard's name budget
+ * (ms->names_max) is spent or memory is short: the lock stands either
+ * way, it is only left out of listings.
+ */
+void mem_name_keep(memstore_t *ms, shard_t *sh, entry_t *e, const char *key,
+                   size_t len);
+
+/* Forgets e's name (its lock was lifted); mem_shard_remove() does it too. */
+void mem_name_drop(shard_t *sh, entry_t *e);
 
 #endif

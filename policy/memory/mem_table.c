@@ -13,6 +13,11 @@
  * Entries of the decision in progress are never evicted by it; if a shard
  * holds nothing else it goes over its bound by at most n - 1 entries until
  *
+ * Names.  The keys of locked entries (mem_int.h) use at most
+ * ms->names_max bytes per shard: past that a new lock keeps no name, so a
+ * flood of locked hostile values cannot grow the store past its bound by
+ * more than that budget.  A name goes with its entry.
+ *
  * Every function here runs under the shard's mutex, held by the caller
  * (memstore.c), and keeps the shard's entry and byte counters exact.
  */
@@ -70,6 +75,7 @@ void mem_lru_touch(shard_t *sh, entry_t *e)
 /* Unlinks e from its chain and the LRU list and frees it. */
 void mem_shard_remove(shard_t *sh, entry_t *e)
 {
+    mem_name_drop(sh, e);
     *chain_link(sh, e) = e->next;
     lru_unlink(sh, e);
     sh->count--;
@@ -260,6 +266,11 @@ suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
 /* Frees every entry of sh and its table; the mutex is left to the caller. */
 void mem_shard_clear(shard_t *sh)
 {
+    for (lock_name_t *n = sh->names, *next; n != NULL; n = next) {
+        next = n->next;
+        free(n);
+    }
+    sh->names = NULL;
     entry_t *e = sh->lru_head;
     while (e != NULL) {
         entry_t *next = e->lru_next;
@@ -267,4 +278,53 @@ void mem_shard_clear(shard_t *sh)
         e = next;
     }
     free(sh->buckets);
+}
+
+/* ---- names of locked entries ------------------------------------------- */
+
+void mem_name_keep(memstore_t *ms, shard_t *sh, entry_t *e, const char *key,
+                   size_t len)
+{
+    size_t size = sizeof(lock_name_t) + len;
+    lock_name_t *n;
+
+    if (e->named || sh->names_bytes + size > ms->names_max) {
+        return;
+    }
+    n = suspect_malloc(size);
+    if (n == NULL) {
+        return;
+    }
+    n->h[0] = e->h[0];
+    n->h[1] = e->h[1];
+    n->len = len;
+    memcpy(n->key, key, len);
+    n->next = sh->names;
+    sh->names = n;
+    sh->names_bytes += size;
+    sh->bytes += size;
+    e->named = 1;
+}
+
+void mem_name_drop(shard_t *sh, entry_t *e)
+{
+    lock_name_t **link = &sh->names;
+
+    if (!e->named) {
+        return;
+    }
+    while (*link != NULL &&
+           ((*link)->h[0] != e->h[0] || (*link)->h[1] != e->h[1])) {
+        link = &(*link)->next;
+    }
+    if (*link != NULL) {
+        lock_name_t *n = *link;
+        size_t size = sizeof(lock_name_t) + n->len;
+
+        *link = n->next;
+        sh->names_bytes -= size;
+        sh->bytes -= size;
+        free(n);
+    }
+    e->named = 0;
 }

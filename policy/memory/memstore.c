@@ -35,9 +35,16 @@
  *      allowed, window_s;
  *   6. free entries left with no hit and no live lock, move the others to
  *      the LRU head, unlock.
- * its next insert.
  *
- * Ownership.  The store owns its shards and entries; keys and rules are
+ * Operators.  status, unblock, reset and block work on one identity under
+ * its shard's mutex.  To list the locks (suspect_store_foreach_locked()),
+ * the store keeps the window key of every entry that gets a lock (a
+ * decision that locks, or block), within a byte budget per shard
+ * (mem_table.c); a lock that finds the budget spent is kept all the same
+ * and left out of listings.  A listing copies one shard's live named locks
+ * under its mutex and calls back outside it.
+ *
+ * Ownership.  The store owns its shards, entries and names; keys and rules are
  * borrowed for the call.  Everything is reached under the shard's mutex,
  * including the byte and entry counters that size() and bytes() add up.
  */
@@ -51,6 +58,11 @@
 #include <unistd.h>
 
 #include "alloc.h"
+
+/* Name bytes a shard may hold: 64 per entry it may hold (the size of an
+ * entry again), and at least two of the longest keys. */
+#define NAME_BYTES_PER_ENTRY 64
+#define NAME_BYTES_MIN       (2 * (sizeof(lock_name_t) + SUSPECT_KEY_MAX))
 
 static const suspect_store_ops_t memstore_ops;
 
@@ -102,6 +114,7 @@ static void unlock_shards(memstore_t *ms, const size_t *order, size_t m)
 typedef struct decision_ctx {
     memstore_t *ms;
     const suspect_rule_t *rule;
+    const suspect_key_t *keys;
     int64_t now_ms;
     size_t n;
     uint64_t h[SUSPECT_MAX_IDENTITIES][2];
@@ -209,6 +222,8 @@ static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
         }
         if (plan->lock_until_ms[i] != 0) {
             e->lock_until_ms = plan->lock_until_ms[i];
+            mem_name_keep(ctx->ms, sh, e, ctx->keys[i].buf,
+                          ctx->keys[i].window_len);
         }
         if (plan->record) {
             entry_record(e, ctx->now_ms);
@@ -237,6 +252,7 @@ static suspect_rc_t ms_decide(suspect_store_t *store,
 
     ctx.ms = (memstore_t *)store;
     ctx.rule = rule;
+    ctx.keys = keys;
     ctx.now_ms = now_ms;
     ctx.n = n;
     if (!ctx_hash(&ctx, keys)) {
@@ -321,6 +337,7 @@ static suspect_rc_t ms_reset(suspect_store_t *store, const suspect_key_t *key,
     if (e != NULL) {
         if (what & SUSPECT_RESET_LOCK) {
             e->lock_until_ms = 0;
+            mem_name_drop(sh, e);
         }
         if (what & SUSPECT_RESET_WINDOW) {
             e->count = 0;
@@ -349,6 +366,7 @@ static suspect_rc_t ms_block(suspect_store_t *store, const suspect_key_t *key,
     }
     if (e != NULL) {
         e->lock_until_ms = until_ms;
+        mem_name_keep(ms, sh, e, key->buf, key->window_len);
         if (e->count == 0 && !entry_locked(e, now_ms)) {
             mem_shard_remove(sh, e);
         } else {
@@ -361,6 +379,118 @@ static suspect_rc_t ms_block(suspect_store_t *store, const suspect_key_t *key,
                                "memory store: out of memory");
     }
     return SUSPECT_OK;
+}
+
+/* Drops e's lock and, when its window is full, its oldest hits, so that
+ * one more fits (suspect_store_unblock()). */
+static void entry_unblock(entry_t *e, const suspect_rule_t *rule,
+                          int64_t now_ms, suspect_unblock_t *out)
+{
+    entry_trim(e, now_ms - (int64_t)rule->window_s * 1000);
+    out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+    e->lock_until_ms = 0;
+    if (e->count >= rule->limit_count) {
+        out->dropped = e->count - rule->limit_count + 1;
+        e->head = ring_index(e, out->dropped);
+        e->count -= out->dropped;
+    }
+    out->kept = e->count;
+}
+
+static suspect_rc_t ms_unblock(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *key, int64_t now_ms,
+                               suspect_unblock_t *out, suspect_err_t *err)
+{
+    uint64_t h[2];
+    shard_t *sh = lock_key((memstore_t *)store, key, h);
+    entry_t *e = shard_find(sh, h);
+
+    (void)err;
+    if (e != NULL) {
+        entry_unblock(e, rule, now_ms, out);
+        mem_name_drop(sh, e);
+        if (e->count == 0) {
+            mem_shard_remove(sh, e);
+        }
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return SUSPECT_OK;
+}
+
+/* The live named locks of one shard, copied out under its mutex. */
+typedef struct lock_copy {
+    char *key;
+    size_t len;
+    int64_t until_ms;
+} lock_copy_t;
+
+/* Copies the shard's live locks whose key starts with prefix into a new
+ * array (*out, *n; the caller frees it and each key); false when out of
+ * memory. */
+static bool shard_locks(shard_t *sh, const char *prefix, int64_t now_ms,
+                        lock_copy_t **out, size_t *n)
+{
+    size_t plen = strlen(prefix), cap = 0;
+    lock_copy_t *v = NULL;
+    bool ok = true;
+
+    *n = 0;
+    pthread_mutex_lock(&sh->mu);
+    for (const lock_name_t *ln = sh->names; ok && ln != NULL; ln = ln->next) {
+        const entry_t *e = shard_find(sh, ln->h);
+
+        if (e == NULL || !entry_locked(e, now_ms) || ln->len < plen ||
+            memcmp(ln->key, prefix, plen) != 0) {
+            continue;
+        }
+        if (*n == cap) {
+            lock_copy_t *nv;
+
+            cap = cap != 0 ? 2 * cap : 16;
+            nv = suspect_realloc(v, cap * sizeof(*v));
+            ok = nv != NULL;
+            v = nv != NULL ? nv : v;
+        }
+        if (ok && (v[*n].key = suspect_malloc(ln->len)) == NULL) {
+            ok = false;
+        }
+        if (ok) {
+            memcpy(v[*n].key, ln->key, ln->len);
+            v[*n].len = ln->len;
+            v[(*n)++].until_ms = e->lock_until_ms;
+        }
+    }
+    pthread_mutex_unlock(&sh->mu);
+    *out = v;
+    return ok;
+}
+
+/* Lists the named live locks, a shard at a time, with the callback
+ * outside the mutex. */
+static suspect_rc_t ms_foreach_locked(suspect_store_t *store,
+                                      const char *prefix, int64_t now_ms,
+                                      suspect_locked_fn fn, void *arg,
+                                      suspect_err_t *err)
+{
+    memstore_t *ms = (memstore_t *)store;
+    bool stop = false, ok = true;
+
+    for (size_t i = 0; i < ms->nshards && !stop && ok; i++) {
+        lock_copy_t *v = NULL;
+        size_t n = 0;
+
+        ok = shard_locks(shard_at(ms, i), prefix, now_ms, &v, &n);
+        for (size_t k = 0; k < n; k++) {
+            stop =
+                stop || (ok && fn(arg, v[k].key, v[k].len, v[k].until_ms) != 0);
+            free(v[k].key);
+        }
+        free(v);
+    }
+    return ok ? SUSPECT_OK
+              : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                "memory store: out of memory");
 }
 
 /* ---- life cycle -----------------------------------------------------------
@@ -384,7 +514,8 @@ static void ms_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t memstore_ops = {
-    "memory", ms_decide, ms_status, ms_reset, ms_block, ms_free,
+    "memory", ms_decide, ms_status,  ms_reset,
+    ms_block, ms_free,   ms_unblock, ms_foreach_locked,
 };
 
 static size_t pow2_ceil(size_t v)
@@ -463,6 +594,10 @@ static void memstore_configure(memstore_t *ms,
     ms->nshards = shards;
     ms->max_per_shard = (max + shards - 1) / shards;
     ms->max_buckets = pow2_ceil(ms->max_per_shard);
+    ms->names_max = ms->max_per_shard * NAME_BYTES_PER_ENTRY;
+    if (ms->names_max < NAME_BYTES_MIN) {
+        ms->names_max = NAME_BYTES_MIN;
+    }
     if (ms->max_buckets < INITIAL_BUCKETS) {
         ms->max_buckets = INITIAL_BUCKETS;
     }

@@ -19,8 +19,16 @@
 extern const char redis_lua_decide[];
 extern const char redis_lua_status[];
 extern const char redis_lua_carry[];
+extern const char redis_lua_unblock[];
 
-enum { SCRIPT_DECIDE, SCRIPT_STATUS, SCRIPT_CARRY, NSCRIPTS, SCRIPT_NONE = -1 };
+enum {
+    SCRIPT_DECIDE,
+    SCRIPT_STATUS,
+    SCRIPT_CARRY,
+    SCRIPT_UNBLOCK,
+    NSCRIPTS,
+    SCRIPT_NONE = -1
+};
 
 #define REDIS_MAX_ARGS (6 + 3 * SUSPECT_MAX_IDENTITIES + 4)
 #define REDIS_SHA_LEN  40

@@ -11,8 +11,8 @@
  * suspect_policy_evaluate() on those states: the decision the caller gets is
  * computed by the one definition of the semantics, and if the script's
  * writes differ from the evaluator's plan the call fails loudly instead of
- * drifting.  status is lua/status.lua; reset (DEL) and block (SET PX) are
- * plain commands.
+ * drifting.  status is lua/status.lua, unblock lua/unblock.lua; reset (DEL)
+ * and block (SET PX) are plain commands.
  *
  * Connections, timeouts, reconnects, NOSCRIPT and SIGPIPE are redisconn.c's;
  * URLs, hit ids and backoff redisutil.c's; listing locks redisscan.c's.
@@ -179,6 +179,29 @@ static suspect_rc_t rs_decide(suspect_store_t *store,
     return rc == SUSPECT_OK ? decide_reply(v, rule, n, out, err) : rc;
 }
 
+/* The EVALSHA of a one-identity script (status.lua, unblock.lua): its
+ * window and lock keys, then now (or "" for Redis TIME), limit and window
+ * in ms; the numbers are formatted into nums. */
+static void key_script_args(const redisstore_t *rs, redis_request_t *rq,
+                            const suspect_rule_t *rule,
+                            const suspect_key_t *key, int64_t now_ms,
+                            char nums[3][NUM_LEN])
+{
+    redis_rq_str(rq, "EVALSHA");
+    redis_rq_arg(rq, "", 0);
+    redis_rq_str(rq, "2");
+    redis_rq_arg(rq, key->buf, key->window_len);
+    redis_rq_arg(rq, key->buf, key->lock_len);
+    if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
+        redis_rq_arg(rq, "", 0);
+    } else {
+        redis_rq_arg(rq, nums[0], redis_fmt_i64(nums[0], now_ms));
+    }
+    redis_rq_arg(rq, nums[1], redis_fmt_i64(nums[1], rule->limit_count));
+    redis_rq_arg(rq, nums[2],
+                 redis_fmt_i64(nums[2], (int64_t)rule->window_s * 1000));
+}
+
 static suspect_rc_t rs_status(suspect_store_t *store,
                               const suspect_rule_t *rule,
                               const suspect_key_t *key, int64_t now_ms,
@@ -195,19 +218,7 @@ static suspect_rc_t rs_status(suspect_store_t *store,
     if (c == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    redis_rq_str(&rq, "EVALSHA");
-    redis_rq_arg(&rq, "", 0);
-    redis_rq_str(&rq, "2");
-    redis_rq_arg(&rq, key->buf, key->window_len);
-    redis_rq_arg(&rq, key->buf, key->lock_len);
-    if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
-        redis_rq_arg(&rq, "", 0);
-    } else {
-        redis_rq_arg(&rq, nums[0], redis_fmt_i64(nums[0], now_ms));
-    }
-    redis_rq_arg(&rq, nums[1], redis_fmt_i64(nums[1], rule->limit_count));
-    redis_rq_arg(&rq, nums[2],
-                 redis_fmt_i64(nums[2], (int64_t)rule->window_s * 1000));
+    key_script_args(rs, &rq, rule, key, now_ms, nums);
     rq.nints = 4;
     rq.ints = v;
     rc = redis_call(c, &rq, &r, err);
@@ -224,6 +235,47 @@ static suspect_rc_t rs_status(suspect_store_t *store,
         out->free_at_ms = v[3];
     }
     return rc;
+}
+
+static suspect_rc_t rs_unblock(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *key, int64_t now_ms,
+                               suspect_unblock_t *out, suspect_err_t *err)
+{
+    redisstore_t *rs = (redisstore_t *)store;
+    redis_conn_t *c = redis_conn_get(&rs->pool, err);
+    redis_request_t rq = {.script = SCRIPT_UNBLOCK};
+    char nums[3][NUM_LEN];
+    redisReply *r;
+    int64_t v[4];
+    suspect_rc_t rc;
+
+    if (c == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    key_script_args(rs, &rq, rule, key, now_ms, nums);
+    rq.nints = 4;
+    rq.ints = v;
+    rc = redis_call(c, &rq, &r, err);
+    if (rc == SUSPECT_OK) {
+        rc = script_ints(&rq, r, "unblock.lua", err);
+    }
+    freeReplyObject(r);
+    if (rc == SUSPECT_OK) {
+        out->lock_until_ms = v[1];
+        out->dropped = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
+        out->kept = v[3] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[3];
+    }
+    return rc;
+}
+
+/* suspect_store_foreach_locked(): the prefix is the SCAN match. */
+static suspect_rc_t rs_foreach_locked(suspect_store_t *store,
+                                      const char *prefix, int64_t now_ms,
+                                      suspect_locked_fn fn, void *arg,
+                                      suspect_err_t *err)
+{
+    return suspect_redis_foreach_locked(store, prefix, now_ms, fn, arg, err);
 }
 
 static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
@@ -395,7 +447,8 @@ static void rs_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t redis_ops = {
-    "redis", rs_decide, rs_status, rs_reset, rs_block, rs_free,
+    "redis",  rs_decide, rs_status,  rs_reset,
+    rs_block, rs_free,   rs_unblock, rs_foreach_locked,
 };
 
 /* ---- public --------------------------------------------------------------

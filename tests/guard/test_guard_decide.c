@@ -455,7 +455,7 @@ static void fail_free(suspect_store_t *s)
 }
 
 static const suspect_store_ops_t fail_ops = {
-    "failing", fail_decide, fail_status, NULL, NULL, fail_free};
+    "failing", fail_decide, fail_status, NULL, NULL, fail_free, NULL, NULL};
 
 /* A store whose every call fails (SUSPECT_E_STORE). */
 suspect_store_t *gt_failing_store(void)

@@ -251,7 +251,8 @@ static void test_operator_operations(void)
     CU_ASSERT_EQUAL(st.locked_until_ms, T0 + 3 * SEC + 1800 * SEC);
     CU_ASSERT_EQUAL(st.free_at_ms, T0 + 1800 * SEC);
 
-    /* Unblock keeps the hits: the next request locks again. */
+    /* Dropping only the lock keeps the full window: the next request
+     * locks again. */
     CU_ASSERT_EQUAL(suspect_store_reset(store, &key, SUSPECT_RESET_LOCK, NULL),
                     SUSPECT_OK);
     d = decide1(&forgot, "ops", 5 * SEC);
@@ -279,6 +280,111 @@ static void test_operator_operations(void)
     CU_ASSERT_TRUE(d.locked);
     CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 60 * SEC);
     CU_ASSERT_TRUE(decide1(&bank, "ops", 60 * SEC).allowed);
+}
+
+/* Unblock lets the identity in on its next request: the lock goes, and
+ * the oldest hits of a full window, so exactly one more fits. */
+static void test_unblock(void)
+{
+    suspect_key_t key = test_key(forgot.action, "unb");
+    suspect_key_t bkey = test_key(bank.action, "unb");
+    suspect_unblock_t u;
+    suspect_status_t st;
+    suspect_decision_t d;
+
+    for (int i = 0; i < 4; i++) {
+        decide1(&forgot, "unb", i * SEC);
+    }
+    CU_ASSERT_EQUAL(
+        suspect_store_unblock(store, &forgot, &key, T0 + 5 * SEC, &u, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(u.lock_until_ms, T0 + 3 * SEC + 1800 * SEC);
+    CU_ASSERT_EQUAL(u.dropped, 1);
+    CU_ASSERT_EQUAL(u.kept, 2);
+    CU_ASSERT_EQUAL(
+        suspect_store_status(store, &forgot, &key, T0 + 5 * SEC, &st, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.locked_until_ms, 0);
+    CU_ASSERT_EQUAL(st.in_window, 2);
+    /* Its next request is allowed; the one after meets a full window. */
+    CU_ASSERT_TRUE(decide1(&forgot, "unb", 6 * SEC).allowed);
+    d = decide1(&forgot, "unb", 7 * SEC);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_TRUE(d.locked);
+
+    /* A basic action has no lock: the oldest hit goes. */
+    decide1(&bank, "unb", 0);
+    decide1(&bank, "unb", SEC);
+    CU_ASSERT_FALSE(decide1(&bank, "unb", 2 * SEC).allowed);
+    CU_ASSERT_EQUAL(
+        suspect_store_unblock(store, &bank, &bkey, T0 + 3 * SEC, &u, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(u.lock_until_ms, 0);
+    CU_ASSERT_EQUAL(u.dropped, 1);
+    CU_ASSERT_EQUAL(u.kept, 1);
+    CU_ASSERT_TRUE(decide1(&bank, "unb", 4 * SEC).allowed);
+
+    /* Nothing stored: nothing to drop. */
+    key = test_key(forgot.action, "nobody");
+    CU_ASSERT_EQUAL(suspect_store_unblock(store, &forgot, &key, T0, &u, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(u.lock_until_ms, 0);
+    CU_ASSERT_EQUAL(u.dropped, 0);
+    CU_ASSERT_EQUAL(u.kept, 0);
+}
+
+typedef struct seen_locks {
+    int n, a, b;
+    int64_t until_a;
+} seen_locks_t;
+
+static int count_lock(void *arg, const char *key, size_t len, int64_t until)
+{
+    seen_locks_t *s = arg;
+    suspect_key_t a = test_key(forgot.action, "lockA");
+    suspect_key_t b = test_key(bank.action, "lockB");
+
+    s->n++;
+    if (len == a.window_len && memcmp(key, a.buf, len) == 0) {
+        s->a = 1;
+        s->until_a = until;
+    }
+    if (len == b.window_len && memcmp(key, b.buf, len) == 0) {
+        s->b = 1;
+    }
+    return 0;
+}
+
+/* The locks live now, by key prefix, on every store. */
+static void test_foreach_locked(void)
+{
+    suspect_key_t b = test_key(bank.action, "lockB");
+    seen_locks_t s = {0, 0, 0, 0};
+
+    for (int i = 0; i < 4; i++) {
+        decide1(&forgot, "lockA", i * SEC);
+    }
+    decide1(&forgot, "open", 0);
+    CU_ASSERT_EQUAL(suspect_store_block(store, &b, T0, T0 + 60 * SEC, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_store_foreach_locked(store, NULL, T0 + 5 * SEC,
+                                                 count_lock, &s, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_TRUE(s.a && s.b);
+    CU_ASSERT_EQUAL(s.until_a, T0 + 3 * SEC + 1800 * SEC);
+    memset(&s, 0, sizeof(s));
+    CU_ASSERT_EQUAL(
+        suspect_store_foreach_locked(store, "BankAccountUpdate:", T0 + 5 * SEC,
+                                     count_lock, &s, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_TRUE(!s.a && s.b);
+    /* After the block's end it is not listed. */
+    memset(&s, 0, sizeof(s));
+    CU_ASSERT_EQUAL(
+        suspect_store_foreach_locked(store, "BankAccountUpdate:", T0 + 61 * SEC,
+                                     count_lock, &s, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(s.n, 0);
 }
 
 /* Invalid calls are refused before the backend sees them. */
@@ -347,6 +453,8 @@ static const struct {
     {"lock every identity over", test_lock_every_identity_over},
     {"promo composite", test_promo_composite},
     {"operator operations", test_operator_operations},
+    {"unblock lets in", test_unblock},
+    {"locks listed", test_foreach_locked},
     {"invalid calls", test_invalid_calls},
 };
 

@@ -644,37 +644,43 @@ static void test_small_max_lowers_shards(void)
 /* ---- bookkeeping ----------------------------------------------------------
  */
 
+/* A locked entry's name: the list link, two hashes, the length, then the
+ * key (memstore_int.h, lock_name_t). */
+#define NAME_BYTES(len) (8 + 16 + 8 + (size_t)(len))
+
 static void test_size_and_bytes(void)
 {
     suspect_store_t *store = new_store(1000, 1);
     suspect_rule_t rule = rule_of("Bytes", 10, 100, 0);
     suspect_key_t a = test_key("Bytes", "a"), b = test_key("Bytes", "b");
     const size_t table = INITIAL_BUCKETS * BUCKET_BYTES;
+    const size_t name_a = NAME_BYTES(a.window_len);
     char value[16];
 
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 0);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store), table);
-    /* a lock alone: the bare 64-byte entry */
+    /* a lock alone: the bare 64-byte entry, and its key kept to list it */
     CU_ASSERT_EQUAL(suspect_store_block(store, &a, 0, 100, NULL), SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 1);
-    CU_ASSERT_EQUAL(suspect_memstore_bytes(store), table + ENTRY_BYTES);
+    CU_ASSERT_EQUAL(suspect_memstore_bytes(store),
+                    table + ENTRY_BYTES + name_a);
     /* hits: a ring of 4, then 8, then the limit, 10 */
     decide1(store, &rule, &b, 1);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store),
-                    table + 2 * ENTRY_BYTES + 4 * 8);
+                    table + 2 * ENTRY_BYTES + 4 * 8 + name_a);
     for (int i = 0; i < 4; i++) {
         decide1(store, &rule, &b, 2 + i);
     }
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store),
-                    table + 2 * ENTRY_BYTES + 8 * 8);
+                    table + 2 * ENTRY_BYTES + 8 * 8 + name_a);
     for (int i = 0; i < 6; i++) {
         decide1(store, &rule, &b, 10 + i);
     }
     CU_ASSERT_EQUAL(status1(store, &rule, &b, 20).in_window, 10);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store),
-                    table + 2 * ENTRY_BYTES + 10 * 8);
+                    table + 2 * ENTRY_BYTES + 10 * 8 + name_a);
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 2);
-    /* a lock on a, gone: the entry goes with the reset */
+    /* a lock on a, gone: the entry and its name go with the reset */
     CU_ASSERT_EQUAL(suspect_store_reset(store, &a, SUSPECT_RESET_ALL, NULL),
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 1);
@@ -690,7 +696,77 @@ static void test_size_and_bytes(void)
     }
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 9);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store),
-                    2 * table + 9 * ENTRY_BYTES + 10 * 8);
+                    2 * table + 9 * ENTRY_BYTES + 10 * 8 +
+                        8 * NAME_BYTES(strlen("Bytes:g0")));
+    suspect_store_free(store);
+}
+
+static int count_named(void *arg, const char *key, size_t len, int64_t until)
+{
+    (void)key;
+    (void)len;
+    (void)until;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* Names of locked entries have a budget: past it a lock still denies, but
+ * is not listed, and the store's bytes stay within entries + budget. */
+#define NAMED 300
+
+static void test_names_budget(void)
+{
+    suspect_store_t *store = new_store(1000, 1);
+    suspect_rule_t rule = rule_of("Nm", 1, 100, 100);
+    char value[1001];
+    size_t before;
+    int listed = 0;
+
+    memset(value, 'v', sizeof(value) - 1);
+    value[sizeof(value) - 1] = '\0';
+    for (int i = 0; i < NAMED; i++) {
+        suspect_key_t key;
+
+        snprintf(value, 8, "%07d", i);
+        value[7] = 'v';
+        key = test_key("Nm", value);
+        decide1(store, &rule, &key, 0);
+        CU_ASSERT_TRUE(decide1(store, &rule, &key, 1).locked);
+        CU_ASSERT_TRUE(decide1(store, &rule, &key, 2).locked);
+    }
+    CU_ASSERT_EQUAL(suspect_store_foreach_locked(store, "Nm:", 3, count_named,
+                                                 &listed, NULL),
+                    SUSPECT_OK);
+    /* 64 bytes of names per entry: 64000 bytes; a key is capped near 300
+     * bytes (the value's cap and a digest), so about 200 fit */
+    CU_ASSERT(listed > 100 && listed < NAMED);
+    CU_ASSERT(suspect_memstore_bytes(store) <=
+              NAMED * (ENTRY_BYTES + 8) + 64000 + 1024 * BUCKET_BYTES);
+    /* A lifted lock gives its name back: a new one is listed again. */
+    before = suspect_memstore_bytes(store);
+    for (int i = 0; i < NAMED; i++) {
+        suspect_key_t key;
+
+        snprintf(value, 8, "%07d", i);
+        value[7] = 'v';
+        key = test_key("Nm", value);
+        CU_ASSERT_EQUAL(
+            suspect_store_reset(store, &key, SUSPECT_RESET_ALL, NULL),
+            SUSPECT_OK);
+    }
+    CU_ASSERT(suspect_memstore_bytes(store) < before);
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 0);
+    listed = 0;
+    {
+        suspect_key_t key = test_key("Nm", "again");
+
+        CU_ASSERT_EQUAL(suspect_store_block(store, &key, 0, 50, NULL),
+                        SUSPECT_OK);
+    }
+    CU_ASSERT_EQUAL(suspect_store_foreach_locked(store, NULL, 3, count_named,
+                                                 &listed, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(listed, 1);
     suspect_store_free(store);
 }
 
@@ -851,6 +927,7 @@ int register_memstore_suite(void)
         {"small max_entries lowers shards", test_small_max_lowers_shards},
         {"size and bytes, 64-byte entries", test_size_and_bytes},
         {"a 64 KiB value costs one entry", test_hostile_value_costs_nothing},
+        {"names of locks: a budget", test_names_budget},
         {"size and bytes of no store", test_not_a_memstore},
         {"allocation failures: new", test_new_alloc_failures},
         {"allocation failures: decide", test_decide_alloc_failures},

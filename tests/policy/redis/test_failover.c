@@ -75,7 +75,8 @@ static void fake_free(suspect_store_t *s)
 }
 
 static const suspect_store_ops_t fake_ops = {
-    "fake", fake_decide, fake_status, fake_reset, fake_block, fake_free,
+    "fake",     fake_decide, fake_status, fake_reset,
+    fake_block, fake_free,   NULL,        NULL,
 };
 
 static suspect_store_t *mem_store(void)

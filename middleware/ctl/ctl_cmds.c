@@ -4,8 +4,10 @@
  * check is suspect-fcgi --check (mw_check), its report captured for
  * --json.  The others name one identity of one action (ctl_target: the key
  * the guard builds) and make one store call: suspect_store_status(),
- * suspect_store_reset() (unblock: the lock; reset: the lock and the hits)
- * or suspect_store_block().  Each prints what it did, or one JSON object.
+ * suspect_store_unblock() (the lock, and the oldest hits of a full window,
+ * so the next request is allowed: it says how many), suspect_store_reset()
+ * (reset: the lock and every hit) or suspect_store_block().  Each prints
+ * what it did, or one JSON object.
  *
  * A running suspect-fcgi keeps a small cache of the locks it has denied
  * by (the failover store's lock cache), trusting each entry for one
@@ -217,13 +219,44 @@ static void done(ctl_t *c, const ctl_target_t *t, const char *verb,
     }
 }
 
-/* unblock and reset: one suspect_store_reset(). */
-static int reset_cmd(ctl_t *c, int argc, char **argv, unsigned what,
-                     const char *synopsis, const char *verb)
+/* Prints what an unblock did. */
+static void unblocked(ctl_t *c, const ctl_target_t *t,
+                      const suspect_unblock_t *u)
+{
+    ctl_json_t j;
+
+    if (c->json) {
+        cj_begin(&j, c, CTL_OK);
+        json_target(&j, c, t);
+        cj_bool(&j, "lock_dropped", u->lock_until_ms != 0);
+        cj_time(&j, "dropped_lock_until", u->lock_until_ms);
+        cj_int(&j, "hits_dropped", u->dropped);
+        cj_int(&j, "hits_kept", u->kept);
+        cj_finish(&j);
+        return;
+    }
+    fprintf(c->out, "unblocked ");
+    print_target(c, t);
+    if (u->lock_until_ms != 0) {
+        print_until(c, "lock dropped", u->lock_until_ms);
+    } else {
+        fprintf(c->out, "  %-13s none\n", "lock");
+    }
+    fprintf(c->out,
+            "  %-13s %u dropped (the oldest, so one more fits), %u kept: the "
+            "next request is allowed\n",
+            "hits", u->dropped, u->kept);
+}
+
+/* unblock ACTION IDENTITY [TYPE] | unblock -k KEY */
+int ctl_cmd_unblock(ctl_t *c, int argc, char **argv)
 {
     ctl_target_t t;
+    suspect_unblock_t u;
     suspect_err_t err;
-    int rc = target_args(c, argc, argv, synopsis, false, &t);
+    int rc = target_args(c, argc, argv,
+                         "unblock ACTION IDENTITY [TYPE] | unblock -k KEY",
+                         true, &t);
 
     if (rc == CTL_OK) {
         rc = ctl_open_store(c, false);
@@ -232,26 +265,36 @@ static int reset_cmd(ctl_t *c, int argc, char **argv, unsigned what,
         return rc;
     }
     suspect_err_clear(&err);
-    if (suspect_store_reset(c->store, &t.key, what, &err) != SUSPECT_OK) {
-        return ctl_fail_err(c, CTL_STORE, c->command, &err);
+    if (suspect_store_unblock(c->store, t.rule, &t.key, c->now_ms, &u, &err) !=
+        SUSPECT_OK) {
+        return ctl_fail_err(c, CTL_STORE, "unblock", &err);
     }
-    done(c, &t, verb, 0);
+    unblocked(c, &t, &u);
     return CTL_OK;
-}
-
-/* unblock ACTION IDENTITY [TYPE] | unblock -k KEY */
-int ctl_cmd_unblock(ctl_t *c, int argc, char **argv)
-{
-    return reset_cmd(c, argc, argv, SUSPECT_RESET_LOCK,
-                     "unblock ACTION IDENTITY [TYPE] | unblock -k KEY",
-                     "unblocked");
 }
 
 /* reset ACTION IDENTITY [TYPE] | reset -k KEY */
 int ctl_cmd_reset(ctl_t *c, int argc, char **argv)
 {
-    return reset_cmd(c, argc, argv, SUSPECT_RESET_ALL,
-                     "reset ACTION IDENTITY [TYPE] | reset -k KEY", "reset");
+    ctl_target_t t;
+    suspect_err_t err;
+    int rc =
+        target_args(c, argc, argv,
+                    "reset ACTION IDENTITY [TYPE] | reset -k KEY", false, &t);
+
+    if (rc == CTL_OK) {
+        rc = ctl_open_store(c, false);
+    }
+    if (rc != CTL_OK) {
+        return rc;
+    }
+    suspect_err_clear(&err);
+    if (suspect_store_reset(c->store, &t.key, SUSPECT_RESET_ALL, &err) !=
+        SUSPECT_OK) {
+        return ctl_fail_err(c, CTL_STORE, "reset", &err);
+    }
+    done(c, &t, "reset", 0);
+    return CTL_OK;
 }
 
 /* SECONDS: 1 to a year, digits only; 0 when it is not. */

@@ -5,7 +5,7 @@
  *
  *   check                                  suspect-fcgi --check
  *   status  ACTION IDENTITY [TYPE]         hits, remaining, lock
- *   unblock ACTION IDENTITY [TYPE]         drop the lock
+ *   unblock ACTION IDENTITY [TYPE]         let it in on its next request
  *   reset   ACTION IDENTITY [TYPE]         drop the lock and the hits
  *   block   ACTION IDENTITY SECONDS [TYPE] lock now
  *   locked  [ACTION]                       the identities locked now
@@ -51,8 +51,8 @@ static void usage(FILE *f)
           "the limits\n"
           "  status  ACTION IDENTITY [TYPE]         hits, remaining, lock of "
           "an identity\n"
-          "  unblock ACTION IDENTITY [TYPE]         drop its lock, keep its "
-          "hits\n"
+          "  unblock ACTION IDENTITY [TYPE]         let it in on its next "
+          "request\n"
           "  reset   ACTION IDENTITY [TYPE]         drop its lock and hits\n"
           "  block   ACTION IDENTITY SECONDS [TYPE] lock it for SECONDS\n"
           "  locked  [ACTION]                       identities locked now\n"

@@ -55,4 +55,7 @@ int64_t ctl_now_ms(void);
 /* Adds the tests against a real redis-server (test_suspectctl_redis.c). */
 int ctl_add_redis_tests(CU_pSuite s);
 
+/* Adds the man page's unblock example (test_suspectctl_unblock.c). */
+int ctl_add_unblock_tests(CU_pSuite s);
+
 #endif

@@ -297,7 +297,8 @@ static void test_lmdb_reset(void)
     CTL_RUN(&r, "-c", path_lmdb, "status", "Login", "7");
     CU_ASSERT_TRUE(ctl_has(r.out, "2 in the window, 1 remaining"));
     ctl_run_free(&r);
-    /* unblock keeps the hits; reset drops them. */
+    /* unblock drops only the hits that would refuse the next request
+     * (none here); reset drops them all. */
     CTL_RUN(&r, "-c", path_lmdb, "unblock", "Login", "7");
     CU_ASSERT_EQUAL(r.status, 0);
     ctl_run_free(&r);
@@ -448,7 +449,7 @@ int register_suspectctl_suite(void)
         !CU_add_test(s, "lmdb simulate", test_lmdb_simulate) ||
         !CU_add_test(s, "lmdb simulate with a body", test_lmdb_simulate_body) ||
         !CU_add_test(s, "lmdb database missing", test_lmdb_missing) ||
-        ctl_add_redis_tests(s) != 0) {
+        ctl_add_redis_tests(s) != 0 || ctl_add_unblock_tests(s) != 0) {
         return -1;
     }
     return 0;

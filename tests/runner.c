@@ -27,7 +27,7 @@ static int (*const registrars[])(void) = {
     register_guard_suite,       register_e2e_suite,
     register_suspect_cgi_suite, register_suspectctl_suite,
     register_redis_scan_suite,  register_abuse_suite,
-    register_faults_suite,
+    register_faults_suite,      register_log_suite,
 };
 
 /* Deactivates the suites not named on the command line. */

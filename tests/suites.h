@@ -31,5 +31,6 @@ int register_redis_scan_suite(void);
 int register_suspect_cgi_suite(void);
 int register_abuse_suite(void);
 int register_faults_suite(void);
+int register_log_suite(void);
 
 #endif

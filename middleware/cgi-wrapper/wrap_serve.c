@@ -70,15 +70,17 @@ static void log_verdict(const cgi_req_t *r, const mw_verdict_t *v)
 {
     mw_log_level_t level = v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO;
     const char *uri;
+    int len;
 
     if (!mw_log_enabled(level)) {
         return;
     }
-    uri = mw_req_param(r->req, "REQUEST_URI", NULL);
-    mw_log(level, "%s %s action=%s status=%d (%s)",
-           v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
-           uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
-           v->status, v->why != NULL ? v->why : "");
+    /* The path only: a query string may hold identities and tokens. */
+    uri = mw_log_uri(mw_req_param(r->req, "REQUEST_URI", NULL), 0, &len);
+    mw_log(level, "%s %.*s action=%s status=%d (%s)",
+           v->kind == MW_VERDICT_DENY ? "deny" : "refuse", len, uri,
+           v->route != NULL ? v->route->action : "-", v->status,
+           v->why != NULL ? v->why : "");
 }
 
 /* suspect-cgi's own checks of a loaded suspect.xml. */

@@ -70,19 +70,22 @@ static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
     }
 }
 
+/* One line per denial or refusal: the path (never the query), the
+ * action, the status and why (never a value). */
 static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
 {
     const char *uri;
+    int len;
 
     if (!mw_log_enabled(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO)) {
         return;
     }
-    uri = mw_req_param(req, "REQUEST_URI", NULL);
+    uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), 0, &len);
     mw_log(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO,
-           "%s %s action=%s status=%d (%s)",
-           v->kind == MW_VERDICT_DENY ? "deny" : "refuse",
-           uri != NULL ? uri : "-", v->route != NULL ? v->route->action : "-",
-           v->status, v->why != NULL ? v->why : "");
+           "%s %.*s action=%s status=%d (%s)",
+           v->kind == MW_VERDICT_DENY ? "deny" : "refuse", len, uri,
+           v->route != NULL ? v->route->action : "-", v->status,
+           v->why != NULL ? v->why : "");
 }
 
 void mw_handler_request(mw_req_t *req, void *arg)

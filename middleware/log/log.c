@@ -4,12 +4,21 @@
  * The line is built in a stack buffer and written with a single write, so
  * concurrent threads never interleave within a line (writes to a pipe or a
  * file opened O_APPEND of up to PIPE_BUF bytes are atomic).
+ *
+ * The journal: systemd passes JOURNAL_STREAM="DEV:INO" for the stream it
+ * connects to stdout and stderr.  It is believed only when stderr is that
+ * very stream (fstat matches), since a child whose stderr was redirected
+ * inherits the variable too; then each line starts "<N>", the syslog
+ * priority journald takes for the entry.
  */
 #include "log.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,13 +28,53 @@
 static const char *prog = "suspect";
 static atomic_int max_lvl = MW_LOG_NOTICE;
 
+static int journal;
+
 static const char *const level_names[] = {"error", "warning", "notice", "info",
                                           "debug"};
+
+/* The syslog priorities of the levels (LOG_ERR .. LOG_DEBUG). */
+static const int level_priority[] = {3, 4, 5, 6, 7};
+
+/* Whether stderr is the stream JOURNAL_STREAM names. */
+static int stderr_is_journal(void)
+{
+    const char *v = getenv("JOURNAL_STREAM");
+    uintmax_t dev, ino;
+    struct stat st;
+    char tail;
+
+    if (v == NULL ||
+        sscanf(v, "%" SCNuMAX ":%" SCNuMAX "%c", &dev, &ino, &tail) != 2 ||
+        fstat(STDERR_FILENO, &st) != 0) {
+        return 0;
+    }
+    return (uintmax_t)st.st_dev == dev && (uintmax_t)st.st_ino == ino;
+}
 
 void mw_log_init(const char *progname, mw_log_level_t max_level)
 {
     prog = progname;
+    journal = stderr_is_journal();
     atomic_store(&max_lvl, (int)max_level);
+}
+
+int mw_log_journal(void)
+{
+    return journal;
+}
+
+const char *mw_log_uri(const char *uri, int full, int *len)
+{
+    size_t n;
+
+    if (uri == NULL) {
+        *len = 1;
+        return "-";
+    }
+    n = full ? strlen(uri) : strcspn(uri, "?#");
+    *len = n > 1024 ? 1024 : (int)n;
+    return uri;
 }
 
 int mw_log_enabled(mw_log_level_t level)
@@ -56,12 +105,18 @@ void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap)
     if (!mw_log_enabled(level)) {
         return;
     }
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-    k = snprintf(line + n, sizeof(line) - n,
-                 ".%03dZ %s[%ld]: %s: ", (int)(tv.tv_usec / 1000), prog,
-                 (long)getpid(), level_names[level]);
+    if (journal) {
+        n = 0;
+        k = snprintf(line, sizeof(line), "<%d>%s: ", level_priority[level],
+                     level_names[level]);
+    } else {
+        gettimeofday(&tv, NULL);
+        gmtime_r(&tv.tv_sec, &tm);
+        n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
+        k = snprintf(line + n, sizeof(line) - n,
+                     ".%03dZ %s[%ld]: %s: ", (int)(tv.tv_usec / 1000), prog,
+                     (long)getpid(), level_names[level]);
+    }
     head = n + (size_t)(k > 0 ? k : 0);
     if (head >= sizeof(line) - 2) {
         head = sizeof(line) - 2;

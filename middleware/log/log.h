@@ -4,7 +4,16 @@
  * different threads never mix.
  *
  * Line: "2026-11-21T10:00:00.123Z suspect-fcgi[pid]: level: message".
+ * When stderr is the journal (systemd sets JOURNAL_STREAM to the device
+ * and inode of the stream it gives; they match stderr's), the line is
+ * "<N>level: message" instead: N is the syslog priority of the level
+ * (error 3, warning 4, notice 5, info 6, debug 7), which journald reads
+ * as the entry's priority, and the time and pid are journald's own.
  * The library never logs; the binaries log once, at the boundary.
+ *
+ * What a line may hold: never a value a client sent (a query string, a
+ * form field, a cookie, a password); a request is named by its path
+ * (mw_log_uri()).
  */
 #ifndef MW_LOG_H
 #define MW_LOG_H
@@ -20,8 +29,19 @@ typedef enum mw_log_level {
 } mw_log_level_t;
 
 /* Sets the program name and the most verbose level written (default
- * MW_LOG_NOTICE).  Call before threads start. */
+ * MW_LOG_NOTICE), and looks whether stderr is the journal.  Call before
+ * threads start. */
 void mw_log_init(const char *progname, mw_log_level_t max_level);
+
+/* Whether lines carry journald priority prefixes (stderr is the journal). */
+int mw_log_journal(void);
+
+/*
+ * The part of a request target a log line may show: uri up to its '?'
+ * (or '#'), so no query value reaches a log, unless full (the operator
+ * asked for whole targets).  *len gets its length; "-" for a NULL uri.
+ */
+const char *mw_log_uri(const char *uri, int full, int *len);
 
 /* Writes one line; a message longer than 2 KiB is cut.  Control bytes in
  * the message become '?', so a hostile value cannot forge log lines. */

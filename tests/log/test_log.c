@@ -1,0 +1,141 @@
+/*
+ * test_log.c - suite "log": the daemons' own log (middleware/log/log.c).
+ *
+ * Lines go to stderr, so each test points file descriptor 2 at a file of
+ * its own for the time of the test, and reads the file back: the plain
+ * line ("time prog[pid]: level: message"), the journal's ("<N>level:
+ * message", only when JOURNAL_STREAM names that very stderr), control
+ * bytes turned into '?', and request targets cut before their query.
+ */
+#include <CUnit/CUnit.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers/util.h"
+#include "log/log.h"
+#include "suites.h"
+
+static char *dir;
+
+/* Runs fn with stderr on a fresh file and journal (NULL: no
+ * JOURNAL_STREAM, "self": the file's device and inode, else as given);
+ * returns what it wrote (the caller frees it). */
+static char *capture(void (*fn)(void), const char *journal)
+{
+    char path[600], env[64];
+    struct stat st;
+    int fd, saved = dup(STDERR_FILENO);
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/stderr", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+    CU_ASSERT_FATAL(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    if (journal == NULL) {
+        unsetenv("JOURNAL_STREAM");
+    } else if (strcmp(journal, "self") == 0) {
+        fstat(STDERR_FILENO, &st);
+        snprintf(env, sizeof(env), "%lu:%lu", (unsigned long)st.st_dev,
+                 (unsigned long)st.st_ino);
+        setenv("JOURNAL_STREAM", env, 1);
+    } else {
+        setenv("JOURNAL_STREAM", journal, 1);
+    }
+    mw_log_init("suspect-test", MW_LOG_INFO);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    unsetenv("JOURNAL_STREAM");
+    mw_log_init("suspect-test", MW_LOG_NOTICE);
+    text = test_read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    return text;
+}
+
+static void three_lines(void)
+{
+    mw_log(MW_LOG_ERROR, "store down");
+    mw_log(MW_LOG_INFO, "deny /a action=A");
+    mw_log(MW_LOG_DEBUG, "not written at info");
+    mw_log(MW_LOG_WARNING, "forged\nline\x01");
+}
+
+static void test_plain_lines(void)
+{
+    char *t = capture(three_lines, NULL);
+
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "Z suspect-test["));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "]: error: store down\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "]: info: deny /a action=A\n"));
+    CU_ASSERT_PTR_NULL(strstr(t, "not written"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "]: warning: forged?line?\n"));
+    CU_ASSERT_PTR_NULL(strstr(t, "<3>"));
+    free(t);
+}
+
+static void test_journal_priorities(void)
+{
+    char *t = capture(three_lines, "self");
+
+    CU_ASSERT_STRING_EQUAL(t, "<3>error: store down\n"
+                              "<6>info: deny /a action=A\n"
+                              "<4>warning: forged?line?\n");
+    free(t);
+    /* A JOURNAL_STREAM that is not this stderr (inherited by a program
+     * whose stderr was redirected) is not believed. */
+    t = capture(three_lines, "1:2");
+    CU_ASSERT_PTR_NULL(strstr(t, "<3>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "]: error: store down\n"));
+    free(t);
+    t = capture(three_lines, "junk");
+    CU_ASSERT_PTR_NULL(strstr(t, "<3>"));
+    free(t);
+}
+
+static void test_uri_without_query(void)
+{
+    int len;
+    const char *u;
+
+    u = mw_log_uri("/app.cgi?op=login&member=alice", 0, &len);
+    CU_ASSERT_EQUAL(len, 8);
+    CU_ASSERT_NSTRING_EQUAL(u, "/app.cgi", 8);
+    u = mw_log_uri("/a#frag?x", 0, &len);
+    CU_ASSERT_EQUAL(len, 2);
+    u = mw_log_uri("/app.cgi?op=login", 1, &len);
+    CU_ASSERT_EQUAL(len, 17);
+    u = mw_log_uri(NULL, 0, &len);
+    CU_ASSERT_NSTRING_EQUAL(u, "-", (size_t)len);
+}
+
+static int suite_init(void)
+{
+    dir = test_mkdtemp();
+    return dir != NULL ? 0 : -1;
+}
+
+static int suite_clean(void)
+{
+    test_rmtree(dir);
+    free(dir);
+    return 0;
+}
+
+int register_log_suite(void)
+{
+    CU_pSuite s = CU_add_suite("log", suite_init, suite_clean);
+
+    if (s == NULL || !CU_add_test(s, "plain lines", test_plain_lines) ||
+        !CU_add_test(s, "journal priorities", test_journal_priorities) ||
+        !CU_add_test(s, "targets without their query",
+                     test_uri_without_query)) {
+        return -1;
+    }
+    return 0;
+}

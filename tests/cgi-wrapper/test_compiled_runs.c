@@ -36,39 +36,32 @@
 #define SETTLE_MS 5000 /* sources are saved once 100 ms old */
 #define NCONC     8
 
-/* DIR/name in a static rotating buffer. */
-static const char *at(const char *name)
-{
-    static char bufs[4][TEST_PATH_MAX];
-    static int k;
-    char *b = bufs[k++ % 4];
+/* Room for the path of a compiled configuration. */
+#define SNAP_MAX (TEST_PATH_MAX + 64)
 
-    snprintf(b, sizeof(bufs[0]), "%s/%s", e2e.dir, name);
-    return b;
-}
-
-/* The compiled configuration's file for e2e.conf in dir. */
-static const char *snap_in(const char *dir)
+/* The compiled configuration's file for e2e.conf in dir, written into path
+ * (the caller's; "" when it cannot be named). */
+static const char *snap_in(char path[SNAP_MAX], const char *dir)
 {
-    static char path[TEST_PATH_MAX + 64];
     char abs[TEST_PATH_MAX];
 
-    if (cgi_snap_path(dir, e2e.conf, abs, sizeof(abs), path, sizeof(path)) !=
-        0) {
+    if (cgi_snap_path(dir, e2e.conf, abs, sizeof(abs), path, SNAP_MAX) != 0) {
         path[0] = '\0';
     }
     return path;
 }
 
-static const char *snap(void)
+/* snap_in() for the test's directory. */
+static const char *snap(char path[SNAP_MAX])
 {
-    return snap_in(e2e.dir);
+    return snap_in(path, e2e.dir);
 }
 
 /* Whether the program ran since the last call (and forgets it). */
 static bool ran(void)
 {
-    return unlink(at("ran")) == 0;
+    char at[TEST_PATH_MAX];
+    return unlink(e2e_path(at, "ran")) == 0;
 }
 
 /* GET uri as member, with extra options before -c; the status of the
@@ -109,12 +102,13 @@ static int status(const char *uri, const char *member)
  * (its sources must be 100 ms old first); whether it was. */
 static bool settle(void)
 {
+    char sp[SNAP_MAX];
     long long deadline = test_now_ms() + test_scale_ms(SETTLE_MS);
 
-    while (access(snap(), F_OK) != 0 && test_now_ms() < deadline) {
+    while (access(snap(sp), F_OK) != 0 && test_now_ms() < deadline) {
         status("/none", "x");
     }
-    return access(snap(), F_OK) == 0;
+    return access(snap(sp), F_OK) == 0;
 }
 
 static ino_t inode(const char *path)
@@ -128,19 +122,21 @@ static ino_t inode(const char *path)
  * changed a moment ago are not compiled yet), or the deadline. */
 static bool resaved(ino_t ino)
 {
+    char sp[SNAP_MAX];
     long long deadline = test_now_ms() + test_scale_ms(SETTLE_MS);
 
-    while (inode(snap()) == ino && test_now_ms() < deadline) {
+    while (inode(snap(sp)) == ino && test_now_ms() < deadline) {
         status("/none", "x");
     }
-    return inode(snap()) != ino;
+    return inode(snap(sp)) != ino;
 }
 
 /* Whether the compiled configuration in the test's directory is sound. */
 static bool sound(void)
 {
+    char sp[SNAP_MAX];
     compiled_t s;
-    bool ok = compiled_read(snap(), &s, NULL) == SUSPECT_OK;
+    bool ok = compiled_read(snap(sp), &s, NULL) == SUSPECT_OK;
 
     compiled_clear(&s);
     return ok;
@@ -150,15 +146,16 @@ static bool sound(void)
  * file is not written again. */
 static void test_used(void)
 {
+    char sp[SNAP_MAX];
     ino_t ino;
 
     CU_ASSERT_FATAL(settle());
-    ino = inode(snap());
+    ino = inode(snap(sp));
     CU_ASSERT_EQUAL(status("/hdr", "u1"), 200);
     CU_ASSERT_EQUAL(status("/hdr", "u1"), 200);
     CU_ASSERT_EQUAL(status("/hdr", "u1"), 429);
     CU_ASSERT_EQUAL(status("/hdr", "u2"), 200);
-    CU_ASSERT_EQUAL(inode(snap()), ino);
+    CU_ASSERT_EQUAL(inode(snap(sp)), ino);
     CU_ASSERT(sound());
 }
 
@@ -166,13 +163,14 @@ static void test_used(void)
  * exist, in failMode mode. */
 static void unusable_store(const char *text, const char *mode)
 {
+    char at[TEST_PATH_MAX];
     char store[TEST_PATH_MAX + 128];
     const char *pairs[] = {"  <Cgi ", store, NULL};
     char *edited;
 
     snprintf(store, sizeof(store),
              "  <Store type=\"lmdb\" path=\"%s\" failMode=\"%s\"/>\n  <Cgi ",
-             at("none/x.lmdb"), mode);
+             e2e_path(at, "none/x.lmdb"), mode);
     edited = test_subst(text, pairs);
     CU_ASSERT_FATAL(edited != NULL && strstr(edited, "<Store ") != NULL);
     CU_ASSERT_FATAL(test_write_file(e2e.conf, edited, strlen(edited)) == 0);
@@ -185,6 +183,8 @@ static void unusable_store(const char *text, const char *mode)
  * mode's answer. */
 static void test_store_not_needed(void)
 {
+    char sp[SNAP_MAX];
+    char at[TEST_PATH_MAX];
     static const struct {
         const char *mode;
         int status;
@@ -194,7 +194,7 @@ static void test_store_not_needed(void)
 
     CU_ASSERT_FATAL(text != NULL);
     for (size_t i = 0; i < 2; i++) {
-        ino_t ino = inode(snap());
+        ino_t ino = inode(snap(sp));
 
         unusable_store(text, modes[i].mode);
         CU_ASSERT_EQUAL(get(&r, "/page", "p1", NULL, NULL), 200);
@@ -206,7 +206,7 @@ static void test_store_not_needed(void)
         cgirun_free(&r);
         CU_ASSERT_EQUAL(status("/hdr", "p1"), modes[i].status);
     }
-    CU_ASSERT(access(at("none"), F_OK) != 0);
+    CU_ASSERT(access(e2e_path(at, "none"), F_OK) != 0);
     free(text);
 }
 
@@ -231,10 +231,11 @@ static void edit_in_place(const char *path, const char *from, const char *to)
 /* suspect.xml: /hdr becomes /hdx; the next request sees it. */
 static void test_stale_conf(void)
 {
+    char sp[SNAP_MAX];
     ino_t ino;
 
     CU_ASSERT_FATAL(settle());
-    ino = inode(snap());
+    ino = inode(snap(sp));
     edit_in_place(e2e.conf, "\"/hdr\"", "\"/hdx\"");
     CU_ASSERT_EQUAL(status("/hdx", "c1"), 200);
     CU_ASSERT_EQUAL(status("/hdx", "c1"), 200);
@@ -257,6 +258,7 @@ static void test_stale_limits(void)
 /* The response template: its new text is in the very next denial. */
 static void test_stale_template(void)
 {
+    char at[TEST_PATH_MAX];
     static const char conf[] =
         "<Suspect>\n"
         "  <Limits path=\"limits.xml\"/>\n"
@@ -272,12 +274,12 @@ static void test_stale_template(void)
 
     CU_ASSERT_FATAL(
         text != NULL && test_write_file(e2e.conf, text, strlen(text)) == 0 &&
-        test_write_file(at("page.html"), "AAAA {status}\n", 14) == 0);
+        test_write_file(e2e_path(at, "page.html"), "AAAA {status}\n", 14) == 0);
     free(text);
     CU_ASSERT_FATAL(settle());
     CU_ASSERT_EQUAL(status("/hdr", "t1"), 200);
     CU_ASSERT_EQUAL(status("/hdr", "t1"), 200);
-    edit_in_place(at("page.html"), "AAAA", "BBBB");
+    edit_in_place(e2e_path(at, "page.html"), "AAAA", "BBBB");
     CU_ASSERT_EQUAL(get(&r, "/hdr", "t1", NULL, NULL), 429);
     CU_ASSERT(r.out != NULL && strstr(r.out, "\r\n\r\nBBBB 429") != NULL);
     cgirun_free(&r);
@@ -286,8 +288,9 @@ static void test_stale_template(void)
 /* Writes len bytes of the saved file, changed by damage k, back. */
 static void damage(int k)
 {
+    char sp[SNAP_MAX];
     size_t len = 0;
-    char *buf = test_read_file(snap(), &len);
+    char *buf = test_read_file(snap(sp), &len);
 
     CU_ASSERT_FATAL(buf != NULL && len > 64);
     switch (k) {
@@ -308,7 +311,7 @@ static void damage(int k)
         memcpy(buf, "hello", 5);
         break;
     }
-    CU_ASSERT(test_write_file(snap(), buf, len) == 0);
+    CU_ASSERT(test_write_file(snap(sp), buf, len) == 0);
     free(buf);
 }
 
@@ -316,6 +319,7 @@ static void damage(int k)
  * request is decided from the XML, and the file made sound again. */
 static void test_damaged(void)
 {
+    char sp[SNAP_MAX];
     char member[16];
 
     CU_ASSERT_FATAL(settle());
@@ -324,7 +328,7 @@ static void test_damaged(void)
         if (k < 5) {
             damage(k);
         } else {
-            CU_ASSERT(chmod(snap(), 0666) == 0);
+            CU_ASSERT(chmod(snap(sp), 0666) == 0);
         }
         CU_ASSERT(!sound() || k == 5);
         CU_ASSERT_EQUAL(status("/hdr", member), 200);
@@ -338,15 +342,16 @@ static void test_damaged(void)
  * warning for this configuration however many requests follow. */
 static void test_unwritable(void)
 {
+    char sp[SNAP_MAX];
     char none[TEST_PATH_MAX], marker[128];
     cgi_out_t r;
     compiled_t s;
 
     CU_ASSERT_FATAL(settle());
-    snprintf(none, sizeof(none), "%s", at("none"));
+    e2e_path(none, "none");
     CU_ASSERT_FATAL(compiled_load(e2e.conf, &s, NULL) == SUSPECT_OK);
     CU_ASSERT_FATAL(
-        cgi_snap_marker(snap_in(none), &s, marker, sizeof(marker)) == 0);
+        cgi_snap_marker(snap_in(sp, none), &s, marker, sizeof(marker)) == 0);
     shm_unlink(marker);
     CU_ASSERT_EQUAL(get(&r, "/hdr", "w1", "-s", none), 200);
     CU_ASSERT(cgirun_one_log_line(&r, "compiled configuration not saved"));
@@ -357,7 +362,7 @@ static void test_unwritable(void)
     CU_ASSERT_EQUAL(get(&r, "/hdr", "w1", "-s", none), 429);
     CU_ASSERT_PTR_NULL(r.err);
     cgirun_free(&r);
-    CU_ASSERT_EQUAL(access(snap_in(none), F_OK), -1);
+    CU_ASSERT_EQUAL(access(snap_in(sp, none), F_OK), -1);
     CU_ASSERT_EQUAL(shm_unlink(marker), 0);
     compiled_clear(&s);
 }
@@ -422,12 +427,14 @@ static bool leftovers(void)
  * limit is allowed, and one sound file remains. */
 static void test_concurrent(void)
 {
+    char sp[SNAP_MAX];
+    char at[TEST_PATH_MAX];
     pid_t pids[NCONC];
     long long deadline;
     int allowed = 0, denied = 0;
 
     CU_ASSERT_FATAL(settle());
-    CU_ASSERT_FATAL(unlink(snap()) == 0);
+    CU_ASSERT_FATAL(unlink(snap(sp)) == 0);
     for (int i = 0; i < NCONC; i++) {
         pids[i] = start(i, "k1");
     }
@@ -438,7 +445,7 @@ static void test_concurrent(void)
 
         CU_ASSERT(pids[i] > 0 && finish(pids[i], deadline));
         snprintf(out, sizeof(out), "out.%d", i);
-        text = test_read_file(at(out), NULL);
+        text = test_read_file(e2e_path(at, out), NULL);
         allowed += text != NULL && strncmp(text, "Content-Type:", 13) == 0;
         denied += text != NULL && strncmp(text, "Status: 429", 11) == 0;
         free(text);

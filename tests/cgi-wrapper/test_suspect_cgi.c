@@ -179,15 +179,15 @@ static bool same_body(const cgi_out_t *r, const char *body, size_t len)
            memcmp(b, body, len) == 0;
 }
 
-/* What the echo script's fd 0 was ("--fd0 ..." line), in a static buffer. */
-static const char *fd0(const cgi_out_t *r)
+/* What the echo script's fd 0 was ("--fd0 ..." line), written into line
+ * (the caller's; "" when the script did not say). */
+static const char *fd0(char line[TEST_PATH_MAX], const cgi_out_t *r)
 {
-    static char line[TEST_PATH_MAX];
     const char *p = r->out != NULL ? strstr(r->out, "\n--fd0 ") : NULL;
 
     line[0] = '\0';
     if (p != NULL) {
-        snprintf(line, sizeof(line), "%.*s", (int)strcspn(p + 7, "\n"), p + 7);
+        snprintf(line, TEST_PATH_MAX, "%.*s", (int)strcspn(p + 7, "\n"), p + 7);
     }
     return line;
 }
@@ -209,6 +209,7 @@ static char *form_body(const char *member, size_t len)
  * the original pipe (nothing copied), its directory is its own. */
 static void test_allowed_untouched(void)
 {
+    char line[TEST_PATH_MAX];
     static const char body[] = "hello\0world";
     const char *vars[] = {"REQUEST_METHOD=POST",
                           "REQUEST_URI=/hdr",
@@ -225,7 +226,7 @@ static void test_allowed_untouched(void)
     CU_ASSERT(ran());
     CU_ASSERT(same_env(&r, vars));
     CU_ASSERT(same_body(&r, body, 11));
-    CU_ASSERT_EQUAL(strncmp(fd0(&r), "pipe:", 5), 0);
+    CU_ASSERT_EQUAL(strncmp(fd0(line, &r), "pipe:", 5), 0);
     snprintf(cwd, sizeof(cwd), "--cwd %s", appdir);
     CU_ASSERT(cgirun_has_line(&r, cwd));
     CU_ASSERT(cgirun_has_line(&r, "--args "));
@@ -238,6 +239,7 @@ static void test_allowed_untouched(void)
  * memfd), and the form identity counts across processes. */
 static void test_form_memfd(void)
 {
+    char line[TEST_PATH_MAX];
     char *body = form_body("f1", 60000);
     char clen[48];
     const char *vars[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/form",
@@ -251,7 +253,7 @@ static void test_form_memfd(void)
         CU_ASSERT(ran());
         CU_ASSERT(same_env(&r, vars));
         CU_ASSERT(same_body(&r, body, strlen(body)));
-        CU_ASSERT_PTR_NOT_NULL(strstr(fd0(&r), "memfd:"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(fd0(line, &r), "memfd:"));
         cgirun_free(&r);
     }
     run_plain(&r, vars, body);
@@ -264,6 +266,7 @@ static void test_form_memfd(void)
 /* A body the web server spooled to a file is sought back, not copied. */
 static void test_form_spooled(void)
 {
+    char line[TEST_PATH_MAX];
     char *body = form_body("f2", 50000);
     char clen[48], want[TEST_PATH_MAX + 16];
     const char *vars[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/form",
@@ -278,7 +281,7 @@ static void test_form_spooled(void)
     cgirun(&r, argv, vars, body, strlen(body), true);
     CU_ASSERT(ran());
     CU_ASSERT(same_body(&r, body, strlen(body)));
-    CU_ASSERT_STRING_EQUAL(fd0(&r), want);
+    CU_ASSERT_STRING_EQUAL(fd0(line, &r), want);
     cgirun_free(&r);
     free(body);
     free(dir);
@@ -501,6 +504,7 @@ static void test_body_errors(void)
  * app.cgi and examples/suspect-cgi.xml, paths moved into DIR. */
 static int start_lighttpd(void)
 {
+    char src[TEST_PATH_MAX];
     static const char main_conf[] =
         "server.port = @PORT@\n"
         "server.bind = \"127.0.0.1\"\n"
@@ -535,8 +539,8 @@ static int start_lighttpd(void)
     snprintf(port, sizeof(port), "%d", e2e.port = test_free_port());
     mkdir(www, 0755);
     if (e2e.port <= 0 ||
-        test_copy_file(e2e_src("examples/limits.xml"), e2e.limits, 0644) ||
-        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) ||
+        test_copy_file(e2e_src(src, "examples/limits.xml"), e2e.limits, 0644) ||
+        test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) ||
         e2e_write_example("suspect-cgi.xml", "suspect-cgi.xml", edits) ||
         e2e_write_example("lighttpd/app.cgi", "www/app.cgi", edits) ||
         e2e_write_example("lighttpd/suspect-cgi.conf", "site.conf", edits) ||

@@ -79,29 +79,19 @@ static const char limits_xml[] =
     " LimitDuration=\"1\" />\n"
     "</ArrayOfSuspectUsageSettingEntity>\n";
 
-/* DIR/name (the test's directory) in a static rotating buffer. */
-static const char *at(const char *name)
-{
-    static char bufs[4][1024];
-    static int k;
-    char *b = bufs[k++ % 4];
-
-    snprintf(b, sizeof(bufs[0]), "%s/%s", e2e.dir, name);
-    return b;
-}
-
 /* Writes the fixture with suspect.xml text (@DIR@: the directory); 0 or
  * -1. */
 static int write_fixture(const char *text)
 {
+    char at[TEST_PATH_MAX];
     static const char page[] = "<p>{action}: {retry_after}</p>\n";
     const char *pairs[] = {"@DIR@", e2e.dir, NULL};
     char *conf = test_subst(text, pairs);
-    int rc =
-        conf == NULL ||
-        test_write_file(at("suspect.xml"), conf, strlen(conf)) ||
-        test_write_file(at("limits.xml"), limits_xml, strlen(limits_xml)) ||
-        test_write_file(at("page.html"), page, strlen(page));
+    int rc = conf == NULL ||
+             test_write_file(e2e_path(at, "suspect.xml"), conf, strlen(conf)) ||
+             test_write_file(e2e_path(at, "limits.xml"), limits_xml,
+                             strlen(limits_xml)) ||
+             test_write_file(e2e_path(at, "page.html"), page, strlen(page));
 
     free(conf);
     return rc ? -1 : 0;
@@ -224,11 +214,12 @@ static void limits_equal(const suspect_limits_t *a, const suspect_limits_t *b)
 /* Loads the fixture written with text into *s; fatal on failure. */
 static void load(const char *text, compiled_t *s)
 {
+    char at[TEST_PATH_MAX];
     suspect_err_t err;
 
     suspect_err_clear(&err);
     CU_ASSERT_FATAL(write_fixture(text) == 0);
-    if (compiled_load(at("suspect.xml"), s, &err) != SUSPECT_OK) {
+    if (compiled_load(e2e_path(at, "suspect.xml"), s, &err) != SUSPECT_OK) {
         fprintf(stderr, "compiled_load: %s: %s\n", err.file, err.text);
         CU_FAIL_FATAL("the fixture does not load");
     }
@@ -405,12 +396,13 @@ static void test_structure(void)
 /* Writing, reading back, and what is not trusted. */
 static void test_files(void)
 {
+    char at[TEST_PATH_MAX];
     compiled_t s, back;
     suspect_err_t err;
     char path[1024], tmp[1024];
 
     load(conf_a, &s);
-    snprintf(path, sizeof(path), "%s", at("c.snap"));
+    e2e_path(path, "c.snap");
     CU_ASSERT_FATAL(compiled_write(path, &s, NULL) == SUSPECT_OK);
     CU_ASSERT_FATAL(compiled_read(path, &back, NULL) == SUSPECT_OK);
     conf_equal(s.conf, back.conf);
@@ -420,16 +412,17 @@ static void test_files(void)
     CU_ASSERT_EQUAL(compiled_read(path, &back, &err), SUSPECT_E_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "writable by others"));
     CU_ASSERT_EQUAL(chmod(path, 0600), 0);
-    CU_ASSERT_EQUAL(symlink(path, at("link.snap")), 0);
-    CU_ASSERT_EQUAL(compiled_read(at("link.snap"), &back, NULL), SUSPECT_E_IO);
-    CU_ASSERT_EQUAL(mkfifo(at("fifo.snap"), 0600), 0);
-    CU_ASSERT_EQUAL(compiled_read(at("fifo.snap"), &back, &err),
+    CU_ASSERT_EQUAL(symlink(path, e2e_path(at, "link.snap")), 0);
+    CU_ASSERT_EQUAL(compiled_read(e2e_path(at, "link.snap"), &back, NULL),
+                    SUSPECT_E_IO);
+    CU_ASSERT_EQUAL(mkfifo(e2e_path(at, "fifo.snap"), 0600), 0);
+    CU_ASSERT_EQUAL(compiled_read(e2e_path(at, "fifo.snap"), &back, &err),
                     SUSPECT_E_CONFIG);
-    CU_ASSERT_EQUAL(compiled_read(at("none.snap"), &back, NULL),
+    CU_ASSERT_EQUAL(compiled_read(e2e_path(at, "none.snap"), &back, NULL),
                     SUSPECT_E_NOTFOUND);
     CU_ASSERT_PTR_NULL(back.conf);
     /* A directory that does not exist: an error, and nothing left. */
-    snprintf(tmp, sizeof(tmp), "%s", at("none/c.snap"));
+    e2e_path(tmp, "none/c.snap");
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL(compiled_write(tmp, &s, &err), SUSPECT_E_IO);
     CU_ASSERT_EQUAL(err.sys_errno, ENOENT);
@@ -448,13 +441,14 @@ static void set_mtime(const char *path, int64_t ns)
 /* Whether a fresh load is still fresh after edit() (false = stale). */
 static bool fresh_after(void (*edit)(const compiled_t *s))
 {
+    char at[TEST_PATH_MAX];
     char abs[1024];
     compiled_t s;
     bool fresh;
 
     load(conf_a, &s);
-    CU_ASSERT_FATAL(compiled_abs_path(at("suspect.xml"), abs, sizeof(abs)) ==
-                    0);
+    CU_ASSERT_FATAL(
+        compiled_abs_path(e2e_path(at, "suspect.xml"), abs, sizeof(abs)) == 0);
     CU_ASSERT_FATAL(compiled_fresh(&s, abs));
     edit(&s);
     fresh = compiled_fresh(&s, abs);
@@ -466,33 +460,40 @@ static bool fresh_after(void (*edit)(const compiled_t *s))
  * only the ctime tells. */
 static void edit_conf_same(const compiled_t *s)
 {
+    char at[TEST_PATH_MAX];
     char *text = strdup(conf_a);
 
     text[strlen(text) - 3] = 'X'; /* "</Suspect>" -> "</SuspecX>" */
-    CU_ASSERT(test_write_file(at("suspect.xml"), text, strlen(text)) == 0);
-    set_mtime(at("suspect.xml"), s->id[COMPILED_SRC_CONF].mtime_ns);
+    CU_ASSERT(
+        test_write_file(e2e_path(at, "suspect.xml"), text, strlen(text)) == 0);
+    set_mtime(e2e_path(at, "suspect.xml"), s->id[COMPILED_SRC_CONF].mtime_ns);
     free(text);
 }
 
 /* The limits file replaced by rename, same bytes, mtime put back. */
 static void edit_limits_rename(const compiled_t *s)
 {
-    CU_ASSERT(test_write_file(at("l.new"), limits_xml, strlen(limits_xml)) ==
-              0);
-    set_mtime(at("l.new"), s->id[COMPILED_SRC_LIMITS].mtime_ns);
-    CU_ASSERT_EQUAL(rename(at("l.new"), at("limits.xml")), 0);
+    char at[TEST_PATH_MAX], to[TEST_PATH_MAX];
+    CU_ASSERT(test_write_file(e2e_path(at, "l.new"), limits_xml,
+                              strlen(limits_xml)) == 0);
+    set_mtime(e2e_path(at, "l.new"), s->id[COMPILED_SRC_LIMITS].mtime_ns);
+    CU_ASSERT_EQUAL(rename(e2e_path(at, "l.new"), e2e_path(to, "limits.xml")),
+                    0);
 }
 
 static void edit_template_grow(const compiled_t *s)
 {
+    char at[TEST_PATH_MAX];
     (void)s;
-    CU_ASSERT(test_write_file(at("page.html"), "<p>x</p>\n\n", 10) == 0);
+    CU_ASSERT(test_write_file(e2e_path(at, "page.html"), "<p>x</p>\n\n", 10) ==
+              0);
 }
 
 static void edit_template_gone(const compiled_t *s)
 {
+    char at[TEST_PATH_MAX];
     (void)s;
-    CU_ASSERT_EQUAL(unlink(at("page.html")), 0);
+    CU_ASSERT_EQUAL(unlink(e2e_path(at, "page.html")), 0);
 }
 
 static void edit_nothing(const compiled_t *s)
@@ -502,6 +503,7 @@ static void edit_nothing(const compiled_t *s)
 
 static void test_stale(void)
 {
+    char at[TEST_PATH_MAX];
     char abs[1024];
     compiled_t s;
 
@@ -512,7 +514,8 @@ static void test_stale(void)
     CU_ASSERT(!fresh_after(edit_template_gone));
     /* Another suspect.xml path: not this one's. */
     load(conf_a, &s);
-    CU_ASSERT_FATAL(compiled_abs_path(at("other.xml"), abs, sizeof(abs)) == 0);
+    CU_ASSERT_FATAL(
+        compiled_abs_path(e2e_path(at, "other.xml"), abs, sizeof(abs)) == 0);
     CU_ASSERT(!compiled_fresh(&s, abs));
     compiled_clear(&s);
 }

@@ -55,6 +55,7 @@ static void test_valid_corpus(void)
  * examples are what operators copy. */
 static void test_examples(void)
 {
+    char data[TEST_PATH_MAX];
     static const char *const files[] = {"suspect.xml", "suspect-php.xml",
                                         "suspect-auth-request.xml",
                                         "suspect-authorizer.xml"};
@@ -68,7 +69,7 @@ static void test_examples(void)
             snprintf(path, sizeof(path), "%s/examples/%s", src, files[i]);
         } else {
             snprintf(path, sizeof(path), "%s/../../examples/%s",
-                     test_data_path(""), files[i]);
+                     test_data_path(data, ""), files[i]);
         }
         suspect_err_clear(&err);
         if (suspect_conf_load(path, &c, &err) != SUSPECT_OK) {
@@ -96,12 +97,12 @@ static void test_full_file(void)
 {
     const suspect_conf_t *c = NULL;
     const suspect_conf_route_t *r;
-    char path[4096], tmpl[4096];
+    char path[TEST_PATH_MAX], tmpl[TEST_PATH_MAX];
     suspect_err_t err;
     char *body;
 
-    snprintf(path, sizeof(path), "%s", test_data_path("conf/valid/full.xml"));
-    snprintf(tmpl, sizeof(tmpl), "%s", test_data_path("conf/valid/429.html"));
+    test_data_path(path, "conf/valid/full.xml");
+    test_data_path(tmpl, "conf/valid/429.html");
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL_FATAL(suspect_conf_load(path, &c, &err), SUSPECT_OK);
     CU_ASSERT_STRING_EQUAL(c->file, path);
@@ -212,12 +213,14 @@ static void test_full_file(void)
 /* A file giving only what is required: every default. */
 static void test_defaults(void)
 {
+    char data[TEST_PATH_MAX];
     const suspect_conf_t *c = NULL;
     suspect_err_t err;
 
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL_FATAL(
-        suspect_conf_load(test_data_path("conf/valid/minimal.xml"), &c, &err),
+        suspect_conf_load(test_data_path(data, "conf/valid/minimal.xml"), &c,
+                          &err),
         SUSPECT_OK);
     CU_ASSERT_STRING_EQUAL(c->listen, "unix:/run/suspect/fcgi.sock");
     CU_ASSERT_EQUAL(c->socket_mode, 0660);
@@ -279,6 +282,7 @@ static void test_defaults(void)
  * warnings, "file:line: warning: text", in document order. */
 static void test_warnings(void)
 {
+    char data[TEST_PATH_MAX];
     static const char *const want[] = {
         "warnings.xml:2: warning: Suspect: unknown attribute 'version' "
         "ignored",
@@ -309,7 +313,8 @@ static void test_warnings(void)
 
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL_FATAL(
-        suspect_conf_load(test_data_path("conf/valid/warnings.xml"), &c, &err),
+        suspect_conf_load(test_data_path(data, "conf/valid/warnings.xml"), &c,
+                          &err),
         SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_conf_warning_count(c), n);
     for (size_t i = 0; i < n && i < suspect_conf_warning_count(c); i++) {
@@ -334,6 +339,7 @@ static void test_warnings(void)
  * says out of memory, and (under ASan/valgrind) leaks nothing. */
 static void oom_loop(const char *rel, suspect_rc_t final)
 {
+    char data[TEST_PATH_MAX];
     suspect_rc_t rc = SUSPECT_E_NOMEM;
     int bad = 0;
     long n;
@@ -343,7 +349,7 @@ static void oom_loop(const char *rel, suspect_rc_t final)
         suspect_err_t err;
         suspect_err_clear(&err);
         suspect_test_fail_alloc_after(n);
-        rc = suspect_conf_load(test_data_path(rel), &c, &err);
+        rc = suspect_conf_load(test_data_path(data, rel), &c, &err);
         suspect_test_fail_alloc_after(-1);
         bad += rc != SUSPECT_E_NOMEM && rc != final;
         bad += rc == SUSPECT_E_NOMEM && (err.code != rc || c != NULL);

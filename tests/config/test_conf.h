@@ -25,8 +25,12 @@ suspect_rc_t conf_test_parse(const char *doc, const suspect_conf_t **out,
  * when it fails. */
 const suspect_conf_t *conf_test_body(const char *body);
 
-/* The message of a body that must fail ("" when it loaded). */
-const char *conf_test_fail(const char *body);
+/* Room for a conf_test_fail() message. */
+#define CONF_TEST_MSG_MAX 512
+
+/* The message of a body that must fail ("" when it loaded), written into
+ * msg (the caller's). */
+const char *conf_test_fail(char msg[CONF_TEST_MSG_MAX], const char *body);
 
 /* True when s ends with tail. */
 int conf_test_ends_with(const char *s, const char *tail);

@@ -20,6 +20,7 @@
 #include "conf/suspect_conf.h"
 #include "test_conf.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 /* Relative paths resolve against the file's directory, made absolute
  * whatever the current directory; absolute ones are kept. */
@@ -186,7 +187,7 @@ static void test_template(void)
         t0 = conf_test_mono_ms();
         CU_ASSERT_EQUAL(load_template(dir, "huge.html", &c, msg, sizeof(msg)),
                         SUSPECT_E_CONFIG);
-        CU_ASSERT(conf_test_mono_ms() - t0 < 100.0);
+        CU_ASSERT(conf_test_mono_ms() - t0 < test_scale_ms(100));
         CU_ASSERT(conf_test_ends_with(
             msg, "huge.html': file is too large (8589934592 "
                  "bytes, at most 65536)"));
@@ -264,7 +265,7 @@ static void test_dtd_refused(void)
              "]>\n<Suspect><Limits path='&l30;'/></Suspect>\n");
     t0 = conf_test_mono_ms();
     CU_ASSERT(dtd_refused(big));
-    CU_ASSERT(conf_test_mono_ms() - t0 < 500.0);
+    CU_ASSERT(conf_test_mono_ms() - t0 < test_scale_ms(500));
     free(big);
 }
 
@@ -298,7 +299,7 @@ static void test_size_cap(void)
         suspect_err_clear(&err);
         t0 = conf_test_mono_ms();
         CU_ASSERT_EQUAL(suspect_conf_load(path, &c, &err), SUSPECT_E_CONFIG);
-        CU_ASSERT(conf_test_mono_ms() - t0 < 100.0);
+        CU_ASSERT(conf_test_mono_ms() - t0 < test_scale_ms(100));
         CU_ASSERT_STRING_EQUAL(err.text, "file is too large (8589934592 "
                                          "bytes, at most 1048576)");
     }

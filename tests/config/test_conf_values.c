@@ -55,17 +55,15 @@ const suspect_conf_t *conf_test_body(const char *body)
     return c;
 }
 
-/* The message of a body that must fail ("" when it loaded). */
-const char *conf_test_fail(const char *body)
+const char *conf_test_fail(char msg[CONF_TEST_MSG_MAX], const char *body)
 {
-    static char msg[512];
     char doc[16384];
     const suspect_conf_t *c = NULL;
 
     snprintf(doc, sizeof(doc), "<Suspect>%s</Suspect>", body);
-    if (conf_test_parse(doc, &c, msg, sizeof(msg)) == SUSPECT_OK) {
+    if (conf_test_parse(doc, &c, msg, CONF_TEST_MSG_MAX) == SUSPECT_OK) {
         suspect_conf_unref(c);
-        return "";
+        msg[0] = '\0';
     }
     return msg;
 }
@@ -80,6 +78,7 @@ int conf_test_ends_with(const char *s, const char *tail)
 /* The value syntaxes: durations, sizes, modes, booleans, names, cases. */
 static void test_values(void)
 {
+    char msg[CONF_TEST_MSG_MAX];
     const suspect_conf_t *c;
 
     c = conf_test_body("<Limits path='l.xml' reload=' 2.25 '/><Cgi root='/c' "
@@ -117,101 +116,110 @@ static void test_values(void)
     CU_ASSERT_STRING_EQUAL(c->listen, "fd:3");
     suspect_conf_unref(c);
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server workers='1025'/>"),
+        conf_test_fail(msg, BASE "<Server workers='1025'/>"),
         "t.xml:1: Server: workers 1025 is out of range (1 to 1024)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server ioTimeout='3600.001'/>"),
+        conf_test_fail(msg, BASE "<Server ioTimeout='3600.001'/>"),
         "t.xml:1: Server: ioTimeout 3600.001 is out of range (0.001 to 3600 "
         "seconds)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server socketMode='01000'/>"),
+        conf_test_fail(msg, BASE "<Server socketMode='01000'/>"),
         "t.xml:1: Server: socketMode 01000 is out of range (00 to 0777)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server formMax='99999999999999999999999'/>"),
+        conf_test_fail(msg, BASE "<Server formMax='99999999999999999999999'/>"),
         "t.xml:1: Server: formMax 99999999999999999999999 is out of range "
         "(1K to 16M)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server formMax='17G'/>"),
+        conf_test_fail(msg, BASE "<Server formMax='17G'/>"),
         "t.xml:1: Server: formMax 17G is out of range (1K to 16M)");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server workers='-1'/>"),
+    CU_ASSERT_STRING_EQUAL(conf_test_fail(msg, BASE "<Server workers='-1'/>"),
                            "t.xml:1: Server: workers '-1' is not a number");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server workers=''/>"),
+    CU_ASSERT_STRING_EQUAL(conf_test_fail(msg, BASE "<Server workers=''/>"),
                            "t.xml:1: Server: workers is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server ioTimeout='.5'/>"),
+        conf_test_fail(msg, BASE "<Server ioTimeout='.5'/>"),
         "t.xml:1: Server: ioTimeout '.5' is not a number of seconds");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server ioTimeout='1.'/>"),
+        conf_test_fail(msg, BASE "<Server ioTimeout='1.'/>"),
         "t.xml:1: Server: ioTimeout '1.' is not a number of seconds");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server listen='unix:/"
+        conf_test_fail(msg,
+                       BASE "<Server listen='unix:/"
                             "0123456789012345678901234567"
                             "89012345678901234567890123456789012345678901234567"
                             "890123456789012345678901234567890'/>"),
         "t.xml:1: Server: listen 'unix:/0123456789012345678901234567890123..."
         "' has a unix socket path longer than 107 bytes");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server listen='tcp::9000'/>"),
-                           "t.xml:1: Server: listen 'tcp::9000' needs "
-                           "host:port after tcp:");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Upstream address='fd:3'/>"),
-                           "t.xml:1: Upstream: address 'fd:3' is not "
-                           "unix:/path or tcp:host:port");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Store type='lmdb' path='x' noSync=''/>"),
+        conf_test_fail(msg, BASE "<Server listen='tcp::9000'/>"),
+        "t.xml:1: Server: listen 'tcp::9000' needs "
+        "host:port after tcp:");
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE "<Upstream address='fd:3'/>"),
+        "t.xml:1: Upstream: address 'fd:3' is not "
+        "unix:/path or tcp:host:port");
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE "<Store type='lmdb' path='x' noSync=''/>"),
         "t.xml:1: Store: noSync is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server workers='99999999999999999999999x'/>"),
+        conf_test_fail(msg,
+                       BASE "<Server workers='99999999999999999999999x'/>"),
         "t.xml:1: Server: workers '99999999999999999999999x' is not a number");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server ioTimeout='18446744073709552'/>"),
+        conf_test_fail(msg, BASE "<Server ioTimeout='18446744073709552'/>"),
         "t.xml:1: Server: ioTimeout 18446744073709552 is out of range (0.001 "
         "to 3600 seconds)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE
+        conf_test_fail(msg, BASE
                        "<Store type='lmdb' path='x' mapSize='17179869184G'/>"),
         "t.xml:1: Store: mapSize 17179869184G is out of range (1M to 1024G)");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server listen=''/>"),
+    CU_ASSERT_STRING_EQUAL(conf_test_fail(msg, BASE "<Server listen=''/>"),
                            "t.xml:1: Server: listen is empty");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server listen='tcp:[]:1'/>"),
-                           "t.xml:1: Server: listen 'tcp:[]:1' has a bad IPv6 "
-                           "address (tcp:[addr]:port)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server listen='tcp:[::g]:1'/>"),
+        conf_test_fail(msg, BASE "<Server listen='tcp:[]:1'/>"),
+        "t.xml:1: Server: listen 'tcp:[]:1' has a bad IPv6 "
+        "address (tcp:[addr]:port)");
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE "<Server listen='tcp:[::g]:1'/>"),
         "t.xml:1: Server: listen 'tcp:[::g]:1' has a bad "
         "IPv6 address (tcp:[addr]:port)");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server listen='tcp:a b:1'/>"),
-                           "t.xml:1: Server: listen 'tcp:a b:1' has a bad host "
-                           "name");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Server listen='fd:x'/>"),
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE "<Server listen='tcp:a b:1'/>"),
+        "t.xml:1: Server: listen 'tcp:a b:1' has a bad host "
+        "name");
+    CU_ASSERT_STRING_EQUAL(conf_test_fail(msg, BASE "<Server listen='fd:x'/>"),
                            "t.xml:1: Server: listen 'fd:x' needs a descriptor "
                            "number after fd:");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Server listen='unix:/a&#10;b'/>"),
+        conf_test_fail(msg, BASE "<Server listen='unix:/a&#10;b'/>"),
         "t.xml:1: Server: listen must not contain control "
         "characters (got 'unix:/a?b')");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Store type='redis' url=''/>"),
-                           "t.xml:1: Store: url is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE
+        conf_test_fail(msg, BASE "<Store type='redis' url=''/>"),
+        "t.xml:1: Store: url is empty");
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE
                        "<Keys prefix='0123456789012345678901234567890123456789"
                        "0123456789012345678901234567890123456789012345678901"
                        "23456789012345678901234567890123456789'/>"),
         "t.xml:1: Keys: prefix is too long (at most 128 bytes)");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail("<Cgi root='/c'/><Limits path='a&#127;'/>"),
+        conf_test_fail(msg, "<Cgi root='/c'/><Limits path='a&#127;'/>"),
         "t.xml:1: Limits: path must not contain control characters (got "
         "'a?')");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail("<Limits path='l'/><Cgi program=''/>"),
+        conf_test_fail(msg, "<Limits path='l'/><Cgi program=''/>"),
         "t.xml:1: Cgi: program is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail("<Limits path='l'/><Cgi program='/a&#127;'/>"),
+        conf_test_fail(msg, "<Limits path='l'/><Cgi program='/a&#127;'/>"),
         "t.xml:1: Cgi: program must not contain control characters (got "
         "'/a?')");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Route action='' path='/'/>"),
-                           "t.xml:1: Route: action is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail("<Limits path='l'/><Cgi root='/c'/><Server mode=''/>"),
+        conf_test_fail(msg, BASE "<Route action='' path='/'/>"),
+        "t.xml:1: Route: action is empty");
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg,
+                       "<Limits path='l'/><Cgi root='/c'/><Server mode=''/>"),
         "t.xml:1: Server: mode is empty");
     c = conf_test_body(BASE "<Server listen='systemd'/><Store type='lmdb' "
                             "path='x' noSync='OFF'/><Keys prefix=''/>");
@@ -222,7 +230,7 @@ static void test_values(void)
     suspect_conf_unref(c);
     /* Control bytes never reach a message. */
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Keys prefix='a&#9;b'/>"),
+        conf_test_fail(msg, BASE "<Keys prefix='a&#9;b'/>"),
         "t.xml:1: Keys: prefix must be printable ASCII without spaces (got "
         "'a?b')");
 }
@@ -230,6 +238,7 @@ static void test_values(void)
 /* Paths, methods, parameters and sources of routes. */
 static void test_routes(void)
 {
+    char msg[CONF_TEST_MSG_MAX];
     const suspect_conf_t *c;
     const suspect_conf_route_t *r;
 
@@ -265,19 +274,21 @@ static void test_routes(void)
     suspect_conf_unref(c);
 
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Route action='A' path='/a' method=' '/>"),
+        conf_test_fail(msg, BASE "<Route action='A' path='/a' method=' '/>"),
         "t.xml:1: Route: method is empty");
-    CU_ASSERT_STRING_EQUAL(conf_test_fail(BASE "<Route action='A' path=''/>"),
-                           "t.xml:1: Route: path is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Route action='A' path='/a&#9;b'/>"),
+        conf_test_fail(msg, BASE "<Route action='A' path=''/>"),
+        "t.xml:1: Route: path is empty");
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE "<Route action='A' path='/a&#9;b'/>"),
         "t.xml:1: Route: path must not contain control characters (got "
         "'/a?b')");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Route action='A' path='/a' param=''/>"),
+        conf_test_fail(msg, BASE "<Route action='A' path='/a' param=''/>"),
         "t.xml:1: Route: param is empty");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Route action='A' path='/a' param='a=&#10;b'/>"),
+        conf_test_fail(msg,
+                       BASE "<Route action='A' path='/a' param='a=&#10;b'/>"),
         "t.xml:1: Route: param must not contain control characters (got "
         "'a=?b')");
     /* An attribute in a namespace is not ours: a warning. */
@@ -316,7 +327,8 @@ static void test_routes(void)
     CU_ASSERT_EQUAL(c->routes[0].param_in, SUSPECT_PARAM_QUERY);
     suspect_conf_unref(c);
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail("<Server mode='authorizer'/><Limits path='l.xml'/>"
+        conf_test_fail(msg,
+                       "<Server mode='authorizer'/><Limits path='l.xml'/>"
                        "<Route action='A' path='/a' param='op' paramIn='any'>"
                        "<Identity type='T' from='client-ip'/></Route>"),
         "t.xml:1: Route: paramIn=\"any\" reads the request body, which "
@@ -324,16 +336,18 @@ static void test_routes(void)
 
     /* Two identities may share sources, not types; a composite is one. */
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Route action='A' path='/a'><Identity type='T' "
+        conf_test_fail(msg,
+                       BASE "<Route action='A' path='/a'><Identity type='T' "
                             "from='client-ip'/>\n<Identity type='T' "
                             "from='cookie:x'/></Route>"),
         "t.xml:2: Identity: type 'T' duplicates line 1");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE "<Route action='A' path='/a'><Identity type='T' "
+        conf_test_fail(msg,
+                       BASE "<Route action='A' path='/a'><Identity type='T' "
                             "from='client-ip client-ip'/></Route>"),
         "t.xml:1: Identity: from source 'client-ip' is given twice");
     CU_ASSERT_STRING_EQUAL(
-        conf_test_fail(BASE
+        conf_test_fail(msg, BASE
                        "<Route action='A' path='/a'><Identity type='T' "
                        "from='cookie:a'/><Identity type='T' from='cookie:a "
                        "query:b'/></Route>"),

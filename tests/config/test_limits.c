@@ -31,6 +31,7 @@
 #include "suites.h"
 #include "limits/suspect_limits.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define MIN_INVALID 15
 
@@ -111,13 +112,14 @@ static void test_valid_corpus(void)
 
 static void test_example_file(void)
 {
+    char data[TEST_PATH_MAX];
     suspect_limits_t *lim = NULL;
     suspect_err_t err;
 
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_load(test_data_path("../../examples/limits.xml"), NULL,
-                            &lim, &err),
+        suspect_limits_load(test_data_path(data, "../../examples/limits.xml"),
+                            NULL, &lim, &err),
         SUSPECT_OK);
     CU_ASSERT(is_example_table(lim));
     CU_ASSERT_EQUAL(suspect_limits_warning_count(lim), 0);
@@ -135,15 +137,16 @@ static void test_example_file(void)
  * the same table, with no warning. */
 static void test_both_forms(void)
 {
+    char data[TEST_PATH_MAX];
     suspect_limits_t *a = NULL, *b = NULL;
 
     CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_load(test_data_path("limits/valid/attributes.xml"), NULL,
-                            &a, NULL),
+        suspect_limits_load(test_data_path(data, "limits/valid/attributes.xml"),
+                            NULL, &a, NULL),
         SUSPECT_OK);
     CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_load(test_data_path("limits/valid/serializer.xml"), NULL,
-                            &b, NULL),
+        suspect_limits_load(test_data_path(data, "limits/valid/serializer.xml"),
+                            NULL, &b, NULL),
         SUSPECT_OK);
     CU_ASSERT(is_example_table(a));
     CU_ASSERT(is_example_table(b));
@@ -156,12 +159,13 @@ static void test_both_forms(void)
 
 static void test_mixed_and_namespaces(void)
 {
+    char data[TEST_PATH_MAX];
     suspect_limits_t *lim = NULL;
     const suspect_rule_t *r;
 
     CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_load(test_data_path("limits/valid/mixed.xml"), NULL,
-                            &lim, NULL),
+        suspect_limits_load(test_data_path(data, "limits/valid/mixed.xml"),
+                            NULL, &lim, NULL),
         SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_limits_count(lim), 3);
     r = suspect_limits_find(lim, "Mixed.One");
@@ -177,8 +181,8 @@ static void test_mixed_and_namespaces(void)
     suspect_limits_unref(lim);
 
     CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_load(test_data_path("limits/valid/namespaced.xml"), NULL,
-                            &lim, NULL),
+        suspect_limits_load(test_data_path(data, "limits/valid/namespaced.xml"),
+                            NULL, &lim, NULL),
         SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_limits_count(lim), 2);
     CU_ASSERT_PTR_NOT_NULL(suspect_limits_find(lim, "Spaced"));
@@ -188,6 +192,7 @@ static void test_mixed_and_namespaces(void)
 
 static void test_warnings(void)
 {
+    char data[TEST_PATH_MAX];
     static const char *const want[] = {
         "w.xml:2: warning: ArrayOfSuspectUsageSettingEntity: unknown "
         "attribute 'Version' ignored",
@@ -198,7 +203,7 @@ static void test_warnings(void)
         "<Description> ignored",
     };
     char *doc =
-        test_read_file(test_data_path("limits/valid/warnings.xml"), NULL);
+        test_read_file(test_data_path(data, "limits/valid/warnings.xml"), NULL);
     suspect_limits_t *lim = NULL;
     char msg[512];
 
@@ -427,7 +432,7 @@ static void test_size_cap(void)
         t0 = mono_ms();
         CU_ASSERT_EQUAL(suspect_limits_load(path, NULL, &lim, &err),
                         SUSPECT_E_CONFIG);
-        CU_ASSERT(mono_ms() - t0 < 100.0);
+        CU_ASSERT(mono_ms() - t0 < test_scale_ms(100));
         CU_ASSERT_STRING_EQUAL(err.text, "file is too large (8589934592 "
                                          "bytes, at most 4194304)");
     }
@@ -554,7 +559,7 @@ static void test_billion_laughs(void)
              "</ArrayOfSuspectUsageSettingEntity>\n");
     t0 = mono_ms();
     CU_ASSERT(dtd_refused(doc));
-    CU_ASSERT(mono_ms() - t0 < 500.0);
+    CU_ASSERT(mono_ms() - t0 < test_scale_ms(500));
     free(doc);
 }
 
@@ -671,6 +676,7 @@ static void test_refcount_and_args(void)
  * says out of memory, and (under ASan/valgrind) leaks nothing. */
 static void oom_loop(const char *rel, suspect_rc_t final)
 {
+    char data[TEST_PATH_MAX];
     suspect_rc_t rc = SUSPECT_E_NOMEM;
     int bad = 0;
     long n;
@@ -680,7 +686,7 @@ static void oom_loop(const char *rel, suspect_rc_t final)
         suspect_err_t err;
         suspect_err_clear(&err);
         suspect_test_fail_alloc_after(n);
-        rc = suspect_limits_load(test_data_path(rel), NULL, &lim, &err);
+        rc = suspect_limits_load(test_data_path(data, rel), NULL, &lim, &err);
         suspect_test_fail_alloc_after(-1);
         bad += rc != SUSPECT_E_NOMEM && rc != final;
         bad += rc == SUSPECT_E_NOMEM && (err.code != rc || lim != NULL);
@@ -728,8 +734,9 @@ static void *parse_worker(void *arg)
 
 static void test_parse_threads(void)
 {
-    char *doc =
-        test_read_file(test_data_path("limits/valid/serializer.xml"), NULL);
+    char data[TEST_PATH_MAX];
+    char *doc = test_read_file(
+        test_data_path(data, "limits/valid/serializer.xml"), NULL);
     pthread_t th[4];
     long bad = 0;
 

@@ -124,16 +124,19 @@ static int current_table(suspect_reloader_t *r)
     return t;
 }
 
-/* Formats err with its file cut to the basename. */
-static const char *short_msg(suspect_err_t *err)
+/* Room for a short_msg(). */
+#define MSG_MAX 1024
+
+/* Formats err with its file cut to the basename into msg (the caller's)
+ * and returns it. */
+static const char *short_msg(char msg[MSG_MAX], suspect_err_t *err)
 {
-    static char msg[1024];
     const char *slash = strrchr(err->file, '/');
     char base[256];
 
     snprintf(base, sizeof(base), "%s", slash != NULL ? slash + 1 : err->file);
     snprintf(err->file, sizeof(err->file), "%s", base);
-    suspect_err_format(err, msg, sizeof(msg));
+    suspect_err_format(err, msg, MSG_MAX);
     return msg;
 }
 
@@ -196,6 +199,7 @@ static void test_rename_over(void)
 /* A bad file keeps the old table and is reported once; a fix swaps. */
 static void test_bad_file_once(void)
 {
+    char msg[MSG_MAX];
     suspect_reloader_t *r = NULL;
     suspect_err_t err;
     fixture_t f;
@@ -208,7 +212,7 @@ static void test_bad_file_once(void)
     CU_ASSERT_EQUAL_FATAL(write_rename(&f, doc_bad), 0);
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL(suspect_reloader_check(r, &err), SUSPECT_E_CONFIG);
-    CU_ASSERT_STRING_EQUAL(short_msg(&err),
+    CU_ASSERT_STRING_EQUAL(short_msg(msg, &err),
                            "limits.xml:2: LimitCount: 'x' is not a number");
     CU_ASSERT_EQUAL(current_table(r), 'A');
     suspect_err_clear(&err);
@@ -219,7 +223,7 @@ static void test_bad_file_once(void)
     /* Another bad version is news. */
     CU_ASSERT_EQUAL_FATAL(write_in_place(&f, doc_bad2), 0);
     CU_ASSERT_EQUAL(suspect_reloader_check(r, &err), SUSPECT_E_CONFIG);
-    CU_ASSERT_STRING_EQUAL(short_msg(&err),
+    CU_ASSERT_STRING_EQUAL(short_msg(msg, &err),
                            "limits.xml:2: LimitDuration: 'y' is not a number");
     CU_ASSERT_EQUAL(suspect_reloader_check(r, NULL), 0);
     CU_ASSERT_EQUAL(suspect_reloader_generation(r), 0);
@@ -240,6 +244,7 @@ static void test_bad_file_once(void)
 /* A deleted file keeps the old table, reported once; its return swaps. */
 static void test_deleted_file(void)
 {
+    char msg[MSG_MAX];
     suspect_reloader_t *r = NULL;
     suspect_err_t err;
     char want[256];
@@ -254,7 +259,7 @@ static void test_deleted_file(void)
     CU_ASSERT_EQUAL(suspect_reloader_check(r, &err), SUSPECT_E_NOTFOUND);
     snprintf(want, sizeof(want), "limits.xml: cannot open: %s",
              strerror(ENOENT));
-    CU_ASSERT_STRING_EQUAL(short_msg(&err), want);
+    CU_ASSERT_STRING_EQUAL(short_msg(msg, &err), want);
     CU_ASSERT_STRING_EQUAL(want, "limits.xml: cannot open: No such file or "
                                  "directory");
     CU_ASSERT_EQUAL(current_table(r), 'A');

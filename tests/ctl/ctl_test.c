@@ -52,13 +52,12 @@ void ctl_run_free(ctl_run_t *r)
     memset(r, 0, sizeof(*r));
 }
 
-/* The binary under test. */
-static const char *ctl_path(void)
+/* The binary under test, written into path (the caller's). */
+static const char *ctl_path(char path[TEST_PATH_MAX])
 {
-    static char path[1024];
     const char *build = getenv("SUSPECT_BUILDDIR");
 
-    snprintf(path, sizeof(path), "%s/suspectctl",
+    snprintf(path, TEST_PATH_MAX, "%s/suspectctl",
              build != NULL && build[0] != '\0' ? build : ".");
     return path;
 }
@@ -93,8 +92,8 @@ static int reap(pid_t pid)
  * empty stdin); fills r. */
 void ctl_run(ctl_run_t *r, const char *input, const char *const args[])
 {
-    char in[700], out[700], err[700];
-    const char *argv[32] = {ctl_path()};
+    char in[700], out[700], err[700], bin[TEST_PATH_MAX];
+    const char *argv[32] = {ctl_path(bin)};
     const char *wrapped[32 + TEST_VG_MAX_WORDS];
     const char *const *run;
     posix_spawn_file_actions_t fa;

@@ -18,13 +18,16 @@
 
 /* ---- redis -------------------------------------------------------------- */
 
-/* Writes ctl_dir/redis.xml for url with the key prefix "app1:". */
-static const char *redis_conf(const char *url)
+/* Room for a Redis URL with its user and password. */
+#define URL_MAX 700
+
+/* Writes ctl_dir/redis.xml for url with the key prefix "app1:"; its path,
+ * in conf (the caller's). */
+static const char *redis_conf(char conf[TEST_PATH_MAX], const char *url)
 {
-    static char conf[700];
     char store[1200];
 
-    snprintf(conf, sizeof(conf), "%s/redis.xml", ctl_dir);
+    snprintf(conf, TEST_PATH_MAX, "%s/redis.xml", ctl_dir);
     snprintf(store, sizeof(store),
              "<Store type=\"redis\" url=\"%s\"/><Keys prefix=\"app1:\"/>", url);
     CU_ASSERT_EQUAL(ctl_write_conf(conf, store), 0);
@@ -63,12 +66,13 @@ static int redis_hits(const char *url, const char *value, int n)
 
 static void test_redis(void)
 {
+    char cpath[TEST_PATH_MAX];
     test_redis_t rs;
     const char *conf;
     ctl_run_t r;
 
     CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
-    conf = redis_conf(rs.url);
+    conf = redis_conf(cpath, rs.url);
     CTL_RUN(&r, "-c", conf, "block", "Login", "42", "60");
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_TRUE(ctl_has(r.out, "key app1:Login:42"));
@@ -115,11 +119,13 @@ static void test_redis(void)
 
 static void test_redis_unreachable(void)
 {
+    char cpath[TEST_PATH_MAX];
     char url[64];
     ctl_run_t r;
 
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", test_free_port());
-    CTL_RUN(&r, "-c", redis_conf(url), "--json", "status", "Login", "42");
+    CTL_RUN(&r, "-c", redis_conf(cpath, url), "--json", "status", "Login",
+            "42");
     CU_ASSERT_EQUAL(r.status, 3);
     CU_ASSERT_TRUE(ctl_json_object(r.out));
     CU_ASSERT_TRUE(ctl_has(r.err, "redis store: "));
@@ -133,12 +139,13 @@ static void test_redis_unreachable(void)
  * of users set. */
 static int load_example_acl(test_redis_t *rs)
 {
+    char src[TEST_PATH_MAX];
     char line[1024];
     const char *argv[64];
     int users = 0;
     FILE *f;
 
-    f = fopen(e2e_src("examples/redis/suspect-acl.conf"), "r");
+    f = fopen(e2e_src(src, "examples/redis/suspect-acl.conf"), "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     while (fgets(line, sizeof(line), f) != NULL) {
         int argc = 1;
@@ -164,17 +171,17 @@ static int load_example_acl(test_redis_t *rs)
 
 /* The url of rs for an ACL user whose password is "pw" (amp: "&amp;" or
  * "&", for XML or not). */
-static const char *acl_url(const test_redis_t *rs, const char *user,
-                           const char *amp)
+static const char *acl_url(char url[URL_MAX], const test_redis_t *rs,
+                           const char *user, const char *amp)
 {
-    static char url[700];
-
-    snprintf(url, sizeof(url), "%s?user=%s%spassword=pw", rs->url, user, amp);
+    snprintf(url, URL_MAX, "%s?user=%s%spassword=pw", rs->url, user, amp);
     return url;
 }
 
 static void test_redis_acl(void)
 {
+    char url[URL_MAX];
+    char cpath[TEST_PATH_MAX];
     const char *const cmds[][5] = {
         {"block", "Login", "42", "60", NULL},
         {"status", "Login", "42", NULL},
@@ -190,10 +197,10 @@ static void test_redis_acl(void)
     CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
     CU_ASSERT_EQUAL(load_example_acl(&rs), 2);
     /* The daemons' user decides (a lock included)... */
-    CU_ASSERT_EQUAL(redis_hits(acl_url(&rs, "suspect", "&"), "7", 5), 3);
+    CU_ASSERT_EQUAL(redis_hits(acl_url(url, &rs, "suspect", "&"), "7", 5), 3);
     CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 1);
     /* ...and suspectctl's runs every command. */
-    conf = redis_conf(acl_url(&rs, "suspectctl", "&amp;"));
+    conf = redis_conf(cpath, acl_url(url, &rs, "suspectctl", "&amp;"));
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         size_t n = 0;
 
@@ -212,7 +219,7 @@ static void test_redis_acl(void)
     }
     CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 0);
     /* The daemons' user cannot list or delete keys. */
-    conf = redis_conf(acl_url(&rs, "suspect", "&amp;"));
+    conf = redis_conf(cpath, acl_url(url, &rs, "suspect", "&amp;"));
     CTL_RUN(&r, "-c", conf, "unblock", "Login", "42");
     CU_ASSERT_EQUAL(r.status, 3);
     CU_ASSERT_TRUE(ctl_has(r.err, "can't run this command"));

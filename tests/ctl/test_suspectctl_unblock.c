@@ -37,7 +37,8 @@ static const char limits_xml[] =
  * buf, which the caller frees); the count, or -1. */
 static int man_example(char **buf, char *words[EX_MAX_ARGS])
 {
-    char *text = test_read_file(e2e_src("man/suspectctl.8"), NULL);
+    char src[TEST_PATH_MAX];
+    char *text = test_read_file(e2e_src(src, "man/suspectctl.8"), NULL);
     char *ex = text != NULL ? strstr(text, "\n.SH EXAMPLES\n") : NULL;
     char *line = ex != NULL ? strstr(ex, "\nsuspectctl unblock ") : NULL;
     int n = 0;

@@ -24,6 +24,7 @@
 #include "helpers/e2e.h"
 #include "suites.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define APP "/app.cgi"
 #define MIB (1024 * 1024)
@@ -256,11 +257,10 @@ static void test_xff_untrusted_ignored(void)
 }
 
 /* Writes head, then size pseudo-random bytes (letters, or any byte when
- * binary) to DIR/name; the path (a static buffer), or NULL. */
-static const char *write_big(const char *name, const char *head, size_t size,
-                             bool binary)
+ * binary) to DIR/name; its path (in path, the caller's), or NULL. */
+static const char *write_big(char path[TEST_PATH_MAX], const char *name,
+                             const char *head, size_t size, bool binary)
 {
-    static char path[TEST_PATH_MAX];
     size_t hlen = strlen(head);
     char *buf = malloc(hlen + size);
     unsigned x = 12345;
@@ -274,7 +274,7 @@ static const char *write_big(const char *name, const char *head, size_t size,
         x = x * 1103515245u + 12345u;
         buf[hlen + i] = binary ? (char)(x >> 16) : (char)('a' + (x >> 16) % 26);
     }
-    snprintf(path, sizeof(path), "%s/%s", e2e.dir, name);
+    e2e_path(path, name);
     rc = test_write_file(path, buf, hlen + size);
     free(buf);
     return rc == 0 ? path : NULL;
@@ -290,6 +290,7 @@ static void test_large_bodies(void)
     const char *form_id[] = {"from=\"cookie:SESSIONID\"", "from=\"form:to\"",
                              NULL};
     char data[TEST_PATH_MAX + 1], form[TEST_PATH_MAX + 1], expect[64];
+    char big[TEST_PATH_MAX];
     const char *path;
     test_http_t r;
     size_t len;
@@ -307,7 +308,7 @@ static void test_large_bodies(void)
                                   "\\r\\n\\r\\n'\n"
                                   "cat \"$tmp\"\n"
                                   "rm -f \"$tmp\"\n") == 0);
-    path = write_big("form.txt", "to=bob&message=", 2 * MIB, false);
+    path = write_big(big, "form.txt", "to=bob&message=", 2 * MIB, false);
     CU_ASSERT_FATAL(path != NULL);
     snprintf(form, sizeof(form), "@%s", path);
     snprintf(expect, sizeof(expect), "ok compose: message sent (%d bytes)",
@@ -318,7 +319,7 @@ static void test_large_bodies(void)
     CU_ASSERT(e2e_body_starts(&r, 200, expect));
     test_http_free(&r);
 
-    path = write_big("blob.bin", "", 2 * MIB, true);
+    path = write_big(big, "blob.bin", "", 2 * MIB, true);
     CU_ASSERT_FATAL(path != NULL);
     snprintf(data, sizeof(data), "@%s", path);
     e2e_http(&r, (const char *[]){
@@ -372,7 +373,7 @@ static void test_cgi_timeout(void)
     e2e_http(&r, (const char *[]){e2e_url(url, "/hang.cgi"), NULL});
     took = test_now_ms() - start;
     CU_ASSERT_EQUAL(r.status, 504);
-    CU_ASSERT(took >= 900 && took < 5000);
+    CU_ASSERT(took >= 900 && took < test_scale_ms(5000));
     test_http_free(&r);
 
     snprintf(pids_path, sizeof(pids_path), "%s/pids", e2e.dir);
@@ -380,7 +381,8 @@ static void test_cgi_timeout(void)
     CU_ASSERT_FATAL(pids != NULL);
     CU_ASSERT_EQUAL(sscanf(pids, "%d %d", &sh, &sleeper), 2);
     free(pids);
-    for (long long end = test_now_ms() + 2000; test_now_ms() < end;) {
+    for (long long end = test_now_ms() + test_scale_ms(2000);
+         test_now_ms() < end;) {
         if (sh > 0 && sleeper > 0 && e2e_pid_gone(sh) &&
             e2e_pid_gone(sleeper)) {
             break;

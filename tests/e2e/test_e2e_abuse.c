@@ -91,20 +91,19 @@ int abuse_start_authorizer(int cap)
 int abuse_decide(int fd, int role, const char *const vars[], char *out,
                  size_t out_size)
 {
-    static char params[70000 * 2];
-    size_t len = 0;
+    size_t len = 0, cap = 70000 * 2;
+    char *params = malloc(cap);
+    int rc = params != NULL ? 0 : -1;
 
-    for (size_t i = 0; vars[i] != NULL; i += 2) {
-        if (e2e_fcgi_pair(params, sizeof(params), &len, vars[i], vars[i + 1]) !=
-            0) {
-            return -1;
-        }
+    for (size_t i = 0; rc == 0 && vars[i] != NULL; i += 2) {
+        rc = e2e_fcgi_pair(params, cap, &len, vars[i], vars[i + 1]);
     }
-    if (e2e_fcgi_exchange(fd, role, true, params, len, "", 0, out, out_size,
-                          ABUSE_TIMER) != 0) {
-        return -1;
+    if (rc == 0 && e2e_fcgi_exchange(fd, role, true, params, len, "", 0, out,
+                                     out_size, ABUSE_TIMER) != 0) {
+        rc = -1;
     }
-    return e2e_cgi_status(out);
+    free(params);
+    return rc == 0 ? e2e_cgi_status(out) : -1;
 }
 
 long abuse_retry_after(const char *text)

@@ -40,21 +40,26 @@ static void op_vars(const char *vars[16], const char *uri, const char *qs,
 static int resend_raw(int fd, const char *account, size_t len, char *out,
                       size_t size)
 {
-    static char params[200 * KIB];
+    size_t plen = 0, cap = 200 * KIB;
+    char *params = malloc(cap);
     const char *vars[16];
-    size_t plen = 0;
+    int rc;
 
-    op_vars(vars, "/app.cgi?op=resend", "op=resend", "192.0.2.1");
-    for (size_t i = 0; vars[i] != NULL; i += 2) {
-        e2e_fcgi_pair(params, sizeof(params), &plen, vars[i], vars[i + 1]);
-    }
-    if (e2e_fcgi_pair_n(params, sizeof(params), &plen, "HTTP_X_ACCOUNT_ID", 17,
-                        account, len) != 0 ||
-        e2e_fcgi_exchange(fd, 2, true, params, plen, "", 0, out, size, 5000) !=
-            0) {
+    if (params == NULL) {
         return -1;
     }
-    return e2e_cgi_status(out);
+    op_vars(vars, "/app.cgi?op=resend", "op=resend", "192.0.2.1");
+    for (size_t i = 0; vars[i] != NULL; i += 2) {
+        e2e_fcgi_pair(params, cap, &plen, vars[i], vars[i + 1]);
+    }
+    rc = e2e_fcgi_pair_n(params, cap, &plen, "HTTP_X_ACCOUNT_ID", 17, account,
+                         len) != 0 ||
+                 e2e_fcgi_exchange(fd, 2, true, params, plen, "", 0, out, size,
+                                   5000) != 0
+             ? -1
+             : e2e_cgi_status(out);
+    free(params);
+    return rc;
 }
 
 /* A resend in the authorizer role with the X-Account-Id header sent as

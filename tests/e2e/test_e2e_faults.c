@@ -37,6 +37,7 @@
 #include "suites.h"
 #include "test_e2e_faults.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 /* ---- HTTP from threads ------------------------------------------------ */
 
@@ -157,7 +158,7 @@ int flt_http(flt_resp_t *r, const char *method, const char *path,
     fd = http_connect();
     if (fd >= 0 && n > 0 && (size_t)n < sizeof(req) &&
         send_all(fd, req, (size_t)n) == 0) {
-        read_response(fd, r, start + ms);
+        read_response(fd, r, start + test_scale_ms(ms));
     }
     if (fd >= 0) {
         close(fd);
@@ -368,7 +369,7 @@ int flt_descendants(pid_t pid)
 
 bool flt_settle(pid_t pid, int fds, int kids, unsigned ms)
 {
-    long long end = test_now_ms() + ms;
+    long long end = test_now_ms() + test_scale_ms(ms);
     int f, k;
 
     do {
@@ -401,7 +402,7 @@ int flt_log_count(const char *text)
 
 bool flt_log_wait(const char *text, int n, unsigned ms)
 {
-    long long end = test_now_ms() + ms;
+    long long end = test_now_ms() + test_scale_ms(ms);
 
     while (flt_log_count(text) < n) {
         if (test_now_ms() >= end) {
@@ -436,6 +437,7 @@ bool flt_daemon_alive(void)
 int flt_start_stack(const char *conf, const char *snippet,
                     const char *const edits[], const char *const extra[])
 {
+    char src[TEST_PATH_MAX];
     char http[TEST_PATH_MAX + 64];
 
     if (e2e.dir == NULL) {
@@ -443,7 +445,8 @@ int flt_start_stack(const char *conf, const char *snippet,
     }
     e2e.port = test_free_port();
     if (e2e.port <= 0 ||
-        test_copy_file(e2e_src("examples/limits.xml"), e2e.limits, 0644) != 0 ||
+        test_copy_file(e2e_src(src, "examples/limits.xml"), e2e.limits, 0644) !=
+            0 ||
         e2e_write_example(conf, "suspect.xml", edits) != 0 ||
         test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, e2e.sock, 0, extra) !=
             0 ||
@@ -456,12 +459,14 @@ int flt_start_stack(const char *conf, const char *snippet,
 
 int flt_start_auth(const char *const edits[])
 {
+    char src[TEST_PATH_MAX];
     static const char *const php_env[] = {"PHP_FCGI_MAX_REQUESTS=0", NULL};
     char app[TEST_PATH_MAX];
 
     snprintf(app, sizeof(app), "%s/index.php", e2e.app);
     if (e2e.dir == NULL ||
-        test_copy_file(e2e_src("examples/app/index.php"), app, 0644) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/index.php"), app, 0644) !=
+            0 ||
         test_php_start(&e2e.php, e2e.dir, e2e.php_sock, php_env) != 0) {
         return -1;
     }

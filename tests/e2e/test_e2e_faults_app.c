@@ -34,6 +34,7 @@
 #include "helpers/e2e.h"
 #include "test_e2e_faults.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define PHP_CONF  "suspect-php.xml"
 #define PHP_NGINX "nginx/suspect-php.conf"
@@ -78,7 +79,7 @@ static void test_app_hangs(void)
     fds = flt_fd_count(e2e.fcgi.pid);
     flt_http(&r, "GET", "/index.php?op=hang", NULL, 10000);
     CU_ASSERT_EQUAL(r.status, 504);
-    CU_ASSERT_TRUE(r.ms >= 900 && r.ms < 1000 + LATE_MS);
+    CU_ASSERT_TRUE(r.ms >= 900 && r.ms < test_scale_ms(1000 + LATE_MS));
     /* suspect-fcgi closed its connection to the app */
     CU_ASSERT_EQUAL(flt_fake_peer_gone(NULL), 1);
     CU_ASSERT_TRUE(flt_daemon_alive());
@@ -132,7 +133,7 @@ static void test_app_garbage(void)
                     r.complete ? "complete" : "cut", c->status);
             CU_FAIL("the client got the wrong answer to a broken app");
         }
-        CU_ASSERT_TRUE(r.ms < 5000);
+        CU_ASSERT_TRUE(r.ms < test_scale_ms(5000));
         CU_ASSERT_TRUE(flt_daemon_alive());
         /* a good answer right after: no broken connection was pooled */
         flt_fake_set_mode(FK_OK);
@@ -232,7 +233,7 @@ static void test_cgi_faults(void)
                     r.complete ? "complete" : "cut", s->status);
             CU_FAIL("the client got the wrong answer to a broken script");
         }
-        CU_ASSERT_TRUE(r.ms < 1000 + LATE_MS);
+        CU_ASSERT_TRUE(r.ms < test_scale_ms(1000 + LATE_MS));
         CU_ASSERT_TRUE(flt_daemon_alive());
         CU_ASSERT_TRUE(flt_settle(e2e.fcgi.pid, fds, 0, SETTLE_MS));
     }
@@ -257,7 +258,7 @@ static void test_client_leaves(void)
     left_at = test_now_ms();
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_EQUAL(flt_fake_requests(), 1);
-    for (long long end = left_at + 5000;
+    for (long long end = left_at + test_scale_ms(5000);
          flt_fake_peer_gone(&gone_at) == 0 && test_now_ms() < end;) {
         usleep(10000);
     }
@@ -267,7 +268,7 @@ static void test_client_leaves(void)
             "ms later\n",
             gone_at - left_at);
     /* within a few seconds, not the 30 of the timeout */
-    CU_ASSERT_TRUE(gone_at - left_at < 3000);
+    CU_ASSERT_TRUE(gone_at - left_at < test_scale_ms(3000));
     CU_ASSERT_TRUE(
         flt_log_wait("request abandoned: the web server closed", 1, 3000));
     CU_ASSERT_TRUE(flt_daemon_alive());
@@ -319,7 +320,7 @@ static void test_abort_request(void)
     /* the request ends (END_REQUEST) and the kept connection stays */
     n = 0;
     eof = false;
-    for (long long end = sent_at + 3000;
+    for (long long end = sent_at + test_scale_ms(3000);
          !eof && test_now_ms() < end && !e2e_fcgi_has(buf, n, 3, NULL, 0);) {
         n += e2e_read_until_eof(fd, buf + n, sizeof(buf) - n, 50, &eof);
     }
@@ -330,7 +331,7 @@ static void test_abort_request(void)
             "faults: ABORT_REQUEST: the app's connection closed %lld "
             "ms later\n",
             gone_at - sent_at);
-    CU_ASSERT_TRUE(gone_at - sent_at < 3000);
+    CU_ASSERT_TRUE(gone_at - sent_at < test_scale_ms(3000));
     CU_ASSERT_TRUE(
         flt_log_wait("request abandoned: the web server aborted", 1, 3000));
     close(fd);

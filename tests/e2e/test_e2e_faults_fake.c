@@ -27,6 +27,7 @@
 
 #include "helpers/e2e.h"
 #include "test_e2e_faults.h"
+#include "helpers/vgwrap.h"
 
 #define CONNS_MAX 256
 #define HUGE_HEAD (1u << 20)
@@ -374,7 +375,7 @@ int flt_fake_peer_gone(long long *at_ms)
 
 bool flt_fake_wait_requests(int n, unsigned ms)
 {
-    long long end = test_now_ms() + ms;
+    long long end = test_now_ms() + test_scale_ms(ms);
 
     while (flt_fake_requests() < n) {
         if (test_now_ms() >= end) {

@@ -66,9 +66,10 @@ void flt_files_cleanup(void)
 /* examples/limits.xml with PromoQuery's LimitCount 10 replaced by count. */
 static int good_limits(int count)
 {
+    char src[TEST_PATH_MAX];
     char to[64];
     const char *pairs[] = {"Action=\"PromoQuery\" LimitCount=\"10\"", to, NULL};
-    char *text = test_read_file(e2e_src("examples/limits.xml"), NULL);
+    char *text = test_read_file(e2e_src(src, "examples/limits.xml"), NULL);
     char *edited;
     int rc;
 

@@ -41,6 +41,7 @@
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
 #include "test_e2e_faults.h"
+#include "helpers/vgwrap.h"
 
 #define TIMEOUT_MS     100
 #define SLOW_MARGIN_MS 1000
@@ -132,7 +133,7 @@ static void fault_start(fault_t f)
         return;
     }
     paused = kill(rs.pid, SIGSTOP) == 0;
-    for (long long end = test_now_ms() + 2000;
+    for (long long end = test_now_ms() + test_scale_ms(2000);
          paused && proc_state(rs.pid) != 'T' && test_now_ms() < end;) {
         usleep(1000);
     }
@@ -150,7 +151,8 @@ static int fault_end(fault_t f)
 /* Waits until the load has n answers. */
 static bool load_going(flt_load_t *l, size_t n)
 {
-    for (long long end = test_now_ms() + 5000; test_now_ms() < end;) {
+    for (long long end = test_now_ms() + test_scale_ms(5000);
+         test_now_ms() < end;) {
         if (flt_load_count(l, 0, LLONG_MAX, 0) >= n) {
             return true;
         }
@@ -244,14 +246,13 @@ static void check_down(flt_load_t *l, const redis_mode_t *m, long long from,
 
 static void run_fault(const redis_mode_t *m, fault_t f, int round)
 {
-    static char prefix[2][96];
-    char locked[64], counted[64];
+    char locked[64], counted[64], prefix[96];
     flt_load_t l;
     long long t1, t2, back, stable, locked_at;
 
     snprintf(locked, sizeof(locked), "locked-%d", round);
     snprintf(counted, sizeof(counted), "counted-%d", round);
-    snprintf(prefix[round % 2], sizeof(prefix[0]),
+    snprintf(prefix, sizeof(prefix),
              "/index.php?op=promo&code=load&member=r%d-", round);
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(resend(locked), 200);
@@ -265,8 +266,7 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
         /* what a Redis with persistence would come back with */
         freeReplyObject(test_redis_cmd(&rs, "SAVE"));
     }
-    CU_ASSERT_EQUAL_FATAL(flt_load_start(&l, LOAD_THREADS, prefix[round % 2]),
-                          0);
+    CU_ASSERT_EQUAL_FATAL(flt_load_start(&l, LOAD_THREADS, prefix), 0);
     CU_ASSERT_TRUE(load_going(&l, 10));
     fault_start(f);
     t1 = test_now_ms();
@@ -295,7 +295,8 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
             stable - t2);
     flt_load_print(&l, f == KILL ? "load (kill -9, restart)"
                                  : "load (SIGSTOP, SIGCONT)");
-    CU_ASSERT_TRUE(back - t2 <= RECOVER_MS && stable - t2 <= RECOVER_MS);
+    CU_ASSERT_TRUE(back - t2 <= test_scale_ms(RECOVER_MS) &&
+                   stable - t2 <= test_scale_ms(RECOVER_MS));
     check_down(&l, m, t1, t2);
     CU_ASSERT_EQUAL(flt_load_count(&l, stable, LLONG_MAX, 200),
                     flt_load_count(&l, stable, LLONG_MAX, 0));
@@ -307,7 +308,7 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
                 "faults: slowest request %lld ms (%d), of the test's "
                 "own %lld ms\n",
                 max, status, worst_ms);
-        CU_ASSERT_TRUE(max <= TIMEOUT_MS + SLOW_MARGIN_MS);
+        CU_ASSERT_TRUE(max <= TIMEOUT_MS + test_scale_ms(SLOW_MARGIN_MS));
     }
     flt_load_free(&l);
     kept(locked, counted);
@@ -320,7 +321,7 @@ static void run_mode(const redis_mode_t *m)
     CU_ASSERT_EQUAL_FATAL(start(m), 0);
     run_fault(m, KILL, 1);
     run_fault(m, PAUSE, 2);
-    CU_ASSERT_TRUE(worst_ms <= TIMEOUT_MS + SLOW_MARGIN_MS);
+    CU_ASSERT_TRUE(worst_ms <= TIMEOUT_MS + test_scale_ms(SLOW_MARGIN_MS));
     CU_ASSERT_TRUE(flt_log_count("breaker closed -> open") >= 2);
     CU_ASSERT_TRUE(flt_log_count("breaker half-open -> closed") >= 2);
 }

@@ -36,8 +36,9 @@ static int bank(void)
 /* examples/limits.xml with from replaced by to, written atomically. */
 static int edit_limits(const char *from, const char *to)
 {
+    char src[TEST_PATH_MAX];
     const char *pairs[] = {from, to, NULL};
-    char *text = test_read_file(e2e_src("examples/limits.xml"), NULL);
+    char *text = test_read_file(e2e_src(src, "examples/limits.xml"), NULL);
     char *edited = text != NULL ? test_subst(text, pairs) : NULL;
     int rc = edited != NULL && strcmp(edited, text) != 0
                  ? e2e_write_limits(edited)
@@ -52,7 +53,8 @@ static int edit_limits(const char *from, const char *to)
  * true when that happened before ms. */
 static bool wait_bank_allowed(unsigned ms)
 {
-    for (long long end = test_now_ms() + ms; test_now_ms() < end;) {
+    for (long long end = test_now_ms() + test_scale_ms(ms);
+         test_now_ms() < end;) {
         int st = bank();
         if (st == 200) {
             return true;
@@ -217,7 +219,7 @@ static void test_sigterm_drains(void)
     CU_ASSERT(e2e_body_starts(&r, 200, "slow done"));
     test_http_free(&r);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
-    CU_ASSERT(test_now_ms() - t0 < 4000);
+    CU_ASSERT(test_now_ms() - t0 < test_scale_ms(4000));
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT_NOT_EQUAL(access(e2e.sock, F_OK), 0);
     CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 502);
@@ -229,7 +231,8 @@ static pid_t wait_pid_file(const char *name)
     char path[TEST_PATH_MAX];
 
     snprintf(path, sizeof(path), "%s/%s", e2e.dir, name);
-    for (long long end = test_now_ms() + 5000; test_now_ms() < end;) {
+    for (long long end = test_now_ms() + test_scale_ms(5000);
+         test_now_ms() < end;) {
         char *text = test_read_file(path, NULL);
         pid_t pid = text != NULL ? (pid_t)atoi(text) : 0;
 
@@ -324,7 +327,7 @@ static void test_sigterm_grace(void)
     CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 502);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
     ms = test_now_ms() - t0;
-    CU_ASSERT(ms >= 900 && ms < 3500);
+    CU_ASSERT(ms >= 900 && ms < test_scale_ms(3500));
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT(e2e_pid_gone(pid));
     CU_ASSERT_EQUAL(test_http_finish(&job, &r, 5000), 0);
@@ -347,7 +350,7 @@ static void test_sigterm_grace(void)
     t0 = test_now_ms();
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
-    CU_ASSERT(test_now_ms() - t0 < 2000);
+    CU_ASSERT(test_now_ms() - t0 < test_scale_ms(2000));
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT(e2e_pid_gone(pid));
     CU_ASSERT_EQUAL(test_http_finish(&job, &r, 5000), 0);
@@ -374,11 +377,11 @@ static size_t exchange(const void *data, size_t len, char *buf, size_t size,
     return got;
 }
 
-/* A BEGIN_REQUEST body for role, without FCGI_KEEP_CONN. */
-static const unsigned char *begin_body(int role)
+/* Writes a BEGIN_REQUEST body for role, without FCGI_KEEP_CONN, into b
+ * (the caller's) and returns it. */
+static const unsigned char *begin_body(unsigned char b[8], int role)
 {
-    static unsigned char b[8];
-    memset(b, 0, sizeof(b));
+    memset(b, 0, 8);
     b[1] = (unsigned char)role;
     return b;
 }
@@ -387,6 +390,7 @@ static const unsigned char *begin_body(int role)
 static size_t raw_request(int role, const char *const vars[], char *buf,
                           size_t size, bool *eof)
 {
+    unsigned char begin[8];
     char params[4096];
     size_t plen = 0, got = 0;
     int fd = e2e_fcgi_connect();
@@ -398,7 +402,7 @@ static size_t raw_request(int role, const char *const vars[], char *buf,
     for (size_t i = 0; vars[i] != NULL; i += 2) {
         e2e_fcgi_pair(params, sizeof(params), &plen, vars[i], vars[i + 1]);
     }
-    if (e2e_fcgi_send(fd, 1, 1, begin_body(role), 8) == 0 &&
+    if (e2e_fcgi_send(fd, 1, 1, begin_body(begin, role), 8) == 0 &&
         e2e_fcgi_send(fd, 4, 1, params, plen) == 0 &&
         e2e_fcgi_send(fd, 4, 1, NULL, 0) == 0 &&
         (role == 2 || e2e_fcgi_send(fd, 5, 1, NULL, 0) == 0)) {
@@ -412,6 +416,7 @@ static size_t raw_request(int role, const char *const vars[], char *buf,
  * serves, over the socket and through nginx. */
 static void test_hostile_fastcgi(void)
 {
+    unsigned char begin[8];
     char url[E2E_URL];
     static const unsigned char bad_version[16] = {2, 1, 0, 1, 0, 8, 0, 0};
     static const unsigned char unknown_type[8] = {1, 42, 0, 0, 0, 0, 0, 0};
@@ -449,7 +454,7 @@ static void test_hostile_fastcgi(void)
     /* A name-value pair longer than its record. */
     fd = e2e_fcgi_connect();
     CU_ASSERT_FATAL(fd >= 0);
-    e2e_fcgi_send(fd, 1, 1, begin_body(1), 8);
+    e2e_fcgi_send(fd, 1, 1, begin_body(begin, 1), 8);
     e2e_fcgi_send(fd, 4, 1,
                   "\x7f\x01"
                   "AB",
@@ -466,7 +471,7 @@ static void test_hostile_fastcgi(void)
     memset(big, 'v', sizeof(big) - 1);
     fd = e2e_fcgi_connect();
     CU_ASSERT_FATAL(fd >= 0);
-    e2e_fcgi_send(fd, 1, 1, begin_body(1), 8);
+    e2e_fcgi_send(fd, 1, 1, begin_body(begin, 1), 8);
     for (int i = 0; i < 4; i++) {
         char rec[60000];
         len = 0;

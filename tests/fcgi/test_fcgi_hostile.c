@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "helpers/fcgiclient.h"
+#include "helpers/vgwrap.h"
 
 /* Whether a normal request on a new connection still works. */
 static bool still_serves(tsrv_t *t)
@@ -383,7 +384,8 @@ static long long slow_bound_ms(void)
 {
     const char *p = getenv("LD_PRELOAD");
 
-    return p != NULL && strstr(p, "vgpreload") != NULL ? 4000 : 200;
+    return p != NULL && strstr(p, "vgpreload") != NULL ? 4000
+                                                       : test_scale_ms(200);
 }
 
 /* Tens of thousands of copies of two names, interleaved: merged in

@@ -26,6 +26,7 @@
 #include "fcgi/listen.h"
 #include "helpers/redisserver.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 /* Fills sa with the unix path (cut to fit: the tests use short ones). */
 static void sun_set(struct sockaddr_un *sa, const char *path)
@@ -393,7 +394,8 @@ static void test_connect_errors(void)
     t0 = fcc_now_ms();
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL(mw_connect(address, 150, &fd, &err), SUSPECT_E_TIMEOUT);
-    CU_ASSERT_TRUE(fcc_now_ms() - t0 >= 140 && fcc_now_ms() - t0 < 1000);
+    CU_ASSERT_TRUE(fcc_now_ms() - t0 >= 140 &&
+                   fcc_now_ms() - t0 < test_scale_ms(1000));
     while (n-- > 0) {
         close(fill[n]);
     }

@@ -33,13 +33,17 @@ int64_t cgit_mono_ms(void);
  * survive a failed execve in the child). */
 bool cgit_under_valgrind(void);
 
-/* Writes dir/name as a /bin/sh script with body and mode; returns its
- * path in a static buffer. */
-const char *cgit_script_in(const char *dir, const char *name, const char *body,
-                           mode_t mode);
+/* Room for the path of a script. */
+#define CGIT_PATH_MAX 4200
+
+/* Writes dir/name as a /bin/sh script with body and mode; its path, in
+ * path (the caller's). */
+const char *cgit_script_in(char path[CGIT_PATH_MAX], const char *dir,
+                           const char *name, const char *body, mode_t mode);
 
 /* cgit_script_in() in the root, executable. */
-const char *cgit_script(const char *name, const char *body);
+const char *cgit_script(char path[CGIT_PATH_MAX], const char *name,
+                        const char *body);
 
 /* Runs a request with SCRIPT_FILENAME = path, the NULL-terminated vars
  * and body (len bytes) under the root with timeout (ms). */

@@ -32,6 +32,7 @@
 #include "cgi_test.h"
 #include "suites.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 /* ---- helpers (cgi_test.h) ------------------------------------------------ */
 
@@ -56,24 +57,23 @@ bool cgit_under_valgrind(void)
     return p != NULL && strstr(p, "vgpreload") != NULL;
 }
 
-/* Writes a /bin/sh script; its path in a static buffer. */
-const char *cgit_script_in(const char *dir, const char *name, const char *body,
-                           mode_t mode)
+const char *cgit_script_in(char path[CGIT_PATH_MAX], const char *dir,
+                           const char *name, const char *body, mode_t mode)
 {
-    static char path[4096];
     char text[8192];
 
-    FMT(path, "%s/%s", dir, name);
+    CU_ASSERT_FATAL(snprintf(path, CGIT_PATH_MAX, "%s/%s", dir, name) <
+                    CGIT_PATH_MAX);
     FMT(text, "#!/bin/sh\n%s", body);
     CU_ASSERT_FATAL(test_write_file(path, text, strlen(text)) == 0);
     CU_ASSERT_FATAL(chmod(path, mode) == 0);
     return path;
 }
 
-/* A script in the root. */
-const char *cgit_script(const char *name, const char *body)
+const char *cgit_script(char path[CGIT_PATH_MAX], const char *name,
+                        const char *body)
 {
-    return cgit_script_in(cgit_root, name, body, 0755);
+    return cgit_script_in(path, cgit_root, name, body, 0755);
 }
 
 /* Runs path with vars and body under the root. */
@@ -81,7 +81,7 @@ suspect_rc_t cgit_run_vars(const char *path, const char *const *vars,
                            const char *body, size_t len, unsigned timeout,
                            fakereq_t *r, mw_fwd_result_t *res)
 {
-    static char sf[4200];
+    char sf[4200];
     const char *all[FAKEREQ_MAX_PARAMS + 1];
     mw_cgi_opts_t o = {cgit_root, NULL, timeout};
     size_t n = 0;
@@ -134,12 +134,14 @@ char *cgit_make_body(size_t n)
 
 static void test_hello(void)
 {
+    char spath[CGIT_PATH_MAX];
     fakereq_t r;
     mw_fwd_result_t res;
-    const char *p = cgit_script("hello.cgi", "printf 'Status: 201 Created\\r\\n"
-                                             "X-Test: yes\\r\\n"
-                                             "Content-Type: text/plain\\r\\n"
-                                             "\\r\\nhello\\n'\n");
+    const char *p = cgit_script(spath, "hello.cgi",
+                                "printf 'Status: 201 Created\\r\\n"
+                                "X-Test: yes\\r\\n"
+                                "Content-Type: text/plain\\r\\n"
+                                "\\r\\nhello\\n'\n");
 
     CU_ASSERT_EQUAL(cgit_run(p, &r, &res), SUSPECT_OK);
     CU_ASSERT_EQUAL(res.status, 0);
@@ -151,8 +153,9 @@ static void test_hello(void)
     fakereq_free(&r);
 
     /* bare LF line ends, a folded line, a blank line in the body */
-    p = cgit_script("lf.cgi", "printf 'X-Long: a\\n\\tb\\nLocation: /x\\n\\n"
-                              "one\\n\\ntwo'\n");
+    p = cgit_script(spath, "lf.cgi",
+                    "printf 'X-Long: a\\n\\tb\\nLocation: /x\\n\\n"
+                    "one\\n\\ntwo'\n");
     CU_ASSERT_EQUAL(cgit_run(p, &r, &res), SUSPECT_OK);
     CU_ASSERT_EQUAL(res.status, 0);
     CU_ASSERT_STRING_EQUAL(r.out, "X-Long: a\n\tb\nLocation: /x\n\none\n\ntwo");
@@ -161,6 +164,7 @@ static void test_hello(void)
 
 static void test_env(void)
 {
+    char spath[CGIT_PATH_MAX];
     static const char *const vars[] = {"REQUEST_METHOD=POST",
                                        "QUERY_STRING=a=1&b=2",
                                        "HTTP_PROXY=evil:1",
@@ -175,7 +179,7 @@ static void test_env(void)
 
     FMT(sub, "%s/sub", cgit_root);
     mkdir(sub, 0755);
-    p = cgit_script_in(sub, "env.cgi",
+    p = cgit_script_in(spath, sub, "env.cgi",
                        HDR "env\necho \"CWD=$(pwd)\"\n"
                            "echo \"STDIN=$(cat)\"\n",
                        0755);
@@ -210,7 +214,8 @@ static void test_env(void)
 /* A name holding '=' (or NUL) never reaches the environment. */
 static void test_env_bad_names(void)
 {
-    const char *p = cgit_script("env2.cgi", HDR "env\n");
+    char spath[CGIT_PATH_MAX];
+    const char *p = cgit_script(spath, "env2.cgi", HDR "env\n");
     char sf[4200];
     mw_cgi_opts_t o = {cgit_root, NULL, 5000};
     fakereq_t r;
@@ -236,9 +241,10 @@ static void test_env_bad_names(void)
 
 static void test_echo_2mib(void)
 {
+    char spath[CGIT_PATH_MAX];
     size_t n = 2u << 20;
     char *body = cgit_make_body(n);
-    const char *p = cgit_script("cat.cgi", HDR "exec cat\n");
+    const char *p = cgit_script(spath, "cat.cgi", HDR "exec cat\n");
     char sf[4200];
     const char *v[] = {sf, "CONTENT_LENGTH=2097152", NULL};
     mw_cgi_opts_t o = {cgit_root, NULL, 10000};
@@ -262,10 +268,12 @@ static void test_echo_2mib(void)
 
 static void test_write_before_read(void)
 {
+    char spath[CGIT_PATH_MAX];
     size_t n = 1u << 20;
     char *body = cgit_make_body(n);
-    const char *p = cgit_script("first.cgi", HDR "head -c 1048576 /dev/zero\n"
-                                                 "wc -c\n");
+    const char *p = cgit_script(spath, "first.cgi",
+                                HDR "head -c 1048576 /dev/zero\n"
+                                    "wc -c\n");
     static const char *const vars[] = {"CONTENT_LENGTH=1048576", NULL};
     fakereq_t r;
     mw_fwd_result_t res;
@@ -283,9 +291,10 @@ static void test_write_before_read(void)
 
 static void test_never_reads(void)
 {
+    char spath[CGIT_PATH_MAX];
     size_t n = 4u << 20;
     char *body = cgit_make_body(n);
-    const char *p = cgit_script("deaf.cgi", HDR "echo ignored\n");
+    const char *p = cgit_script(spath, "deaf.cgi", HDR "echo ignored\n");
     static const char *const vars[] = {"CONTENT_LENGTH=4194304", NULL};
     fakereq_t r;
     mw_fwd_result_t res;
@@ -293,7 +302,7 @@ static void test_never_reads(void)
 
     CU_ASSERT_EQUAL(cgit_run_vars(p, vars, body, n, 5000, &r, &res),
                     SUSPECT_OK);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < 3000);
+    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(res.status, 0);
     CU_ASSERT_FALSE(res.timed_out);
     CU_ASSERT_STRING_EQUAL(cgit_body_of(&r), "ignored\n");
@@ -302,10 +311,14 @@ static void test_never_reads(void)
     free(body);
 }
 
-/* Runs path with fd 2 sent to a pipe; returns what was logged. */
-static char *run_logged(const char *path, fakereq_t *r, mw_fwd_result_t *res)
+/* Room for what run_logged() collects. */
+#define LOG_MAX 65536
+
+/* Runs path with fd 2 sent to a pipe; what was logged, in log (the
+ * caller's). */
+static const char *run_logged(char log[LOG_MAX], const char *path, fakereq_t *r,
+                              mw_fwd_result_t *res)
 {
-    static char log[65536];
     int p[2], saved = dup(STDERR_FILENO);
     ssize_t n;
 
@@ -318,7 +331,7 @@ static char *run_logged(const char *path, fakereq_t *r, mw_fwd_result_t *res)
     dup2(saved, STDERR_FILENO);
     close(saved);
     fcntl(p[0], F_SETFL, O_NONBLOCK);
-    n = read(p[0], log, sizeof(log) - 1);
+    n = read(p[0], log, LOG_MAX - 1);
     close(p[0]);
     log[n > 0 ? n : 0] = '\0';
     return log;
@@ -326,6 +339,8 @@ static char *run_logged(const char *path, fakereq_t *r, mw_fwd_result_t *res)
 
 static void test_bad_gateway(void)
 {
+    char logbuf[LOG_MAX];
+    char spath[CGIT_PATH_MAX];
     static const struct {
         const char *name, *body;
         int exit;
@@ -343,7 +358,7 @@ static void test_bad_gateway(void)
     mw_fwd_result_t res;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        const char *p = cgit_script(cases[i].name, cases[i].body);
+        const char *p = cgit_script(spath, cases[i].name, cases[i].body);
 
         CU_ASSERT_EQUAL(cgit_run(p, &r, &res), SUSPECT_OK);
         CU_ASSERT_EQUAL(res.status, 502);
@@ -359,7 +374,7 @@ static void test_bad_gateway(void)
     FMT(path, "%s/noint.cgi", cgit_root);
     CU_ASSERT_FATAL(test_write_file(path, "#!/nonexistent/sh\n", 18) == 0);
     chmod(path, 0755);
-    log = run_logged(path, &r, &res);
+    log = run_logged(logbuf, path, &r, &res);
     CU_ASSERT_EQUAL(res.status, 502);
     if (!cgit_under_valgrind()) { /* valgrind kills a child whose exec fails */
         CU_ASSERT_PTR_NOT_NULL(strstr(log, "cannot execute: No such file"));
@@ -371,14 +386,16 @@ static void test_bad_gateway(void)
 
 static void test_stderr_logged(void)
 {
-    const char *p =
-        cgit_script("err.cgi", "echo 'oops one' >&2\necho two >&2\n"
-                               "head -c 3000 /dev/zero | tr '\\0' y >&2\n"
-                               "echo >&2\nprintf last >&2\n" HDR "echo ok\n");
+    char logbuf[LOG_MAX];
+    char spath[CGIT_PATH_MAX];
+    const char *p = cgit_script(spath, "err.cgi",
+                                "echo 'oops one' >&2\necho two >&2\n"
+                                "head -c 3000 /dev/zero | tr '\\0' y >&2\n"
+                                "echo >&2\nprintf last >&2\n" HDR "echo ok\n");
     char want[4200];
     fakereq_t r;
     mw_fwd_result_t res;
-    const char *log = run_logged(p, &r, &res);
+    const char *log = run_logged(logbuf, p, &r, &res);
 
     CU_ASSERT_EQUAL(res.status, 0);
     CU_ASSERT_STRING_EQUAL(cgit_body_of(&r), "ok\n");
@@ -408,7 +425,7 @@ static void test_stderr_logged(void)
 /* Expects status for path under opts, and that the script did not run. */
 static void refused(const mw_cgi_opts_t *o, const char *path, int status)
 {
-    static char sf[4200];
+    char sf[4200];
     const char *vars[] = {sf, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
@@ -425,16 +442,17 @@ static void refused(const mw_cgi_opts_t *o, const char *path, int status)
 
 static void test_refusals(void)
 {
+    char spath[CGIT_PATH_MAX];
     mw_cgi_opts_t o = {cgit_root, NULL, 5000};
     char body[4400], path[4200], link[4200], dir[4200];
-    static char dr[4200];
+    char dr[4200];
     const char *vars[] = {dr, "SCRIPT_NAME=/mark.cgi", NULL};
     fakereq_t r;
     mw_fwd_result_t res;
     const char *out;
 
     FMT(body, "touch %s\n" HDR, cgit_marker);
-    out = cgit_script_in(cgit_tmp, "outside.cgi", body, 0755);
+    out = cgit_script_in(spath, cgit_tmp, "outside.cgi", body, 0755);
     FMT(link, "%s/link.cgi", cgit_root);
     CU_ASSERT_FATAL(symlink(out, link) == 0 || errno == EEXIST);
     FMT(path, "%s/../outside.cgi", cgit_root);
@@ -442,12 +460,13 @@ static void test_refusals(void)
     refused(&o, link, 403);
     FMT(dir, "%sx", cgit_root); /* a sibling sharing a prefix */
     mkdir(dir, 0755);
-    cgit_script_in(dir, "a.cgi", body, 0755);
+    cgit_script_in(spath, dir, "a.cgi", body, 0755);
     FMT(path, "%s/../rootx/a.cgi", cgit_root);
     refused(&o, path, 403);
     FMT(path, "%s/nope.cgi", cgit_root);
     refused(&o, path, 404);
-    refused(&o, cgit_script_in(cgit_root, "noexec.cgi", body, 0644), 403);
+    refused(&o, cgit_script_in(spath, cgit_root, "noexec.cgi", body, 0644),
+            403);
     refused(&o, cgit_root, 403);
     FMT(path, "%s/sub", cgit_root);
     mkdir(path, 0755);
@@ -457,7 +476,7 @@ static void test_refusals(void)
 
     /* DOCUMENT_ROOT + SCRIPT_NAME, inside: runs (the cgit_marker works) */
     o.root = cgit_root;
-    cgit_script_in(cgit_root, "mark.cgi", body, 0755);
+    cgit_script_in(spath, cgit_root, "mark.cgi", body, 0755);
     FMT(dr, "DOCUMENT_ROOT=%s", cgit_root);
     fakereq_init(&r, vars, NULL, 0);
     CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
@@ -472,7 +491,8 @@ static void test_refusals(void)
 
 static void test_program_mode(void)
 {
-    const char *prog = cgit_script_in(cgit_tmp, "prog.cgi",
+    char spath[CGIT_PATH_MAX];
+    const char *prog = cgit_script_in(spath, cgit_tmp, "prog.cgi",
                                       HDR "echo \"$SCRIPT_FILENAME\"\n", 0755);
     char want[4200], noexec[4200];
     mw_cgi_opts_t o = {NULL, want, 5000};
@@ -490,15 +510,17 @@ static void test_program_mode(void)
     FMT(noexec, "%s/missing.cgi", cgit_tmp);
     o.program = noexec;
     refused(&o, "/ignored", 404);
-    o.program = cgit_script_in(cgit_tmp, "prog-noexec.cgi", "echo\n", 0644);
+    o.program =
+        cgit_script_in(spath, cgit_tmp, "prog-noexec.cgi", "echo\n", 0644);
     refused(&o, "/ignored", 403);
 }
 
 /* Counts our children (all, and zombies) from /proc. */
 static void test_body_errors(void)
 {
+    char spath[CGIT_PATH_MAX];
     char body[4400];
-    static char sf[4200];
+    char sf[4200];
     const char *with_len[] = {sf, "CONTENT_LENGTH=10", NULL};
     const char *without[] = {sf, NULL};
     mw_cgi_opts_t o = {cgit_root, NULL, 5000};
@@ -507,13 +529,13 @@ static void test_body_errors(void)
     int64_t t0;
 
     FMT(body, "touch %s\ncat >/dev/null\n" HDR, cgit_marker);
-    FMT(sf, "SCRIPT_FILENAME=%s", cgit_script("eat.cgi", body));
+    FMT(sf, "SCRIPT_FILENAME=%s", cgit_script(spath, "eat.cgi", body));
     /* the length is known: the program starts, then dies with the body */
     fakereq_init(&r, with_len, "0123456789", 10);
     r.read_error = EIO;
     t0 = cgit_mono_ms();
     CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < 3000);
+    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(res.status, 400);
     CU_ASSERT_TRUE(WIFSIGNALED(res.exit_status));
     CU_ASSERT_EQUAL(r.out_len, 0);
@@ -587,7 +609,8 @@ static void *pipe_feeder(void *arg)
 /* Runs cat.cgi with a body of n bytes fed through a pipe. */
 static void pipe_echo(const char *clen, size_t n)
 {
-    static char sf[4200];
+    char spath[CGIT_PATH_MAX];
+    char sf[4200];
     const char *vars[] = {sf, clen, NULL};
     char *body = cgit_make_body(n);
     mw_cgi_opts_t o = {cgit_root, NULL, 10000};
@@ -597,7 +620,8 @@ static void pipe_echo(const char *clen, size_t n)
     int fds[2];
     const char *b;
 
-    FMT(sf, "SCRIPT_FILENAME=%s", cgit_script("cat.cgi", HDR "exec cat\n"));
+    FMT(sf, "SCRIPT_FILENAME=%s",
+        cgit_script(spath, "cat.cgi", HDR "exec cat\n"));
     CU_ASSERT_FATAL(pipe(fds) == 0);
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     fakereq_init(&p.f, vars, NULL, 0);
@@ -629,17 +653,18 @@ static void test_polled_body(void)
 
 static void test_body_too_large(void)
 {
+    char spath[CGIT_PATH_MAX];
     size_t n = (16u << 20) + 1;
     char *big = calloc(1, n);
     char body[4400];
-    static char sf[4200];
+    char sf[4200];
     const char *vars[] = {sf, NULL};
     mw_cgi_opts_t o = {cgit_root, NULL, 5000};
     fakereq_t r;
     mw_fwd_result_t res;
 
     FMT(body, "touch %s\n" HDR, cgit_marker);
-    FMT(sf, "SCRIPT_FILENAME=%s", cgit_script("big.cgi", body));
+    FMT(sf, "SCRIPT_FILENAME=%s", cgit_script(spath, "big.cgi", body));
     fakereq_init(&r, vars, big, n);
     CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
     CU_ASSERT_EQUAL(res.status, 413);
@@ -656,7 +681,8 @@ static void test_body_too_large(void)
 
 static void test_out_of_memory(void)
 {
-    const char *p = cgit_script("oom.cgi", HDR "echo hi\n");
+    char spath[CGIT_PATH_MAX];
+    const char *p = cgit_script(spath, "oom.cgi", HDR "echo hi\n");
 
     for (long n = 1; n <= 2; n++) {
         fakereq_t r;

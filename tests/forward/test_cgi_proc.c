@@ -25,12 +25,13 @@
 #include "cgi_test.h"
 #include "helpers/fcgiclient.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 /* Reaps pid (an orphan handed to us as subreaper) within a deadline;
  * returns its wait status or -1. */
 static int reap_orphan(pid_t pid)
 {
-    int64_t end = cgit_mono_ms() + 3000;
+    int64_t end = cgit_mono_ms() + test_scale_ms(3000);
     int st;
 
     while (cgit_mono_ms() < end) {
@@ -44,6 +45,7 @@ static int reap_orphan(pid_t pid)
 
 static void test_timeout_kills_group(void)
 {
+    char spath[CGIT_PATH_MAX];
     char body[8192], pidfile[4200], *txt;
     fakereq_t r;
     mw_fwd_result_t res;
@@ -54,13 +56,13 @@ static void test_timeout_kills_group(void)
 
     FMT(pidfile, "%s/bgpid", cgit_tmp);
     FMT(body, "sleep 30 &\necho $! > %s\nwait\n", pidfile);
-    p = cgit_script("hang.cgi", body);
+    p = cgit_script(spath, "hang.cgi", body);
     /* the background sleep comes to us when its parent dies */
     CU_ASSERT_FATAL(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
     t0 = cgit_mono_ms();
     CU_ASSERT_EQUAL(cgit_run_vars(p, NULL, NULL, 0, 300, &r, &res), SUSPECT_OK);
     ms = cgit_mono_ms() - t0;
-    CU_ASSERT_TRUE(ms >= 290 && ms < 2000);
+    CU_ASSERT_TRUE(ms >= 290 && ms < test_scale_ms(2000));
     CU_ASSERT_EQUAL(res.status, 504);
     CU_ASSERT_TRUE(res.timed_out);
     CU_ASSERT_TRUE(WIFSIGNALED(res.exit_status) &&
@@ -77,7 +79,7 @@ static void test_timeout_kills_group(void)
     fakereq_free(&r);
 
     /* after output started: cut short, no status to answer */
-    p = cgit_script("slow.cgi", HDR "echo partial\nexec sleep 30\n");
+    p = cgit_script(spath, "slow.cgi", HDR "echo partial\nexec sleep 30\n");
     CU_ASSERT_EQUAL(cgit_run_vars(p, NULL, NULL, 0, 300, &r, &res), SUSPECT_OK);
     CU_ASSERT_EQUAL(res.status, 0);
     CU_ASSERT_TRUE(res.timed_out);
@@ -120,7 +122,8 @@ static void count_children(int *all, int *zombies)
 
 static void test_no_zombies(void)
 {
-    const char *p = cgit_script("quick.cgi", HDR "echo hi\n");
+    char spath[CGIT_PATH_MAX];
+    const char *p = cgit_script(spath, "quick.cgi", HDR "echo hi\n");
     int all, zombies;
 
     for (int i = 0; i < 50; i++) {
@@ -176,13 +179,14 @@ static void *fds_thread(void *arg)
 
 static void test_threads_no_fd_leak(void)
 {
+    char spath[CGIT_PATH_MAX];
     pthread_t t[THREADS];
     int all, zombies;
 
     /* ls lists its own descriptors: 0-2 and the one of /proc/self/fd */
-    fds_script =
-        strdup(cgit_script("fds.cgi", HDR "ls /proc/self/fd | tr '\\n' ' '\n"
-                                          "echo\n"));
+    fds_script = strdup(cgit_script(spath, "fds.cgi",
+                                    HDR "ls /proc/self/fd | tr '\\n' ' '\n"
+                                        "echo\n"));
     fd_failures = 0;
     for (int i = 0; i < THREADS; i++) {
         CU_ASSERT_FATAL(pthread_create(&t[i], NULL, fds_thread, NULL) == 0);
@@ -207,11 +211,12 @@ static int gone_write(mw_req_t *req, const void *buf, size_t n)
 
 static void test_client_gone(void)
 {
+    char spath[CGIT_PATH_MAX];
     const char *p =
-        cgit_script("talker.cgi", HDR "echo start\nexec sleep 30\n");
+        cgit_script(spath, "talker.cgi", HDR "echo start\nexec sleep 30\n");
     mw_req_ops_t ops;
     mw_cgi_opts_t o = {cgit_root, NULL, 10000};
-    static char sf[4200];
+    char sf[4200];
     const char *vars[] = {sf, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
@@ -223,7 +228,7 @@ static void test_client_gone(void)
     ops.write = gone_write;
     r.req.ops = &ops;
     CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < 3000);
+    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(res.status, 0); /* output had started */
     CU_ASSERT_FALSE(res.timed_out);
     CU_ASSERT_TRUE(WIFSIGNALED(res.exit_status) &&
@@ -249,6 +254,7 @@ static void *bg_runner(void *arg)
 
 static void test_kill_all(void)
 {
+    char spath[CGIT_PATH_MAX];
     char body[4400];
     bg_run_t b;
     pthread_t t;
@@ -256,9 +262,9 @@ static void test_kill_all(void)
 
     FMT(body, "touch %s\nexec sleep 30\n", cgit_marker);
     memset(&b, 0, sizeof(b));
-    b.path = strdup(cgit_script("sleeper.cgi", body));
+    b.path = strdup(cgit_script(spath, "sleeper.cgi", body));
     CU_ASSERT_FATAL(pthread_create(&t, NULL, bg_runner, &b) == 0);
-    end = cgit_mono_ms() + 5000;
+    end = cgit_mono_ms() + test_scale_ms(5000);
     while (access(cgit_marker, F_OK) != 0 && cgit_mono_ms() < end) {
         usleep(2000);
     }
@@ -266,7 +272,7 @@ static void test_kill_all(void)
     t0 = cgit_mono_ms();
     mw_cgi_kill_all();
     pthread_join(t, NULL);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < 3000);
+    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(b.rc, SUSPECT_OK);
     CU_ASSERT_EQUAL(b.res.status, 502);
     CU_ASSERT_TRUE(WIFSIGNALED(b.res.exit_status) &&
@@ -353,7 +359,7 @@ static int hup_request(const hup_srv_t *h, const char *script, bool keep)
 /* Waits until pidfile names a process; its pid, or -1. */
 static pid_t wait_pidfile(const char *pidfile)
 {
-    int64_t end = cgit_mono_ms() + 5000;
+    int64_t end = cgit_mono_ms() + test_scale_ms(5000);
 
     while (cgit_mono_ms() < end) {
         char *txt = test_read_file(pidfile, NULL);
@@ -371,7 +377,7 @@ static pid_t wait_pidfile(const char *pidfile)
 /* Whether pid is gone (reaped) within ms. */
 static bool gone_within(pid_t pid, int ms)
 {
-    int64_t end = cgit_mono_ms() + ms;
+    int64_t end = cgit_mono_ms() + test_scale_ms(ms);
 
     while (cgit_mono_ms() < end) {
         if (kill(pid, 0) != 0 && errno == ESRCH) {
@@ -387,6 +393,7 @@ static bool gone_within(pid_t pid, int ms)
  * or without FCGI_KEEP_CONN, and the worker is free again. */
 static void test_hangup_kills_silent_script(void)
 {
+    char spath[CGIT_PATH_MAX];
     char body[4400], pidfile[4200];
     const char *p;
     hup_srv_t h;
@@ -395,7 +402,7 @@ static void test_hangup_kills_silent_script(void)
     FMT(pidfile, "%s/silent.pid", cgit_tmp);
     FMT(body, "echo $$ > %s.tmp && mv %s.tmp %s\nexec sleep 30\n", pidfile,
         pidfile, pidfile);
-    p = cgit_script("silent.cgi", body);
+    p = cgit_script(spath, "silent.cgi", body);
     hup_start(&h);
     for (int keep = 0; keep < 2; keep++) {
         int fd;
@@ -410,10 +417,10 @@ static void test_hangup_kills_silent_script(void)
         t0 = cgit_mono_ms();
         close(fd);
         CU_ASSERT_TRUE(gone_within(pid, 3000));
-        CU_ASSERT_TRUE(cgit_mono_ms() - t0 < 2000);
+        CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(2000));
     }
     mw_server_stats(h.s, &st);
-    for (int64_t end = cgit_mono_ms() + 3000;
+    for (int64_t end = cgit_mono_ms() + test_scale_ms(3000);
          st.busy > 0 && cgit_mono_ms() < end; usleep(2000)) {
         mw_server_stats(h.s, &st);
     }
@@ -426,8 +433,9 @@ static void test_hangup_kills_silent_script(void)
  * next request. */
 static void test_kept_connection_not_hangup(void)
 {
+    char spath[CGIT_PATH_MAX];
     const char *p =
-        cgit_script("pause.cgi", "sleep 0.3\n" HDR "echo after pause\n");
+        cgit_script(spath, "pause.cgi", "sleep 0.3\n" HDR "echo after pause\n");
     hup_srv_t h;
     fcc_response_t resp;
     int fd;

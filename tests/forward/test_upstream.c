@@ -32,6 +32,7 @@
 #include "suites.h"
 #include "upstream_test.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 char *up_dir; /* the suite's scripts */
 
@@ -120,7 +121,7 @@ void up_php_stop(up_php_t *p)
 /* Waits (deadline 5 s) until addr accepts connections. */
 static int wait_ready(up_php_t *p)
 {
-    long long deadline = up_now_ms() + 5000;
+    long long deadline = up_now_ms() + test_scale_ms(5000);
 
     while (up_now_ms() < deadline) {
         int fd, st;
@@ -423,7 +424,7 @@ static void test_upstream_down(void)
     CU_ASSERT_EQUAL(up_get(u, &r, "hello.php", ""), 502);
     fakereq_free(&r);
     mw_upstream_free(u);
-    CU_ASSERT(up_now_ms() - t0 < 500);
+    CU_ASSERT(up_now_ms() - t0 < test_scale_ms(500));
 }
 
 /* A script that sleeps past timeout_ms: 504, in about timeout_ms. */
@@ -444,7 +445,7 @@ static void test_timeout_504(void)
     t0 = up_now_ms();
     CU_ASSERT_EQUAL(mw_upstream_forward(u, &r.req, &res, &err),
                     SUSPECT_E_TIMEOUT);
-    CU_ASSERT(up_now_ms() - t0 < 1200);
+    CU_ASSERT(up_now_ms() - t0 < test_scale_ms(1200));
     CU_ASSERT_EQUAL(res.status, 504);
     CU_ASSERT(res.timed_out);
     CU_ASSERT_EQUAL(err.code, SUSPECT_E_TIMEOUT);

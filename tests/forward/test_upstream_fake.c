@@ -27,6 +27,7 @@
 #include "forward/upstream.h"
 #include "helpers/fakereq.h"
 #include "upstream_test.h"
+#include "helpers/vgwrap.h"
 
 static mw_upstream_t *fake_client(const fake_t *f, const char *script)
 {
@@ -288,7 +289,7 @@ static void test_fake_stale_dropped(void)
         CU_ASSERT_EQUAL(forward(u, &r, get, "a=b&c", 5), 0);
         CU_ASSERT(has(&r, "\nstdin=5\nrecords=1\nstandalone=1\nkeep=1\n"));
         fakereq_free(&r);
-        end = up_now_ms() + 3000;
+        end = up_now_ms() + test_scale_ms(3000);
         while (atomic_load(&f.closed) < i && up_now_ms() < end) {
             usleep(1000);
         }
@@ -454,12 +455,13 @@ static void test_fake_idle_close(void)
     CU_ASSERT_EQUAL(forward(u, &r, get, NULL, 0), 0);
     fakereq_free(&r);
     t0 = up_now_ms();
-    while (atomic_load(&f.closed) == 0 && up_now_ms() - t0 < 5000) {
+    while (atomic_load(&f.closed) == 0 &&
+           up_now_ms() - t0 < test_scale_ms(5000)) {
         usleep(10000);
     }
     waited = up_now_ms() - t0;
     CU_ASSERT_EQUAL(atomic_load(&f.closed), 1);
-    CU_ASSERT(waited >= 900 && waited < 2500);
+    CU_ASSERT(waited >= 900 && waited < test_scale_ms(2500));
     CU_ASSERT_EQUAL(forward(u, &r, get, NULL, 0), 0);
     fakereq_free(&r);
     mw_upstream_stats(u, &st);

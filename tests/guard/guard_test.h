@@ -27,6 +27,11 @@ typedef struct gt_fixture {
     suspect_store_t *store;
 } gt_fixture_t;
 
+/* The n bytes at s as a string that lives, unchanged, until the runner
+ * exits (configurations borrow their names): equal names share one entry
+ * of an append-only table, so no later call overwrites one. */
+const char *gt_name(const char *s, size_t n);
+
 /* An identity of type from "kind:name kind:name ..." (client-ip alone). */
 suspect_conf_identity_t gt_ident(const char *type, const char *from);
 
@@ -53,9 +58,13 @@ mw_verdict_t gt_decide_at(gt_fixture_t *f, const char *const *vars,
 /* Hits in the window of action's seed key for value (9999 on error). */
 uint32_t gt_count(gt_fixture_t *f, const char *action, const char *value);
 
-/* The value of header line name in CGI response r, in a static buffer, or
- * "<none>". */
-const char *gt_header(const char *r, const char *name);
+/* Room for a header value gt_header() writes. */
+#define GT_HEADER_MAX 256
+
+/* Writes the value of header line name in CGI response r (or "<none>")
+ * into value (the caller's) and returns it. */
+const char *gt_header(char value[GT_HEADER_MAX], const char *r,
+                      const char *name);
 
 /* A store whose every call fails (SUSPECT_E_STORE); suspect_store_free()
  * frees it. */

@@ -40,6 +40,25 @@ static const char limits_xml[] =
     "LimitDuration=\"60\"/>\n"
     "</ArrayOfSuspectUsageSettingEntity>\n";
 
+const char *gt_name(const char *s, size_t n)
+{
+    static char names[128][64];
+    static size_t used;
+
+    for (size_t i = 0; i < used; i++) {
+        if (strncmp(names[i], s, n) == 0 && names[i][n] == '\0') {
+            return names[i];
+        }
+    }
+    if (used == sizeof(names) / sizeof(names[0]) || n >= sizeof(names[0])) {
+        fprintf(stderr, "gt_name: too many or too long names\n");
+        abort();
+    }
+    memcpy(names[used], s, n);
+    names[used][n] = '\0';
+    return names[used++];
+}
+
 /* An identity from "TYPE" and "kind:name kind:name ...". */
 suspect_conf_identity_t gt_ident(const char *type, const char *from)
 {
@@ -50,8 +69,6 @@ suspect_conf_identity_t gt_ident(const char *type, const char *from)
         {"header:", SUSPECT_SRC_HEADER}, {"cookie:", SUSPECT_SRC_COOKIE},
         {"query:", SUSPECT_SRC_QUERY},   {"form:", SUSPECT_SRC_FORM},
         {"env:", SUSPECT_SRC_ENV},       {"client-ip", SUSPECT_SRC_CLIENT_IP}};
-    static char names[64][64];
-    static size_t next;
     suspect_conf_identity_t id;
     const char *p = from;
 
@@ -67,9 +84,7 @@ suspect_conf_identity_t gt_ident(const char *type, const char *from)
                 suspect_conf_source_t *s = &id.source[id.nsources++];
                 s->kind = kinds[k].kind;
                 if (s->kind != SUSPECT_SRC_CLIENT_IP) {
-                    char *name = names[next++ % 64];
-                    snprintf(name, 64, "%.*s", (int)(n - pl), p + pl);
-                    s->name = name;
+                    s->name = gt_name(p + pl, n - pl);
                 }
             }
         }

@@ -26,15 +26,12 @@ static int open_route(gt_fixture_t *f, suspect_conf_identity_t *id,
 {
     suspect_conf_t conf;
     const char *eq = param != NULL ? strchr(param, '=') : NULL;
-    static char name[64];
 
     *id = gt_ident("Id", from);
     *route = gt_route("Many", path, id, 1);
     if (param != NULL) {
-        snprintf(name, sizeof(name), "%.*s",
-                 (int)(eq != NULL ? (size_t)(eq - param) : strlen(param)),
-                 param);
-        route->param_name = name;
+        route->param_name =
+            gt_name(param, eq != NULL ? (size_t)(eq - param) : strlen(param));
         route->param_value = eq != NULL ? eq + 1 : NULL;
         route->param_in = where;
     }

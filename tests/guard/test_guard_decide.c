@@ -17,12 +17,12 @@
 
 /* ---- utilities ---------------------------------------------------------- */
 
-/* The response to a request of vars, decided at now_ms, in a static
- * buffer; *v gets the verdict. */
-static const char *answer(gt_fixture_t *f, const char *const *vars,
-                          int64_t now_ms, mw_verdict_t *v)
+/* Writes the response to a request of vars, decided at now_ms, into out
+ * (the caller's, size bytes) and returns it; *v gets the verdict. */
+static const char *answer(char *out, size_t size, gt_fixture_t *f,
+                          const char *const *vars, int64_t now_ms,
+                          mw_verdict_t *v)
 {
-    static char out[600000];
     fakereq_t r;
 
     out[0] = '\0';
@@ -33,7 +33,7 @@ static const char *answer(gt_fixture_t *f, const char *const *vars,
     if (v->kind != MW_VERDICT_PASS && v->kind != MW_VERDICT_ALLOW) {
         CU_ASSERT_EQUAL(mw_guard_respond(f->g, &r.req, v), 0);
         CU_ASSERT_TRUE(r.req.output_started);
-        snprintf(out, sizeof(out), "%s", r.out != NULL ? r.out : "");
+        snprintf(out, size, "%s", r.out != NULL ? r.out : "");
     } else {
         CU_ASSERT_EQUAL(mw_guard_respond(f->g, &r.req, v), -EINVAL);
         CU_ASSERT_FALSE(r.req.output_started);
@@ -42,11 +42,9 @@ static const char *answer(gt_fixture_t *f, const char *const *vars,
     return out;
 }
 
-/* The value of header line name in response r, in a static buffer, or
- * "<none>". */
-const char *gt_header(const char *r, const char *name)
+const char *gt_header(char value[GT_HEADER_MAX], const char *r,
+                      const char *name)
 {
-    static char value[256];
     const char *end = strstr(r, "\r\n\r\n");
     size_t n = strlen(name);
 
@@ -54,13 +52,14 @@ const char *gt_header(const char *r, const char *name)
         const char *eol = strstr(p, "\r\n");
 
         if (strncmp(p, name, n) == 0 && p[n] == ':' && p[n + 1] == ' ') {
-            snprintf(value, sizeof(value), "%.*s", (int)(eol - p - n - 2),
+            snprintf(value, GT_HEADER_MAX, "%.*s", (int)(eol - p - n - 2),
                      p + n + 2);
             return value;
         }
         p = eol + 2;
     }
-    return "<none>";
+    snprintf(value, GT_HEADER_MAX, "<none>");
+    return value;
 }
 
 static const char *body_of(const char *r)
@@ -185,6 +184,8 @@ static void test_action_not_in_limits(void)
 
 static void test_deny_response(void)
 {
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
     gt_fixture_t f;
@@ -195,18 +196,20 @@ static void test_deny_response(void)
         CU_FAIL("fixture");
         return;
     }
-    CU_ASSERT_STRING_EQUAL(answer(&f, bank_vars, GT_NOW, &v), "");
+    CU_ASSERT_STRING_EQUAL(answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v),
+                           "");
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
-    answer(&f, bank_vars, GT_NOW + 1000, &v);
-    r = answer(&f, bank_vars, GT_NOW + 2000, &v);
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW + 1000, &v);
+    r = answer(ans, sizeof(ans), &f, bank_vars, GT_NOW + 2000, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
     CU_ASSERT_STRING_EQUAL(v.why, "over the limit");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Status"), "429 Too Many Requests");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Retry-After"), "118");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "RateLimit-Policy"),
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Status"), "429 Too Many Requests");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Retry-After"), "118");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "RateLimit-Policy"),
                            "\"Two\";q=2;w=120");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Content-Type"), "application/json");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Status"), "<none>");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Content-Type"),
+                           "application/json");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Status"), "<none>");
     CU_ASSERT_PTR_NOT_NULL(strstr(body_of(r), "\"retryAfterMs\":118000"));
     CU_ASSERT_PTR_NULL(strstr(r, "SECRETMEMBER"));
     CU_ASSERT_PTR_NULL(strstr(r, "198.51.100.77"));
@@ -215,6 +218,8 @@ static void test_deny_response(void)
 
 static void test_route_status(void)
 {
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
     gt_fixture_t f;
@@ -232,11 +237,11 @@ static void test_route_status(void)
             return;
         }
     }
-    answer(&f, bank_vars, GT_NOW, &v);
-    answer(&f, bank_vars, GT_NOW, &v);
-    r = answer(&f, bank_vars, GT_NOW, &v);
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    r = answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
     CU_ASSERT_EQUAL(v.status, 423);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Status"), "423 Locked");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Status"), "423 Locked");
     gt_close(&f);
 }
 
@@ -247,6 +252,8 @@ static void auth_mode(suspect_conf_t *c)
 
 static void test_auth_request(void)
 {
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
     const char *bad[] = {"REQUEST_URI=/%2e%2e/bank.cgi", NULL};
@@ -258,32 +265,36 @@ static void test_auth_request(void)
         CU_FAIL("fixture");
         return;
     }
-    answer(&f, bank_vars, GT_NOW, &v);
-    answer(&f, bank_vars, GT_NOW, &v);
-    r = answer(&f, bank_vars, GT_NOW + 500, &v);
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    r = answer(ans, sizeof(ans), &f, bank_vars, GT_NOW + 500, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
     CU_ASSERT_EQUAL(strncmp(r, "Status: 403 Forbidden\r\n", 23), 0);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Status"), "429");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Action"), "Two");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Retry-After-Ms"), "119500");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Retry-After"), "120");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "RateLimit-Policy"),
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Status"), "429");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Action"), "Two");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Retry-After-Ms"),
+                           "119500");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Retry-After"), "120");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "RateLimit-Policy"),
                            "\"Two\";q=2;w=120");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "RateLimit"), "\"Two\";r=0;t=120");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "RateLimit"), "\"Two\";r=0;t=120");
     CU_ASSERT_PTR_NULL(strstr(r, "429 Too Many"));
     CU_ASSERT_PTR_NULL(strstr(r, "SECRETMEMBER"));
     /* A 400 is a 403 too, without a wait. */
-    r = answer(&f, bad, GT_NOW, &v);
+    r = answer(ans, sizeof(ans), &f, bad, GT_NOW, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
     CU_ASSERT_EQUAL(strncmp(r, "Status: 403 Forbidden\r\n", 23), 0);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Status"), "400");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Action"), "<none>");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Retry-After-Ms"), "<none>");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Status"), "400");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Action"), "<none>");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Retry-After-Ms"),
+                           "<none>");
     gt_close(&f);
 }
 
 static void test_reject_response(void)
 {
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
     const char *bad[] = {"REQUEST_URI=/a/%00", NULL};
@@ -295,11 +306,11 @@ static void test_reject_response(void)
         CU_FAIL("fixture");
         return;
     }
-    r = answer(&f, bad, GT_NOW, &v);
+    r = answer(ans, sizeof(ans), &f, bad, GT_NOW, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
     CU_ASSERT_STRING_EQUAL(v.why, "bad path");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Status"), "400 Bad Request");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Cache-Control"), "no-store");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Status"), "400 Bad Request");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Cache-Control"), "no-store");
     gt_close(&f);
 }
 
@@ -320,6 +331,8 @@ static void html_template(suspect_conf_t *c)
 
 static void test_formats(void)
 {
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
     const char *html_vars[] = {"REQUEST_URI=/bank.cgi", "HTTP_COOKIE=member=M",
@@ -333,10 +346,10 @@ static void test_formats(void)
         CU_FAIL("fixture");
         return;
     }
-    answer(&f, html_vars, GT_NOW, &v);
-    answer(&f, html_vars, GT_NOW, &v);
-    r = answer(&f, html_vars, GT_NOW, &v);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Content-Type"),
+    answer(ans, sizeof(ans), &f, html_vars, GT_NOW, &v);
+    answer(ans, sizeof(ans), &f, html_vars, GT_NOW, &v);
+    r = answer(ans, sizeof(ans), &f, html_vars, GT_NOW, &v);
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Content-Type"),
                            "application/problem+json");
     CU_ASSERT_EQUAL(body_of(r)[0], '{');
     gt_close(&f);
@@ -345,10 +358,10 @@ static void test_formats(void)
         CU_FAIL("fixture");
         return;
     }
-    answer(&f, bank_vars, GT_NOW, &v);
-    answer(&f, bank_vars, GT_NOW, &v);
-    r = answer(&f, bank_vars, GT_NOW, &v);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Content-Type"),
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    r = answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Content-Type"),
                            "text/html; charset=iso-8859-1");
     CU_ASSERT_STRING_EQUAL(body_of(r), "<p>Two 429 wait 120</p>");
     gt_close(&f);
@@ -358,6 +371,8 @@ static void test_formats(void)
 static void test_big_template(void)
 {
     static char tmpl[60000];
+    size_t ans_size = 600000;
+    char *ans = malloc(ans_size);
     const char *action = GT_LONG_ACTION;
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
@@ -378,22 +393,25 @@ static void test_big_template(void)
         conf.template_body = tmpl;
         conf.template_len = n;
         conf.format = SUSPECT_FORMAT_HTML;
-        if (gt_open(&f, &conf) != 0) {
+        if (ans == NULL || gt_open(&f, &conf) != 0) {
             CU_FAIL("fixture");
+            free(ans);
             return;
         }
     }
-    answer(&f, bank_vars, GT_NOW, &v);
-    r = answer(&f, bank_vars, GT_NOW, &v);
+    answer(ans, ans_size, &f, bank_vars, GT_NOW, &v);
+    r = answer(ans, ans_size, &f, bank_vars, GT_NOW, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
     CU_ASSERT_EQUAL(strlen(body_of(r)), n / 8 * strlen(action));
     gt_close(&f);
+    free(ans);
 }
 
 /* A verdict needs the guard only: the limits snapshot it was decided on
  * may be gone (a reload) when the response is written. */
 static void test_verdict_outlives_limits(void)
 {
+    char hv[GT_HEADER_MAX];
     static const char xml[] = "<ArrayOfSuspectUsageSettingEntity>"
                               "<SuspectUsageSettingEntity Action=\"Two\" "
                               "LimitCount=\"1\" LimitDuration=\"9\"/>"
@@ -424,7 +442,7 @@ static void test_verdict_outlives_limits(void)
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
     suspect_limits_unref(lim);
     CU_ASSERT_EQUAL(mw_guard_respond(f.g, &r.req, &v), 0);
-    CU_ASSERT_STRING_EQUAL(gt_header(r.out, "RateLimit-Policy"),
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r.out, "RateLimit-Policy"),
                            "\"Two\";q=1;w=9");
     fakereq_free(&r);
     gt_close(&f);
@@ -487,6 +505,8 @@ static void use_failing(gt_fixture_t *f, int mode)
 
 static void test_store_failure(void)
 {
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
     static const struct {
         int mode; /* -1: a bare store */
         mw_verdict_kind_t kind;
@@ -510,21 +530,21 @@ static void test_store_failure(void)
             return;
         }
         use_failing(&f, cases[i].mode);
-        r = answer(&f, bank_vars, GT_NOW, &v);
+        r = answer(ans, sizeof(ans), &f, bank_vars, GT_NOW, &v);
         CU_ASSERT_EQUAL(v.kind, cases[i].kind);
         CU_ASSERT_STRING_EQUAL(v.why, cases[i].why);
         if (i == 0) {
             CU_ASSERT_EQUAL(v.status, 503);
-            CU_ASSERT_STRING_EQUAL(gt_header(r, "Status"),
+            CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Status"),
                                    "503 Service Unavailable");
-            CU_ASSERT_STRING_EQUAL(gt_header(r, "Retry-After"), "1");
-            CU_ASSERT_STRING_EQUAL(gt_header(r, "RateLimit"), "<none>");
+            CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Retry-After"), "1");
+            CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "RateLimit"), "<none>");
         }
         if (i == 1) {
             CU_ASSERT_EQUAL(v.decision.degraded, SUSPECT_DEGRADED_CLOSED);
-            CU_ASSERT_STRING_EQUAL(gt_header(r, "Status"), "403 Forbidden");
-            CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Status"), "503");
-            CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Retry-After-Ms"),
+            CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Status"), "403 Forbidden");
+            CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Status"), "503");
+            CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Retry-After-Ms"),
                                    "1000");
         }
         gt_close(&f);

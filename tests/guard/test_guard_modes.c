@@ -13,12 +13,14 @@
 #include "helpers/fakereq.h"
 #include "guard_test.h"
 
-/* The answer to a request of vars in role, in a static buffer; *v gets the
- * verdict. */
-static const char *answer_as(gt_fixture_t *f, const char *const *vars, int role,
-                             mw_verdict_t *v)
+/* Room for an answer_as() response. */
+#define ANSWER_MAX 16384
+
+/* Writes the answer to a request of vars in role into out (the caller's)
+ * and returns it; *v gets the verdict. */
+static const char *answer_as(char out[ANSWER_MAX], gt_fixture_t *f,
+                             const char *const *vars, int role, mw_verdict_t *v)
 {
-    static char out[16384];
     fakereq_t r;
 
     out[0] = '\0';
@@ -29,7 +31,7 @@ static const char *answer_as(gt_fixture_t *f, const char *const *vars, int role,
         SUSPECT_OK);
     if (v->kind != MW_VERDICT_PASS && v->kind != MW_VERDICT_ALLOW) {
         CU_ASSERT_EQUAL(mw_guard_respond(f->g, &r.req, v), 0);
-        snprintf(out, sizeof(out), "%s", r.out != NULL ? r.out : "");
+        snprintf(out, ANSWER_MAX, "%s", r.out != NULL ? r.out : "");
     }
     fakereq_free(&r);
     return out;
@@ -40,16 +42,17 @@ static const char *answer_as(gt_fixture_t *f, const char *const *vars, int role,
 static void check_status(const char *r, const char *status, bool mapped,
                          const char *what)
 {
+    char hv[GT_HEADER_MAX];
     char code[4];
     bool ok;
 
     snprintf(code, sizeof(code), "%s", status);
     if (mapped) {
         ok = strncmp(r, "Status: 403 Forbidden\r\n", 23) == 0 &&
-             strcmp(gt_header(r, "X-Suspect-Status"), code) == 0;
+             strcmp(gt_header(hv, r, "X-Suspect-Status"), code) == 0;
     } else {
-        ok = strcmp(gt_header(r, "Status"), status) == 0 &&
-             strcmp(gt_header(r, "X-Suspect-Status"), "<none>") == 0;
+        ok = strcmp(gt_header(hv, r, "Status"), status) == 0 &&
+             strcmp(gt_header(hv, r, "X-Suspect-Status"), "<none>") == 0;
     }
     CU_ASSERT_TRUE(ok);
     if (!ok) {
@@ -61,6 +64,8 @@ static void check_status(const char *r, const char *status, bool mapped,
 /* The denial, the 400 and the 503 of one mode for a request in role. */
 static void mode_role_case(suspect_conf_mode_t mode, int role)
 {
+    char ans[ANSWER_MAX];
+    char hv[GT_HEADER_MAX];
     static const char *const vars[] = {
         "REQUEST_METHOD=GET", "REQUEST_URI=/bank.cgi", "HTTP_COOKIE=member=M1",
         "REMOTE_ADDR=198.51.100.77", NULL};
@@ -82,24 +87,24 @@ static void mode_role_case(suspect_conf_mode_t mode, int role)
         CU_FAIL("fixture");
         return;
     }
-    answer_as(&f, vars, role, &v);
+    answer_as(ans, &f, vars, role, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
-    answer_as(&f, vars, role, &v);
-    r = answer_as(&f, vars, role, &v);
+    answer_as(ans, &f, vars, role, &v);
+    r = answer_as(ans, &f, vars, role, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
     check_status(r, "429 Too Many Requests", mapped, what);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Retry-After"), "120");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Action"),
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Retry-After"), "120");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Action"),
                            mapped ? "Two" : "<none>");
-    r = answer_as(&f, bad, role, &v);
+    r = answer_as(ans, &f, bad, role, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
     check_status(r, "400 Bad Request", mapped, what);
     suspect_store_free(f.store);
     f.store = gt_failing_store();
-    r = answer_as(&f, vars, role, &v);
+    r = answer_as(ans, &f, vars, role, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_UNAVAILABLE);
     check_status(r, "503 Service Unavailable", mapped, what);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Retry-After-Ms"),
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Retry-After-Ms"),
                            mapped ? "1000" : "<none>");
     gt_close(&f);
 }
@@ -199,6 +204,8 @@ static void test_deciding_modes_no_body(void)
  * requests get the 429 itself. */
 static void test_authorizer_mode_xml(void)
 {
+    char ans[ANSWER_MAX];
+    char hv[GT_HEADER_MAX];
     static const char xml[] =
         "<Suspect>\n"
         "  <Server listen=\"unix:/tmp/s.sock\" mode=\"authorizer\"/>\n"
@@ -227,12 +234,12 @@ static void test_authorizer_mode_xml(void)
         return;
     }
     /* HEAD on the script's PATH_INFO is the GET route's request. */
-    answer_as(&f, vars, MW_ROLE_RESPONDER, &v);
+    answer_as(ans, &f, vars, MW_ROLE_RESPONDER, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
-    r = answer_as(&f, vars, MW_ROLE_RESPONDER, &v);
+    r = answer_as(ans, &f, vars, MW_ROLE_RESPONDER, &v);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "Status"), "429 Too Many Requests");
-    CU_ASSERT_STRING_EQUAL(gt_header(r, "X-Suspect-Status"), "<none>");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Status"), "429 Too Many Requests");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "X-Suspect-Status"), "<none>");
     gt_close(&f);
     suspect_conf_unref(conf);
 }

@@ -270,28 +270,34 @@ static void test_query_condition(void)
     gt_close(&f);
 }
 
+/* The variables of a post(): r borrows them, so they live beside it. */
+typedef struct post_vars {
+    char u[256], q[256], t[128], l[64];
+    const char *vars[8];
+} post_vars_t;
+
 /* A request with a urlencoded body; returns the verdict and leaves the
- * request open in r (the caller frees it). */
-static mw_verdict_t post(gt_fixture_t *f, fakereq_t *r, const char *uri,
-                         const char *type, const char *body, size_t chunk)
+ * request open in r (the caller frees it) on the variables in pv (the
+ * caller's, kept as long as r). */
+static mw_verdict_t post(gt_fixture_t *f, fakereq_t *r, post_vars_t *pv,
+                         const char *uri, const char *type, const char *body,
+                         size_t chunk)
 {
-    static char u[256], q[256], t[128], l[64];
-    static const char *vars[8];
     const char *qs = strchr(uri, '?');
     mw_verdict_t v;
 
-    snprintf(u, sizeof(u), "REQUEST_URI=%s", uri);
-    snprintf(q, sizeof(q), "QUERY_STRING=%s", qs != NULL ? qs + 1 : "");
-    snprintf(t, sizeof(t), "CONTENT_TYPE=%s", type);
-    snprintf(l, sizeof(l), "CONTENT_LENGTH=%zu", strlen(body));
-    vars[0] = "REQUEST_METHOD=POST";
-    vars[1] = u;
-    vars[2] = t;
-    vars[3] = l;
-    vars[4] = "REMOTE_ADDR=192.0.2.1";
-    vars[5] = q;
-    vars[6] = NULL;
-    fakereq_init(r, vars, body, strlen(body));
+    snprintf(pv->u, sizeof(pv->u), "REQUEST_URI=%s", uri);
+    snprintf(pv->q, sizeof(pv->q), "QUERY_STRING=%s", qs != NULL ? qs + 1 : "");
+    snprintf(pv->t, sizeof(pv->t), "CONTENT_TYPE=%s", type);
+    snprintf(pv->l, sizeof(pv->l), "CONTENT_LENGTH=%zu", strlen(body));
+    pv->vars[0] = "REQUEST_METHOD=POST";
+    pv->vars[1] = pv->u;
+    pv->vars[2] = pv->t;
+    pv->vars[3] = pv->l;
+    pv->vars[4] = "REMOTE_ADDR=192.0.2.1";
+    pv->vars[5] = pv->q;
+    pv->vars[6] = NULL;
+    fakereq_init(r, pv->vars, body, strlen(body));
     r->chunk = chunk;
     CU_ASSERT_EQUAL(
         mw_guard_decide(f->g, f->lim, f->store, &r->req, GT_NOW, &v, NULL),
@@ -321,6 +327,7 @@ static void test_form_condition(void)
     const char *form = "application/x-www-form-urlencoded";
     gt_fixture_t f;
     fakereq_t r;
+    post_vars_t pv;
     char buf[256];
     mw_verdict_t v;
 
@@ -333,36 +340,38 @@ static void test_form_condition(void)
     }
     /* Matched in the body, read in small chunks; the app still reads the
      * whole body, byte for byte. */
-    v = post(&f, &r, "/app.cgi", form, body, 3);
+    v = post(&f, &r, &pv, "/app.cgi", form, body, 3);
     CU_ASSERT_PTR_NOT_NULL(v.route);
     CU_ASSERT_EQUAL(read_all(&r, buf, sizeof(buf)), strlen(body));
     CU_ASSERT(memcmp(buf, body, strlen(body)) == 0);
     fakereq_free(&r);
     /* With a charset parameter and odd case. */
-    v = post(&f, &r, "/app.cgi",
+    v = post(&f, &r, &pv, "/app.cgi",
              "Application/X-WWW-Form-Urlencoded; charset=UTF-8", body, 0);
     CU_ASSERT_PTR_NOT_NULL(v.route);
     fakereq_free(&r);
     /* Not in the query when the condition says form. */
-    v = post(&f, &r, "/app.cgi?op=login", form, "a=1", 0);
+    v = post(&f, &r, &pv, "/app.cgi?op=login", form, "a=1", 0);
     CU_ASSERT_PTR_NULL(v.route);
     fakereq_free(&r);
     /* Another body type is not parsed, and not read either. */
-    v = post(&f, &r, "/app.cgi", "multipart/form-data; boundary=x", body, 0);
+    v = post(&f, &r, &pv, "/app.cgi", "multipart/form-data; boundary=x", body,
+             0);
     CU_ASSERT_PTR_NULL(v.route);
     CU_ASSERT_EQUAL(r.reads, 0);
     CU_ASSERT_EQUAL(read_all(&r, buf, sizeof(buf)), strlen(body));
     fakereq_free(&r);
     /* Perl's CGI.pm reads any type starting with the form's as a form. */
-    v = post(&f, &r, "/app.cgi", "application/x-www-form-urlencodedx", body, 0);
+    v = post(&f, &r, &pv, "/app.cgi", "application/x-www-form-urlencodedx",
+             body, 0);
     CU_ASSERT_PTR_NOT_NULL(v.route);
     fakereq_free(&r);
-    v = post(&f, &r, "/app.cgi", "text/plain", body, 0);
+    v = post(&f, &r, &pv, "/app.cgi", "text/plain", body, 0);
     CU_ASSERT_PTR_NULL(v.route);
     CU_ASSERT_EQUAL(r.reads, 0);
     fakereq_free(&r);
     /* Repeated in the body: any occurrence. */
-    v = post(&f, &r, "/app.cgi", form, "op=view&a=1&op=login&op=x", 0);
+    v = post(&f, &r, &pv, "/app.cgi", form, "op=view&a=1&op=login&op=x", 0);
     CU_ASSERT_PTR_NOT_NULL(v.route);
     fakereq_free(&r);
     gt_close(&f);
@@ -376,6 +385,7 @@ static void test_any_condition(void)
     const char *form = "application/x-www-form-urlencoded";
     gt_fixture_t f;
     fakereq_t r;
+    post_vars_t pv;
     mw_verdict_t v;
 
     routes[0].param_name = "op";
@@ -386,16 +396,16 @@ static void test_any_condition(void)
         return;
     }
     /* In the query: the body is not read. */
-    v = post(&f, &r, "/app.cgi?op=login", form, "op=other", 0);
+    v = post(&f, &r, &pv, "/app.cgi?op=login", form, "op=other", 0);
     CU_ASSERT_PTR_NOT_NULL(v.route);
     CU_ASSERT_EQUAL(r.reads, 0);
     fakereq_free(&r);
     /* Not (or not so) in the query, but in the body (as PHP's $_REQUEST
      * lets the body win). */
-    v = post(&f, &r, "/app.cgi?op=other", form, "op=login", 0);
+    v = post(&f, &r, &pv, "/app.cgi?op=other", form, "op=login", 0);
     CU_ASSERT_PTR_NOT_NULL(v.route);
     fakereq_free(&r);
-    v = post(&f, &r, "/app.cgi?op=other", form, "op=other", 0);
+    v = post(&f, &r, &pv, "/app.cgi?op=other", form, "op=other", 0);
     CU_ASSERT_PTR_NULL(v.route);
     fakereq_free(&r);
     gt_close(&f);
@@ -414,6 +424,7 @@ static void test_form_bound(void)
     const char *body = "a=1&member=bob&pad=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
     gt_fixture_t f;
     fakereq_t r;
+    post_vars_t pv;
     char buf[256];
     mw_verdict_t v;
 
@@ -422,11 +433,11 @@ static void test_form_bound(void)
         CU_FAIL("fixture");
         return;
     }
-    v = post(&f, &r, "/app.cgi", form, fits, 0);
+    v = post(&f, &r, &pv, "/app.cgi", form, fits, 0);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
     CU_ASSERT_EQUAL(gt_count(&f, "Many", "bob"), 1);
     fakereq_free(&r);
-    v = post(&f, &r, "/app.cgi", form, body, 0);
+    v = post(&f, &r, &pv, "/app.cgi", form, body, 0);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
     CU_ASSERT_EQUAL(v.status, 413);
     CU_ASSERT_STRING_EQUAL(v.why, "form body over formMax");
@@ -453,20 +464,21 @@ static void test_multipart_refused(void)
                        "name=\"member\"\r\n\r\nbob\r\n--x--\r\n";
     gt_fixture_t f;
     fakereq_t r;
+    post_vars_t pv;
     mw_verdict_t v;
 
     if (gt_open(&f, &conf) != 0) {
         CU_FAIL("fixture");
         return;
     }
-    v = post(&f, &r, "/app.cgi", mp, body, 0);
+    v = post(&f, &r, &pv, "/app.cgi", mp, body, 0);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
     CU_ASSERT_EQUAL(v.status, 415);
     CU_ASSERT_EQUAL(r.reads, 0);
     CU_ASSERT_EQUAL(mw_guard_respond(f.g, &r.req, &v), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Status: 415 Unsupported Media Type"));
     fakereq_free(&r);
-    v = post(&f, &r, "/upload", mp, body, 0);
+    v = post(&f, &r, &pv, "/upload", mp, body, 0);
     CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
     fakereq_free(&r);
     gt_close(&f);

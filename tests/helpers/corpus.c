@@ -66,12 +66,13 @@ static int each_xml(const char *rel, test_load_fn load, int *good,
                     int (*fn)(const char *dir, const char *xml,
                               test_load_fn load))
 {
+    char data[TEST_PATH_MAX];
     char dir[4096];
     struct dirent *e;
     int cases = 0;
     DIR *d;
 
-    snprintf(dir, sizeof(dir), "%s", test_data_path(rel));
+    snprintf(dir, sizeof(dir), "%s", test_data_path(data, rel));
     d = opendir(dir);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     while ((e = readdir(d)) != NULL) {

@@ -26,23 +26,24 @@
 
 #include "redisserver.h"
 #include "util.h"
+#include "vgwrap.h"
 
 e2e_t e2e;
 
 static unsigned failures_before;
 
-const char *e2e_src(const char *rel)
+const char *e2e_src(char path[TEST_PATH_MAX], const char *rel)
 {
-    static char path[2 * TEST_PATH_MAX];
     const char *src = getenv("SUSPECT_SRCDIR");
+    char data[TEST_PATH_MAX];
     char *top;
 
     /* Absolute, since it ends up in configuration files. */
     if (src == NULL || src[0] == '\0') {
-        src = test_data_path("../..");
+        src = test_data_path(data, "../..");
     }
     top = realpath(src, NULL);
-    snprintf(path, sizeof(path), "%s/%s", top != NULL ? top : src, rel);
+    snprintf(path, TEST_PATH_MAX, "%s/%s", top != NULL ? top : src, rel);
     free(top);
     return path;
 }
@@ -149,17 +150,23 @@ static char *rewrite(const char *text, const char *const edits[])
     return twice;
 }
 
+const char *e2e_path(char path[TEST_PATH_MAX], const char *name)
+{
+    snprintf(path, TEST_PATH_MAX, "%s/%s", e2e.dir, name);
+    return path;
+}
+
 int e2e_write_example(const char *example, const char *name,
                       const char *const edits[])
 {
-    char rel[256], path[TEST_PATH_MAX];
+    char rel[256], path[TEST_PATH_MAX], src[TEST_PATH_MAX];
     char *text, *out;
     int rc;
 
     snprintf(rel, sizeof(rel), "examples/%s", example);
-    text = test_read_file(e2e_src(rel), NULL);
+    text = test_read_file(e2e_src(src, rel), NULL);
     if (text == NULL) {
-        fprintf(stderr, "e2e: cannot read %s\n", e2e_src(rel));
+        fprintf(stderr, "e2e: cannot read %s\n", src);
         return -1;
     }
     out = rewrite(text, edits);
@@ -203,12 +210,13 @@ int e2e_write_cgi(const char *name, const char *script)
 /* The parts every stack shares: a port, limits.xml, suspect.xml. */
 static int prepare(const char *example_conf, const char *const edits[])
 {
+    char src[TEST_PATH_MAX];
     if (e2e.dir == NULL) {
         return -1;
     }
     e2e.port = test_free_port();
-    if (e2e.port <= 0 ||
-        test_copy_file(e2e_src("examples/limits.xml"), e2e.limits, 0644) != 0) {
+    if (e2e.port <= 0 || test_copy_file(e2e_src(src, "examples/limits.xml"),
+                                        e2e.limits, 0644) != 0) {
         return -1;
     }
     return e2e_write_example(example_conf, "suspect.xml", edits);
@@ -233,11 +241,12 @@ static int start_nginx(const char *snippet)
 
 int e2e_start_cgi(const char *const conf_edits[])
 {
+    char src[TEST_PATH_MAX];
     char app[TEST_PATH_MAX];
 
     snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
     if (prepare("suspect.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) != 0 ||
         e2e_start_suspect() != 0) {
         return -1;
     }
@@ -246,11 +255,13 @@ int e2e_start_cgi(const char *const conf_edits[])
 
 int e2e_start_php(const char *const conf_edits[])
 {
+    char src[TEST_PATH_MAX];
     char app[TEST_PATH_MAX];
 
     snprintf(app, sizeof(app), "%s/index.php", e2e.app);
     if (prepare("suspect-php.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src("examples/app/index.php"), app, 0644) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/index.php"), app, 0644) !=
+            0 ||
         test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0 ||
         e2e_start_suspect() != 0) {
         return -1;
@@ -260,11 +271,13 @@ int e2e_start_php(const char *const conf_edits[])
 
 int e2e_start_auth_request(const char *const conf_edits[])
 {
+    char src[TEST_PATH_MAX];
     char app[TEST_PATH_MAX];
 
     snprintf(app, sizeof(app), "%s/index.php", e2e.app);
     if (prepare("suspect-auth-request.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src("examples/app/index.php"), app, 0644) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/index.php"), app, 0644) !=
+            0 ||
         test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0 ||
         e2e_start_suspect() != 0) {
         return -1;
@@ -274,6 +287,7 @@ int e2e_start_auth_request(const char *const conf_edits[])
 
 int e2e_start_authorizer(const char *const conf_edits[])
 {
+    char src[TEST_PATH_MAX];
     static const char main_conf[] = "server.port = @PORT@\n"
                                     "server.bind = \"127.0.0.1\"\n"
                                     "server.modules = ( \"mod_access\" )\n"
@@ -287,7 +301,7 @@ int e2e_start_authorizer(const char *const conf_edits[])
 
     snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
     if (prepare("suspect-authorizer.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) != 0 ||
         e2e_write_example("lighttpd/authorizer.conf", "site.conf", NULL) != 0 ||
         e2e_start_suspect() != 0) {
         return -1;
@@ -304,6 +318,7 @@ int e2e_start_authorizer(const char *const conf_edits[])
 
 int e2e_start_apache(const char *const conf_edits[])
 {
+    char src[TEST_PATH_MAX];
     char app[TEST_PATH_MAX], listen[64], fcgi_addr[64];
     char conf[2 * TEST_PATH_MAX];
     const char *pairs[] = {"127.0.0.1:9010", fcgi_addr, NULL};
@@ -318,7 +333,7 @@ int e2e_start_apache(const char *const conf_edits[])
     /* The CGI program runs as www-data: it must reach DIR/app. */
     if (fcgi_port <= 0 || chmod(e2e.dir, 0755) != 0 ||
         prepare("suspect-authorizer.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src("examples/app/app.cgi"), app, 0755) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) != 0 ||
         e2e_write_example("apache/authnz-fcgi.conf", "site.conf", pairs) != 0 ||
         test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, NULL, fcgi_port,
                            extra) != 0) {
@@ -431,7 +446,7 @@ int e2e_fcgi_pair(char *buf, size_t cap, size_t *len, const char *name,
 size_t e2e_read_until_eof(int fd, char *buf, size_t size, unsigned ms,
                           bool *eof)
 {
-    long long deadline = test_now_ms() + ms;
+    long long deadline = test_now_ms() + test_scale_ms(ms);
     size_t got = 0;
 
     *eof = false;
@@ -678,15 +693,18 @@ int e2e_fcgi_exchange(int fd, int role, bool keep, const char *params,
                       size_t params_len, const char *body, size_t body_len,
                       char *out, size_t out_size, unsigned ms)
 {
-    static __thread unsigned char in[2 * 65536];
     unsigned char begin[8] = {0, (unsigned char)role, keep ? 1 : 0};
     size_t cap = 64 + (params_len + body_len) * 9 / 8 + 16, used = 0;
-    long long deadline = test_now_ms() + ms;
+    long long deadline = test_now_ms() + test_scale_ms(ms);
+    size_t in_size = 2 * 65536;
+    unsigned char *in = malloc(in_size);
     char *req = malloc(cap);
     size_t have = 0, got = 0;
     int rc = 0;
 
-    if (req == NULL) {
+    if (req == NULL || in == NULL) {
+        free(req);
+        free(in);
         return -1;
     }
     put_record(req, &used, 1, (const char *)begin, sizeof(begin));
@@ -708,12 +726,13 @@ int e2e_fcgi_exchange(int fd, int role, bool keep, const char *params,
             rc = -1;
             break;
         }
-        n = recv(fd, in + have, sizeof(in) - have, 0);
+        n = recv(fd, in + have, in_size - have, 0);
         if (n <= 0 && !(n < 0 && errno == EINTR)) {
             rc = -1;
         }
         have += n > 0 ? (size_t)n : 0;
     }
+    free(in);
     if (out_size > 0) {
         out[got] = '\0';
     }

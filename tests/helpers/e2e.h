@@ -43,8 +43,9 @@ extern e2e_t e2e;
 void e2e_setup(void);
 void e2e_teardown(void);
 
-/* rel in the source tree ($SUSPECT_SRCDIR), in a static buffer. */
-const char *e2e_src(const char *rel);
+/* Writes the absolute path of rel in the source tree ($SUSPECT_SRCDIR)
+ * into path (the caller's) and returns it. */
+const char *e2e_src(char path[TEST_PATH_MAX], const char *rel);
 
 /* The deployment shapes of examples/ (apache: suspect-authorizer.xml on
  * TCP, with apache/authnz-fcgi.conf).  conf_edits are extra
@@ -62,6 +63,9 @@ int e2e_start_suspect(void);
 
 /* Stops everything of the current stack (the directory stays). */
 void e2e_stop(void);
+
+/* Writes DIR/name into path (the caller's) and returns it. */
+const char *e2e_path(char path[TEST_PATH_MAX], const char *name);
 
 /* Writes examples/example with the standard and the extra replacements
  * to DIR/name.  0 or -1. */

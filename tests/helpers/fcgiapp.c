@@ -19,6 +19,7 @@
 #include "fcgiclient.h"
 #include "fcgi/listen.h"
 #include "util.h"
+#include "vgwrap.h"
 
 #define HEAD "Status: 200 OK\r\nContent-Type: text/plain\r\n\r\n"
 
@@ -338,7 +339,7 @@ void tsrv_stop(tsrv_t *t)
 
 bool tsrv_wait_stat(tsrv_t *t, size_t off, uint64_t want)
 {
-    long long deadline = fcc_now_ms() + 3000;
+    long long deadline = fcc_now_ms() + test_scale_ms(3000);
     mw_server_stats_t st;
 
     do {

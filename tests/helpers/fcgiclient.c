@@ -4,6 +4,7 @@
  * fails the test instead of hanging it.
  */
 #include "fcgiclient.h"
+#include "vgwrap.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -177,7 +178,7 @@ static int read_full(int fd, void *p, size_t n, long long deadline)
 
 int fcc_read_record(int fd, fcc_record_t *r, int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + timeout_ms;
+    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
     uint8_t h[FCGI_HEADER_LEN], pad[255];
 
     if (read_full(fd, h, sizeof(h), deadline) != 0 ||
@@ -211,7 +212,7 @@ static int take(const fcc_record_t *rec, uint16_t id, fcc_response_t *resp)
 
 int fcc_read_response(int fd, uint16_t id, fcc_response_t *resp, int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + timeout_ms;
+    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
     fcc_record_t *rec = malloc(sizeof(*rec));
     int r = -1;
 
@@ -227,7 +228,7 @@ int fcc_read_response(int fd, uint16_t id, fcc_response_t *resp, int timeout_ms)
 
 bool fcc_wait_closed(int fd, int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + timeout_ms;
+    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
     uint8_t buf[4096];
 
     for (;;) {
@@ -275,7 +276,7 @@ static int parse_some(fcbuf_t *in, uint16_t id, fcc_response_t *resp,
 int fcc_exchange(int fd, const fcbuf_t *req, uint16_t id, fcc_response_t *resp,
                  int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + timeout_ms;
+    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
     fcc_record_t *rec = malloc(sizeof(*rec));
     fcbuf_t in = {0};
     size_t sent = 0;

@@ -474,26 +474,27 @@ int test_php_start(test_proc_t *p, const char *dir, const char *sock,
     return test_wait_listen(0, sock, p, START_MS);
 }
 
-const char *test_suspect_fcgi_path(void)
+const char *test_suspect_fcgi_path(char path[TEST_PATH_MAX])
 {
-    static char path[TEST_PATH_MAX];
     const char *env = getenv("SUSPECT_FCGI");
     const char *build = getenv("SUSPECT_BUILDDIR");
 
     if (env != NULL && env[0] != '\0') {
-        return env;
+        snprintf(path, TEST_PATH_MAX, "%s", env);
+    } else {
+        snprintf(path, TEST_PATH_MAX, "%s/suspect-fcgi",
+                 build != NULL && build[0] != '\0' ? build : ".");
     }
-    snprintf(path, sizeof(path), "%s/suspect-fcgi",
-             build != NULL && build[0] != '\0' ? build : ".");
     return path;
 }
 
 int test_suspect_start(test_proc_t *p, const char *dir, const char *conf,
                        const char *sock, int port, const char *const extra[])
 {
-    const char *argv[16] = {test_suspect_fcgi_path(), "-c", conf, "-f", "-v"};
+    char bin[TEST_PATH_MAX], log[TEST_PATH_MAX];
+    const char *argv[16] = {test_suspect_fcgi_path(bin), "-c", conf, "-f",
+                            "-v"};
     const char *wrapped[16 + TEST_VG_MAX_WORDS];
-    char log[TEST_PATH_MAX];
     size_t n = 5;
 
     for (size_t i = 0; extra != NULL && extra[i] != NULL && n < 15; i++) {

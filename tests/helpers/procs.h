@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define TEST_PATH_MAX 1024
+#include "util.h"
 
 typedef struct test_proc {
     pid_t pid;  /* 0 when not running (never started, or reaped) */
@@ -101,8 +101,9 @@ int test_lighttpd_start(test_proc_t *p, const char *dir, const char *conf,
 int test_php_start(test_proc_t *p, const char *dir, const char *sock,
                    const char *const env[]);
 
-/* The suspect-fcgi binary to test (see the top of this file). */
-const char *test_suspect_fcgi_path(void);
+/* Writes the path of the suspect-fcgi binary to test (see the top of this
+ * file) into path (the caller's) and returns it. */
+const char *test_suspect_fcgi_path(char path[TEST_PATH_MAX]);
 
 /*
  * Runs suspect-fcgi -c conf -f -v (plus the NULL-terminated extra
@@ -124,6 +125,8 @@ typedef struct test_http {
     int status;  /* the HTTP status, 0 when there was no response */
     int curl_rc; /* curl's exit status; -1 when it did not run or exit */
     char *head;  /* the last header block (malloc'ed, NUL-terminated) */
+    char *lines; /* a copy of head, each CR and LF made a NUL: the values
+                  * test_http_header() returns point into it */
     char *body;  /* the body (malloc'ed, NUL-terminated) */
     size_t body_len;
 } test_http_t;
@@ -131,10 +134,12 @@ typedef struct test_http {
 typedef struct test_http_job {
     test_proc_t proc;
     char out[TEST_PATH_MAX], head[TEST_PATH_MAX], body[TEST_PATH_MAX];
+    char max_time[16]; /* curl's --max-time, scaled */
 } test_http_job_t;
 
 /*
- * Starts curl -q -sS --noproxy '*' -H 'Expect:' --max-time 10 with args
+ * Starts curl -q -sS --noproxy '*' -H 'Expect:' --max-time 10 (times
+ * SUSPECT_TEST_SCALE) with args
  * (NULL-terminated; the URL among them), writing into files in dir.
  * 0, or -1 when it could not start.
  */
@@ -148,8 +153,8 @@ int test_http_finish(test_http_job_t *j, test_http_t *r, unsigned ms);
 /* test_http_start + test_http_finish. */
 int test_http(test_http_t *r, const char *dir, const char *const args[]);
 
-/* The value of header name (case-insensitive) in r->head, in a
- * thread-local buffer the next call overwrites; NULL when absent. */
+/* The value of header name (case-insensitive) in r's header block, or NULL
+ * when absent; it lives as long as r (until test_http_free). */
 const char *test_http_header(const test_http_t *r, const char *name);
 
 void test_http_free(test_http_t *r);

@@ -19,9 +19,10 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "vgwrap.h"
 
 #define CURL_MAX_ARGS 64
-#define CURL_MAX_TIME "10" /* s: a stuck request fails, not the suite */
+#define CURL_MAX_S    10 /* a stuck request fails, not the suite (scaled) */
 
 int test_http_start(test_http_job_t *j, const char *dir,
                     const char *const args[])
@@ -29,11 +30,13 @@ int test_http_start(test_http_job_t *j, const char *dir,
     static unsigned counter;
     unsigned n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
     const char *argv[CURL_MAX_ARGS] = {
-        "curl", "-q",      "-sS",        "--noproxy",   "*",
-        "-H",   "Expect:", "--max-time", CURL_MAX_TIME, "-D"};
+        "curl", "-q",      "-sS",        "--noproxy", "*",
+        "-H",   "Expect:", "--max-time", j->max_time, "-D"};
     size_t k = 10;
 
     memset(j, 0, sizeof(*j));
+    snprintf(j->max_time, sizeof(j->max_time), "%u",
+             test_scale_ms(CURL_MAX_S * 1000) / 1000);
     snprintf(j->out, sizeof(j->out), "%s/curl-%u.log", dir, n);
     snprintf(j->head, sizeof(j->head), "%s/curl-%u.head", dir, n);
     snprintf(j->body, sizeof(j->body), "%s/curl-%u.body", dir, n);
@@ -59,6 +62,22 @@ static char *last_block(char *head)
         }
     }
     return last;
+}
+
+/* r->lines: a copy of r->head with every CR and LF made a NUL, so that
+ * each header line is a string of its own. */
+static void split_lines(test_http_t *r)
+{
+    size_t len = strlen(r->head);
+
+    r->lines = malloc(len + 1);
+    if (r->lines == NULL) {
+        return;
+    }
+    for (size_t i = 0; i <= len; i++) {
+        char c = r->head[i];
+        r->lines[i] = c == '\r' || c == '\n' ? '\0' : c;
+    }
 }
 
 int test_http_finish(test_http_job_t *j, test_http_t *r, unsigned ms)
@@ -89,6 +108,9 @@ int test_http_finish(test_http_job_t *j, test_http_t *r, unsigned ms)
     } else {
         r->head = strdup("");
     }
+    if (r->head != NULL) {
+        split_lines(r);
+    }
     if (r->curl_rc != 0) {
         char *err = test_read_file(j->out, NULL);
         fprintf(stderr, "test_http: curl exit %d: %s", r->curl_rc,
@@ -117,24 +139,20 @@ int test_http(test_http_t *r, const char *dir, const char *const args[])
 
 const char *test_http_header(const test_http_t *r, const char *name)
 {
-    static __thread char value[2048];
-    size_t n = strlen(name);
+    size_t n = strlen(name), len = r->head != NULL ? strlen(r->head) : 0;
 
-    for (const char *line = r->head; line != NULL && *line != '\0';) {
-        const char *eol = strstr(line, "\r\n");
-        size_t len = eol != NULL ? (size_t)(eol - line) : strlen(line);
-        if (len == 0) {
-            break;
-        }
-        if (len > n && strncasecmp(line, name, n) == 0 && line[n] == ':') {
+    for (size_t i = 0; r->lines != NULL && i < len;) {
+        const char *line = r->lines + i;
+        size_t line_len = strlen(line);
+
+        if (line_len > n && strncasecmp(line, name, n) == 0 && line[n] == ':') {
             const char *v = line + n + 1;
             while (*v == ' ' || *v == '\t') {
                 v++;
             }
-            snprintf(value, sizeof(value), "%.*s", (int)(line + len - v), v);
-            return value;
+            return v;
         }
-        line = eol != NULL ? eol + 2 : NULL;
+        i += line_len + 1;
     }
     return NULL;
 }
@@ -142,6 +160,7 @@ const char *test_http_header(const test_http_t *r, const char *name)
 void test_http_free(test_http_t *r)
 {
     free(r->head);
+    free(r->lines);
     free(r->body);
     memset(r, 0, sizeof(*r));
 }

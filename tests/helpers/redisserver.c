@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "vgwrap.h"
 
 #define START_DEADLINE_MS 10000
 
@@ -123,6 +124,8 @@ static int helper_connect(test_redis_t *r)
 /* Forks the server and waits for PING; 0 on success. */
 static int spawn(test_redis_t *r)
 {
+    struct timespec now;
+    long long deadline_ms;
     int status;
 
     r->pid = fork();
@@ -133,7 +136,10 @@ static int spawn(test_redis_t *r)
     if (r->pid == 0) {
         exec_server(r);
     }
-    for (int waited = 0; waited < START_DEADLINE_MS; waited += 10) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    deadline_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000 +
+                  test_scale_ms(START_DEADLINE_MS);
+    for (;;) {
         redisReply *rep;
         if (waitpid(r->pid, &status, WNOHANG) == r->pid) {
             fprintf(stderr,
@@ -151,10 +157,14 @@ static int spawn(test_redis_t *r)
             }
             freeReplyObject(rep);
         }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec * 1000LL + now.tv_nsec / 1000000 >= deadline_ms) {
+            break;
+        }
         sleep_ms(10);
     }
-    fprintf(stderr, "test_redis: no PING answer within %d ms\n",
-            START_DEADLINE_MS);
+    fprintf(stderr, "test_redis: no PING answer within %u ms\n",
+            test_scale_ms(START_DEADLINE_MS));
     test_redis_kill9(r);
     return -1;
 }

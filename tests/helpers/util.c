@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *test_data_path(const char *rel)
+const char *test_data_path(char path[TEST_PATH_MAX], const char *rel)
 {
-    static char path[4096];
     const char *base = getenv("SUSPECT_TEST_DATA");
-    snprintf(path, sizeof(path), "%s/%s", base != NULL ? base : "tests/data",
+
+    snprintf(path, TEST_PATH_MAX, "%s/%s", base != NULL ? base : "tests/data",
              rel);
     return path;
 }

@@ -8,9 +8,12 @@
 
 #include "suspect_policy.h"
 
-/* $SUSPECT_TEST_DATA/rel (or tests/data/rel from the source tree), in a
- * static buffer that the next call overwrites. */
-const char *test_data_path(const char *rel);
+/* Room for any path the tests build. */
+#define TEST_PATH_MAX 1024
+
+/* Writes $SUSPECT_TEST_DATA/rel (or tests/data/rel from the source tree)
+ * into path (the caller's, cut to fit) and returns it. */
+const char *test_data_path(char path[TEST_PATH_MAX], const char *rel);
 
 /* A fresh private directory under $TMPDIR, removed by test_rmtree(). */
 char *test_mkdtemp(void);

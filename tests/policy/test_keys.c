@@ -12,12 +12,13 @@
 #include "suspect_policy.h"
 #include "helpers/util.h"
 
-/* The window key built for value (given with its length) under opts. */
-static const char *window_of(const suspect_keyopts_t *opts, const char *action,
+/* The window key built for value (given with its length) under opts,
+ * written into window (the caller's), or "<error>". */
+static const char *window_of(char window[SUSPECT_KEY_MAX],
+                             const suspect_keyopts_t *opts, const char *action,
                              const char *value, size_t len)
 {
-    static suspect_key_t key;
-    static char window[SUSPECT_KEY_MAX];
+    suspect_key_t key;
     suspect_identity_t id = test_identity("MemberCode", "");
     id.part[0].ptr = value;
     id.part[0].len = len;
@@ -29,35 +30,40 @@ static const char *window_of(const suspect_keyopts_t *opts, const char *action,
     return window;
 }
 
-#define WINDOW(value) window_of(NULL, "Login", value, strlen(value))
+#define WINDOW(window, value)                                                  \
+    window_of(window, NULL, "Login", value, strlen(value))
 
 static void test_seed_format(void)
 {
+    char win[SUSPECT_KEY_MAX];
     suspect_key_t key = test_key("BankAccountUpdate", "192.168.1.1");
     CU_ASSERT_EQUAL(key.window_len, strlen("BankAccountUpdate:192.168.1.1"));
     CU_ASSERT_NSTRING_EQUAL(key.buf, "BankAccountUpdate:192.168.1.1",
                             key.window_len);
     CU_ASSERT_STRING_EQUAL(key.buf, "BankAccountUpdate:192.168.1.1:locked");
     CU_ASSERT_EQUAL(key.lock_len, key.window_len + 7);
-    CU_ASSERT_STRING_EQUAL(WINDOW("user123"), "Login:user123");
-    CU_ASSERT_STRING_EQUAL(WINDOW("會員A"), "Login:會員A");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "user123"), "Login:user123");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "會員A"), "Login:會員A");
 }
 
 static void test_addresses_kept_as_is(void)
 {
-    CU_ASSERT_STRING_EQUAL(WINDOW("2001:db8::1"), "Login:2001:db8::1");
-    CU_ASSERT_STRING_EQUAL(WINDOW("2001:db8:1:2::/64"),
+    char win[SUSPECT_KEY_MAX];
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "2001:db8::1"), "Login:2001:db8::1");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "2001:db8:1:2::/64"),
                            "Login:2001:db8:1:2::/64");
-    CU_ASSERT_STRING_EQUAL(WINDOW("10.0.0.0/8"), "Login:10.0.0.0/8");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "10.0.0.0/8"), "Login:10.0.0.0/8");
 }
 
 static void test_typed_format_and_prefix(void)
 {
+    char win[SUSPECT_KEY_MAX];
     suspect_keyopts_t opts = {SUSPECT_KEYS_TYPED, "app1:", 0};
-    CU_ASSERT_STRING_EQUAL(window_of(&opts, "Login", "10.0.0.1", 8),
+    CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "10.0.0.1", 8),
                            "app1:Login:MemberCode:10.0.0.1");
     opts.format = SUSPECT_KEYS_SEED;
-    CU_ASSERT_STRING_EQUAL(window_of(&opts, "Login", "u", 1), "app1:Login:u");
+    CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "u", 1),
+                           "app1:Login:u");
 }
 
 static void test_composite_joins_with_underscore(void)
@@ -88,26 +94,31 @@ static void test_composite_joins_with_underscore(void)
 
 static void test_value_cannot_name_a_lock(void)
 {
+    char win[SUSPECT_KEY_MAX];
     suspect_key_t victim = test_key("Login", "alice");
     suspect_key_t attacker = test_key("Login", "alice:locked");
     CU_ASSERT_FALSE(attacker.window_len == victim.lock_len &&
                     memcmp(attacker.buf, victim.buf, victim.lock_len) == 0);
-    CU_ASSERT_STRING_EQUAL(WINDOW("alice:locked"), "Login:alice%3Alocked");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "alice:locked"), "Login:alice%3Alocked");
 }
 
 static void test_hostile_bytes_escaped(void)
 {
-    CU_ASSERT_STRING_EQUAL(window_of(NULL, "Login", "a\0b", 3), "Login:a%00b");
-    CU_ASSERT_STRING_EQUAL(WINDOW("a\r\nSet-Cookie: x"),
+    char win[SUSPECT_KEY_MAX];
+    CU_ASSERT_STRING_EQUAL(window_of(win, NULL, "Login", "a\0b", 3),
+                           "Login:a%00b");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "a\r\nSet-Cookie: x"),
                            "Login:a%0D%0ASet-Cookie%3A%20x");
-    CU_ASSERT_STRING_EQUAL(WINDOW("100%"), "Login:100%25");
-    CU_ASSERT_STRING_EQUAL(WINDOW("%3A"), "Login:%253A");
-    CU_ASSERT_STRING_EQUAL(WINDOW("\x7f"), "Login:%7F");
-    CU_ASSERT_STRING_EQUAL(WINDOW("\xff\xfe"), "Login:%FF%FE");
-    CU_ASSERT_STRING_EQUAL(WINDOW("\xc0\x80"), "Login:%C0%80"); /* overlong */
-    CU_ASSERT_STRING_EQUAL(WINDOW("\xed\xa0\x80"), "Login:%ED%A0%80");
-    CU_ASSERT_STRING_EQUAL(WINDOW("\xf4\x90\x80\x80"), "Login:%F4%90%80%80");
-    CU_ASSERT_STRING_EQUAL(WINDOW("\xe6\x9c"), "Login:%E6%9C"); /* cut */
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "100%"), "Login:100%25");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "%3A"), "Login:%253A");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "\x7f"), "Login:%7F");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "\xff\xfe"), "Login:%FF%FE");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "\xc0\x80"),
+                           "Login:%C0%80"); /* overlong */
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "\xed\xa0\x80"), "Login:%ED%A0%80");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "\xf4\x90\x80\x80"),
+                           "Login:%F4%90%80%80");
+    CU_ASSERT_STRING_EQUAL(WINDOW(win, "\xe6\x9c"), "Login:%E6%9C"); /* cut */
 }
 
 /* True when every '%' in s starts "%XX" (hex) or is the "%~" tail. */
@@ -125,6 +136,7 @@ static int escapes_whole(const char *s)
 
 static void test_long_values_capped_distinctly(void)
 {
+    char win[SUSPECT_KEY_MAX];
     size_t len = 64 * 1024;
     char *a = malloc(len), *b = malloc(len);
     char ka[SUSPECT_KEY_MAX], kb[SUSPECT_KEY_MAX];
@@ -132,22 +144,22 @@ static void test_long_values_capped_distinctly(void)
     memset(a, 'x', len);
     memcpy(b, a, len);
     b[len - 1] = 'y';
-    snprintf(ka, sizeof(ka), "%s", window_of(NULL, "Login", a, len));
-    snprintf(kb, sizeof(kb), "%s", window_of(NULL, "Login", b, len));
+    snprintf(ka, sizeof(ka), "%s", window_of(win, NULL, "Login", a, len));
+    snprintf(kb, sizeof(kb), "%s", window_of(win, NULL, "Login", b, len));
     CU_ASSERT_TRUE(strlen(ka) <= strlen("Login:") + 256);
     CU_ASSERT_PTR_NOT_NULL(strstr(ka, "%~"));
     CU_ASSERT_STRING_NOT_EQUAL(ka, kb);
-    CU_ASSERT_STRING_EQUAL(ka, window_of(NULL, "Login", a, len));
+    CU_ASSERT_STRING_EQUAL(ka, window_of(win, NULL, "Login", a, len));
 
     /* Escapes are never cut in half by the cap. */
     memset(a, ':', len);
-    snprintf(ka, sizeof(ka), "%s", window_of(NULL, "Login", a, len));
+    snprintf(ka, sizeof(ka), "%s", window_of(win, NULL, "Login", a, len));
     CU_ASSERT_TRUE(escapes_whole(ka));
     CU_ASSERT_TRUE(strlen(ka) <= strlen("Login:") + 256);
 
     /* A value exactly at the cap is kept whole. */
     memset(a, 'z', 256);
-    snprintf(ka, sizeof(ka), "%s", window_of(NULL, "Login", a, 256));
+    snprintf(ka, sizeof(ka), "%s", window_of(win, NULL, "Login", a, 256));
     CU_ASSERT_EQUAL(strlen(ka), strlen("Login:") + 256);
     CU_ASSERT_PTR_NULL(strstr(ka, "%~"));
     free(a);
@@ -201,10 +213,9 @@ static void test_name_valid(void)
         65));
 }
 
-/* Hex of a SHA-256 digest. */
-static const char *sha_hex(const void *data, size_t len)
+/* Hex of the SHA-256 digest of data, written into hex (the caller's). */
+static const char *sha_hex(char hex[65], const void *data, size_t len)
 {
-    static char hex[65];
     uint8_t d[SUSPECT_SHA256_LEN];
     suspect_sha256(data, len, d);
     for (int i = 0; i < 32; i++) {
@@ -215,22 +226,23 @@ static const char *sha_hex(const void *data, size_t len)
 
 static void test_sha256_vectors(void)
 {
+    char hex[65];
     const char *two =
         "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
     char *million = malloc(1000000);
 
     CU_ASSERT_STRING_EQUAL(
-        sha_hex("", 0),
+        sha_hex(hex, "", 0),
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     CU_ASSERT_STRING_EQUAL(
-        sha_hex("abc", 3),
+        sha_hex(hex, "abc", 3),
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     CU_ASSERT_STRING_EQUAL(
-        sha_hex(two, strlen(two)),
+        sha_hex(hex, two, strlen(two)),
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     memset(million, 'a', 1000000);
     CU_ASSERT_STRING_EQUAL(
-        sha_hex(million, 1000000),
+        sha_hex(hex, million, 1000000),
         "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     free(million);
 }

@@ -14,6 +14,9 @@
 #define FULL     "<full>"
 #define INVAL    "<inval>"
 
+/* Room for a looked-up value or an address identity, as text. */
+#define TEXT_MAX 4200
+
 /* The suite's init: parses the trusted proxies of the address tests. */
 int request_addr_init(void);
 

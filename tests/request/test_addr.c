@@ -14,10 +14,11 @@
 
 /* ---- addresses ---------------------------------------------------------- */
 
-/* The identity text of address text s with prefixes v4, v6 (0 = default). */
-static const char *ident(const char *s, unsigned v4, unsigned v6)
+/* The identity text of address text s with prefixes v4, v6 (0 = default),
+ * in buf (the caller's), or INVAL. */
+static const char *ident(char buf[MW_ADDR_TEXT_MAX], const char *s, unsigned v4,
+                         unsigned v6)
 {
-    static char buf[MW_ADDR_TEXT_MAX];
     mw_addr_t a;
     size_t len = 0;
 
@@ -61,8 +62,9 @@ static const struct {
 
 static void test_addr_parse_table(void)
 {
+    char text[MW_ADDR_TEXT_MAX];
     for (size_t i = 0; i < sizeof(addr_cases) / sizeof(addr_cases[0]); i++) {
-        const char *got = ident(addr_cases[i].in, 0, 0);
+        const char *got = ident(text, addr_cases[i].in, 0, 0);
         const char *want = addr_cases[i].want;
         if (strcmp(got, want) != 0) {
             fprintf(stderr, "\naddr case %zu [%s]: got [%s] want [%s]\n", i,
@@ -84,22 +86,23 @@ static void test_addr_parse_embedded_nul(void)
 
 static void test_identity_grouping(void)
 {
-    CU_ASSERT_STRING_EQUAL(ident("192.0.2.77", 24, 0), "192.0.2.0/24");
-    CU_ASSERT_STRING_EQUAL(ident("192.0.2.77", 32, 0), "192.0.2.77");
-    CU_ASSERT_STRING_EQUAL(ident("192.0.2.77", 1, 0), "128.0.0.0/1");
-    CU_ASSERT_STRING_EQUAL(ident("192.0.2.77", 33, 0), INVAL);
-    CU_ASSERT_STRING_EQUAL(ident("2001:db8:1:2:3:4:5:6", 0, 128),
+    char text[MW_ADDR_TEXT_MAX];
+    CU_ASSERT_STRING_EQUAL(ident(text, "192.0.2.77", 24, 0), "192.0.2.0/24");
+    CU_ASSERT_STRING_EQUAL(ident(text, "192.0.2.77", 32, 0), "192.0.2.77");
+    CU_ASSERT_STRING_EQUAL(ident(text, "192.0.2.77", 1, 0), "128.0.0.0/1");
+    CU_ASSERT_STRING_EQUAL(ident(text, "192.0.2.77", 33, 0), INVAL);
+    CU_ASSERT_STRING_EQUAL(ident(text, "2001:db8:1:2:3:4:5:6", 0, 128),
                            "2001:db8:1:2:3:4:5:6");
-    CU_ASSERT_STRING_EQUAL(ident("2001:db8:1:2:3:4:5:6", 0, 48),
+    CU_ASSERT_STRING_EQUAL(ident(text, "2001:db8:1:2:3:4:5:6", 0, 48),
                            "2001:db8:1::/48");
-    CU_ASSERT_STRING_EQUAL(ident("2001:db8:1:2:3:4:5:6", 0, 56),
+    CU_ASSERT_STRING_EQUAL(ident(text, "2001:db8:1:2:3:4:5:6", 0, 56),
                            "2001:db8:1::/56");
-    CU_ASSERT_STRING_EQUAL(ident("2001:db8:1:2ff:3:4:5:6", 0, 60),
+    CU_ASSERT_STRING_EQUAL(ident(text, "2001:db8:1:2ff:3:4:5:6", 0, 60),
                            "2001:db8:1:2f0::/60");
-    CU_ASSERT_STRING_EQUAL(ident("2001:db8::1", 0, 129), INVAL);
-    CU_ASSERT_STRING_EQUAL(ident("::ffff:10.1.2.3", 8, 0), "10.0.0.0/8");
+    CU_ASSERT_STRING_EQUAL(ident(text, "2001:db8::1", 0, 129), INVAL);
+    CU_ASSERT_STRING_EQUAL(ident(text, "::ffff:10.1.2.3", 8, 0), "10.0.0.0/8");
     CU_ASSERT_STRING_EQUAL(
-        ident("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0, 127),
+        ident(text, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 0, 127),
         "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127");
 }
 
@@ -111,6 +114,7 @@ static bool key_safe(const char *s)
 
 static void test_identity_key_safe(void)
 {
+    char text[MW_ADDR_TEXT_MAX];
     static const char *const in[] = {
         "192.0.2.1",    "::1",
         "2001:db8::1",  "::ffff:1.2.3.4",
@@ -118,9 +122,9 @@ static void test_identity_key_safe(void)
         "::1.2.3.4",
     };
     for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-        CU_ASSERT_TRUE(key_safe(ident(in[i], 0, 0)));
-        CU_ASSERT_TRUE(key_safe(ident(in[i], 8, 128)));
-        CU_ASSERT_TRUE(key_safe(ident(in[i], 32, 1)));
+        CU_ASSERT_TRUE(key_safe(ident(text, in[i], 0, 0)));
+        CU_ASSERT_TRUE(key_safe(ident(text, in[i], 8, 128)));
+        CU_ASSERT_TRUE(key_safe(ident(text, in[i], 32, 1)));
     }
 }
 
@@ -266,10 +270,11 @@ int request_addr_init(void)
                : -1;
 }
 
-/* The client identity (default grouping) for remote, XFF and Forwarded. */
-static const char *client(const char *remote, const char *xff, const char *fwd)
+/* The client identity (default grouping) for remote, XFF and Forwarded, in
+ * buf (the caller's), or INVAL. */
+static const char *client(char buf[MW_ADDR_TEXT_MAX], const char *remote,
+                          const char *xff, const char *fwd)
 {
-    static char buf[MW_ADDR_TEXT_MAX];
     mw_client_src_t src;
     mw_addr_t a;
     size_t len;
@@ -362,10 +367,11 @@ static const struct {
 
 static void test_client_table(void)
 {
+    char text[MW_ADDR_TEXT_MAX];
     for (size_t i = 0; i < sizeof(client_cases) / sizeof(client_cases[0]);
          i++) {
-        const char *got = client(client_cases[i].remote, client_cases[i].xff,
-                                 client_cases[i].fwd);
+        const char *got = client(text, client_cases[i].remote,
+                                 client_cases[i].xff, client_cases[i].fwd);
         if (strcmp(got, client_cases[i].want) != 0) {
             fprintf(stderr, "\nclient case %zu: got [%s] want [%s]\n", i, got,
                     client_cases[i].want);
@@ -407,18 +413,19 @@ static char *chain(const char *first, int hops)
 
 static void test_client_hop_limit(void)
 {
+    char text[MW_ADDR_TEXT_MAX];
     char *s = chain("198.51.100.7", MW_HOPS_MAX - 1);
 
     /* the client is the MW_HOPS_MAX-th hop from the right: found */
-    CU_ASSERT_STRING_EQUAL(client("10.0.0.1", s, NULL), "198.51.100.7");
+    CU_ASSERT_STRING_EQUAL(client(text, "10.0.0.1", s, NULL), "198.51.100.7");
     free(s);
     /* one hop further: the walk stops at the last trusted hop it saw */
     s = chain("198.51.100.7", MW_HOPS_MAX);
-    CU_ASSERT_STRING_EQUAL(client("10.0.0.1", s, NULL), "10.0.0.2");
+    CU_ASSERT_STRING_EQUAL(client(text, "10.0.0.1", s, NULL), "10.0.0.2");
     free(s);
     /* a huge header costs one scan and gives the same answer */
     s = chain("198.51.100.7", 20000);
-    CU_ASSERT_STRING_EQUAL(client("10.0.0.1", s, NULL), "10.0.0.220");
+    CU_ASSERT_STRING_EQUAL(client(text, "10.0.0.1", s, NULL), "10.0.0.220");
     free(s);
     /* the same through Forwarded */
     s = malloc(20000 * 14 + 32);
@@ -427,17 +434,18 @@ static void test_client_hop_limit(void)
     for (size_t i = 0, n = strlen(s); i < 20000; i++, n += 14) {
         memcpy(s + n, ", for=10.0.0.9", 15);
     }
-    CU_ASSERT_STRING_EQUAL(client("10.0.0.1", NULL, s), "10.0.0.9");
+    CU_ASSERT_STRING_EQUAL(client(text, "10.0.0.1", NULL, s), "10.0.0.9");
     strcpy(s, "for=198.51.100.7");
     for (int i = 0; i < MW_HOPS_MAX - 1; i++) {
         strcat(s, ", for=\"10.0.0.9:1\"");
     }
-    CU_ASSERT_STRING_EQUAL(client("10.0.0.1", NULL, s), "198.51.100.7");
+    CU_ASSERT_STRING_EQUAL(client(text, "10.0.0.1", NULL, s), "198.51.100.7");
     free(s);
 }
 
 static void test_client_v6_grouping(void)
 {
+    char text[MW_ADDR_TEXT_MAX];
     static const char *const same[] = {
         "2001:db8:1:2::1",
         "2001:db8:1:2:aaaa:bbbb:cccc:dddd",
@@ -466,11 +474,13 @@ static void test_client_v6_grouping(void)
         }
     }
     /* two /64s are two */
-    CU_ASSERT_STRING_NOT_EQUAL(ident("2001:db8:1:3::1", 0, 0), first);
-    CU_ASSERT_STRING_EQUAL(ident("2001:db8:1:3::1", 0, 0), "2001:db8:1:3::/64");
+    CU_ASSERT_STRING_NOT_EQUAL(ident(text, "2001:db8:1:3::1", 0, 0), first);
+    CU_ASSERT_STRING_EQUAL(ident(text, "2001:db8:1:3::1", 0, 0),
+                           "2001:db8:1:3::/64");
     /* IPv4 clients keep their address by default */
-    CU_ASSERT_STRING_EQUAL(ident("198.51.100.7", 0, 0), "198.51.100.7");
-    CU_ASSERT_STRING_NOT_EQUAL(ident("198.51.100.7", 0, 0), "198.51.100.8");
+    CU_ASSERT_STRING_EQUAL(ident(text, "198.51.100.7", 0, 0), "198.51.100.7");
+    CU_ASSERT_STRING_NOT_EQUAL(ident(text, "198.51.100.7", 0, 0),
+                               "198.51.100.8");
 }
 
 /* Adds the address tests to suite s. */

@@ -14,18 +14,18 @@
 #include "request_test.h"
 #include "suites.h"
 
-/* The outcome of a lookup as a string: the value or one of the markers. */
-static const char *outcome(suspect_rc_t rc, const char *buf, size_t len)
+/* The outcome of a lookup as a string: the value (copied into text, the
+ * caller's) or one of the markers. */
+static const char *outcome(char text[TEXT_MAX], suspect_rc_t rc,
+                           const char *buf, size_t len)
 {
-    static char text[4200];
-
     if (rc == SUSPECT_E_NOTFOUND) {
         return NOTFOUND;
     }
     if (rc == SUSPECT_E_FULL) {
         return FULL;
     }
-    if (rc != SUSPECT_OK || len >= sizeof(text)) {
+    if (rc != SUSPECT_OK || len >= TEXT_MAX) {
         return INVAL;
     }
     memcpy(text, buf, len);
@@ -33,22 +33,27 @@ static const char *outcome(suspect_rc_t rc, const char *buf, size_t len)
     return text;
 }
 
-static const char *cookie(const char *hdr, const char *name)
+/* The cookie name in hdr: its value (in text, the caller's) or a marker. */
+static const char *cookie(char text[TEXT_MAX], const char *hdr,
+                          const char *name)
 {
     char buf[4096];
     size_t len = 0;
     suspect_rc_t rc = mw_cookie_find(hdr, strlen(hdr), name, strlen(name), buf,
                                      sizeof(buf), &len);
-    return outcome(rc, buf, len);
+    return outcome(text, rc, buf, len);
 }
 
-static const char *param(const char *s, unsigned flags, const char *name)
+/* The parameter name in s: its value (in text, the caller's) or a
+ * marker. */
+static const char *param(char text[TEXT_MAX], const char *s, unsigned flags,
+                         const char *name)
 {
     char buf[4096];
     size_t len = 0;
     suspect_rc_t rc = mw_param_find(s, strlen(s), flags, name, strlen(name),
                                     buf, sizeof(buf), &len);
-    return outcome(rc, buf, len);
+    return outcome(text, rc, buf, len);
 }
 
 /* ---- cookies ------------------------------------------------------------ */
@@ -100,9 +105,11 @@ static const struct {
 
 static void test_cookie_table(void)
 {
+    char text[TEXT_MAX];
     for (size_t i = 0; i < sizeof(cookie_cases) / sizeof(cookie_cases[0]);
          i++) {
-        const char *got = cookie(cookie_cases[i].hdr, cookie_cases[i].name);
+        const char *got =
+            cookie(text, cookie_cases[i].hdr, cookie_cases[i].name);
         if (strcmp(got, cookie_cases[i].want) != 0) {
             fprintf(stderr, "\ncookie case %zu [%s] %s: got [%s] want [%s]\n",
                     i, cookie_cases[i].hdr, cookie_cases[i].name, got,
@@ -135,6 +142,7 @@ static void test_cookie_not_terminated(void)
 
 static void test_cookie_thousands(void)
 {
+    char text[TEXT_MAX];
     size_t cap = 5000 * 24;
     char *hdr = malloc(cap);
     size_t n = 0;
@@ -144,11 +152,11 @@ static void test_cookie_thousands(void)
         n += (size_t)snprintf(hdr + n, cap - n, "%sc%d=v%d", i ? "; " : "", i,
                               i);
     }
-    CU_ASSERT_STRING_EQUAL(cookie(hdr, "c0"), "v0");
-    CU_ASSERT_STRING_EQUAL(cookie(hdr, "c4999"), "v4999");
-    CU_ASSERT_STRING_EQUAL(cookie(hdr, "c2500"), "v2500");
-    CU_ASSERT_STRING_EQUAL(cookie(hdr, "c5000"), NOTFOUND);
-    CU_ASSERT_STRING_EQUAL(cookie(hdr, "c"), NOTFOUND);
+    CU_ASSERT_STRING_EQUAL(cookie(text, hdr, "c0"), "v0");
+    CU_ASSERT_STRING_EQUAL(cookie(text, hdr, "c4999"), "v4999");
+    CU_ASSERT_STRING_EQUAL(cookie(text, hdr, "c2500"), "v2500");
+    CU_ASSERT_STRING_EQUAL(cookie(text, hdr, "c5000"), NOTFOUND);
+    CU_ASSERT_STRING_EQUAL(cookie(text, hdr, "c"), NOTFOUND);
     free(hdr);
 }
 
@@ -219,8 +227,9 @@ static const struct {
 
 static void test_query_table(void)
 {
+    char text[TEXT_MAX];
     for (size_t i = 0; i < sizeof(query_cases) / sizeof(query_cases[0]); i++) {
-        const char *got = param(query_cases[i].s, 0, query_cases[i].name);
+        const char *got = param(text, query_cases[i].s, 0, query_cases[i].name);
         if (strcmp(got, query_cases[i].want) != 0) {
             fprintf(stderr, "\nquery case %zu [%s] %s: got [%s] want [%s]\n", i,
                     query_cases[i].s, query_cases[i].name, got,
@@ -232,9 +241,12 @@ static void test_query_table(void)
 
 static void test_query_semicolon_flag(void)
 {
-    CU_ASSERT_STRING_EQUAL(param("a=1;b=2", MW_PARAM_SEMICOLON, "b"), "2");
-    CU_ASSERT_STRING_EQUAL(param("a=1;b=2&c=3", MW_PARAM_SEMICOLON, "c"), "3");
-    CU_ASSERT_STRING_EQUAL(param("a=1%3Bb=2", MW_PARAM_SEMICOLON, "b"),
+    char text[TEXT_MAX];
+    CU_ASSERT_STRING_EQUAL(param(text, "a=1;b=2", MW_PARAM_SEMICOLON, "b"),
+                           "2");
+    CU_ASSERT_STRING_EQUAL(param(text, "a=1;b=2&c=3", MW_PARAM_SEMICOLON, "c"),
+                           "3");
+    CU_ASSERT_STRING_EQUAL(param(text, "a=1%3Bb=2", MW_PARAM_SEMICOLON, "b"),
                            NOTFOUND);
 }
 
@@ -289,6 +301,7 @@ static void test_query_limits(void)
 
 static void test_query_very_long(void)
 {
+    char text[TEXT_MAX];
     size_t reps = 200000;
     size_t cap = reps * 4 + 64;
     char *qs = malloc(cap);
@@ -302,9 +315,9 @@ static void test_query_very_long(void)
     memcpy(qs + n, "member=M%2042", 13);
     n += 13;
     qs[n] = '\0';
-    CU_ASSERT_STRING_EQUAL(param(qs, 0, "member"), "M 42");
-    CU_ASSERT_STRING_EQUAL(param(qs, 0, "x"), "1");
-    CU_ASSERT_STRING_EQUAL(param(qs, 0, "nope"), NOTFOUND);
+    CU_ASSERT_STRING_EQUAL(param(text, qs, 0, "member"), "M 42");
+    CU_ASSERT_STRING_EQUAL(param(text, qs, 0, "x"), "1");
+    CU_ASSERT_STRING_EQUAL(param(text, qs, 0, "nope"), NOTFOUND);
     free(qs);
 }
 

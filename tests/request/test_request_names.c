@@ -13,13 +13,13 @@
 #include "request/lookup.h"
 #include "request_test.h"
 
-/* The value of name in s ('&' only), NOTFOUND, or INVAL. */
-static const char *find(const char *s, const char *name)
+/* The value of name in s ('&' only; in text, the caller's), NOTFOUND, or
+ * INVAL. */
+static const char *find(char text[TEXT_MAX], const char *s, const char *name)
 {
-    static char text[256];
     size_t len = 0;
     suspect_rc_t rc = mw_param_find(s, strlen(s), 0, name, strlen(name), text,
-                                    sizeof(text) - 1, &len);
+                                    TEXT_MAX - 1, &len);
 
     if (rc == SUSPECT_E_NOTFOUND) {
         return NOTFOUND;
@@ -79,8 +79,9 @@ static const struct {
 
 static void test_name_table(void)
 {
+    char text[TEXT_MAX];
     for (size_t i = 0; i < sizeof(name_cases) / sizeof(name_cases[0]); i++) {
-        const char *got = find(name_cases[i].s, name_cases[i].name);
+        const char *got = find(text, name_cases[i].s, name_cases[i].name);
         if (strcmp(got, name_cases[i].want) != 0) {
             fprintf(stderr, "\nname case %zu [%s] %s: got [%s] want [%s]\n", i,
                     name_cases[i].s, name_cases[i].name, got,

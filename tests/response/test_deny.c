@@ -45,14 +45,19 @@ static mw_deny_t request(const suspect_decision_t *dec, const char *accept)
     return d;
 }
 
-/* The response for d in a static buffer ("<error>" when it fails). */
-static const char *build(const mw_deny_t *d, bool unavailable)
+/* Room for a response build() writes, and for a header value. */
+#define RESPONSE_MAX 16384
+#define VALUE_MAX    256
+
+/* The response for d, written into buf (the caller's), or "<error>" when
+ * building it fails. */
+static const char *build(char buf[RESPONSE_MAX], const mw_deny_t *d,
+                         bool unavailable)
 {
-    static char buf[16384];
     size_t len = 0;
     suspect_rc_t rc = unavailable
-                          ? mw_unavailable_build(d, buf, sizeof(buf), &len)
-                          : mw_deny_build(d, buf, sizeof(buf), &len);
+                          ? mw_unavailable_build(d, buf, RESPONSE_MAX, &len)
+                          : mw_deny_build(d, buf, RESPONSE_MAX, &len);
 
     if (rc != SUSPECT_OK) {
         return "<error>";
@@ -68,10 +73,11 @@ static const char *body_of(const char *r)
     return b != NULL ? b + 4 : "";
 }
 
-/* The value of header name in response r, in a static buffer. */
-static const char *header(const char *r, const char *name)
+/* The value of header name in response r, written into value (the
+ * caller's), or "<none>". */
+static const char *header(char value[VALUE_MAX], const char *r,
+                          const char *name)
 {
-    static char value[256];
     const char *end = strstr(r, "\r\n\r\n");
     size_t n = strlen(name);
 
@@ -79,8 +85,7 @@ static const char *header(const char *r, const char *name)
         p += p == r ? 0 : 2;
         if (strncmp(p, name, n) == 0 && p[n] == ':' && p[n + 1] == ' ') {
             const char *e = strstr(p, "\r\n");
-            snprintf(value, sizeof(value), "%.*s", (int)(e - p - n - 2),
-                     p + n + 2);
+            snprintf(value, VALUE_MAX, "%.*s", (int)(e - p - n - 2), p + n + 2);
             return value;
         }
     }
@@ -223,6 +228,7 @@ static void test_json_checker(void)
 
 static void test_exact_json_response(void)
 {
+    char resp[RESPONSE_MAX];
     suspect_decision_t dec = denial(120000);
     mw_deny_t d = request(&dec, "application/problem+json");
     const char *body =
@@ -242,8 +248,8 @@ static void test_exact_json_response(void)
              "Content-Length: %zu\r\n"
              "\r\n%s",
              strlen(body), body);
-    CU_ASSERT_STRING_EQUAL(build(&d, false), want);
-    CU_ASSERT_TRUE(json_valid(body_of(build(&d, false))));
+    CU_ASSERT_STRING_EQUAL(build(resp, &d, false), want);
+    CU_ASSERT_TRUE(json_valid(body_of(build(resp, &d, false))));
 }
 
 static const struct {
@@ -258,63 +264,72 @@ static const struct {
 
 static void test_retry_after_rounding(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     for (size_t i = 0; i < sizeof(retry_cases) / sizeof(retry_cases[0]); i++) {
         suspect_decision_t dec = denial(retry_cases[i].retry_ms);
         mw_deny_t d = request(&dec, NULL);
-        const char *r = build(&d, false);
+        const char *r = build(resp, &d, false);
         char t[64];
 
-        CU_ASSERT_STRING_EQUAL(header(r, "Retry-After"), retry_cases[i].want);
+        CU_ASSERT_STRING_EQUAL(header(value, r, "Retry-After"),
+                               retry_cases[i].want);
         snprintf(t, sizeof(t), "\"BankAccountUpdate\";r=0;t=%s",
                  retry_cases[i].want);
-        CU_ASSERT_STRING_EQUAL(header(r, "RateLimit"), t);
+        CU_ASSERT_STRING_EQUAL(header(value, r, "RateLimit"), t);
     }
 }
 
 static void test_ratelimit_reset_from_end(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     /* t counts to restriction_end_ms; Retry-After from retry_after_ms */
     suspect_decision_t dec = denial(5000);
     mw_deny_t d = request(&dec, NULL);
 
     dec.restriction_end_ms = NOW + 9001;
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "RateLimit"),
+    CU_ASSERT_STRING_EQUAL(header(value, build(resp, &d, false), "RateLimit"),
                            "\"BankAccountUpdate\";r=0;t=10");
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Retry-After"), "5");
+    CU_ASSERT_STRING_EQUAL(header(value, build(resp, &d, false), "Retry-After"),
+                           "5");
     /* an end that is not in the future falls back to Retry-After */
     dec.restriction_end_ms = NOW;
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "RateLimit"),
+    CU_ASSERT_STRING_EQUAL(header(value, build(resp, &d, false), "RateLimit"),
                            "\"BankAccountUpdate\";r=0;t=5");
     /* no end at all: now + retry_after */
     dec.restriction_end_ms = 0;
     d.accept = "application/json";
     d.accept_len = strlen(d.accept);
     CU_ASSERT_PTR_NOT_NULL(
-        strstr(build(&d, false), "\"restrictionEndTime\":1700000005000"));
+        strstr(build(resp, &d, false), "\"restrictionEndTime\":1700000005000"));
 }
 
 static void test_status_override(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, "application/json");
     const char *r;
 
     d.status = 403;
-    r = build(&d, false);
+    r = build(resp, &d, false);
     CU_ASSERT_EQUAL(strncmp(r, "Status: 403 Forbidden\r\n", 23), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r, "\"title\":\"Forbidden\",\"status\":403"));
-    CU_ASSERT_STRING_EQUAL(header(r, "Content-Type"), "application/json");
+    CU_ASSERT_STRING_EQUAL(header(value, r, "Content-Type"),
+                           "application/json");
     d.status = 503;
-    CU_ASSERT_EQUAL(
-        strncmp(build(&d, false), "Status: 503 Service Unavailable\r\n", 33),
-        0);
+    CU_ASSERT_EQUAL(strncmp(build(resp, &d, false),
+                            "Status: 503 Service Unavailable\r\n", 33),
+                    0);
     d.status = 499;
     CU_ASSERT_EQUAL(
-        strncmp(build(&d, false), "Status: 499 Client Error\r\n", 26), 0);
+        strncmp(build(resp, &d, false), "Status: 499 Client Error\r\n", 26), 0);
     d.status = 200;
-    CU_ASSERT_STRING_EQUAL(build(&d, false), "<error>");
+    CU_ASSERT_STRING_EQUAL(build(resp, &d, false), "<error>");
     d.status = 600;
-    CU_ASSERT_STRING_EQUAL(build(&d, false), "<error>");
+    CU_ASSERT_STRING_EQUAL(build(resp, &d, false), "<error>");
 }
 
 static void test_reasons(void)
@@ -353,9 +368,11 @@ static void test_bad_arguments(void)
 
 static void test_buffer_sizes(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, NULL);
-    char *full = strdup(build(&d, false));
+    char *full = strdup(build(resp, &d, false));
     size_t need = strlen(full);
     char *buf = malloc(need + 1);
     size_t len = 0;
@@ -372,7 +389,7 @@ static void test_buffer_sizes(void)
     CU_ASSERT_EQUAL(mw_deny_build(&d, buf, need + 1, &len), SUSPECT_OK);
     CU_ASSERT_STRING_EQUAL(buf, full);
     /* Content-Length is the body's length */
-    CU_ASSERT_EQUAL((size_t)atol(header(full, "Content-Length")),
+    CU_ASSERT_EQUAL((size_t)atol(header(value, full, "Content-Length")),
                     strlen(body_of(full)));
     free(buf);
     free(full);
@@ -445,29 +462,35 @@ static void test_accept_table(void)
 
 static void test_content_types(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, "text/html");
 
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Content-Type"),
-                           "text/html; charset=utf-8");
+    CU_ASSERT_STRING_EQUAL(
+        header(value, build(resp, &d, false), "Content-Type"),
+        "text/html; charset=utf-8");
     d = request(&dec, "application/json");
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Content-Type"),
-                           "application/json");
-    CU_ASSERT_TRUE(json_valid(body_of(build(&d, false))));
+    CU_ASSERT_STRING_EQUAL(
+        header(value, build(resp, &d, false), "Content-Type"),
+        "application/json");
+    CU_ASSERT_TRUE(json_valid(body_of(build(resp, &d, false))));
     d = request(&dec, "application/*");
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Content-Type"),
-                           "application/problem+json");
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Cache-Control"),
-                           "no-store");
+    CU_ASSERT_STRING_EQUAL(
+        header(value, build(resp, &d, false), "Content-Type"),
+        "application/problem+json");
+    CU_ASSERT_STRING_EQUAL(
+        header(value, build(resp, &d, false), "Cache-Control"), "no-store");
 }
 
 /* ---- bodies ------------------------------------------------------------- */
 
 static void test_html_page(void)
 {
+    char resp[RESPONSE_MAX];
     suspect_decision_t dec = denial(119500);
     mw_deny_t d = request(&dec, "text/html,*/*;q=0.8");
-    const char *r = build(&d, false);
+    const char *r = build(resp, &d, false);
     const char *b = body_of(r);
 
     CU_ASSERT_EQUAL(strncmp(b, "<!DOCTYPE html>", 15), 0);
@@ -486,27 +509,31 @@ static void test_html_page(void)
 
 static void test_hostile_action_escaped(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     suspect_rule_t evil = {"Ev\"il\\<b>&'\x01\n", 3, 60, 0};
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, "application/json");
     const char *r;
 
     d.rule = &evil;
-    r = build(&d, false);
+    r = build(resp, &d, false);
     CU_ASSERT_TRUE(json_valid(body_of(r)));
     CU_ASSERT_PTR_NOT_NULL(strstr(
         r, "\"action\":\"Ev\\\"il\\\\\\u003cb\\u003e\\u0026'\\u0001\\u000a\""));
     /* header values stay on one line: sf-string escapes, '?' for controls */
-    CU_ASSERT_STRING_EQUAL(header(r, "RateLimit-Policy"),
+    CU_ASSERT_STRING_EQUAL(header(value, r, "RateLimit-Policy"),
                            "\"Ev\\\"il\\\\<b>&'??\";q=3;w=60");
     d.accept = NULL;
-    r = build(&d, false);
+    r = build(resp, &d, false);
     CU_ASSERT_PTR_NOT_NULL(strstr(r, "(Ev&quot;il\\&lt;b&gt;&amp;&#39;"));
     CU_ASSERT_PTR_NULL(strstr(body_of(r), "<b>"));
 }
 
 static void test_template(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     static const char tmpl[] =
         "<p>{action}: wait {retry_after}s ({retry_after_ms} ms) until "
         "{restriction_end}; {limit} per {window}s; {status} {unknown} "
@@ -520,25 +547,28 @@ static void test_template(void)
 
     d.tmpl = tmpl;
     d.tmpl_len = strlen(tmpl);
-    r = build(&d, false);
+    r = build(resp, &d, false);
     CU_ASSERT_STRING_EQUAL(body_of(r), want);
-    CU_ASSERT_STRING_EQUAL(header(r, "Content-Type"),
+    CU_ASSERT_STRING_EQUAL(header(value, r, "Content-Type"),
                            "text/html; charset=utf-8");
     d.tmpl_type = "text/plain; charset=utf-8";
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Content-Type"),
-                           "text/plain; charset=utf-8");
+    CU_ASSERT_STRING_EQUAL(
+        header(value, build(resp, &d, false), "Content-Type"),
+        "text/plain; charset=utf-8");
     /* API clients still get JSON */
     d.accept = "application/json";
     d.accept_len = strlen(d.accept);
-    CU_ASSERT_TRUE(json_valid(body_of(build(&d, false))));
+    CU_ASSERT_TRUE(json_valid(body_of(build(resp, &d, false))));
     /* a template type that would inject a header is refused */
     d.accept = NULL;
     d.tmpl_type = "text/html\r\nSet-Cookie: x=1";
-    CU_ASSERT_STRING_EQUAL(build(&d, false), "<error>");
+    CU_ASSERT_STRING_EQUAL(build(resp, &d, false), "<error>");
 }
 
 static void test_template_escapes_values(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     suspect_rule_t evil = {"A<b>&\"'", 1, 1, 0};
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, "text/html");
@@ -546,19 +576,21 @@ static void test_template_escapes_values(void)
     d.rule = &evil;
     d.tmpl = "[{action}]";
     d.tmpl_len = 10;
-    CU_ASSERT_STRING_EQUAL(body_of(build(&d, false)),
+    CU_ASSERT_STRING_EQUAL(body_of(build(resp, &d, false)),
                            "[A&lt;b&gt;&amp;&quot;&#39;]");
     /* the template's own length bounds it, not a NUL */
     d.tmpl = "{limit}{action}";
     d.tmpl_len = 7;
-    CU_ASSERT_STRING_EQUAL(body_of(build(&d, false)), "1");
+    CU_ASSERT_STRING_EQUAL(body_of(build(resp, &d, false)), "1");
     d.tmpl_len = 0;
-    CU_ASSERT_STRING_EQUAL(body_of(build(&d, false)), "");
-    CU_ASSERT_STRING_EQUAL(header(build(&d, false), "Content-Length"), "0");
+    CU_ASSERT_STRING_EQUAL(body_of(build(resp, &d, false)), "");
+    CU_ASSERT_STRING_EQUAL(
+        header(value, build(resp, &d, false), "Content-Length"), "0");
 }
 
 static void test_identity_never_echoed(void)
 {
+    char resp[RESPONSE_MAX];
     /* The API has no place for an identity; whatever the decision holds
      * (which identity tripped), the output only has the rule's numbers. */
     static const char *const accepts[] = {"application/json", "text/html",
@@ -571,11 +603,11 @@ static void test_identity_never_echoed(void)
     dec.locked = true;
     for (size_t i = 0; i < 3; i++) {
         mw_deny_t d = request(&dec, accepts[i]);
-        const char *r = build(&d, false);
+        const char *r = build(resp, &d, false);
         for (size_t j = 0; j < sizeof(never) / sizeof(never[0]); j++) {
             CU_ASSERT_PTR_NULL(strstr(r, never[j]));
         }
-        r = build(&d, true);
+        r = build(resp, &d, true);
         for (size_t j = 0; j < sizeof(never) / sizeof(never[0]); j++) {
             CU_ASSERT_PTR_NULL(strstr(r, never[j]));
         }
@@ -586,6 +618,7 @@ static void test_identity_never_echoed(void)
 
 static void test_unavailable_exact(void)
 {
+    char resp[RESPONSE_MAX];
     mw_deny_t d = request(NULL, "application/problem+json");
     const char *body =
         "{\"type\":\"about:blank\",\"title\":\"Service Unavailable\","
@@ -605,7 +638,7 @@ static void test_unavailable_exact(void)
              "\r\n%s",
              strlen(body), body);
     d.status = 429; /* ignored */
-    r = build(&d, true);
+    r = build(resp, &d, true);
     CU_ASSERT_STRING_EQUAL(r, want);
     CU_ASSERT_TRUE(json_valid(body_of(r)));
     CU_ASSERT_PTR_NULL(strstr(r, "RateLimit"));
@@ -613,10 +646,12 @@ static void test_unavailable_exact(void)
 
 static void test_unavailable_variants(void)
 {
+    char value[VALUE_MAX];
+    char resp[RESPONSE_MAX];
     mw_deny_t d = request(NULL, NULL);
     const char *r;
 
-    r = build(&d, true);
+    r = build(resp, &d, true);
     CU_ASSERT_PTR_NOT_NULL(
         strstr(body_of(r), "<title>503 Service Unavailable</title>"));
     CU_ASSERT_PTR_NOT_NULL(strstr(body_of(r), "<span id=\"wait\">1</span>"));
@@ -625,15 +660,15 @@ static void test_unavailable_variants(void)
     d.rule = NULL;
     d.accept = "application/json";
     d.accept_len = strlen(d.accept);
-    r = build(&d, true);
+    r = build(resp, &d, true);
     CU_ASSERT_TRUE(json_valid(body_of(r)));
     CU_ASSERT_PTR_NULL(strstr(r, "\"action\""));
-    CU_ASSERT_STRING_EQUAL(header(r, "Retry-After"), "1");
+    CU_ASSERT_STRING_EQUAL(header(value, r, "Retry-After"), "1");
     /* the template serves 503s too */
     d.accept = NULL;
     d.tmpl = "{status} {retry_after} [{action}]";
     d.tmpl_len = strlen(d.tmpl);
-    CU_ASSERT_STRING_EQUAL(body_of(build(&d, true)), "503 1 []");
+    CU_ASSERT_STRING_EQUAL(body_of(build(resp, &d, true)), "503 1 []");
 }
 
 int register_deny_suite(void)

@@ -23,6 +23,7 @@
 #include "suspect_redis.h"
 #include "suspect_store_impl.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define T0  1710000012345LL
 #define SEC 1000LL
@@ -446,7 +447,7 @@ static void *load_run(void *p)
         suspect_rc_t rc =
             suspect_store_decide(l->store, &r, &key, 1, now_ms(), &d, NULL);
         __atomic_add_fetch(&l->calls, 1, __ATOMIC_RELAXED);
-        if (mono_ms() - t0 > 1000) {
+        if (mono_ms() - t0 > test_scale_ms(1000)) {
             __atomic_add_fetch(&l->slow, 1, __ATOMIC_RELAXED);
         }
         if (rc != SUSPECT_OK) {
@@ -489,11 +490,12 @@ static void kill9_with_mode(suspect_failmode_t mode, int expect)
     CU_ASSERT_EQUAL_FATAL(test_redis_restart(&srv), 0);
     back = mono_ms();
     while (__atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) <= back &&
-           mono_ms() - back < 5000) {
+           mono_ms() - back < test_scale_ms(5000)) {
         sleep_ms(5);
     }
-    CU_ASSERT_TRUE(
-        __atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) - back < 1000);
+    CU_ASSERT_TRUE(__atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) -
+                       back <
+                   test_scale_ms(1000));
     sleep_ms(100);
     __atomic_store_n(&l.stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 4; i++) {

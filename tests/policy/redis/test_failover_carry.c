@@ -22,6 +22,7 @@
 #include "suspect_failover.h"
 #include "suspect_redis.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define SEC 1000LL
 
@@ -144,7 +145,7 @@ static void test_carry_back(void)
     /* The attacker's own requests: denied by the local lock while Redis
      * is not used yet, and by the carried lock from the first decision
      * Redis makes. */
-    deadline = mono_ms() + 5000;
+    deadline = mono_ms() + test_scale_ms(5000);
     do {
         usleep(5000);
         d = decide(a, &otp, "attacker", t + 20);

@@ -39,6 +39,7 @@
 #include "suites.h"
 #include "suspect_redis.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define SEC 1000LL
 
@@ -537,7 +538,7 @@ static void *load_run(void *p)
             suspect_store_decide(l->store, &rule, &key, 1, now_ms(), &d, NULL);
         dt = mono_ms() - t0;
         __atomic_add_fetch(&l->calls, 1, __ATOMIC_RELAXED);
-        if (dt > 1000) {
+        if (dt > test_scale_ms(1000)) {
             __atomic_add_fetch(&l->slow, 1, __ATOMIC_RELAXED);
         }
         if (rc != SUSPECT_OK) {
@@ -548,6 +549,26 @@ static void *load_run(void *p)
         }
     }
     return NULL;
+}
+
+/* Waits (5 s, scaled) until the atomic *counter reaches n; whether it did. */
+static bool wait_count(long *counter, long n)
+{
+    int64_t end = mono_ms() + test_scale_ms(5000);
+
+    while (__atomic_load_n(counter, __ATOMIC_RELAXED) < n) {
+        if (mono_ms() >= end) {
+            return false;
+        }
+        usleep(5000);
+    }
+    return true;
+}
+
+/* Waits until the load has made n calls (it is under way). */
+static void wait_calls(load_t *l, long n)
+{
+    CU_ASSERT_TRUE(wait_count(&l->calls, n));
 }
 
 static void test_kill9_restart(void)
@@ -566,19 +587,18 @@ static void test_kill9_restart(void)
     for (int i = 0; i < 4; i++) {
         pthread_create(&tid[i], NULL, load_run, &l);
     }
-    usleep(200000);
+    wait_calls(&l, 20);
     test_redis_kill9(&srv);
-    usleep(300000);
-    CU_ASSERT_TRUE(__atomic_load_n(&l.errors, __ATOMIC_RELAXED) > 0);
+    CU_ASSERT_TRUE(wait_count(&l.errors, 1));
     CU_ASSERT_EQUAL_FATAL(test_redis_restart(&srv), 0);
     back = mono_ms();
     while (__atomic_load_n(&l.last_ok_mono, __ATOMIC_RELAXED) <= back &&
-           mono_ms() - back < 5000) {
+           mono_ms() - back < test_scale_ms(5000)) {
         usleep(5000);
     }
     /* Decisions on Redis again within a second of its return. */
     CU_ASSERT_TRUE(__atomic_load_n(&l.last_ok_mono, __ATOMIC_RELAXED) - back <
-                   1000);
+                   test_scale_ms(1000));
     usleep(100000);
     __atomic_store_n(&l.stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 4; i++) {

@@ -25,6 +25,7 @@
 #include "redis_parts.h"
 #include "suspect_redis.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define SEC 1000LL
 
@@ -197,7 +198,7 @@ static void test_timeout(void)
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d", f.port);
     t0 = mono_ms();
     CU_ASSERT_EQUAL(decide_error(url, 100, &err), SUSPECT_E_TIMEOUT);
-    CU_ASSERT_TRUE(mono_ms() - t0 < 2000);
+    CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(2000));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "no answer within 100 ms"));
     fake_stop(&f);
 }
@@ -229,7 +230,7 @@ static void test_connect_timeout(void)
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d", ntohs(sa.sin_port));
     t0 = mono_ms();
     CU_ASSERT_EQUAL(decide_error(url, 200, &err), SUSPECT_E_TIMEOUT);
-    CU_ASSERT_TRUE(mono_ms() - t0 < 3000);
+    CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "cannot connect within 200 ms"));
     for (int i = 0; i < 4; i++) {
         close(fill[i]);

@@ -47,23 +47,6 @@ static const conf_num_t idle_range = {0, 1024, CONF_PLAIN, CONF_UNSIGNED};
 static const conf_num_t v4_range = {1, 32, CONF_PLAIN, CONF_UNSIGNED};
 static const conf_num_t v6_range = {1, 128, CONF_PLAIN, CONF_UNSIGNED};
 
-static const conf_enum_item_t mode_items[] = {
-    {"forward", SUSPECT_MODE_FORWARD},
-    {"auth-request", SUSPECT_MODE_AUTH_REQUEST},
-    {"authorizer", SUSPECT_MODE_AUTHORIZER},
-    {NULL, 0}};
-static const conf_enum_t mode_enum = {mode_items, 0};
-
-const char *conf_mode_name(suspect_conf_mode_t mode)
-{
-    for (size_t i = 0; mode_items[i].name != NULL; i++) {
-        if (mode_items[i].value == (int)mode) {
-            return mode_items[i].name;
-        }
-    }
-    return "?";
-}
-
 static const conf_enum_item_t store_items[] = {{"memory", SUSPECT_STORE_MEMORY},
                                                {"lmdb", SUSPECT_STORE_LMDB},
                                                {"redis", SUSPECT_STORE_REDIS},
@@ -146,7 +129,7 @@ static const conf_attr_t server_attrs[] = {
     {"listen", conf_set_endpoint, OFF(listen), "listen", 0},
     {"socketMode", conf_set_num, OFF(socket_mode), &mode_range, 0},
     {"workers", conf_set_num, OFF(workers), &workers_range, 0},
-    {"mode", conf_set_enum, OFF(mode), &mode_enum, 0},
+    {"mode", conf_set_enum, OFF(mode), &conf_mode_enum, 0},
     {"ioTimeout", conf_set_num, OFF(io_timeout_ms), &io_range, 0},
     {"formMax", conf_set_num, OFF(form_max), &form_range, 0},
     {"paramsMax", conf_set_num, OFF(params_max), &params_range, 0},

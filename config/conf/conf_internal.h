@@ -90,9 +90,6 @@ suspect_rc_t conf_nomem(conf_build_t *b, int line);
 suspect_rc_t conf_warn(conf_build_t *b, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The keyword of a mode as written in the file ("auth-request"). */
-const char *conf_mode_name(suspect_conf_mode_t mode);
-
 /* The n bytes at p as an absolute path in the arena: kept when absolute,
  * else joined to the snapshot's directory.  NULL when out of memory. */
 char *conf_resolve(conf_build_t *b, const char *p, size_t n);
@@ -213,6 +210,12 @@ typedef struct conf_enum {
     const conf_enum_item_t *items;
     int is_bool; /* the field is a bool, not an int-sized enum */
 } conf_enum_t;
+
+/* The names of <Server mode> (conf_values.c). */
+extern const conf_enum_t conf_mode_enum;
+
+/* The keyword of a mode as written in the file ("auth-request"). */
+const char *conf_mode_name(suspect_conf_mode_t mode);
 
 /* Fails with "Elem: attr 'value' what" ("Elem: attr what (got 'value')"
  * when what is a rule, "must ..."). */

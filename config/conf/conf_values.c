@@ -295,6 +295,25 @@ suspect_rc_t conf_set_enum(conf_build_t *b, const conf_site_t *at, void *obj,
     return conf_bad_value(b, at, v, n, what);
 }
 
+/* <Server mode>: the names of suspect_conf_mode_t, for its table row and
+ * for messages. */
+static const conf_enum_item_t mode_items[] = {
+    {"forward", SUSPECT_MODE_FORWARD},
+    {"auth-request", SUSPECT_MODE_AUTH_REQUEST},
+    {"authorizer", SUSPECT_MODE_AUTHORIZER},
+    {NULL, 0}};
+const conf_enum_t conf_mode_enum = {mode_items, 0};
+
+const char *conf_mode_name(suspect_conf_mode_t mode)
+{
+    for (size_t i = 0; mode_items[i].name != NULL; i++) {
+        if (mode_items[i].value == (int)mode) {
+            return mode_items[i].name;
+        }
+    }
+    return "?";
+}
+
 /* true/false, yes/no, on/off, 1/0 (any case) into a bool field. */
 suspect_rc_t conf_set_bool(conf_build_t *b, const conf_site_t *at, void *obj,
                            const conf_attr_t *a, const char *v, size_t n)

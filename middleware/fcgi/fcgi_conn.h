@@ -1,8 +1,9 @@
 /*
  * fcgi_conn.h - private to the FastCGI server: one connection's state,
- * shared by fcgi_server.c (the worker pool), fcgi_conn.c (the record
- * state machine), fcgi_params.c (PARAMS) and fcgi_io.c (buffered socket
- * I/O, the mw_req_t ops).
+ * shared by fcgi_server.c (the worker pool), fcgi_serve.c (a connection's
+ * requests in turn), fcgi_req.c (the mw_req_t ops), fcgi_conn.c (the
+ * record state machine), fcgi_params.c (PARAMS) and fcgi_io.c (buffered
+ * socket I/O).  Each calls only the files listed after it.
  *
  * Each worker owns one conn_t for its whole life and reuses its buffers
  * for every connection it serves: the input buffer holds one whole record
@@ -29,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 
 #include "fcgi_proto.h"
@@ -118,6 +120,8 @@ typedef struct conn {
     unsigned nignored;
 } conn_t;
 
+/* --- fcgi_serve.c --------------------------------------------------- */
+
 /* Allocates a worker's connection buffers; NULL when out of memory. */
 conn_t *mw_fc_conn_new(fc_shared_t *srv);
 void mw_fc_conn_free(conn_t *c);
@@ -125,9 +129,28 @@ void mw_fc_conn_free(conn_t *c);
 /* Serves the accepted connection fd until it ends, then closes it. */
 void mw_fc_serve(conn_t *c, int fd);
 
+/* --- fcgi_req.c ----------------------------------------------------- */
+
+/* The body reader and output writer of a request. */
+extern const mw_req_ops_t mw_fc_ops;
+
+/* --- fcgi_conn.c ---------------------------------------------------- */
+
+/* Waits for a BEGIN_REQUEST the connection accepts (c->id, c->keep and
+ * the role set); 0, or a code to close.  Once the server stops, a used
+ * connection takes no new request, even one that is already buffered. */
+int mw_fc_wait_begin(conn_t *c);
+
+/* Collects the PARAMS stream of the request (until its empty record). */
+int mw_fc_read_params(conn_t *c);
+
 /* Processes records until a STDIN record of the current request starts
  * (or its empty record ends the stream); 0 or a negative code above. */
 int mw_fc_next_stdin(conn_t *c, int mode);
+
+/* Skips the rest of request id's streams (the oldest id is forgotten when
+ * the set is full; its records would then close the connection). */
+void mw_fc_ignore(conn_t *c, uint16_t id);
 
 /* --- fcgi_params.c -------------------------------------------------- */
 
@@ -144,8 +167,9 @@ int mw_fc_decode_params(conn_t *c);
 
 /* --- fcgi_io.c ------------------------------------------------------ */
 
-/* The body reader and output writer of a request. */
-extern const mw_req_ops_t mw_fc_ops;
+/* Receives up to n bytes into buf; >0 bytes, -ECONNRESET at EOF, -EAGAIN
+ * (FC_NOWAIT), -ETIMEDOUT, -ESHUTDOWN, -errno. */
+ssize_t mw_fc_recv_some(conn_t *c, void *buf, size_t n, int mode);
 
 /* Makes n (<= FC_IN_CAP) bytes available at in + in_off. */
 int mw_fc_need(conn_t *c, size_t n, int mode);

@@ -135,9 +135,8 @@ int lm_purge_step(lmstore_t *ls, MDB_txn *txn, int64_t now_ms);
 /* A full purge in its own write transaction; counts what it deleted. */
 int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged);
 
-/* ---- lmdbstore.c -------------------------------------------------------- */
-
-/* The LMDB store behind store, or NULL with an error. */
-lmstore_t *lm_as_lmdb(suspect_store_t *store, suspect_err_t *err);
+/* Calls fn for each live lock in txn until fn returns nonzero. */
+int lm_scan_locked(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
+                   suspect_lmdb_locked_fn fn, void *ud);
 
 #endif

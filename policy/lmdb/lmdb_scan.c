@@ -13,9 +13,10 @@
  * transaction: what a decision that met a full map runs before its one
  * more try, and what suspect_lmdb_purge() offers the operator.
  *
- * Listing runs in a read transaction and hands the callback each live
- * lock's stored key, copied and NUL-terminated (a hashed long key is
- * listed in its hashed form).
+ * Listing hands the callback each live lock's stored key, copied and
+ * NUL-terminated (a hashed long key is listed in its hashed form).  The
+ * public operations around these walks (transactions, errors) are
+ * lmdbstore.c's.
  */
 #include "lmdb_int.h"
 
@@ -130,8 +131,8 @@ int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged)
     return lm_txn_end(txn, purge_all_in(ls, txn, now_ms, purged));
 }
 /* Calls fn for each live lock in txn until fn returns nonzero. */
-static int foreach_in(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
-                      suspect_lmdb_locked_fn fn, void *ud)
+int lm_scan_locked(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
+                   suspect_lmdb_locked_fn fn, void *ud)
 {
     char buf[KEY_LIMIT + 1];
     MDB_val k, v;
@@ -156,85 +157,4 @@ static int foreach_in(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
     }
     mdb_cursor_close(c);
     return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-suspect_rc_t suspect_lmdb_foreach_locked(suspect_store_t *store, int64_t now_ms,
-                                         suspect_lmdb_locked_fn fn, void *ud,
-                                         suspect_err_t *err)
-{
-    lmstore_t *ls = lm_as_lmdb(store, err);
-    MDB_txn *txn;
-    suspect_rc_t src;
-    int rc;
-
-    if (ls == NULL || fn == NULL) {
-        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "lmdb: listing needs a store and a callback");
-    }
-    src = lm_enter(ls, err);
-    if (src != SUSPECT_OK) {
-        return src;
-    }
-    rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
-    if (rc == 0) {
-        rc = foreach_in(ls, txn, now_ms, fn, ud);
-        mdb_txn_abort(txn);
-    }
-    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "list locks");
-    lm_leave(ls);
-    return src;
-}
-
-suspect_rc_t suspect_lmdb_purge(suspect_store_t *store, int64_t now_ms,
-                                size_t *purged, suspect_err_t *err)
-{
-    lmstore_t *ls = lm_as_lmdb(store, err);
-    size_t count = 0;
-    suspect_rc_t src;
-    int rc;
-
-    if (ls == NULL) {
-        return SUSPECT_E_INVAL;
-    }
-    src = lm_enter(ls, err);
-    if (src != SUSPECT_OK) {
-        return src;
-    }
-    rc = lm_purge_all(ls, now_ms, &count);
-    if (purged != NULL) {
-        *purged = rc == 0 ? count : 0;
-    }
-    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "purge");
-    lm_leave(ls);
-    return src;
-}
-
-suspect_rc_t suspect_lmdb_entries(suspect_store_t *store, size_t *out,
-                                  suspect_err_t *err)
-{
-    lmstore_t *ls = lm_as_lmdb(store, err);
-    MDB_txn *txn;
-    MDB_stat st;
-    suspect_rc_t src;
-    int rc;
-
-    *out = 0;
-    if (ls == NULL) {
-        return SUSPECT_E_INVAL;
-    }
-    src = lm_enter(ls, err);
-    if (src != SUSPECT_OK) {
-        return src;
-    }
-    rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
-    if (rc == 0) {
-        rc = mdb_stat(txn, ls->recs, &st);
-        mdb_txn_abort(txn);
-    }
-    if (rc == 0) {
-        *out = st.ms_entries;
-    }
-    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "count entries");
-    lm_leave(ls);
-    return src;
 }

@@ -13,7 +13,7 @@
  * The store is four files (lmdb_int.h lists what they share): this one
  * (decisions, operator operations, life cycle), lmdb_env.c (the file, fork,
  * locking, transactions), lmdb_rec.c (records and stored keys) and
- * lmdb_scan.c (purges and listing).
+ * lmdb_scan.c (the walks over every record: purges, listing).
  *
  * A decision (one write transaction):
  *   1. read every identity's record, compute its suspect_window_state_t;
@@ -421,7 +421,7 @@ suspect_rc_t suspect_lmdb_new(const suspect_lmdb_opts_t *opts,
 }
 
 /* The LMDB store behind store, or NULL with an error. */
-lmstore_t *lm_as_lmdb(suspect_store_t *store, suspect_err_t *err)
+static lmstore_t *as_lmdb(suspect_store_t *store, suspect_err_t *err)
 {
     if (store == NULL || store->ops != &lmdb_ops) {
         suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
@@ -429,4 +429,88 @@ lmstore_t *lm_as_lmdb(suspect_store_t *store, suspect_err_t *err)
         return NULL;
     }
     return (lmstore_t *)store;
+}
+
+/* ---- operator listing and maintenance -------------------------------------
+ */
+
+suspect_rc_t suspect_lmdb_foreach_locked(suspect_store_t *store, int64_t now_ms,
+                                         suspect_lmdb_locked_fn fn, void *ud,
+                                         suspect_err_t *err)
+{
+    lmstore_t *ls = as_lmdb(store, err);
+    MDB_txn *txn;
+    suspect_rc_t src;
+    int rc;
+
+    if (ls == NULL || fn == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "lmdb: listing needs a store and a callback");
+    }
+    src = lm_enter(ls, err);
+    if (src != SUSPECT_OK) {
+        return src;
+    }
+    rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = lm_scan_locked(ls, txn, now_ms, fn, ud);
+        mdb_txn_abort(txn);
+    }
+    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "list locks");
+    lm_leave(ls);
+    return src;
+}
+
+suspect_rc_t suspect_lmdb_purge(suspect_store_t *store, int64_t now_ms,
+                                size_t *purged, suspect_err_t *err)
+{
+    lmstore_t *ls = as_lmdb(store, err);
+    size_t count = 0;
+    suspect_rc_t src;
+    int rc;
+
+    if (ls == NULL) {
+        return SUSPECT_E_INVAL;
+    }
+    src = lm_enter(ls, err);
+    if (src != SUSPECT_OK) {
+        return src;
+    }
+    rc = lm_purge_all(ls, now_ms, &count);
+    if (purged != NULL) {
+        *purged = rc == 0 ? count : 0;
+    }
+    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "purge");
+    lm_leave(ls);
+    return src;
+}
+
+suspect_rc_t suspect_lmdb_entries(suspect_store_t *store, size_t *out,
+                                  suspect_err_t *err)
+{
+    lmstore_t *ls = as_lmdb(store, err);
+    MDB_txn *txn;
+    MDB_stat st;
+    suspect_rc_t src;
+    int rc;
+
+    *out = 0;
+    if (ls == NULL) {
+        return SUSPECT_E_INVAL;
+    }
+    src = lm_enter(ls, err);
+    if (src != SUSPECT_OK) {
+        return src;
+    }
+    rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_stat(txn, ls->recs, &st);
+        mdb_txn_abort(txn);
+    }
+    if (rc == 0) {
+        *out = st.ms_entries;
+    }
+    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "count entries");
+    lm_leave(ls);
+    return src;
 }

@@ -40,6 +40,16 @@
  * What a failed write did not send is journaled again; the failure counts
  * as the primary's.
  *
+ * Why the core reaches into redis/: the journal is this wrapper's, and all
+ * of it is store-neutral but its write-back, which on a Redis primary is
+ * one script call per chunk (lua/carry.lua, locks and hits together) and
+ * on any other primary status and block (locks only).  The store interface
+ * (suspect_store_impl.h, public) has no operation for "take these locks and
+ * hits whole", so the journal lives beside the one store that has it, and
+ * this file is the one place where the policy core includes a store's
+ * room (redis/rediscarry.h).  An operation of that kind in the store
+ * interface would let the journal move here and the edge go.
+ *
  * Ownership: the wrapper owns both stores, a copy of the overrides and the
  * journal.
  */

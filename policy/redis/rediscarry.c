@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "redisstore.h"
 #include "suspect_redis.h"
 
 #define INDEX_SLOTS (2 * REDIS_CARRY_MAX_IDENTS) /* a power of two */
@@ -269,15 +270,6 @@ void redis_carry_put_back(redis_carry_t *j, const redis_carry_t *src,
             }
         }
     }
-}
-
-void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out)
-{
-    size_t lock_len = ident->window_len + SUSPECT_LOCK_SUFFIX_LEN;
-
-    out->window_len = ident->window_len;
-    out->lock_len = lock_len;
-    memcpy(out->buf, ident->key, lock_len + 1);
 }
 
 /* ---- recording and sending -----------------------------------------------

@@ -2,7 +2,8 @@
  * rediscarry.h - what the failover wrapper decided on its local store while
  * the primary (Redis) was failing, kept to be carried back to it
  * (rediscarry.c: the journal; redisstore.c: redis_store_carry()).  Private
- * to the library.
+ * to the library.  An identity as journaled (redis_carry_ident_t) is
+ * redisutil.h's, which both files use.
  */
 #ifndef SUSPECT_REDISCARRY_H
 #define SUSPECT_REDISCARRY_H
@@ -19,25 +20,6 @@
 /* Bounds of one journal: identities, and hits over all of them. */
 #define REDIS_CARRY_MAX_IDENTS 1024
 #define REDIS_CARRY_MAX_HITS   4096
-
-/* Identities written back per Redis command (4 arguments each). */
-#define REDIS_CARRY_CHUNK 7
-
-typedef struct redis_carry_hit {
-    int64_t at_ms;
-    char id[REDIS_ID_LEN + 1]; /* the hit's member, fixed when journaled */
-} redis_carry_hit_t;
-
-/* One identity: its lock and the hits admitted for it. */
-typedef struct redis_carry_ident {
-    uint64_t h[2];           /* keyed SipHash of the lock key */
-    char *key;               /* window key, ":locked", NUL; owned */
-    size_t window_len;       /* the lock key is window_len + 7 bytes */
-    int64_t lock_until_ms;   /* 0 = no lock to carry */
-    int64_t window_ms;       /* the rule's window, for the hits */
-    size_t nhits, hits_cap;  /* hits in time order */
-    redis_carry_hit_t *hits; /* owned */
-} redis_carry_ident_t;
 
 /* The journal.  Not locked: its owner serialises the calls. */
 typedef struct redis_carry {
@@ -81,9 +63,6 @@ void redis_carry_take(redis_carry_t *j, redis_carry_t *out);
  * a failed carry did not write); src is left as it was. */
 void redis_carry_put_back(redis_carry_t *j, const redis_carry_t *src,
                           size_t from);
-
-/* Rebuilds ident's key as a suspect_key_t. */
-void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out);
 
 /* Journals what a decision d of the local store did: the hit on every key
  * when allowed, else the lock every key holds now in local (read with
@@ -141,16 +120,5 @@ void redis_carry_sync_forget(redis_carry_sync_t *s, const suspect_key_t *key,
 suspect_rc_t redis_carry_sync_flush(redis_carry_sync_t *s,
                                     suspect_store_t *primary, int64_t now_ms,
                                     bool wait, bool *busy, suspect_err_t *err);
-
-/*
- * Writes idents[0..n) (n <= REDIS_CARRY_CHUNK) to the Redis store with one
- * EVALSHA of lua/carry.lua: each lock unless Redis holds a longer one, each
- * hit still in its window; *locks and *hits get what was written.  Returns
- * the store's error, SUSPECT_E_INVAL when store is not a Redis store.
- */
-suspect_rc_t redis_store_carry(suspect_store_t *store,
-                               const redis_carry_ident_t *idents, size_t n,
-                               int64_t now_ms, uint64_t *locks, uint64_t *hits,
-                               suspect_err_t *err);
 
 #endif

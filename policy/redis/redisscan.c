@@ -1,6 +1,7 @@
 /*
- * redisscan.c - the identities a Redis store has locked now
- * (suspect_redis_foreach_locked), for operators.
+ * redisscan.c - the identities a Redis store has locked now, for
+ * operators (suspect_redis_foreach_locked() in redisstore.c hands it the
+ * store's connection pool and clock).
  *
  * Algorithm: SCAN with MATCH "<prefix>*:locked" and COUNT 500 walks the
  * keyspace a slice per call, so Redis is never blocked for long however
@@ -211,23 +212,16 @@ static suspect_rc_t server_now(scan_t *s, suspect_err_t *err)
     return rc;
 }
 
-/* Walks the live locks under match: see suspect_redis.h. */
-suspect_rc_t suspect_redis_foreach_locked(suspect_store_t *store,
-                                          const char *match, int64_t now_ms,
-                                          suspect_redis_locked_fn fn, void *ud,
-                                          suspect_err_t *err)
+/* Walks the live locks under match: see redisscan.h. */
+suspect_rc_t redis_scan_locked(redis_pool_t *pool, suspect_redis_clock_t clock,
+                               const char *match, int64_t now_ms,
+                               suspect_redis_locked_fn fn, void *ud,
+                               suspect_err_t *err)
 {
-    suspect_redis_clock_t clock = SUSPECT_REDIS_CLOCK_CALLER;
-    redis_pool_t *pool = redis_store_pool(store, &clock);
     char pattern[PATTERN_MAX], cursor[NUM_LEN] = "0";
     scan_t s = {NULL, now_ms, fn, ud, false};
     suspect_rc_t rc;
 
-    if (pool == NULL || fn == NULL) {
-        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "redis: listing needs a Redis store and a "
-                               "callback");
-    }
     rc = scan_pattern(match, pattern, err);
     if (rc != SUSPECT_OK) {
         return rc;

@@ -25,9 +25,9 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "rediscarry.h"
 #include "redisconn.h"
 #include "redisscan.h"
+#include "redisstore.h"
 #include "redisutil.h"
 #include "suspect_store_impl.h"
 
@@ -532,15 +532,18 @@ void suspect_redis_stats(suspect_store_t *store, suspect_redis_stats_t *out)
     }
 }
 
-/* The pool and clock of a Redis store, for redisscan.c. */
-redis_pool_t *redis_store_pool(suspect_store_t *store,
-                               suspect_redis_clock_t *clock)
+/* Walks the live locks under match: see suspect_redis.h. */
+suspect_rc_t suspect_redis_foreach_locked(suspect_store_t *store,
+                                          const char *match, int64_t now_ms,
+                                          suspect_redis_locked_fn fn, void *ud,
+                                          suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
 
-    if (!suspect_store_is_redis(store)) {
-        return NULL;
+    if (!suspect_store_is_redis(store) || fn == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "redis: listing needs a Redis store and a "
+                               "callback");
     }
-    *clock = rs->clock;
-    return &rs->pool;
+    return redis_scan_locked(&rs->pool, rs->clock, match, now_ms, fn, ud, err);
 }

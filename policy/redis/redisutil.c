@@ -28,6 +28,19 @@
 #include <sys/random.h>
 #include <time.h>
 
+/* ---- the outage journal's identities ------------------------------------
+ */
+
+/* Rebuilds ident's key (window key, ":locked", NUL) as a suspect_key_t. */
+void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out)
+{
+    size_t lock_len = ident->window_len + SUSPECT_LOCK_SUFFIX_LEN;
+
+    out->window_len = ident->window_len;
+    out->lock_len = lock_len;
+    memcpy(out->buf, ident->key, lock_len + 1);
+}
+
 /* ---- URLs ----------------------------------------------------------------
  */
 

@@ -1,8 +1,10 @@
 /*
  * redisutil.h - the parts of the Redis store that need no hiredis: the
  * server address parsed from a URL, unique hit ids, the reconnect backoff,
- * and the RESP encoding of commands and decoding of integer arrays (the
- * decision's hot path).  Private to the library.
+ * the RESP encoding of commands and decoding of integer arrays (the
+ * decision's hot path), and an identity of the outage journal as the
+ * journal (rediscarry.c) keeps it and the store (redisstore.c) writes it
+ * back.  Private to the library.
  */
 #ifndef SUSPECT_REDISUTIL_H
 #define SUSPECT_REDISUTIL_H
@@ -12,6 +14,7 @@
 #include <stdint.h>
 
 #include "suspect_error.h"
+#include "suspect_policy.h"
 
 #define REDIS_FIELD_MAX 256
 
@@ -63,6 +66,30 @@ void redis_resp_encode(char *out, int argc, const char *const *argv,
  * them); false for anything else: another type, an error, a reply not
  * complete yet, trailing bytes (the caller then lets hiredis parse it). */
 bool redis_resp_ints(const char *buf, size_t len, int64_t *v, size_t n);
+
+/* ---- the outage journal's identities (rediscarry.h) ---- */
+
+/* Identities written back per Redis command (4 arguments each). */
+#define REDIS_CARRY_CHUNK 7
+
+typedef struct redis_carry_hit {
+    int64_t at_ms;
+    char id[REDIS_ID_LEN + 1]; /* the hit's member, fixed when journaled */
+} redis_carry_hit_t;
+
+/* One identity: its lock and the hits admitted for it. */
+typedef struct redis_carry_ident {
+    uint64_t h[2];           /* keyed SipHash of the lock key */
+    char *key;               /* window key, ":locked", NUL; owned */
+    size_t window_len;       /* the lock key is window_len + 7 bytes */
+    int64_t lock_until_ms;   /* 0 = no lock to carry */
+    int64_t window_ms;       /* the rule's window, for the hits */
+    size_t nhits, hits_cap;  /* hits in time order */
+    redis_carry_hit_t *hits; /* owned */
+} redis_carry_ident_t;
+
+/* Rebuilds ident's key as a suspect_key_t. */
+void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out);
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t redis_mono_ms(void);

@@ -152,7 +152,6 @@ typedef suspect_rc_t (*conf_end_fn)(conf_build_t *b, void *obj, uint32_t seen,
                                     int line);
 
 #define CONF_SINGLE 1u /* at most once in its parent */
-#define CONF_STRICT 2u /* unknown child elements are errors */
 
 typedef struct conf_elem conf_elem_t;
 
@@ -163,7 +162,7 @@ struct conf_elem {
     conf_begin_fn begin;                /* NULL: nothing to prepare */
     conf_end_fn end;                    /* NULL: nothing to check */
     size_t line_offset;                 /* int field for the line, 0 = none */
-    unsigned flags;                     /* CONF_SINGLE, CONF_STRICT */
+    unsigned flags;                     /* CONF_SINGLE */
 };
 
 /* The root, <Suspect> (conf_elems.c). */

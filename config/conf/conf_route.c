@@ -8,9 +8,9 @@
  * collapse, ".." is refused) because the middleware normalises request
  * paths the same way before comparing.  Each <Identity> names a type and
  * one to SUSPECT_MAX_PARTS sources; several sources make one composite
- * value.  Unknown children of <Route> are errors, not warnings: a
- * misspelt <Identiy> would otherwise leave a route counting less than the
- * operator thinks.
+ * value.  Unknown names are errors, as everywhere in suspect.xml
+ * (conf_xml.c): a misspelt <Identiy> would otherwise leave a route
+ * counting less than the operator thinks.
  *
  * The routes array was sized by the root's begin hook (at most its number
  * of child elements) and each route's identities array by the route's
@@ -460,9 +460,9 @@ static suspect_rc_t route_end(conf_build_t *b, void *obj, uint32_t seen,
 
 static const conf_elem_t *const route_children[] = {&identity_elem, NULL};
 
-const conf_elem_t conf_route_elem = {"Route",     route_attrs, route_children,
-                                     route_begin, route_end,   ROFF(line),
-                                     CONF_STRICT};
+const conf_elem_t conf_route_elem = {
+    "Route", route_attrs, route_children, route_begin, route_end, ROFF(line),
+    0};
 
 /*
  * The default paramIn, once the mode is known: "any" in forward mode,

@@ -9,25 +9,26 @@
  * '<', so an element written over several lines is named by its first.
  *
  * Walking: walk() knows no element by name.  For an element and its table
- * row it calls the begin hook, then each attribute's setter (unknown
- * attributes are warnings, with a hint when only the case differs), checks
- * the required attributes, walks the child elements against the row's
- * child table (an unknown child is a warning, or an error under
- * CONF_STRICT; a second CONF_SINGLE child is an error naming the first's
- * line), and calls the end hook with the set of attributes seen.  Names
+ * row it calls the begin hook, then each attribute's setter, checks the
+ * required attributes, walks the child elements against the row's child
+ * table (a second CONF_SINGLE child is an error naming the first's line),
+ * and calls the end hook with the set of attributes seen.  A name no row
+ * knows is an error, with "did you mean" when it is near a known one
+ * (near.h); only attributes in a namespace (an editor's
+ * xsi:schemaLocation) are ignored, with a warning.  Names
  * are compared by local name, so a namespace prefix does not matter.
  * Attribute values are trimmed of XML white space before the setter sees
  * them.  Attributes have no line of their own in libxml2: messages give
  * their element's line.
  */
 #include "conf_internal.h"
+#include "near.h"
 #include "xmlsafe.h"
 
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -41,16 +42,26 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* The row of table named name, or -1; *near is a row whose name differs
- * only in case, or -1. */
+/* The row of table named name, or -1; *near is the row whose name is
+ * near it (near.h), or -1. */
 static int find_attr(const conf_attr_t *table, const char *name, int *near)
 {
+    const char *names[64];
+    const char *hint;
+    size_t n = 0;
+
     *near = -1;
     for (int i = 0; table[i].name != NULL; i++) {
         if (strcmp(table[i].name, name) == 0) {
             return i;
         }
-        if (strcasecmp(table[i].name, name) == 0) {
+        if (n < sizeof(names) / sizeof(names[0])) {
+            names[n++] = table[i].name;
+        }
+    }
+    hint = config_near(name, names, n);
+    for (int i = 0; hint != NULL && table[i].name != NULL; i++) {
+        if (table[i].name == hint) {
             *near = i;
         }
     }
@@ -61,31 +72,51 @@ static int find_attr(const conf_attr_t *table, const char *name, int *near)
 static int find_child(const conf_elem_t *const *table, const char *name,
                       int *near)
 {
+    const char *names[MAX_CHILD_DEFS];
+    const char *hint;
+    size_t n = 0;
+
     *near = -1;
     for (int i = 0; table != NULL && table[i] != NULL; i++) {
         if (strcmp(table[i]->name, name) == 0) {
             return i;
         }
-        if (strcasecmp(table[i]->name, name) == 0) {
+        if (n < MAX_CHILD_DEFS) {
+            names[n++] = table[i]->name;
+        }
+    }
+    hint = config_near(name, names, n);
+    for (int i = 0; hint != NULL && table[i] != NULL; i++) {
+        if (table[i]->name == hint) {
             *near = i;
         }
     }
     return -1;
 }
 
-/* Warns about an unknown attribute (with its prefix, and a hint). */
-static suspect_rc_t warn_attr(conf_build_t *b, const conf_elem_t *def,
-                              const xmlAttr *attr, const char *hint, int line)
+/* An attribute of ours that no row describes: an error, with a hint when
+ * it is near a known one.  suspect.xml is Suspect's own file, so a name
+ * it does not know can only be a mistake ("BlockDuraton", "mising") or a
+ * setting of a newer version, and ignoring either could turn protection
+ * off without a word. */
+static suspect_rc_t unknown_attr(conf_build_t *b, const conf_elem_t *def,
+                                 const xmlAttr *attr, const char *hint,
+                                 int line)
 {
-    const char *prefix = attr->ns != NULL && attr->ns->prefix != NULL
-                             ? (const char *)attr->ns->prefix
-                             : NULL;
-
-    return conf_warn(b, line, "%s: unknown attribute '%s%s%.64s' ignored%s%s%s",
-                     def->name, prefix != NULL ? prefix : "",
-                     prefix != NULL ? ":" : "", (const char *)attr->name,
+    return conf_fail(b, line, "%s: unknown attribute '%.64s'%s%s%s", def->name,
+                     (const char *)attr->name,
                      hint != NULL ? " (did you mean '" : "",
                      hint != NULL ? hint : "", hint != NULL ? "'?)" : "");
+}
+
+/* Warns about an attribute in a namespace (xsi:schemaLocation, an
+ * editor's): not ours, so ignored. */
+static suspect_rc_t warn_attr(conf_build_t *b, const conf_elem_t *def,
+                              const xmlAttr *attr, int line)
+{
+    return conf_warn(b, line, "%s: unknown attribute '%s:%.64s' ignored",
+                     def->name, (const char *)attr->ns->prefix,
+                     (const char *)attr->name);
 }
 
 /* Reads one attribute of el through its row's setter; *seen gets its bit. */
@@ -101,9 +132,12 @@ static suspect_rc_t read_attr(conf_build_t *b, const conf_elem_t *def,
     size_t n;
     suspect_rc_t rc;
 
+    if (i < 0 && attr->ns != NULL && attr->ns->prefix != NULL) {
+        return warn_attr(b, def, attr, line);
+    }
     if (i < 0) {
-        return warn_attr(b, def, attr, near >= 0 ? def->attrs[near].name : NULL,
-                         line);
+        return unknown_attr(b, def, attr,
+                            near >= 0 ? def->attrs[near].name : NULL, line);
     }
     value = xmlNodeListGetString(el->doc, attr->children, 1);
     if (value == NULL && attr->children != NULL) {
@@ -150,32 +184,37 @@ static suspect_rc_t read_attrs(conf_build_t *b, const conf_elem_t *def,
 static suspect_rc_t walk(conf_build_t *b, const conf_elem_t *def, xmlNodePtr el,
                          void *obj);
 
-/* An element child of a parent of row def that no row describes: under
- * CONF_STRICT an error listing what is allowed, else a warning. */
+/* An element child of a parent of row def that no row describes: an
+ * error (as for attributes, see unknown_attr()), with a hint when it is
+ * near a known one, else listing what is allowed. */
 static suspect_rc_t unknown_child(conf_build_t *b, const conf_elem_t *def,
                                   const xmlNode *c, int near)
 {
-    const char *hint = near >= 0 ? def->children[near]->name : NULL;
-    char allowed[128];
+    char allowed[256];
     size_t used = 0;
 
-    if (def->flags & CONF_STRICT) {
-        allowed[0] = '\0';
-        for (int i = 0; def->children[i] != NULL && used < sizeof(allowed);
-             i++) {
-            int w = snprintf(allowed + used, sizeof(allowed) - used, "%s<%s>",
-                             i > 0 ? ", " : "", def->children[i]->name);
-            used += w > 0 ? (size_t)w : 0;
-        }
+    if (near >= 0) {
         return conf_fail(b, xmlsafe_line(c),
-                         "%s: unknown element <%.64s> (it may only hold %s)",
-                         def->name, (const char *)c->name, allowed);
+                         "%s: unknown element <%.64s> (did you mean <%s>?)",
+                         def->name, (const char *)c->name,
+                         def->children[near]->name);
     }
-    return conf_warn(b, xmlsafe_line(c),
-                     "%s: unknown element <%.64s> ignored%s%s%s", def->name,
-                     (const char *)c->name,
-                     hint != NULL ? " (did you mean <" : "",
-                     hint != NULL ? hint : "", hint != NULL ? ">?)" : "");
+    allowed[0] = '\0';
+    for (int i = 0; def->children != NULL && def->children[i] != NULL &&
+                    used < sizeof(allowed);
+         i++) {
+        int w = snprintf(allowed + used, sizeof(allowed) - used, "%s<%s>",
+                         i > 0 ? ", " : "", def->children[i]->name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (used == 0) {
+        return conf_fail(b, xmlsafe_line(c),
+                         "%s: unknown element <%.64s> (it holds no element)",
+                         def->name, (const char *)c->name);
+    }
+    return conf_fail(b, xmlsafe_line(c),
+                     "%s: unknown element <%.64s> (it may only hold %s)",
+                     def->name, (const char *)c->name, allowed);
 }
 
 /* The child elements of el, each against def's child table. */

@@ -14,11 +14,20 @@
  * prefix does not matter.  The walk stops at the first error; warnings go
  * on the snapshot.  Values are trimmed of XML white space and numbers are
  * parsed digit by digit with overflow checks.
+ *
+ * Unknown names: .NET's XmlSerializer ignores attributes and elements it
+ * does not know, and so does this loader (with a warning), so a file
+ * written for a newer version still loads.  A name that is near a known
+ * one (near.h: "BlockDuraton", "limitcount", "SuspectUsageSettingEntitiy")
+ * is an error instead: ignoring it would silently drop a lock-out, a
+ * limit or a whole action.
  */
 #include "limits_internal.h"
+#include "near.h"
 #include "xmlsafe.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,6 +115,35 @@ static int field_index(const xmlChar *name)
         }
     }
     return -1;
+}
+
+/* The known field nearest to name (near.h), or NULL. */
+static const char *near_field(const xmlChar *name)
+{
+    const char *names[F_COUNT_ALL];
+
+    for (int i = 0; i < F_COUNT_ALL; i++) {
+        names[i] = fields[i].name;
+    }
+    return config_near((const char *)name, names, F_COUNT_ALL);
+}
+
+/* The error for a name near a known one: "owner: unknown attribute
+ * 'BlockDuraton' (did you mean 'BlockDuration'?)", or for an element
+ * "unknown element <X> (did you mean <Y>?)". */
+static suspect_rc_t near_error(const suspect_limits_t *lim, int line,
+                               const char *owner, bool element,
+                               const xmlChar *name, const char *known,
+                               suspect_err_t *err)
+{
+    const char *open = element ? "<" : "'";
+    const char *close = element ? ">" : "'";
+
+    return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                           "%s: unknown %s %s%.64s%s (did you mean %s%s%s?); "
+                           "it would be ignored",
+                           owner, element ? "element" : "attribute", open,
+                           (const char *)name, close, open, known, close);
 }
 
 /* Warns "owner: unknown attribute 'x' ignored", with its prefix if any. */
@@ -222,6 +260,12 @@ static suspect_rc_t read_entity_attrs(xmlNodePtr el, field_val_t *vals,
 {
     for (xmlAttrPtr a = el->properties; a != NULL; a = a->next) {
         int f = a->ns == NULL ? field_index(a->name) : -1;
+        const char *near = a->ns == NULL && f < 0 ? near_field(a->name) : NULL;
+
+        if (near != NULL) {
+            return near_error(lim, line, ENTITY_NAME, false, a->name, near,
+                              err);
+        }
         if (f < 0) {
             if (!is_xsi(a) && warn_attr(lim, ENTITY_NAME, a, line) != 0) {
                 return nomem(lim, line, err);
@@ -248,6 +292,10 @@ static suspect_rc_t read_entity_elems(xmlNodePtr el, field_val_t *vals,
             continue;
         }
         f = field_index(c->name);
+        if (f < 0 && near_field(c->name) != NULL) {
+            return near_error(lim, (int)xmlGetLineNo(c), ENTITY_NAME, true,
+                              c->name, near_field(c->name), err);
+        }
         if (f < 0) {
             if (limits_add_warning(lim, (int)xmlGetLineNo(c),
                                    "%s: unknown element <%.64s> ignored",
@@ -420,6 +468,12 @@ static suspect_rc_t walk_root(xmlNodePtr root, size_t max_rules,
             continue;
         }
         if (strcmp((const char *)c->name, ENTITY_NAME) != 0) {
+            static const char *const entity[] = {ENTITY_NAME};
+
+            if (config_near((const char *)c->name, entity, 1) != NULL) {
+                return near_error(lim, cline, ROOT_NAME, true, c->name,
+                                  ENTITY_NAME, err);
+            }
             if (limits_add_warning(lim, cline,
                                    "unknown element <%.64s> "
                                    "ignored",

@@ -30,6 +30,7 @@
 #include "helpers/corpus.h"
 #include "suites.h"
 #include "limits/suspect_limits.h"
+#include "near.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -754,6 +755,53 @@ static void test_parse_threads(void)
     free(doc);
 }
 
+/* "Did you mean": names a few edits from a known one, case ignored, and
+ * only those (near.h). */
+static void test_near_names(void)
+{
+    static const char *const known[] = {"Action", "LimitCount", "LimitDuration",
+                                        "BlockDuration"};
+    static const struct {
+        const char *name;
+        const char *want; /* NULL: near nothing */
+    } cases[] = {
+        {"BlockDuraton", "BlockDuration"},
+        {"blockduration", "BlockDuration"},
+        {"BLOCKDURATION", "BlockDuration"},
+        {"BlockDuartion", "BlockDuration"},
+        {"BlokDuraton", "BlockDuration"},
+        {"LimitCuont", "LimitCount"},
+        {"LimitCounts", "LimitCount"},
+        {"Acton", "Action"},
+        {"action", "Action"},
+        {"BlockDuration", NULL},
+        {"BlockMultiplier", NULL},
+        {"MaxBlockDuration", NULL},
+        {"EscalationFactor", NULL},
+        {"Note", NULL},
+        {"", NULL},
+    };
+    char longer[CONFIG_NEAR_MAX + 8];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got = config_near(cases[i].name, known, 4);
+
+        if (cases[i].want == NULL ? got != NULL
+                                  : got == NULL || strcmp(got, cases[i].want)) {
+            fprintf(stderr, "\n  %s: got %s\n", cases[i].name,
+                    got != NULL ? got : "(none)");
+            CU_FAIL("near name");
+        }
+    }
+    CU_ASSERT_EQUAL(config_near_distance("ab", "ba"), 1);
+    CU_ASSERT_EQUAL(config_near_distance("kitten", "sitting"), 3);
+    CU_ASSERT_EQUAL(config_near_distance("", "abc"), 3);
+    memset(longer, 'a', sizeof(longer) - 1);
+    longer[sizeof(longer) - 1] = '\0';
+    CU_ASSERT_EQUAL(config_near_distance(longer, longer), CONFIG_NEAR_MAX + 1);
+    CU_ASSERT_PTR_NULL(config_near(longer, known, 4));
+}
+
 int register_limits_suite(void)
 {
     static const struct {
@@ -780,6 +828,7 @@ int register_limits_suite(void)
         {"refcount and arguments", test_refcount_and_args},
         {"out of memory", test_out_of_memory},
         {"threads parsing", test_parse_threads},
+        {"near names", test_near_names},
     };
     CU_pSuite suite = CU_add_suite("limits", NULL, NULL);
 

@@ -3,6 +3,8 @@
  *
  *   suspect-tests            run every suite
  *   suspect-tests NAME...    run only the suites whose names are given
+ *   suspect-tests NAME/TEXT  run the tests of suite NAME whose names hold
+ *                            TEXT
  *
  * Exits 0 only when every suite set up and every test and assertion passed:
  * CU_basic_run_tests() returns CUE_SUCCESS even when assertions fail, so the
@@ -30,7 +32,17 @@ static int (*const registrars[])(void) = {
     register_faults_suite,      register_log_suite,
 };
 
-/* Deactivates the suites not named on the command line. */
+/* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose
+ * name holds TEXT). */
+static int names_suite(const char *arg, const char *suite)
+{
+    size_t n = strcspn(arg, "/");
+
+    return strlen(suite) == n && strncmp(arg, suite, n) == 0;
+}
+
+/* Deactivates the suites not named on the command line, and in a suite
+ * named as "SUITE/TEXT", the tests whose name does not hold TEXT. */
 static void select_suites(int argc, char **argv)
 {
     CU_pSuite suite;
@@ -40,11 +52,25 @@ static void select_suites(int argc, char **argv)
     }
     for (suite = CU_get_registry()->pSuite; suite != NULL;
          suite = suite->pNext) {
-        int wanted = 0;
+        int wanted = 0, all = 0;
+
         for (int i = 1; i < argc; i++) {
-            wanted |= strcmp(suite->pName, argv[i]) == 0;
+            wanted |= names_suite(argv[i], suite->pName);
+            all |= strcmp(argv[i], suite->pName) == 0;
         }
         CU_set_suite_active(suite, wanted ? CU_TRUE : CU_FALSE);
+        for (CU_pTest t = suite->pTest; wanted && !all && t != NULL;
+             t = t->pNext) {
+            int keep = 0;
+
+            for (int i = 1; i < argc; i++) {
+                const char *slash = strchr(argv[i], '/');
+
+                keep |= names_suite(argv[i], suite->pName) && slash != NULL &&
+                        strstr(t->pName, slash + 1) != NULL;
+            }
+            CU_set_test_active(t, keep ? CU_TRUE : CU_FALSE);
+        }
     }
 }
 
@@ -65,6 +91,8 @@ int main(int argc, char **argv)
         }
     }
     select_suites(argc, argv);
+    /* What was left out on purpose is not a failure. */
+    CU_set_fail_on_inactive(argc < 2 ? CU_TRUE : CU_FALSE);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
 

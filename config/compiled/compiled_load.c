@@ -78,6 +78,9 @@ suspect_rc_t compiled_load(const char *conf, compiled_t *out,
         rc = limits_load(out->conf->limits_path, &out->limits, &lst, err);
     }
     if (rc == SUSPECT_OK) {
+        rc = suspect_conf_check_actions(out->conf, out->limits, err);
+    }
+    if (rc == SUSPECT_OK) {
         compiled_id_set(&out->id[COMPILED_SRC_LIMITS], &lst);
         rc = template_id(out->conf, &out->id[COMPILED_SRC_TEMPLATE], err);
     }

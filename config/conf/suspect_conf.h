@@ -207,4 +207,26 @@ const char *suspect_conf_warning(const suspect_conf_t *conf, size_t i);
 /* The name of a source kind as written in the file ("cookie", ...). */
 const char *suspect_src_kind_name(suspect_src_kind_t kind);
 
+/* ---- the two files together (conf_actions.c) ----------------------------- */
+
+struct suspect_limits;
+
+/*
+ * Each route of conf whose action lim lacks, reported through fn (may be
+ * NULL) as "suspect.xml:12: route action 'Logn' is not in limits.xml (did
+ * you mean 'Login'?)"; returns how many.  Such a route would let its
+ * requests through uncounted, so the pair is refused as a whole: at
+ * start, and on a reload of either file.
+ */
+size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
+                                    const struct suspect_limits *lim,
+                                    void (*fn)(void *arg, const char *msg),
+                                    void *arg);
+
+/* SUSPECT_OK when every route's action is in lim, else SUSPECT_E_CONFIG
+ * with the first missing one in err (file and line of its route). */
+suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
+                                        const struct suspect_limits *lim,
+                                        suspect_err_t *err);
+
 #endif

@@ -57,6 +57,8 @@ struct suspect_reloader {
     file_id_t loaded;           /* the file current was read from */
     file_id_t failed;           /* the last bad state reported */
     bool have_failed;
+    bool refused;          /* failed is a valid file the caller refused */
+    file_id_t pending;     /* the file of the last prepare's snapshot */
     int64_t next_check_ms; /* atomic */
     uint64_t generation;   /* atomic */
 };
@@ -180,21 +182,25 @@ static void swap_in(suspect_reloader_t *r, suspect_limits_t *fresh)
     __atomic_add_fetch(&r->generation, 1, __ATOMIC_RELEASE);
 }
 
-/* The body of a check, with check_lock held. */
-static int check_locked(suspect_reloader_t *r, suspect_err_t *err)
+/* The first half of a check, with check_lock held: see
+ * suspect_reloader_prepare(). */
+static int prepare_locked(suspect_reloader_t *r, bool retry,
+                          suspect_limits_t **fresh, suspect_err_t *err)
 {
     file_id_t now = id_of_path(r->path);
-    suspect_limits_t *fresh = NULL;
     struct stat st;
     suspect_rc_t rc;
 
+    *fresh = NULL;
     if (id_equal(&now, &r->loaded)) {
         r->have_failed = false;
         return 0;
     }
-    if (r->have_failed && id_equal(&now, &r->failed)) {
+    if (r->have_failed && id_equal(&now, &r->failed) &&
+        !(retry && r->refused)) {
         return 0;
     }
+    r->refused = false;
     if (now.errnum != 0) {
         errno = now.errnum;
         r->failed = now;
@@ -203,18 +209,47 @@ static int check_locked(suspect_reloader_t *r, suspect_err_t *err)
             err, now.errnum == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO,
             r->path, "cannot open");
     }
-    rc = limits_load_stat(r->path, &r->opts, &fresh, &st, err);
+    rc = limits_load_stat(r->path, &r->opts, fresh, &st, err);
     if (rc != SUSPECT_OK) {
         /* Remember what we looked at (a file replaced since then is new),
          * unless memory ran out: that says nothing about the file. */
         r->failed = now;
         r->have_failed = rc != SUSPECT_E_NOMEM;
+        *fresh = NULL;
         return rc;
     }
-    r->loaded = id_of(&st);
-    r->have_failed = false;
-    swap_in(r, fresh);
+    r->pending = id_of(&st);
     return 1;
+}
+
+int suspect_reloader_prepare(suspect_reloader_t *r, bool retry,
+                             suspect_limits_t **fresh, suspect_err_t *err)
+{
+    int rc;
+
+    pthread_mutex_lock(&r->check_lock);
+    rc = prepare_locked(r, retry, fresh, err);
+    pthread_mutex_unlock(&r->check_lock);
+    return rc;
+}
+
+void suspect_reloader_commit(suspect_reloader_t *r, suspect_limits_t *fresh)
+{
+    pthread_mutex_lock(&r->check_lock);
+    r->loaded = r->pending;
+    r->have_failed = false;
+    pthread_mutex_unlock(&r->check_lock);
+    swap_in(r, fresh);
+}
+
+void suspect_reloader_refuse(suspect_reloader_t *r, suspect_limits_t *fresh)
+{
+    pthread_mutex_lock(&r->check_lock);
+    r->failed = r->pending;
+    r->have_failed = true;
+    r->refused = true;
+    pthread_mutex_unlock(&r->check_lock);
+    suspect_limits_unref(fresh);
 }
 
 /*
@@ -224,11 +259,19 @@ static int check_locked(suspect_reloader_t *r, suspect_err_t *err)
  */
 int suspect_reloader_check(suspect_reloader_t *r, suspect_err_t *err)
 {
+    suspect_limits_t *fresh = NULL;
     int rc;
 
     pthread_mutex_lock(&r->check_lock);
-    rc = check_locked(r, err);
+    rc = prepare_locked(r, false, &fresh, err);
+    if (rc == 1) {
+        r->loaded = r->pending;
+        r->have_failed = false;
+    }
     pthread_mutex_unlock(&r->check_lock);
+    if (rc == 1) {
+        swap_in(r, fresh);
+    }
     return rc;
 }
 

@@ -19,6 +19,7 @@
 #ifndef SUSPECT_LIMITS_H
 #define SUSPECT_LIMITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -119,6 +120,24 @@ suspect_limits_t *suspect_reloader_acquire(suspect_reloader_t *r);
  * call).  Thread-safe; concurrent callers serialise.
  */
 int suspect_reloader_check(suspect_reloader_t *r, suspect_err_t *err);
+
+/*
+ * suspect_reloader_check() in two halves, for a caller that must check the
+ * new snapshot against something else before it is used (suspect-fcgi:
+ * every route's action must be in it).  prepare: when the file changed
+ * and is valid, *fresh gets the new snapshot (a reference for the caller)
+ * and 1 is returned, nothing swapped yet; 0 when nothing changed, or when
+ * the file is in the state last refused or found bad (unless retry: a
+ * refused file may fit once the other file changed); < 0 with err for a
+ * bad, missing or unreadable file, as check.  Then exactly one of: commit
+ * (fresh becomes the current snapshot; takes fresh) or refuse (the file is
+ * not looked at again until it changes or a retry; frees fresh).  One
+ * caller at a time between prepare and commit or refuse.
+ */
+int suspect_reloader_prepare(suspect_reloader_t *r, bool retry,
+                             suspect_limits_t **fresh, suspect_err_t *err);
+void suspect_reloader_commit(suspect_reloader_t *r, suspect_limits_t *fresh);
+void suspect_reloader_refuse(suspect_reloader_t *r, suspect_limits_t *fresh);
 
 /*
  * As suspect_reloader_check, but at most once per interval_ms of now_ms;

@@ -48,6 +48,9 @@ struct mw_runtime {
     struct stat conf_st;     /* the suspect.xml the guard came from */
     struct stat failed_st;   /* the last bad suspect.xml reported */
     bool have_failed;
+    bool conf_refused;           /* failed_st is valid, refused for the
+                                    limits file's sake */
+    pthread_mutex_t reload_lock; /* one reload at a time */
 };
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -159,6 +162,7 @@ suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
     }
     pthread_mutex_init(&rt->lock, NULL);
+    pthread_mutex_init(&rt->reload_lock, NULL);
     rt->conf_path = suspect_strdup(conf_path);
     if (rt->conf_path == NULL) {
         mw_runtime_free(rt);
@@ -177,6 +181,12 @@ suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
              ? suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory")
              : suspect_reloader_new(c->limits_path, NULL, c->reload_ms,
                                     &rt->limits, err);
+    if (rc == SUSPECT_OK) {
+        suspect_limits_t *l = suspect_reloader_acquire(rt->limits);
+
+        rc = suspect_conf_check_actions(c, l, err);
+        suspect_limits_unref(l);
+    }
     if (rc == SUSPECT_OK) {
         rc = mw_store_new(c, &rt->store, err);
     }
@@ -202,6 +212,7 @@ void mw_runtime_free(mw_runtime_t *rt)
     mw_guard_unref(rt->guard);
     suspect_conf_unref(rt->boot);
     pthread_mutex_destroy(&rt->lock);
+    pthread_mutex_destroy(&rt->reload_lock);
     free(rt->listen);
     free(rt->conf_path);
     free(rt);
@@ -246,57 +257,59 @@ unsigned mw_runtime_reload_ms(mw_runtime_t *rt)
     return ms;
 }
 
-/* Swaps in a new guard (and a new limits reloader when the limits path
- * changed).  Takes g. */
-static void swap_guard(mw_runtime_t *rt, mw_guard_t *g,
-                       suspect_reloader_t *limits)
-{
-    mw_guard_t *old;
-    suspect_reloader_t *old_limits = NULL;
+/* What one reload would swap in: each part NULL when it stays. */
+typedef struct reload_step {
+    mw_guard_t *guard;            /* a new suspect.xml, compiled */
+    struct stat conf_st;          /* its file */
+    suspect_reloader_t *reloader; /* a new limits path or interval */
+    suspect_limits_t *limits;     /* a new limits file (prepared) */
+} reload_step_t;
 
-    pthread_mutex_lock(&rt->lock);
-    old = rt->guard;
-    rt->guard = g;
-    if (limits != NULL) {
-        old_limits = rt->limits;
-        rt->limits = limits;
-    }
-    pthread_mutex_unlock(&rt->lock);
-    mw_guard_unref(old);
-    /* Requests hold limits snapshots, not the reloader: freeing it is
-     * safe once no thread can reach it through rt. */
-    suspect_reloader_free(old_limits);
+/* Logs err with what is kept. */
+static void log_kept(const suspect_err_t *err, const char *kept)
+{
+    char msg[600];
+
+    suspect_err_format(err, msg, sizeof(msg));
+    mw_log(MW_LOG_ERROR, "%s; keeping the running %s", msg, kept);
 }
 
-/* Reloads suspect.xml when it changed; 1 when swapped in. */
-static int reload_conf(mw_runtime_t *rt, bool force)
+/* Remembers the suspect.xml at st as bad (refused: only because of the
+ * limits file), so the same file is not reported again. */
+static void conf_failed(mw_runtime_t *rt, const struct stat *st, bool refused)
+{
+    rt->failed_st = *st;
+    rt->have_failed = true;
+    rt->conf_refused = refused;
+}
+
+/* The suspect.xml half of a step: a new guard (and reloader) in *step
+ * when the file changed and is valid on its own.  retry: look again at
+ * a file refused for the limits file's sake. */
+static void step_conf(mw_runtime_t *rt, bool force, bool retry,
+                      reload_step_t *step)
 {
     struct stat st;
     suspect_err_t err;
     mw_guard_t *g = NULL;
-    suspect_reloader_t *limits = NULL;
     const suspect_conf_t *c, *cur;
     const char *why;
-    bool new_limits;
 
     suspect_err_clear(&err);
     if (stat(rt->conf_path, &st) != 0) {
         memset(&st, 0, sizeof(st));
     }
     if (!force && same_file(&st, &rt->conf_st)) {
-        return 0;
+        return;
     }
-    if (!force && rt->have_failed && same_file(&st, &rt->failed_st)) {
-        return 0;
+    if (!force && rt->have_failed && same_file(&st, &rt->failed_st) &&
+        !(retry && rt->conf_refused)) {
+        return;
     }
     if (load_guard(rt->conf_path, &g, &st, &err) != SUSPECT_OK) {
-        char msg[600];
-
-        suspect_err_format(&err, msg, sizeof(msg));
-        mw_log(MW_LOG_ERROR, "%s; keeping the running configuration", msg);
-        rt->failed_st = st;
-        rt->have_failed = true;
-        return 0;
+        log_kept(&err, "configuration");
+        conf_failed(rt, &st, false);
+        return;
     }
     c = mw_guard_conf(g);
     why = restart_change(rt->boot, c);
@@ -306,51 +319,115 @@ static int reload_conf(mw_runtime_t *rt, bool force)
                "the running configuration",
                rt->conf_path, why);
         mw_guard_unref(g);
-        rt->failed_st = st;
-        rt->have_failed = true;
-        return 0;
+        conf_failed(rt, &st, false);
+        return;
     }
     cur = mw_guard_conf(rt->guard);
-    new_limits = strcmp(cur->limits_path, c->limits_path) != 0 ||
-                 cur->reload_ms != c->reload_ms;
-    if (new_limits && suspect_reloader_new(c->limits_path, NULL, c->reload_ms,
-                                           &limits, &err) != SUSPECT_OK) {
-        char msg[600];
-
-        suspect_err_format(&err, msg, sizeof(msg));
-        mw_log(MW_LOG_ERROR, "%s; keeping the running configuration", msg);
+    if ((strcmp(cur->limits_path, c->limits_path) != 0 ||
+         cur->reload_ms != c->reload_ms) &&
+        suspect_reloader_new(c->limits_path, NULL, c->reload_ms,
+                             &step->reloader, &err) != SUSPECT_OK) {
+        log_kept(&err, "configuration");
         mw_guard_unref(g);
-        rt->failed_st = st;
-        rt->have_failed = true;
-        return 0;
+        conf_failed(rt, &st, false);
+        return;
     }
-    log_warnings(c, NULL);
-    rt->conf_st = st;
-    rt->have_failed = false;
-    swap_guard(rt, g, limits);
-    mw_log(MW_LOG_NOTICE, "%s: reloaded (%zu routes)", rt->conf_path,
-           c->nroutes);
-    return 1;
+    step->guard = g;
+    step->conf_st = st;
 }
 
-/* Reloads the limits file when it changed; 1 when swapped in. */
-static int reload_limits(mw_runtime_t *rt, bool force)
+/* The limits half of a step: a new snapshot in *step when the running
+ * reloader's file changed and is valid on its own. */
+static void step_limits(mw_runtime_t *rt, bool retry, reload_step_t *step)
 {
     suspect_err_t err;
-    int r;
 
-    (void)force; /* the reloader compares stat(); an unchanged file is
-                    the same policy */
     suspect_err_clear(&err);
-    r = suspect_reloader_check(rt->limits, &err);
-    if (r < 0) {
-        char msg[600];
-
-        suspect_err_format(&err, msg, sizeof(msg));
-        mw_log(MW_LOG_ERROR, "%s; keeping the running limits", msg);
-        return 0;
+    if (step->reloader != NULL) {
+        return; /* a new file altogether, loaded with the reloader */
     }
-    if (r > 0) {
+    if (suspect_reloader_prepare(rt->limits, retry, &step->limits, &err) < 0) {
+        log_kept(&err, "limits");
+    }
+}
+
+static void log_missing(void *arg, const char *msg)
+{
+    mw_log(MW_LOG_ERROR,
+           "%s; its requests would not be counted; keeping the "
+           "running %s",
+           msg, (const char *)arg);
+}
+
+/* Whether the pair a step would make leaves no route without its action;
+ * with say, logs each one that would. */
+static bool step_valid(mw_runtime_t *rt, const reload_step_t *step, bool say)
+{
+    const suspect_conf_t *c =
+        mw_guard_conf(step->guard != NULL ? step->guard : rt->guard);
+    suspect_limits_t *l =
+        step->limits != NULL     ? suspect_limits_ref(step->limits)
+        : step->reloader != NULL ? suspect_reloader_acquire(step->reloader)
+                                 : suspect_reloader_acquire(rt->limits);
+    const char *kept = step->guard != NULL && step->limits != NULL
+                           ? "configuration and limits"
+                       : step->guard != NULL ? "configuration"
+                                             : "limits";
+    size_t missing = suspect_conf_missing_actions(
+        c, l, say ? log_missing : NULL, (void *)kept);
+
+    suspect_limits_unref(l);
+    return missing == 0;
+}
+
+/* Drops a refused step: each changed file is remembered as refused. */
+static void step_refuse(mw_runtime_t *rt, reload_step_t *step)
+{
+    if (step->guard != NULL) {
+        conf_failed(rt, &step->conf_st, true);
+        mw_guard_unref(step->guard);
+    }
+    suspect_reloader_free(step->reloader);
+    if (step->limits != NULL) {
+        suspect_reloader_refuse(rt->limits, step->limits);
+    }
+}
+
+/* Swaps in what a valid step holds; the number of files swapped in. */
+static int step_commit(mw_runtime_t *rt, reload_step_t *step)
+{
+    mw_guard_t *old = NULL;
+    suspect_reloader_t *old_limits = NULL;
+    int n = 0;
+
+    pthread_mutex_lock(&rt->lock);
+    if (step->guard != NULL) {
+        old = rt->guard;
+        rt->guard = step->guard;
+    }
+    if (step->reloader != NULL) {
+        old_limits = rt->limits;
+        rt->limits = step->reloader;
+    }
+    if (step->limits != NULL) {
+        suspect_reloader_commit(rt->limits, step->limits);
+    }
+    pthread_mutex_unlock(&rt->lock);
+    /* Requests hold limits snapshots, not the reloader: freeing it is
+     * safe once no thread can reach it through rt. */
+    mw_guard_unref(old);
+    suspect_reloader_free(old_limits);
+    if (step->guard != NULL) {
+        const suspect_conf_t *c = mw_guard_conf(step->guard);
+
+        log_warnings(c, NULL);
+        rt->conf_st = step->conf_st;
+        rt->have_failed = false;
+        mw_log(MW_LOG_NOTICE, "%s: reloaded (%zu routes)", rt->conf_path,
+               c->nroutes);
+        n++;
+    }
+    if (step->limits != NULL || step->reloader != NULL) {
         suspect_limits_t *l = suspect_reloader_acquire(rt->limits);
 
         log_warnings(NULL, l);
@@ -358,36 +435,70 @@ static int reload_limits(mw_runtime_t *rt, bool force)
                suspect_limits_count(l));
         suspect_limits_unref(l);
         suspect_failover_bump_generation(rt->store);
-    }
-    return r;
-}
-
-int mw_runtime_reload(mw_runtime_t *rt, bool force)
-{
-    int n = reload_conf(rt, force);
-
-    n += reload_limits(rt, force);
-    if (n > 0) {
-        mw_runtime_check_actions(rt);
+        n++;
     }
     return n;
 }
 
-static void log_line(void *arg, const char *msg)
+/* Drops the part of step that only came back for the other file's sake
+ * (extra: 1 suspect.xml, 2 the limits file): refused again, quietly. */
+static void step_drop_extra(mw_runtime_t *rt, reload_step_t *step, int extra)
 {
-    (void)arg;
-    mw_log(MW_LOG_WARNING, "%s; its requests are not counted", msg);
+    if (extra == 1) {
+        mw_guard_unref(step->guard);
+        suspect_reloader_free(step->reloader);
+        step->guard = NULL;
+        step->reloader = NULL;
+    } else {
+        suspect_reloader_refuse(rt->limits, step->limits);
+        step->limits = NULL;
+    }
 }
 
-size_t mw_runtime_check_actions(mw_runtime_t *rt)
+/* One look at both files: the number swapped in.  A file refused earlier
+ * for the other one's sake comes back whenever the other one changes
+ * (renaming an action takes an edit of each, in either order); when the
+ * two together still do not fit, the new file is tried alone. */
+static int reload_once(mw_runtime_t *rt, bool force)
 {
-    mw_guard_t *g;
-    suspect_limits_t *l;
-    size_t n;
+    reload_step_t step;
+    int extra = 0;
 
-    mw_runtime_acquire(rt, &g, &l);
-    n = mw_guard_check_actions(g, l, log_line, NULL);
-    suspect_limits_unref(l);
-    mw_guard_unref(g);
+    memset(&step, 0, sizeof(step));
+    step_conf(rt, force, false, &step);
+    step_limits(rt, false, &step);
+    if (step.guard == NULL && step.reloader == NULL && step.limits == NULL) {
+        return 0;
+    }
+    if (step.guard == NULL && rt->have_failed && rt->conf_refused) {
+        step_conf(rt, false, true, &step);
+        extra = step.guard != NULL ? 1 : 0;
+    } else if (step.limits == NULL && step.reloader == NULL) {
+        step_limits(rt, true, &step);
+        extra = step.limits != NULL ? 2 : 0;
+    }
+    if (extra != 0 && !step_valid(rt, &step, false)) {
+        step_drop_extra(rt, &step, extra);
+    }
+    if (!step_valid(rt, &step, true)) {
+        step_refuse(rt, &step);
+        return 0;
+    }
+    return step_commit(rt, &step);
+}
+
+/*
+ * Both files are checked as a pair: a new suspect.xml whose route names an
+ * action the limits file lacks, or a limits file that drops an action a
+ * route names, is refused, and the running pair stays (see
+ * reload_once()).
+ */
+int mw_runtime_reload(mw_runtime_t *rt, bool force)
+{
+    int n;
+
+    pthread_mutex_lock(&rt->reload_lock);
+    n = reload_once(rt, force);
+    pthread_mutex_unlock(&rt->reload_lock);
     return n;
 }

@@ -7,7 +7,9 @@
  * changed.  A new suspect.xml is compiled into a new guard and swapped in
  * only when it is valid and changes nothing that needs a restart (listen
  * address, workers, store, keys, upstream); otherwise the running one stays
- * and the reason is logged as "file:line: message".  Requests in flight
+ * and the reason is logged as "file:line: message".  The two files are a
+ * pair: one that would leave a route without its action in the limits
+ * file is refused (at start too: mw_runtime_new() fails).  Requests in flight
  * finish on the guard and limits they started with (references).
  */
 #ifndef MW_RUNTIME_H
@@ -29,7 +31,8 @@ typedef struct mw_runtime mw_runtime_t;
 /*
  * Loads suspect.xml at conf_path, its limits file, creates the store and
  * the forwarder.  listen_override (NULL = none) replaces <Server listen>.
- * Fails with the first error (file:line for the files).
+ * Fails with the first error (file:line for the files), a route whose
+ * action the limits file lacks included.
  */
 suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
                             mw_runtime_t **out, suspect_err_t *err);
@@ -63,9 +66,5 @@ suspect_store_t *mw_runtime_store(const mw_runtime_t *rt);
 
 /* The upstream client, owned by rt; NULL unless <Upstream>. */
 mw_upstream_t *mw_runtime_upstream(const mw_runtime_t *rt);
-
-/* Logs each route whose action the current limits file lacks; returns
- * how many. */
-size_t mw_runtime_check_actions(mw_runtime_t *rt);
 
 #endif

@@ -366,7 +366,6 @@ int main(int argc, char **argv)
         log_err("", &err);
         return 1;
     }
-    mw_runtime_check_actions(rt);
     r = serve(rt, o.grace_ms);
     mw_runtime_free(rt);
     return r;

@@ -53,15 +53,6 @@ void mw_guard_unref(mw_guard_t *g); /* NULL is a no-op */
 
 const suspect_conf_t *mw_guard_conf(const mw_guard_t *g);
 
-/*
- * Lists the routes whose action is not in lim, one message each
- * ("suspect.xml:12: route action 'Logn' is not in limits.xml"), through
- * fn; returns how many.  Such routes let requests through uncounted.
- */
-size_t mw_guard_check_actions(const mw_guard_t *g, const suspect_limits_t *lim,
-                              void (*fn)(void *arg, const char *msg),
-                              void *arg);
-
 typedef enum mw_verdict_kind {
     MW_VERDICT_PASS = 0,   /* no route, or no identity: not counted */
     MW_VERDICT_ALLOW,      /* counted and allowed */
@@ -69,7 +60,8 @@ typedef enum mw_verdict_kind {
     MW_VERDICT_REJECT,     /* bad request: missing identity (reject),
                               ambiguous parameter, unusable path: 400;
                               form body over form_max: 413; no path from
-                              the web server: 500 */
+                              the web server, an action missing from the
+                              limits file: 500 */
     MW_VERDICT_UNAVAILABLE /* the store failed in closed mode: 503 */
 } mw_verdict_kind_t;
 

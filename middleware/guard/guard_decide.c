@@ -11,9 +11,9 @@
  *     route cannot be told from the body's head; a request that meets
  *     two routes' conditions on one parameter with different values is a
  *     REJECT (400, "ambiguous route"): the app's parser picks the action;
- *  3. the route's rule in the limits snapshot; none: PASS ("action not in
- *     limits file"): such a route is off, its missing-identity policy too,
- *     and no body is read for it;
+ *  3. the route's rule in the limits snapshot; none: REJECT (500, "action
+ *     not in limits file"), which the loaders never let happen (a pair of
+ *     files with such a route is refused), and no body is read for it;
  *  4. the identities' values (identity.c); a missing or empty one is
  *     handled as the route says: skip it (PASS when none is left), PASS,
  *     or REJECT (400); a query or form parameter repeated with different
@@ -170,7 +170,9 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
     suspect_rc_t rc;
 
     if (rule == NULL) {
-        verdict(v, MW_VERDICT_PASS, 0, "action not in limits file");
+        /* The loaders refuse such a pair (conf_actions.c); a caller that
+         * passed one anyway gets a refusal, never an uncounted pass. */
+        verdict(v, MW_VERDICT_REJECT, 500, "action not in limits file");
         return SUSPECT_OK;
     }
     /* The same name, but owned by the conf: the verdict then lives as

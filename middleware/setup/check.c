@@ -136,7 +136,7 @@ int mw_check(const char *conf_path, FILE *out, FILE *errs)
     for (size_t i = 0; i < suspect_limits_warning_count(lim); i++) {
         fprintf(errs, "%s\n", suspect_limits_warning(lim, i));
     }
-    bad = mw_guard_check_actions(g, lim, to_file, errs);
+    bad = suspect_conf_missing_actions(c, lim, to_file, errs);
     fprintf(out, "%s: %s\n", conf_path, bad == 0 ? "ok" : "errors");
     print_settings(out, c);
     fprintf(out, "routes (first match wins):\n");

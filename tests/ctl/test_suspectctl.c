@@ -121,7 +121,8 @@ static void test_check(void)
     CU_ASSERT_EQUAL(r.status, 1);
     CU_ASSERT_TRUE(ctl_json_object(r.out));
     CU_ASSERT_TRUE(ctl_has(r.out, "\"valid\":false"));
-    CU_ASSERT_TRUE(ctl_has(r.out, "is not in limits.xml\"]"));
+    CU_ASSERT_TRUE(ctl_has(r.out, "is not in limits.xml (did you mean "
+                                  "'Login'?)\"]"));
     ctl_run_free(&r);
     snprintf(missing, sizeof(missing), "%s/none.xml", ctl_dir);
     CTL_RUN(&r, "-c", missing, "--json", "check");

@@ -11,6 +11,8 @@
  *   test_e2e_faults_stop.c   SIGTERM while the app hangs
  *   test_e2e_faults_files.c  the limits file broken in every way; the
  *                            LMDB store's disk full
+ *   test_e2e_faults_mistakes.c  configuration mistakes that would turn
+ *                            protection off: no start, no reload
  *
  * This file: the suite, its teardown, and the shared tools of
  * test_e2e_faults.h.  Each check that says "the daemon stayed up" asks
@@ -521,7 +523,8 @@ int register_faults_suite(void)
         "faults", NULL, NULL, e2e_setup, faults_teardown);
 
     if (s == NULL || flt_add_redis_tests(s) != 0 || flt_add_app_tests(s) != 0 ||
-        flt_add_stop_tests(s) != 0 || flt_add_files_tests(s) != 0) {
+        flt_add_stop_tests(s) != 0 || flt_add_files_tests(s) != 0 ||
+        flt_add_mistake_tests(s) != 0) {
         return -1;
     }
     return 0;

@@ -166,11 +166,13 @@ void flt_redis_cleanup(void);
 void flt_app_cleanup(void);
 void flt_files_cleanup(void);
 
-/* The tests of test_e2e_faults_redis.c, _app.c, _stop.c and _files.c. */
+/* The tests of test_e2e_faults_redis.c, _app.c, _stop.c, _files.c and
+ * _mistakes.c. */
 struct CU_Suite;
 int flt_add_redis_tests(struct CU_Suite *s);
 int flt_add_app_tests(struct CU_Suite *s);
 int flt_add_stop_tests(struct CU_Suite *s);
 int flt_add_files_tests(struct CU_Suite *s);
+int flt_add_mistake_tests(struct CU_Suite *s);
 
 #endif

@@ -144,39 +144,54 @@ static void collect(void *arg, const char *msg)
     strcat(buf, "\n");
 }
 
+/* A route whose action the limits file lacks: the loaders refuse such a
+ * pair (conf_actions.c), and a guard handed one anyway refuses the
+ * request (500) rather than pass it uncounted. */
 static void test_action_not_in_limits(void)
 {
     suspect_conf_identity_t ids[] = {gt_ident("Id", "client-ip")};
     suspect_conf_route_t routes[] = {gt_route("Logn", "/login.cgi", ids, 1),
                                      gt_route("One", "/x", ids, 1),
-                                     gt_route("Other", "/y", ids, 1)};
+                                     gt_route("Tow", "/y", ids, 1)};
     suspect_conf_t conf = gt_conf(routes, 3);
     const char *vars[] = {"REQUEST_URI=/login.cgi", "REMOTE_ADDR=192.0.2.1",
                           NULL};
     char msgs[1024] = "";
+    suspect_err_t err;
     gt_fixture_t f;
     mw_verdict_t v;
 
     routes[1].line = 14;
     routes[2].line = 15;
-    routes[0].missing = SUSPECT_MISSING_REJECT;
+    routes[0].missing = SUSPECT_MISSING_ALLOW;
     if (gt_open(&f, &conf) != 0) {
         CU_FAIL("fixture");
         return;
     }
     for (int i = 0; i < 3; i++) {
         v = gt_decide(&f, vars, NULL);
-        CU_ASSERT_EQUAL(v.kind, MW_VERDICT_PASS);
+        CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
+        CU_ASSERT_EQUAL(v.status, 500);
         CU_ASSERT_STRING_EQUAL(v.why, "action not in limits file");
         CU_ASSERT_PTR_EQUAL(v.route, f.snap.conf.routes);
     }
-    CU_ASSERT_EQUAL(mw_guard_check_actions(f.g, f.lim, collect, msgs), 2);
+    CU_ASSERT_EQUAL(
+        suspect_conf_missing_actions(&f.snap.conf, f.lim, collect, msgs), 2);
     CU_ASSERT_STRING_EQUAL(
         msgs, "suspect.xml:10: route action 'Logn' is not in limits.xml\n"
-              "suspect.xml:15: route action 'Other' is not in limits.xml\n");
-    CU_ASSERT_EQUAL(mw_guard_check_actions(f.g, f.lim, NULL, NULL), 2);
-    /* No limits at all: every route is off. */
-    CU_ASSERT_EQUAL(mw_guard_check_actions(f.g, NULL, NULL, NULL), 3);
+              "suspect.xml:15: route action 'Tow' is not in limits.xml (did "
+              "you mean 'Two'?)\n");
+    CU_ASSERT_EQUAL(
+        suspect_conf_missing_actions(&f.snap.conf, f.lim, NULL, NULL), 2);
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(suspect_conf_check_actions(&f.snap.conf, f.lim, &err),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_EQUAL(err.line, 10);
+    CU_ASSERT_STRING_EQUAL(err.text,
+                           "route action 'Logn' is not in limits.xml");
+    /* No limits at all: every route is missing. */
+    CU_ASSERT_EQUAL(
+        suspect_conf_missing_actions(&f.snap.conf, NULL, NULL, NULL), 3);
     gt_close(&f);
 }
 

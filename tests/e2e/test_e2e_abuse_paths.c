@@ -56,25 +56,27 @@ static const char *const spellings[] = {
 
 #define NSPELL (sizeof(spellings) / sizeof(spellings[0]))
 
-/* Forgot-password once per 30 min, then locked; the rest as usual. */
-static const char limits_xml[] =
-    "<ArrayOfSuspectUsageSettingEntity>\n"
-    "  <SuspectUsageSettingEntity Action=\"SecureForgotAccount\""
-    " LimitCount=\"1\" LimitDuration=\"1800\" BlockDuration=\"1800\"/>\n"
-    "</ArrayOfSuspectUsageSettingEntity>\n";
-
-/* Starts the CGI shape with limits_xml. */
+/* Starts the CGI shape with examples/limits.xml, except forgot-password:
+ * once per 30 min, then locked. */
 static int start(void)
 {
+    static const char *const pairs[] = {
+        "Action=\"SecureForgotAccount\" LimitCount=\"3\"",
+        "Action=\"SecureForgotAccount\" LimitCount=\"1\"", NULL};
     const char *edits[] = {"path=\"limits.xml\"", "path=\"abuse-limits.xml\"",
                            NULL};
-    char path[TEST_PATH_MAX];
+    char path[TEST_PATH_MAX], src[TEST_PATH_MAX];
+    char *text = test_read_file(e2e_src(src, "examples/limits.xml"), NULL);
+    char *edited = text != NULL ? test_subst(text, pairs) : NULL;
+    int rc;
 
     snprintf(path, sizeof(path), "%s/abuse-limits.xml", e2e.dir);
-    if (test_write_file(path, limits_xml, strlen(limits_xml)) != 0) {
-        return -1;
-    }
-    return e2e_start_cgi(edits);
+    rc = edited != NULL && strcmp(edited, text) != 0
+             ? test_write_file(path, edited, strlen(edited))
+             : -1;
+    free(text);
+    free(edited);
+    return rc == 0 ? e2e_start_cgi(edits) : -1;
 }
 
 /* POSTs account=acc to target (sent as it is) through nginx: whether the

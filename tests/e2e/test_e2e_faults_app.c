@@ -80,7 +80,12 @@ static void test_app_hangs(void)
     flt_http(&r, "GET", "/index.php?op=hang", NULL, 10000);
     CU_ASSERT_EQUAL(r.status, 504);
     CU_ASSERT_TRUE(r.ms >= 900 && r.ms < test_scale_ms(1000 + LATE_MS));
-    /* suspect-fcgi closed its connection to the app */
+    /* suspect-fcgi closed its connection to the app (the fake app's
+     * thread notices a moment later) */
+    for (long long end = test_now_ms() + test_scale_ms(1000);
+         flt_fake_peer_gone(NULL) == 0 && test_now_ms() < end;) {
+        usleep(5000);
+    }
     CU_ASSERT_EQUAL(flt_fake_peer_gone(NULL), 1);
     CU_ASSERT_TRUE(flt_daemon_alive());
     CU_ASSERT_TRUE(flt_settle(e2e.fcgi.pid, fds, 0, SETTLE_MS));

@@ -19,7 +19,7 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 320 &&
+_Static_assert(sizeof(suspect_conf_t) == 328 &&
                    sizeof(suspect_conf_route_t) == 152 &&
                    sizeof(suspect_conf_identity_t) == 88 &&
                    sizeof(suspect_rule_t) == 24,
@@ -58,6 +58,7 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_STR, COFF(cgi_root), 0},
     {COMPILED_STR, COFF(cgi_program), 0},
     {COMPILED_UINT, COFF(cgi_timeout_ms), 0},
+    {COMPILED_STR, COFF(cgi_pass_env), 0},
     {COMPILED_INT, COFF(cgi_line), 0},
     {COMPILED_BOOL, COFF(has_upstream), 0},
     {COMPILED_STR, COFF(upstream_address), 0},

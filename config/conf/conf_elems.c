@@ -238,13 +238,45 @@ static const conf_elem_t keys_elem = {"Keys", keys_attrs, NULL,       NULL,
 /* ---- <Cgi> and <Upstream> -------------------------------------------------
  */
 
-enum { CGI_ROOT, CGI_PROGRAM, CGI_TIMEOUT };
+enum { CGI_ROOT, CGI_PROGRAM, CGI_TIMEOUT, CGI_PASS_ENV };
+
+static const conf_text_t pass_env_text = {
+    4096,
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*",
+    1,
+    1,
+    NULL,
+    NULL,
+    "must be variable names (letters, digits, '_'), a trailing '*' for a "
+    "prefix, separated by blanks"};
+
+/* passEnv="SSL_CLIENT_S_DN GEOIP_*": variable names, or prefixes ending
+ * in '*'; a '*' elsewhere, or alone (every variable: what the list is
+ * there to prevent), is refused. */
+static suspect_rc_t set_pass_env(conf_build_t *b, const conf_site_t *at,
+                                 void *obj, const conf_attr_t *a, const char *v,
+                                 size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool start = i == 0 || v[i - 1] == ' ';
+        bool end = i + 1 == n || v[i + 1] == ' ';
+
+        if (v[i] == '*' && (start || !end)) {
+            return conf_bad_value(b, at, v, n,
+                                  "may only end a name with '*' (a prefix "
+                                  "of at least one letter)");
+        }
+    }
+    return conf_set_text(b, at, obj, a, v, n);
+}
 
 static const conf_attr_t cgi_attrs[] = {
     [CGI_ROOT] = {"root", conf_set_abspath, OFF(cgi_root), "dir", 0},
     [CGI_PROGRAM] = {"program", conf_set_abspath, OFF(cgi_program), NULL, 0},
     [CGI_TIMEOUT] = {"timeout", conf_set_num, OFF(cgi_timeout_ms), &run_range,
                      0},
+    [CGI_PASS_ENV] = {"passEnv", set_pass_env, OFF(cgi_pass_env),
+                      &pass_env_text, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* Exactly one of root and program. */

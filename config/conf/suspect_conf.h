@@ -150,9 +150,12 @@ typedef struct suspect_conf {
 
     /* <Cgi> or <Upstream>: present in forward mode, exactly one */
     bool has_cgi;
-    const char *cgi_root;    /* scripts must lie under it; NULL if program */
-    const char *cgi_program; /* a fixed program for every request, or NULL */
-    unsigned cgi_timeout_ms; /* default 30000 */
+    const char *cgi_root;     /* scripts must lie under it; NULL if program */
+    const char *cgi_program;  /* a fixed program for every request, or NULL */
+    unsigned cgi_timeout_ms;  /* default 30000 */
+    const char *cgi_pass_env; /* passEnv: names (a trailing '*' a prefix)
+                                 the program gets beyond CGI/1.1 and
+                                 HTTP_*; NULL = none */
     int cgi_line;
     bool has_upstream;
     const char *upstream_address;         /* unix:/path or tcp:host:port */

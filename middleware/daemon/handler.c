@@ -57,6 +57,7 @@ static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
         o.root = c->cgi_root;
         o.program = c->cgi_program;
         o.timeout_ms = c->cgi_timeout_ms;
+        o.pass_env = c->cgi_pass_env;
         rc = mw_cgi_run(&o, req, &res, &err);
     }
     if (rc != SUSPECT_OK) {

@@ -261,7 +261,8 @@ static suspect_rc_t run_program(cgi_run_t *r, const char *clen,
                                 unsigned timeout, suspect_err_t *err)
 {
     cgi_image_t img;
-    suspect_rc_t rc = cgi_image_build(r->req, r->script, clen, &img);
+    suspect_rc_t rc =
+        cgi_image_build(r->req, r->script, clen, r->pass_env, &img);
 
     if (rc != SUSPECT_OK) {
         r->res->status = 500;
@@ -316,6 +317,7 @@ suspect_rc_t mw_cgi_run(const mw_cgi_opts_t *opts, mw_req_t *req,
     r.req = req;
     r.res = res;
     r.script = script;
+    r.pass_env = opts->pass_env;
     r.scratch = suspect_malloc(CGI_OUT_BUF + CGI_IN_BUF);
     if (r.scratch == NULL) {
         res->status = 500;

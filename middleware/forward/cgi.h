@@ -3,8 +3,9 @@
  *
  * The program is started with vfork + execve (no copy of the daemon's
  * address space) in its own process group, with PR_SET_PDEATHSIG so it
- * dies with the daemon, the full CGI/1.1 environment (the request's
- * variables plus GATEWAY_INTERFACE), the request body on its stdin and
+ * dies with the daemon, a CGI/1.1 environment (the request's CGI/1.1
+ * variables and headers, what the operator lets through, nothing else:
+ * cgi_env.c), the request body on its stdin and
  * its stdout relayed as the response.  One poll() loop moves bytes both
  * ways at once, so a script that writes before reading its stdin cannot
  * deadlock; stderr lines go to the daemon's log.  At the timeout, or when
@@ -24,9 +25,12 @@
 #include "suspect_error.h"
 
 typedef struct mw_cgi_opts {
-    const char *root;    /* directory scripts must lie in (NULL: program) */
-    const char *program; /* fixed program, or NULL */
-    unsigned timeout_ms; /* whole run; 0 = 30000 */
+    const char *root;     /* directory scripts must lie in (NULL: program) */
+    const char *program;  /* fixed program, or NULL */
+    unsigned timeout_ms;  /* whole run; 0 = 30000 */
+    const char *pass_env; /* variables beyond CGI/1.1 and HTTP_* that the
+                             program gets: blank-separated names, a
+                             trailing '*' a prefix; NULL = none */
 } mw_cgi_opts_t;
 
 /*

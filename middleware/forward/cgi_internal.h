@@ -45,14 +45,24 @@ typedef struct cgi_child {
 int cgi_resolve(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script);
 
 /*
- * Builds img for script: the request's variables as NAME=value (names that
- * are empty or hold '=' or NUL are skipped, HTTP_PROXY is dropped),
- * SCRIPT_FILENAME = script, GATEWAY_INTERFACE and PATH when missing.
- * clen NULL keeps the request's CONTENT_LENGTH; otherwise it replaces it
- * ("" drops it).  Returns SUSPECT_OK or SUSPECT_E_NOMEM; free img->block.
+ * Whether the request variable name[0..len) goes into a CGI program's
+ * environment (cgi_env.c): a CGI/1.1 variable, a request header's
+ * (HTTP_PROXY excepted), or one the operator's list pass (NULL: none;
+ * blank-separated names, a trailing '*' a prefix) names.
+ */
+bool cgi_env_allowed(const char *name, size_t len, const char *pass);
+
+/*
+ * Builds img for script: the request's variables that cgi_env_allowed()
+ * lets through (pass: the operator's list), as NAME=value, except
+ * SCRIPT_FILENAME = script; GATEWAY_INTERFACE when missing, and the
+ * daemon's PATH (unless pass lets the request's through).  clen NULL keeps
+ * the request's CONTENT_LENGTH; otherwise it replaces it ("" drops it).
+ * Returns SUSPECT_OK or SUSPECT_E_NOMEM; free img->block.
  */
 suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
-                             const char *clen, cgi_image_t *img);
+                             const char *clen, const char *pass,
+                             cgi_image_t *img);
 
 /*
  * Starts img in a new process group with pipes on its stdin, stdout and
@@ -95,6 +105,7 @@ typedef struct cgi_run {
     mw_req_t *req;
     mw_fwd_result_t *res;
     const char *script;
+    const char *pass_env; /* the operator's variables (mw_cgi_opts_t) */
     cgi_child_t child;
     char *scratch; /* CGI_OUT_BUF + CGI_IN_BUF bytes */
     /* body -> stdin */

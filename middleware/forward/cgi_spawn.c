@@ -133,13 +133,9 @@ int cgi_resolve(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script)
 /* ---- the image: argv, envp, directory ----------------------------------- */
 
 /* Whether the request variable p goes into the environment as it is. */
-static bool env_keep(const mw_param_t *p, bool replace_clen)
+static bool env_keep(const mw_param_t *p, bool replace_clen, const char *pass)
 {
-    if (p->name_len == 0 || memchr(p->name, '=', p->name_len) != NULL ||
-        memchr(p->name, '\0', p->name_len) != NULL) {
-        return false;
-    }
-    if ((p->name_len == 10 && memcmp(p->name, "HTTP_PROXY", 10) == 0) ||
+    if (!cgi_env_allowed(p->name, p->name_len, pass) ||
         (p->name_len == 15 && memcmp(p->name, "SCRIPT_FILENAME", 15) == 0)) {
         return false;
     }
@@ -172,7 +168,8 @@ static void env_put_str(cgi_image_t *img, size_t *k, char **pos, const char *s)
 }
 
 suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
-                             const char *clen, cgi_image_t *img)
+                             const char *clen, const char *pass,
+                             cgi_image_t *img)
 {
     size_t script_len = strlen(script);
     size_t count = 0, bytes = 0, k = 0;
@@ -182,7 +179,7 @@ suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
     for (size_t i = 0; i < req->nparams; i++) {
         const mw_param_t *p = &req->params[i];
 
-        if (env_keep(p, clen != NULL)) {
+        if (env_keep(p, clen != NULL, pass)) {
             count++;
             bytes += p->name_len + p->value_len + 2;
             have_gw |= p->name_len == 17 &&
@@ -203,7 +200,7 @@ suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
     for (size_t i = 0; i < req->nparams; i++) {
         const mw_param_t *p = &req->params[i];
 
-        if (env_keep(p, clen != NULL)) {
+        if (env_keep(p, clen != NULL, pass)) {
             env_put(img, &k, &pos, p->name, p->name_len, p->value,
                     p->value_len);
         }

@@ -38,7 +38,7 @@ static const char conf_a[] =
     "  <Store type=\"lmdb\" path=\"db/x.lmdb\" mapSize=\"2M\" noSync=\"true\""
     " maxEntries=\"1234\" failMode=\"closed\"/>\n"
     "  <Keys format=\"typed\" prefix=\"app1:\"/>\n"
-    "  <Cgi root=\"/srv/cgi\" timeout=\"9\"/>\n"
+    "  <Cgi root=\"/srv/cgi\" timeout=\"9\" passEnv=\"SSL_* GEO\"/>\n"
     "  <ClientIp trustedProxies=\"10.0.0.0/8, 192.168.1.1\""
     " header=\"forwarded\" ipv4Prefix=\"24\" ipv6Prefix=\"56\"/>\n"
     "  <Response format=\"html\" template=\"page.html\""
@@ -267,7 +267,8 @@ static void test_round_trip(void)
               s.conf->routes[0].nidentities == 2 &&
               s.conf->routes[0].identities[0].nsources == 2 &&
               s.conf->routes[0].nmethods == 2 && s.conf->lmdb_no_sync &&
-              s.conf->key_prefix != NULL && s.conf->trusted_proxies != NULL);
+              s.conf->key_prefix != NULL && s.conf->trusted_proxies != NULL &&
+              s.conf->cgi_pass_env != NULL);
     CU_ASSERT(s.id[COMPILED_SRC_TEMPLATE].ino != 0);
     compiled_clear(&s);
 }
@@ -326,7 +327,7 @@ static void test_damage(void)
     }
     CU_ASSERT_EQUAL(flips, len);
     memcpy(copy, buf, len);
-    copy[8] = 2; /* version */
+    copy[8] = COMPILED_VERSION + 1; /* version */
     CU_ASSERT(refused(copy, len));
     memcpy(copy, buf, len);
     copy[len] = 0; /* a byte after the payload, length and sum updated */

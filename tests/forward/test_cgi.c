@@ -5,14 +5,14 @@
  *
  * Here: headers passed through; the environment (CGI/1.1 variables,
  * SCRIPT_FILENAME, httpoxy, bad names, cwd, CONTENT_LENGTH made to match
- * stdin); 2 MiB echoed through cat in small chunks; a script that writes
- * 1 MiB before reading its stdin and one that never reads it (no
- * deadlock); a body read from a pollable descriptor fed slowly by a
- * thread; 502 for no output, a malformed or missing header block or a
- * program that cannot be executed; stderr lines in the log; 403/404
- * refusals (../, symlink escape, sibling prefix, missing, not executable,
- * a directory) with no process started; the fixed program mode; body
- * read errors; 413; out-of-memory; the error response.  Timeouts, zombies,
+ * stdin, nothing but CGI/1.1 variables, headers and passEnv); 2 MiB echoed
+ * through cat in small chunks; a script that writes 1 MiB before reading its
+ * stdin and one that never reads it (no deadlock); a body read from a pollable
+ * descriptor fed slowly by a thread; 502 for no output, a malformed or missing
+ * header block or a program that cannot be executed; stderr lines in the log;
+ * 403/404 refusals (../, symlink escape, sibling prefix, missing, not
+ * executable, a directory) with no process started; the fixed program mode;
+ * body read errors; 413; out-of-memory; the error response.  Timeouts, zombies,
  * threads and killing are in test_cgi_proc.c.
  */
 #include <CUnit/CUnit.h>
@@ -83,7 +83,7 @@ suspect_rc_t cgit_run_vars(const char *path, const char *const *vars,
 {
     char sf[4200];
     const char *all[FAKEREQ_MAX_PARAMS + 1];
-    mw_cgi_opts_t o = {cgit_root, NULL, timeout};
+    mw_cgi_opts_t o = {cgit_root, NULL, timeout, NULL};
     size_t n = 0;
 
     FMT(sf, "SCRIPT_FILENAME=%s", path);
@@ -217,7 +217,7 @@ static void test_env_bad_names(void)
     char spath[CGIT_PATH_MAX];
     const char *p = cgit_script(spath, "env2.cgi", HDR "env\n");
     char sf[4200];
-    mw_cgi_opts_t o = {cgit_root, NULL, 5000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 5000, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
     char nul_name[] = "NXUL=v";
@@ -239,6 +239,94 @@ static void test_env_bad_names(void)
     fakereq_free(&r);
 }
 
+/* Only CGI/1.1 variables, request headers (HTTP_PROXY and malformed
+ * names not) and what passEnv names reach the program: nothing the
+ * loader or an interpreter reads. */
+static void test_env_allowed(void)
+{
+    char spath[CGIT_PATH_MAX];
+    const char *p = cgit_script(spath, "env3.cgi", HDR "env\n");
+    char sf[4200];
+    mw_cgi_opts_t o = {cgit_root, NULL, 5000, "SSL_CLIENT_S_DN GEOIP_*"};
+    static const char *const gone[] = {
+        "LD_PRELOAD",    "LD_LIBRARY_PATH", "PERL5OPT",
+        "PERL5DB",       "BASH_ENV",        "ENV",
+        "PYTHONPATH",    "HTTP_PROXY",      "HTTP_x-y",
+        "HTTP_",         "GEOIPX",          "SSL_CLIENT",
+        "PATH=/tmp/evil"};
+    static const char *const kept[] = {"AUTH_TYPE=Basic",
+                                       "CONTENT_TYPE=text/plain",
+                                       "PATH_INFO=/x",
+                                       "PATH_TRANSLATED=/srv/x",
+                                       "REMOTE_HOST=h",
+                                       "REMOTE_IDENT=i",
+                                       "REMOTE_USER=u",
+                                       "SERVER_SOFTWARE=nginx",
+                                       "REQUEST_URI=/env3.cgi/x?a",
+                                       "DOCUMENT_URI=/env3.cgi/x",
+                                       "HTTPS=on",
+                                       "REDIRECT_STATUS=200",
+                                       "HTTP_X_FORWARDED_FOR=192.0.2.1",
+                                       "HTTP_COOKIE=a=b",
+                                       "SSL_CLIENT_S_DN=CN=x",
+                                       "GEOIP_COUNTRY=NZ",
+                                       "GATEWAY_INTERFACE=CGI/1.1",
+                                       "PATH=/usr/local/bin:/usr/bin:/bin"};
+    const char *vars[] = {sf,
+                          "LD_PRELOAD=/tmp/evil.so",
+                          "LD_LIBRARY_PATH=/tmp",
+                          "PERL5OPT=-MEvil",
+                          "PERL5DB=BEGIN{}",
+                          "BASH_ENV=/tmp/evil",
+                          "ENV=/tmp/evil",
+                          "PYTHONPATH=/tmp",
+                          "HTTP_PROXY=http://evil:1/",
+                          "HTTP_x-y=1",
+                          "HTTP_=1",
+                          "GEOIPX=1",
+                          "SSL_CLIENT=1",
+                          "PATH=/tmp/evil",
+                          "AUTH_TYPE=Basic",
+                          "CONTENT_TYPE=text/plain",
+                          "PATH_INFO=/x",
+                          "PATH_TRANSLATED=/srv/x",
+                          "REMOTE_HOST=h",
+                          "REMOTE_IDENT=i",
+                          "REMOTE_USER=u",
+                          "SERVER_SOFTWARE=nginx",
+                          "REQUEST_URI=/env3.cgi/x?a",
+                          "DOCUMENT_URI=/env3.cgi/x",
+                          "HTTPS=on",
+                          "REDIRECT_STATUS=200",
+                          "HTTP_X_FORWARDED_FOR=192.0.2.1",
+                          "HTTP_COOKIE=a=b",
+                          "SSL_CLIENT_S_DN=CN=x",
+                          "GEOIP_COUNTRY=NZ",
+                          NULL};
+    char want[128];
+    fakereq_t r;
+    mw_fwd_result_t res;
+
+    FMT(sf, "SCRIPT_FILENAME=%s", p);
+    fakereq_init(&r, vars, NULL, 0);
+    CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+        FMT(want, "\n%s%s", gone[i], strchr(gone[i], '=') ? "\n" : "=");
+        if (strstr(r.out, want) != NULL) {
+            fprintf(stderr, "\n  %s reached the program\n", gone[i]);
+            CU_FAIL("a variable that must not reach the program");
+        }
+    }
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        FMT(want, "\n%s\n", kept[i]);
+        if (strstr(r.out, want) == NULL) {
+            fprintf(stderr, "\n  %s did not reach the program\n", kept[i]);
+            CU_FAIL("a CGI variable, header or passEnv variable missing");
+        }
+    }
+    fakereq_free(&r);
+}
+
 static void test_echo_2mib(void)
 {
     char spath[CGIT_PATH_MAX];
@@ -247,7 +335,7 @@ static void test_echo_2mib(void)
     const char *p = cgit_script(spath, "cat.cgi", HDR "exec cat\n");
     char sf[4200];
     const char *v[] = {sf, "CONTENT_LENGTH=2097152", NULL};
-    mw_cgi_opts_t o = {cgit_root, NULL, 10000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 10000, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
     const char *b;
@@ -443,7 +531,7 @@ static void refused(const mw_cgi_opts_t *o, const char *path, int status)
 static void test_refusals(void)
 {
     char spath[CGIT_PATH_MAX];
-    mw_cgi_opts_t o = {cgit_root, NULL, 5000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 5000, NULL};
     char body[4400], path[4200], link[4200], dir[4200];
     char dr[4200];
     const char *vars[] = {dr, "SCRIPT_NAME=/mark.cgi", NULL};
@@ -495,7 +583,7 @@ static void test_program_mode(void)
     const char *prog = cgit_script_in(spath, cgit_tmp, "prog.cgi",
                                       HDR "echo \"$SCRIPT_FILENAME\"\n", 0755);
     char want[4200], noexec[4200];
-    mw_cgi_opts_t o = {NULL, want, 5000};
+    mw_cgi_opts_t o = {NULL, want, 5000, NULL};
     static const char *const vars[] = {"SCRIPT_FILENAME=/etc/passwd", NULL};
     fakereq_t r;
     mw_fwd_result_t res;
@@ -523,7 +611,7 @@ static void test_body_errors(void)
     char sf[4200];
     const char *with_len[] = {sf, "CONTENT_LENGTH=10", NULL};
     const char *without[] = {sf, NULL};
-    mw_cgi_opts_t o = {cgit_root, NULL, 5000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 5000, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
     int64_t t0;
@@ -613,7 +701,7 @@ static void pipe_echo(const char *clen, size_t n)
     char sf[4200];
     const char *vars[] = {sf, clen, NULL};
     char *body = cgit_make_body(n);
-    mw_cgi_opts_t o = {cgit_root, NULL, 10000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 10000, NULL};
     mw_fwd_result_t res;
     pipereq_t p;
     pthread_t t;
@@ -659,7 +747,7 @@ static void test_body_too_large(void)
     char body[4400];
     char sf[4200];
     const char *vars[] = {sf, NULL};
-    mw_cgi_opts_t o = {cgit_root, NULL, 5000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 5000, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
 
@@ -759,6 +847,7 @@ int register_cgi_suite(void)
         {"hello: status and headers pass", test_hello},
         {"environment", test_env},
         {"environment: bad names, CONTENT_LENGTH", test_env_bad_names},
+        {"environment: CGI/1.1, headers, passEnv only", test_env_allowed},
         {"2 MiB echoed in chunks", test_echo_2mib},
         {"1 MiB written before stdin is read", test_write_before_read},
         {"stdin never read", test_never_reads},

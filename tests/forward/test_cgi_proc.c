@@ -153,7 +153,7 @@ static void *fds_thread(void *arg)
     for (int i = 0; i < THREAD_RUNS; i++) {
         fakereq_t r;
         mw_fwd_result_t res;
-        mw_cgi_opts_t o = {cgit_root, NULL, 10000};
+        mw_cgi_opts_t o = {cgit_root, NULL, 10000, NULL};
         char sf[4200];
         const char *vars[] = {sf, NULL};
         bool ok;
@@ -215,7 +215,7 @@ static void test_client_gone(void)
     const char *p =
         cgit_script(spath, "talker.cgi", HDR "echo start\nexec sleep 30\n");
     mw_req_ops_t ops;
-    mw_cgi_opts_t o = {cgit_root, NULL, 10000};
+    mw_cgi_opts_t o = {cgit_root, NULL, 10000, NULL};
     char sf[4200];
     const char *vars[] = {sf, NULL};
     fakereq_t r;

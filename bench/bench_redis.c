@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "clock.h"
 #include "helpers/redisserver.h"
 #include "suspect_failover.h"
 #include "suspect_redis.h"
@@ -95,13 +96,6 @@ static double cpu_server(test_redis_t *srv)
     return v;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void *work(void *p)
 {
     worker_t *w = p;
@@ -109,7 +103,7 @@ static void *work(void *p)
 
     for (long i = 0; i < w->requests; i++) {
         suspect_decision_t d;
-        if (suspect_store_decide(w->store, &rule, &key, 1, now_ms(), &d,
+        if (suspect_store_decide(w->store, &rule, &key, 1, wall_ms(), &d,
                                  NULL) != SUSPECT_OK ||
             !d.allowed) {
             w->errors++;
@@ -173,7 +167,7 @@ static double run_benchmark(test_redis_t *srv, int clients, long requests)
              "redis-benchmark %s -c %d -n %ld -r 100000000 --csv "
              "EVALSHA %s 2 Bench:x Bench:x:locked %lld 1000000 60000 0 "
              "__rand_int__-0000-0000-0000-000000000000 x",
-             bench_addr, clients, requests, sha, (long long)now_ms());
+             bench_addr, clients, requests, sha, (long long)wall_ms());
     p = popen(cmd, "r");
     if (p == NULL) {
         return -1;
@@ -202,7 +196,7 @@ static double run_lock_cache(test_redis_t *srv, long requests)
     suspect_store_t *redis = NULL, *mem = NULL, *s = NULL;
     suspect_decision_t d;
     long long before, after;
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
     double t0, dt;
 
     if (suspect_redis_new(&opts, &redis, NULL) != SUSPECT_OK ||

@@ -62,6 +62,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "redis/rediscarry.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
@@ -103,13 +104,6 @@ typedef struct failover {
 } failover_t;
 
 static const suspect_store_ops_t failover_ops;
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- lock cache ----------------------------------------------------------
  */

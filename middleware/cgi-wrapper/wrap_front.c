@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 #define DEFAULT_TIMEOUT_MS 30000u
 #define COPY_BUF           65536
@@ -53,14 +54,6 @@ struct mw_cgi_front {
     bool seekable;               /* in_fd is a regular file ... */
     off_t start;                 /* ... and this was its offset */
 };
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Waits until fd is ready for events or deadline (mono ms; 0 = do not
  * wait): 0, -EAGAIN (not ready, no wait), -ETIMEDOUT or -errno. */
@@ -167,25 +160,6 @@ static int front_flush(mw_req_t *req)
 static const mw_req_ops_t front_ops = {front_read, front_read_fd, front_write,
                                        front_flush};
 
-/* CONTENT_LENGTH as a number, or -1 when missing or not all digits. */
-static long long content_length(const mw_req_t *req)
-{
-    size_t len;
-    const char *v = mw_req_param(req, "CONTENT_LENGTH", &len);
-    long long n = 0;
-
-    if (v == NULL || len == 0 || len > 18) {
-        return -1;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9') {
-            return -1;
-        }
-        n = n * 10 + (v[i] - '0');
-    }
-    return n;
-}
-
 /* Points f's params at the "NAME=value" strings of envp. */
 static suspect_rc_t load_params(mw_cgi_front_t *f, char *const *envp)
 {
@@ -231,7 +205,7 @@ suspect_rc_t mw_cgi_front_new(char *const *envp, int in_fd, int out_fd,
     f->in_fd = in_fd;
     f->out_fd = out_fd;
     f->timeout_ms = DEFAULT_TIMEOUT_MS;
-    f->clen = content_length(&f->req);
+    f->clen = mw_req_content_length(&f->req);
     if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode)) {
         f->start = lseek(in_fd, 0, SEEK_CUR);
         f->seekable = f->start >= 0;

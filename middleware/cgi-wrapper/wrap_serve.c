@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "forward/cgi_internal.h"
 #include "wrap.h"
 #include "response/error_page.h"
@@ -254,14 +255,6 @@ static int open_store(cgi_req_t *r)
                       "store: %s", msg);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Answers v when it stops the request: 0 when the program may run, -1
  * when answered. */
 static int answer(cgi_req_t *r, const mw_verdict_t *v)
@@ -288,7 +281,7 @@ static int decide(cgi_req_t *r)
     int st;
 
     suspect_err_clear(&err);
-    if (mw_guard_resolve(r->guard, r->limits, r->req, now_ms(), &res, &err) !=
+    if (mw_guard_resolve(r->guard, r->limits, r->req, wall_ms(), &res, &err) !=
         SUSPECT_OK) {
         return cgi_refuse_err(r, err.code == SUSPECT_E_NOMEM ? 503 : 400,
                               "request refused: ", &err);

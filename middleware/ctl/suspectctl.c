@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ctl_int.h"
 
 #define DEFAULT_CONF "/etc/suspect/suspect.xml"
@@ -126,14 +127,6 @@ static const command_t *find_command(const char *name)
         }
     }
     return NULL;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Options, then the command; the exit status is the command's. */

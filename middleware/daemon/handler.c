@@ -16,19 +16,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "forward/cgi.h"
 #include "forward/upstream.h"
 #include "log/log.h"
 #include "response/error_page.h"
 #include "runtime.h"
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* The answer to an allowed request that is not forwarded: an authorizer's
  * or nginx auth_request's 200. */
@@ -101,7 +94,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
     mw_runtime_acquire(rt, &g, &l);
     c = mw_guard_conf(g);
     suspect_err_clear(&err);
-    if (mw_guard_decide(g, l, mw_runtime_store(rt), req, now_ms(), &v, &err) !=
+    if (mw_guard_decide(g, l, mw_runtime_store(rt), req, wall_ms(), &v, &err) !=
         SUSPECT_OK) {
         char msg[600];
 

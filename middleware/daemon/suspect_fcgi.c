@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "forward/cgi.h"
 #include "setup/check.h"
 #include "fcgi/fcgi_server.h"
@@ -164,14 +165,6 @@ static void log_err(const char *what, const suspect_err_t *err)
 
     suspect_err_format(err, msg, sizeof(msg));
     mw_log(MW_LOG_ERROR, "%s%s", what, msg);
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*

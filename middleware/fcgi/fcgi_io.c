@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fcgi_conn.h"
 
 /* How often an idle kept connection looks for starving new ones, and how
@@ -29,17 +30,9 @@
 /* Lingering close: at most this long (and io_timeout_ms). */
 #define LINGER_MS 5000
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int left_ms(long long deadline)
 {
-    long long d = deadline - now_ms();
+    long long d = deadline - mono_ms();
 
     return d < 0 ? 0 : (int)d;
 }
@@ -81,7 +74,7 @@ static int wait_fd(conn_t *c, short events, int mode, long long deadline)
                               {sh->stop_fd, POLLIN, 0},
                               {sh->listen_fd, POLLIN, 0}};
         bool watch = may_yield && atomic_load(&sh->accepting) == 0 &&
-                     now_ms() >= quiet_until;
+                     mono_ms() >= quiet_until;
         nfds_t n = mode != FC_IDLE ? 1 : watch ? 3 : 2;
         int t = left_ms(deadline), r;
 
@@ -108,12 +101,12 @@ static int wait_fd(conn_t *c, short events, int mode, long long deadline)
         if (p[2].revents == 0) {
             pending_since = -1;
         } else if (pending_since < 0) {
-            pending_since = now_ms();
+            pending_since = mono_ms();
             quiet_until = pending_since + YIELD_GRACE_MS;
         } else if (try_yield(c) != 0) {
             return -EBUSY;
         } else {
-            quiet_until = now_ms() + YIELD_CHECK_MS;
+            quiet_until = mono_ms() + YIELD_CHECK_MS;
         }
     }
 }
@@ -121,7 +114,7 @@ static int wait_fd(conn_t *c, short events, int mode, long long deadline)
 /* The deadline of a wait in mode. */
 static long long deadline_of(conn_t *c, int mode)
 {
-    return now_ms() +
+    return mono_ms() +
            (mode == FC_IDLE ? c->srv->idle_timeout_ms : c->srv->io_timeout_ms);
 }
 
@@ -312,7 +305,7 @@ void mw_fc_linger(conn_t *c)
 {
     unsigned ms =
         c->srv->io_timeout_ms < LINGER_MS ? c->srv->io_timeout_ms : LINGER_MS;
-    long long deadline = now_ms() + ms;
+    long long deadline = mono_ms() + ms;
 
     if (c->peer_closed || shutdown(c->fd, SHUT_WR) != 0) {
         return;

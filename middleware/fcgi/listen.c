@@ -23,6 +23,7 @@
  * answers EAGAIN instead of "in progress"; that is retried until the
  * deadline.
  */
+#include "clock.h"
 #include "listen.h"
 
 #include <errno.h>
@@ -470,16 +471,7 @@ void mw_listen_cleanup(const char *spec)
     pthread_mutex_unlock(&owned_lock);
 }
 
-/* CLOCK_MONOTONIC in milliseconds. */
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Milliseconds left until deadline (now_ms() time), at least 0; -1 when
+/* Milliseconds left until deadline (mono_ms() time), at least 0; -1 when
  * there is no deadline. */
 static int left_ms(long long deadline)
 {
@@ -488,7 +480,7 @@ static int left_ms(long long deadline)
     if (deadline < 0) {
         return -1;
     }
-    now = now_ms();
+    now = mono_ms();
     return now >= deadline ? 0 : (int)(deadline - now);
 }
 
@@ -553,7 +545,7 @@ suspect_rc_t mw_connect(const char *address, unsigned timeout_ms, int *fd,
         return SUSPECT_E_CONFIG;
     }
     if (timeout_ms > 0) {
-        deadline = now_ms() + timeout_ms;
+        deadline = mono_ms() + timeout_ms;
     }
     s = socket(a.ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (s < 0) {

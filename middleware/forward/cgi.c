@@ -56,39 +56,13 @@
 
 #include "alloc.h"
 #include "cgi_internal.h"
+#include "clock.h"
 #include "log/log.h"
 
 #define CGI_TIMEOUT_MS_DEFAULT 30000u
 
 /* Set once by mw_cgi_shutdown(): every run ends at once. */
 static atomic_bool shutting_down;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* CONTENT_LENGTH as a number, or -1 when missing, empty or invalid. */
-static long long content_length(const mw_req_t *req)
-{
-    size_t len;
-    const char *v = mw_req_param(req, "CONTENT_LENGTH", &len);
-    long long n = 0;
-
-    if (v == NULL || len == 0 || len > 18) {
-        return -1;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9') {
-            return -1;
-        }
-        n = n * 10 + (v[i] - '0');
-    }
-    return n;
-}
 
 /* ---- the loop ----------------------------------------------------------- */
 
@@ -109,7 +83,7 @@ static bool wait_events(cgi_run_t *r, bool busy)
 {
     struct pollfd pf[6];
     int n = 0, pidfd_at = -1, conn_at = -1, rc;
-    int64_t left = busy ? 0 : r->deadline_ms - now_ms();
+    int64_t left = busy ? 0 : r->deadline_ms - mono_ms();
 
     if (left > INT_MAX) {
         left = INT_MAX;
@@ -179,7 +153,7 @@ static bool shutdown_ends(cgi_run_t *r)
 /* Runs the started program to its end. */
 static void run_loop(cgi_run_t *r, unsigned timeout_ms)
 {
-    r->deadline_ms = now_ms() + timeout_ms;
+    r->deadline_ms = mono_ms() + timeout_ms;
     for (;;) {
         bool busy = cgi_body_pump(r);
 
@@ -191,7 +165,7 @@ static void run_loop(cgi_run_t *r, unsigned timeout_ms)
         if (shutdown_ends(r) || r->killed || (r->exited && r->out_eof)) {
             return;
         }
-        if (now_ms() >= r->deadline_ms) {
+        if (mono_ms() >= r->deadline_ms) {
             mw_log(MW_LOG_WARNING, "cgi %s: killed after %u ms", r->script,
                    timeout_ms);
             r->res->timed_out = true;
@@ -229,7 +203,7 @@ static void no_response(cgi_run_t *r)
 static int body_setup(cgi_run_t *r, char *clen_buf, size_t size,
                       const char **clen)
 {
-    long long n = content_length(r->req);
+    long long n = mw_req_content_length(r->req);
     size_t len = 0;
     int st;
 

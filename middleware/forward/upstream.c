@@ -142,25 +142,6 @@ static up_conn_t *conn_get(mw_upstream_t *u, bool reuse, suspect_rc_t *rc,
 
 /* ---- the body ------------------------------------------------------- */
 
-/* CONTENT_LENGTH as a number, or -1 when missing, empty or not one. */
-static long long content_length(const mw_req_t *req)
-{
-    size_t len;
-    const char *v = mw_req_param(req, "CONTENT_LENGTH", &len);
-    long long n = 0;
-
-    if (v == NULL || len == 0 || len > 18) {
-        return -1;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9') {
-            return -1;
-        }
-        n = n * 10 + (v[i] - '0');
-    }
-    return n;
-}
-
 /* Reads the whole body (up to max bytes) into *out (malloc'ed, or NULL
  * when empty).  413 in *status when it is larger, 0 when the client
  * failed (*rc says why). */
@@ -305,7 +286,7 @@ static suspect_rc_t exchange(mw_upstream_t *u, up_conn_t *c, mw_req_t *req,
 suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
                                  mw_fwd_result_t *res, suspect_err_t *err)
 {
-    long long clen = content_length(req);
+    long long clen = mw_req_content_length(req);
     uint8_t *mem = NULL;
     size_t mem_len = 0;
     up_edits_t e;

@@ -40,19 +40,11 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "clock.h"
 #include "log/log.h"
 
 /* Without the stop eventfd, a wait looks at the stop flag this often. */
 #define STOP_SLICE_MS 100
-
-/* CLOCK_MONOTONIC in milliseconds. */
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static up_end_t fail(up_xchg_t *x, up_end_t end, int sys_errno,
                      const char *what)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 /* Connections the reaper closes per round (more: another round at once). */
 #define REAP_BATCH 16
@@ -40,14 +41,6 @@
 /* Prelude buffers larger than this are not kept with an idle
  * connection (a one-off request with huge headers). */
 #define PRE_KEEP_MAX (256u << 10)
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 up_conn_t *up_conn_new(void)
 {

@@ -44,8 +44,8 @@ const char *mw_req_param(const mw_req_t *req, const char *name, size_t *len)
     return mw_req_param_n(req, name, strlen(name), len);
 }
 
-/* CONTENT_LENGTH as a number, or -1 when missing or not a number. */
-static long long content_length(const mw_req_t *req)
+/* CONTENT_LENGTH as a number: see request.h. */
+long long mw_req_content_length(const mw_req_t *req)
 {
     size_t len;
     const char *v = mw_req_param(req, "CONTENT_LENGTH", &len);
@@ -66,7 +66,7 @@ static long long content_length(const mw_req_t *req)
 suspect_rc_t mw_req_prefetch(mw_req_t *req, size_t max, const char **body,
                              size_t *len, bool *complete)
 {
-    long long clen = content_length(req);
+    long long clen = mw_req_content_length(req);
     size_t want = max;
 
     /* Clamped on every call, not only the first: a body longer than

@@ -105,6 +105,10 @@ const mw_param_t *mw_req_param_find(const mw_req_t *req, const char *name,
 const char *mw_req_param_n(const mw_req_t *req, const char *name,
                            size_t name_len, size_t *len);
 
+/* CONTENT_LENGTH as a number: -1 when missing, empty, longer than 18
+ * digits or anything but digits (no sign, no blank). */
+long long mw_req_content_length(const mw_req_t *req);
+
 /*
  * Reads the first bytes of the body, up to max (or CONTENT_LENGTH when
  * smaller), into a buffer owned by the request, and sets *body and *len to

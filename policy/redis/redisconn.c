@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 /* One read of this much takes a decision's whole answer (2 + 4 integers
  * per identity); a longer answer is finished by hiredis. */
@@ -421,7 +422,7 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
     if (c->ctx != NULL) {
         return SUSPECT_OK;
     }
-    if (!redis_backoff_ready(&c->backoff, redis_mono_ms())) {
+    if (!redis_backoff_ready(&c->backoff, mono_ms())) {
         return suspect_err_set(err, c->last_rc, NULL, 0, "%s (backing off)",
                                c->last_err);
     }
@@ -451,7 +452,7 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
     }
     conn_disconnect(c);
     STAT_ADD(c, connect_errs);
-    redis_backoff_fail(&c->backoff, redis_mono_ms());
+    redis_backoff_fail(&c->backoff, mono_ms());
     c->last_rc = rc;
     snprintf(c->last_err, sizeof(c->last_err), "%s", e.text);
     return suspect_err_set(err, rc, NULL, 0, "%s", e.text);

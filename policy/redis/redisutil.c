@@ -445,15 +445,8 @@ bool redis_resp_ints(const char *buf, size_t len, int64_t *v, size_t n)
     return p == end;
 }
 
-/* ---- time and backoff ----------------------------------------------------
+/* ---- backoff ----------------------------------------------------------
  */
-
-int64_t redis_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms)
 {

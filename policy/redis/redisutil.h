@@ -91,9 +91,6 @@ typedef struct redis_carry_ident {
 /* Rebuilds ident's key as a suspect_key_t. */
 void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out);
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-int64_t redis_mono_ms(void);
-
 /* Reconnect backoff: 0 until the first failure, then 10 ms doubling up to
  * REDIS_BACKOFF_MAX_MS (short: a returning Redis is used again at once, and
  * the failover wrapper's breaker keeps a dead one from costing time); reset by

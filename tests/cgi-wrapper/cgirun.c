@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
@@ -189,10 +190,10 @@ static void close_all(const int *fds, size_t n)
 static void pump(int in, int out, int err, const char *body, size_t len,
                  cgi_out_t *r)
 {
-    long long deadline = test_now_ms() + test_scale_ms(RUN_MS);
+    long long deadline = mono_ms() + test_scale_ms(RUN_MS);
     size_t off = 0, err_len = 0;
 
-    while ((out >= 0 || err >= 0) && test_now_ms() < deadline) {
+    while ((out >= 0 || err >= 0) && mono_ms() < deadline) {
         struct pollfd p[3] = {{out, POLLIN, 0}, {err, POLLIN, 0}, {-1, 0, 0}};
 
         if (in >= 0 && off == len) {
@@ -228,11 +229,11 @@ static void pump(int in, int out, int err, const char *body, size_t len,
 /* Waits for pid until the deadline, then kills it; the wait status. */
 static int reap(pid_t pid)
 {
-    long long deadline = test_now_ms() + test_scale_ms(RUN_MS);
+    long long deadline = mono_ms() + test_scale_ms(RUN_MS);
     int status = -1;
 
     while (waitpid(pid, &status, WNOHANG) == 0) {
-        if (test_now_ms() >= deadline) {
+        if (mono_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
             return -1;

@@ -29,6 +29,7 @@
 
 #include "cgi-wrapper/wrap_compiled.h"
 #include "cgirun.h"
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
@@ -103,9 +104,9 @@ static int status(const char *uri, const char *member)
 static bool settle(void)
 {
     char sp[SNAP_MAX];
-    long long deadline = test_now_ms() + test_scale_ms(SETTLE_MS);
+    long long deadline = mono_ms() + test_scale_ms(SETTLE_MS);
 
-    while (access(snap(sp), F_OK) != 0 && test_now_ms() < deadline) {
+    while (access(snap(sp), F_OK) != 0 && mono_ms() < deadline) {
         status("/none", "x");
     }
     return access(snap(sp), F_OK) == 0;
@@ -123,9 +124,9 @@ static ino_t inode(const char *path)
 static bool resaved(ino_t ino)
 {
     char sp[SNAP_MAX];
-    long long deadline = test_now_ms() + test_scale_ms(SETTLE_MS);
+    long long deadline = mono_ms() + test_scale_ms(SETTLE_MS);
 
-    while (inode(snap(sp)) == ino && test_now_ms() < deadline) {
+    while (inode(snap(sp)) == ino && mono_ms() < deadline) {
         status("/none", "x");
     }
     return inode(snap(sp)) != ino;
@@ -397,7 +398,7 @@ static bool finish(pid_t pid, long long deadline)
     int st = -1;
 
     while (waitpid(pid, &st, WNOHANG) == 0) {
-        if (test_now_ms() >= deadline) {
+        if (mono_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, NULL, 0);
             return false;
@@ -438,7 +439,7 @@ static void test_concurrent(void)
     for (int i = 0; i < NCONC; i++) {
         pids[i] = start(i, "k1");
     }
-    deadline = test_now_ms() + test_scale_ms(10000);
+    deadline = mono_ms() + test_scale_ms(10000);
     for (int i = 0; i < NCONC; i++) {
         char out[16];
         char *text;

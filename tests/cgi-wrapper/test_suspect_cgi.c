@@ -23,6 +23,7 @@
 
 #include "cgi-wrapper/wrap_compiled.h"
 #include "cgirun.h"
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
@@ -578,12 +579,12 @@ static void test_lighttpd(void)
     snprintf(log, sizeof(log), "%s/suspect-cgi.xml", e2e.dir);
     CU_ASSERT_FATAL(
         cgi_snap_path(e2e.dir, log, abs, sizeof(abs), snap, sizeof(snap)) == 0);
-    deadline = test_now_ms() + test_scale_ms(5000);
+    deadline = mono_ms() + test_scale_ms(5000);
     do {
         e2e_http(&r, (const char *[]){e2e_url(index_url, "/app.cgi"), NULL});
         CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
         test_http_free(&r);
-    } while (stat(snap, &st) != 0 && test_now_ms() < deadline);
+    } while (stat(snap, &st) != 0 && mono_ms() < deadline);
     CU_ASSERT_FATAL(stat(snap, &st) == 0);
     ino = st.st_ino;
     for (int i = 0; i < 2; i++) {

@@ -8,13 +8,11 @@
 #include <CUnit/CUnit.h>
 #include <stddef.h>
 
+#include "clock.h"
 #include "conf/suspect_conf.h"
 
 /* The elements every valid file needs in forward mode. */
 #define BASE "<Limits path='l.xml'/><Cgi root='/cgi'/>"
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-double conf_test_mono_ms(void);
 
 /* Parses a C string as "t.xml" in dir "/etc/suspect"; returns the code
  * and the formatted error in msg. */

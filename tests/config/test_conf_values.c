@@ -14,14 +14,6 @@
 #include "suspect_failover.h"
 #include "test_conf.h"
 
-/* Milliseconds of CLOCK_MONOTONIC. */
-double conf_test_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Parses a C string as "t.xml" in dir "/etc/suspect"; returns the code
  * and the formatted error in msg. */
 suspect_rc_t conf_test_parse(const char *doc, const suspect_conf_t **out,

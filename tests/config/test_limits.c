@@ -27,6 +27,7 @@
 #include <sys/inotify.h>
 #endif
 
+#include "clock.h"
 #include "helpers/corpus.h"
 #include "suites.h"
 #include "limits/suspect_limits.h"
@@ -47,14 +48,6 @@ static const suspect_rule_t example_rules[] = {
     {"LoginVerificationResend", 3, 600, 900},
 };
 #define EXAMPLE_COUNT (sizeof(example_rules) / sizeof(example_rules[0]))
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-static double mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* Parses a C string; returns the code, formats the error into msg. */
 static suspect_rc_t parse_str(const char *doc, const char *name,

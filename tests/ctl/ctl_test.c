@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -65,19 +66,15 @@ static const char *ctl_path(char path[TEST_PATH_MAX])
 /* Waits for pid until a deadline (then kills it); its exit status or -1. */
 static int reap(pid_t pid)
 {
-    struct timespec tick = {0, 1000000}, now;
-    int64_t deadline;
+    struct timespec tick = {0, 1000000};
+    int64_t deadline = mono_ms() + test_scale_ms(RUN_MS);
     int st;
 
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    deadline = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 +
-               test_scale_ms(RUN_MS);
     for (;;) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 > deadline) {
+        if (mono_ms() > deadline) {
             break;
         }
         nanosleep(&tick, NULL);
@@ -265,13 +262,4 @@ int ctl_write_conf(const char *path, const char *store)
 
     snprintf(buf, sizeof(buf), conf_fmt, store);
     return test_write_file(path, buf, strlen(buf));
-}
-
-/* The wall clock, epoch ms. */
-int64_t ctl_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

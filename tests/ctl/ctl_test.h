@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "clock.h"
+
 /* The suite's temp dir (set by its init): limits.xml lives there, and the
  * runs' stdin, stdout and stderr files. */
 extern char *ctl_dir;
@@ -48,9 +50,6 @@ bool ctl_json_object(const char *text);
 /* Writes the suite's suspect.xml (two routes) around store at path; 0 on
  * success. */
 int ctl_write_conf(const char *path, const char *store);
-
-/* The wall clock in epoch ms. */
-int64_t ctl_now_ms(void);
 
 /* Adds the tests against a real redis-server (test_suspectctl_redis.c). */
 int ctl_add_redis_tests(CU_pSuite s);

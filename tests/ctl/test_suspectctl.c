@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl_test.h"
 #include "suites.h"
 #include "suspect_lmdb.h"
@@ -60,7 +61,7 @@ static void lmdb_hits(const char *action, uint32_t limit, const char *value,
     CU_ASSERT_EQUAL_FATAL(suspect_lmdb_new(&o, &s, NULL), SUSPECT_OK);
     for (int i = 0; i < n; i++) {
         CU_ASSERT_EQUAL(
-            suspect_store_decide(s, &rule, &key, 1, ctl_now_ms(), &d, NULL),
+            suspect_store_decide(s, &rule, &key, 1, wall_ms(), &d, NULL),
             SUSPECT_OK);
         CU_ASSERT_TRUE(d.allowed);
     }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ctl_test.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
@@ -53,7 +54,7 @@ static int redis_hits(const char *url, const char *value, int n)
                           SUSPECT_OK);
     CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&o, &s, NULL), SUSPECT_OK);
     for (int i = 0; i < n; i++) {
-        if (suspect_store_decide(s, &rule, &key, 1, ctl_now_ms(), &d, &err) !=
+        if (suspect_store_decide(s, &rule, &key, 1, wall_ms(), &d, &err) !=
             SUSPECT_OK) {
             fprintf(stderr, "redis_hits: %s\n", err.text);
             CU_FAIL("decide failed");

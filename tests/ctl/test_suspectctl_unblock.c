@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "ctl_test.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
@@ -116,7 +117,7 @@ static bool decide_12345(suspect_store_t *s, bool *locked)
     suspect_decision_t d;
 
     CU_ASSERT_EQUAL_FATAL(
-        suspect_store_decide(s, &forgot, &key, 1, ctl_now_ms(), &d, NULL),
+        suspect_store_decide(s, &forgot, &key, 1, wall_ms(), &d, NULL),
         SUSPECT_OK);
     *locked = d.locked;
     return d.allowed;
@@ -157,7 +158,7 @@ static void test_man_example_redis_dotnet(void)
                                         "6a1f3c2d-1e5f-4b9c-8d4e-3f2a1b0c9d8e",
                                         "7b2a4d3e-2f6a-4cad-9e5f-4a3b2c1d0e9f"};
     char conf[700], store[1200];
-    int64_t now = ctl_now_ms();
+    int64_t now = wall_ms();
     test_redis_t rs;
     suspect_redis_opts_t o;
     suspect_store_t *s = NULL;

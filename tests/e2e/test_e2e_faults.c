@@ -34,6 +34,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
@@ -105,7 +106,7 @@ static void read_response(int fd, flt_resp_t *r, long long deadline)
 
     while (!closed) {
         struct pollfd p = {fd, POLLIN, 0};
-        long long left = deadline - test_now_ms();
+        long long left = deadline - mono_ms();
         ssize_t n;
 
         if (left <= 0 || poll(&p, 1, (int)left) <= 0) {
@@ -147,7 +148,7 @@ static void read_response(int fd, flt_resp_t *r, long long deadline)
 int flt_http(flt_resp_t *r, const char *method, const char *path,
              const char *headers, unsigned ms)
 {
-    long long start = test_now_ms();
+    long long start = mono_ms();
     char req[4096];
     int fd, n;
 
@@ -165,7 +166,7 @@ int flt_http(flt_resp_t *r, const char *method, const char *path,
     if (fd >= 0) {
         close(fd);
     }
-    r->ms = test_now_ms() - start;
+    r->ms = mono_ms() - start;
     return r->status;
 }
 
@@ -193,9 +194,9 @@ static void *load_main(void *arg)
         flt_hit_t h;
 
         snprintf(path, sizeof(path), "%s%dx%d", l->prefix, t, i);
-        h.start = test_now_ms();
+        h.start = mono_ms();
         h.status = flt_http(&r, "GET", path, NULL, 10000);
-        h.end = test_now_ms();
+        h.end = mono_ms();
         pthread_mutex_lock(&l->mu);
         if (l->n == l->cap) {
             size_t cap = l->cap == 0 ? 1024 : l->cap * 2;
@@ -371,7 +372,7 @@ int flt_descendants(pid_t pid)
 
 bool flt_settle(pid_t pid, int fds, int kids, unsigned ms)
 {
-    long long end = test_now_ms() + test_scale_ms(ms);
+    long long end = mono_ms() + test_scale_ms(ms);
     int f, k;
 
     do {
@@ -381,7 +382,7 @@ bool flt_settle(pid_t pid, int fds, int kids, unsigned ms)
             return true;
         }
         usleep(20000);
-    } while (test_now_ms() < end);
+    } while (mono_ms() < end);
     fprintf(stderr,
             "faults: daemon %d has %d descriptors (want <= %d), %d "
             "processes under it (want <= %d)\n",
@@ -404,10 +405,10 @@ int flt_log_count(const char *text)
 
 bool flt_log_wait(const char *text, int n, unsigned ms)
 {
-    long long end = test_now_ms() + test_scale_ms(ms);
+    long long end = mono_ms() + test_scale_ms(ms);
 
     while (flt_log_count(text) < n) {
-        if (test_now_ms() >= end) {
+        if (mono_ms() >= end) {
             fprintf(stderr, "faults: the log has '%s' %d times, not %d\n", text,
                     flt_log_count(text), n);
             return false;

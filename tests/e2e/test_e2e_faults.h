@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "clock.h"
+
 #define FLT_THREADS_MAX 8
 
 /* One HTTP response, as the client saw it. */
@@ -44,7 +46,7 @@ int flt_get(const char *path);
 
 /* One answer of a load. */
 typedef struct flt_hit {
-    long long start, end; /* test_now_ms() */
+    long long start, end; /* mono_ms() */
     int status;
 } flt_hit_t;
 
@@ -134,7 +136,7 @@ int flt_fake_requests(void);
 bool flt_fake_wait_requests(int n, unsigned ms);
 
 /* Connections the peer (suspect-fcgi) closed mid-request or while the app
- * hung; *at_ms (may be NULL) gets test_now_ms() of the last. */
+ * hung; *at_ms (may be NULL) gets mono_ms() of the last. */
 int flt_fake_peer_gone(long long *at_ms);
 
 /* Stops every thread and closes the socket.  No-op when not running. */

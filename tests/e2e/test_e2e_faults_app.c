@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "test_e2e_faults.h"
 #include "helpers/util.h"
@@ -82,8 +83,8 @@ static void test_app_hangs(void)
     CU_ASSERT_TRUE(r.ms >= 900 && r.ms < test_scale_ms(1000 + LATE_MS));
     /* suspect-fcgi closed its connection to the app (the fake app's
      * thread notices a moment later) */
-    for (long long end = test_now_ms() + test_scale_ms(1000);
-         flt_fake_peer_gone(NULL) == 0 && test_now_ms() < end;) {
+    for (long long end = mono_ms() + test_scale_ms(1000);
+         flt_fake_peer_gone(NULL) == 0 && mono_ms() < end;) {
         usleep(5000);
     }
     CU_ASSERT_EQUAL(flt_fake_peer_gone(NULL), 1);
@@ -260,11 +261,11 @@ static void test_client_leaves(void)
     fds = flt_fd_count(e2e.fcgi.pid);
     /* the client gives up after 1 s; nginx closes its connection */
     flt_http(&r, "GET", "/index.php?op=hang", NULL, 1000);
-    left_at = test_now_ms();
+    left_at = mono_ms();
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_EQUAL(flt_fake_requests(), 1);
     for (long long end = left_at + test_scale_ms(5000);
-         flt_fake_peer_gone(&gone_at) == 0 && test_now_ms() < end;) {
+         flt_fake_peer_gone(&gone_at) == 0 && mono_ms() < end;) {
         usleep(10000);
     }
     CU_ASSERT_EQUAL_FATAL(flt_fake_peer_gone(&gone_at), 1);
@@ -320,13 +321,13 @@ static void test_abort_request(void)
     CU_ASSERT_TRUE_FATAL(fd >= 0);
     CU_ASSERT_EQUAL(send_get(fd), 0);
     CU_ASSERT_TRUE(flt_fake_wait_requests(1, 5000));
-    sent_at = test_now_ms();
+    sent_at = mono_ms();
     CU_ASSERT_EQUAL(e2e_fcgi_send(fd, 2, 1, NULL, 0), 0); /* ABORT_REQUEST */
     /* the request ends (END_REQUEST) and the kept connection stays */
     n = 0;
     eof = false;
     for (long long end = sent_at + test_scale_ms(3000);
-         !eof && test_now_ms() < end && !e2e_fcgi_has(buf, n, 3, NULL, 0);) {
+         !eof && mono_ms() < end && !e2e_fcgi_has(buf, n, 3, NULL, 0);) {
         n += e2e_read_until_eof(fd, buf + n, sizeof(buf) - n, 50, &eof);
     }
     CU_ASSERT_TRUE(e2e_fcgi_has(buf, n, 3, NULL, 0));

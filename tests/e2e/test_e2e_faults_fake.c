@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "test_e2e_faults.h"
 #include "helpers/vgwrap.h"
@@ -41,7 +42,7 @@ static struct fake {
     atomic_int mode;
     atomic_int requests;  /* requests read whole */
     atomic_int peer_gone; /* connections the peer closed mid-request */
-    atomic_llong gone_ms; /* test_now_ms() of the last such close */
+    atomic_llong gone_ms; /* mono_ms() of the last such close */
 } fk = {.lfd = -1, .stop = -1};
 
 /* ---- I/O with the stop ------------------------------------------------ */
@@ -153,7 +154,7 @@ static int read_request(int fd, bool *keep)
         if (read_full(fd, h, 8) != 0) {
             if (begun) {
                 atomic_fetch_add(&fk.peer_gone, 1);
-                atomic_store(&fk.gone_ms, test_now_ms());
+                atomic_store(&fk.gone_ms, mono_ms());
             }
             return -1;
         }
@@ -182,7 +183,7 @@ static void hang(int fd)
 
         if (r == 0 || (r < 0 && errno != EINTR)) {
             atomic_fetch_add(&fk.peer_gone, 1);
-            atomic_store(&fk.gone_ms, test_now_ms());
+            atomic_store(&fk.gone_ms, mono_ms());
             return;
         }
     }
@@ -375,10 +376,10 @@ int flt_fake_peer_gone(long long *at_ms)
 
 bool flt_fake_wait_requests(int n, unsigned ms)
 {
-    long long end = test_now_ms() + test_scale_ms(ms);
+    long long end = mono_ms() + test_scale_ms(ms);
 
     while (flt_fake_requests() < n) {
-        if (test_now_ms() >= end) {
+        if (mono_ms() >= end) {
             fprintf(stderr, "faults: the fake app got %d requests, not %d\n",
                     flt_fake_requests(), n);
             return false;

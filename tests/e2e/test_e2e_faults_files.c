@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "suspect_lmdb.h"
 #include "test_e2e_faults.h"
@@ -135,7 +136,7 @@ static void test_limits_broken(void)
     for (int i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(flt_promo("counted", &worst), 200);
     }
-    t0 = test_now_ms();
+    t0 = mono_ms();
     CU_ASSERT_EQUAL_FATAL(
         flt_load_start(&l, 3, "/index.php?op=promo&code=load&member="), 0);
     for (int f = 0; f < 6; f++) {
@@ -202,7 +203,7 @@ static void lock_account(void)
  * trusts a lock it saw for a second before it asks the store again). */
 static void still_locked(long long locked_at)
 {
-    while (test_now_ms() < locked_at + 1200) {
+    while (mono_ms() < locked_at + 1200) {
         usleep(10000);
     }
     CU_ASSERT_EQUAL(flt_resend("locked", NULL), 429);
@@ -304,20 +305,11 @@ static void test_lmdb_disk_full(void)
     snprintf(path, sizeof(path), "%s/counters.mdb", mnt);
     CU_ASSERT_EQUAL_FATAL(start_lmdb(path, "64M", "closed"), 0);
     lock_account();
-    locked_at = test_now_ms();
+    locked_at = mono_ms();
     CU_ASSERT_EQUAL_FATAL(fill_disk(mnt), 0);
     check_closed("disk");
     still_locked(locked_at);
     CU_ASSERT_TRUE(flt_daemon_alive());
-}
-
-/* The daemon's clock (decisions are made on the epoch). */
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Fills the store at path (map size 1 MiB) with live identities, from
@@ -357,7 +349,7 @@ static void test_lmdb_map_full(void)
     snprintf(path, sizeof(path), "%s/counters.mdb", e2e.dir);
     CU_ASSERT_EQUAL_FATAL(start_lmdb(path, "1M", "local"), 0);
     lock_account();
-    locked_at = test_now_ms();
+    locked_at = mono_ms();
     CU_ASSERT_EQUAL_FATAL(fill_map(path), 0);
     check_local();
     still_locked(locked_at);

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
 #include "test_e2e_faults.h"
@@ -133,8 +134,8 @@ static void fault_start(fault_t f)
         return;
     }
     paused = kill(rs.pid, SIGSTOP) == 0;
-    for (long long end = test_now_ms() + test_scale_ms(2000);
-         paused && proc_state(rs.pid) != 'T' && test_now_ms() < end;) {
+    for (long long end = mono_ms() + test_scale_ms(2000);
+         paused && proc_state(rs.pid) != 'T' && mono_ms() < end;) {
         usleep(1000);
     }
 }
@@ -151,8 +152,7 @@ static int fault_end(fault_t f)
 /* Waits until the load has n answers. */
 static bool load_going(flt_load_t *l, size_t n)
 {
-    for (long long end = test_now_ms() + test_scale_ms(5000);
-         test_now_ms() < end;) {
+    for (long long end = mono_ms() + test_scale_ms(5000); mono_ms() < end;) {
         if (flt_load_count(l, 0, LLONG_MAX, 0) >= n) {
             return true;
         }
@@ -162,7 +162,7 @@ static bool load_going(flt_load_t *l, size_t n)
 }
 
 /* Resends by new accounts until one is recorded in Redis: when that
- * happened (test_now_ms()), or -1 after 5 s. */
+ * happened (mono_ms()), or -1 after 5 s. */
 static long long redis_back(int round)
 {
     char account[64], key[128];
@@ -172,7 +172,7 @@ static long long redis_back(int round)
         snprintf(key, sizeof(key), "LoginVerificationResend:%s", account);
         if (resend(account) == 200 &&
             test_redis_int(&rs, "EXISTS %s", key) == 1) {
-            return test_now_ms();
+            return mono_ms();
         }
         if (k > 0 && k % 100 == 0) {
             fprintf(stderr, "faults: not back on Redis after %d resends\n", k);
@@ -258,7 +258,7 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
         CU_ASSERT_EQUAL(resend(locked), 200);
     }
     CU_ASSERT_EQUAL(resend(locked), 429);
-    locked_at = test_now_ms();
+    locked_at = mono_ms();
     for (int i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(promo(counted), 200);
     }
@@ -269,20 +269,20 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
     CU_ASSERT_EQUAL_FATAL(flt_load_start(&l, LOAD_THREADS, prefix), 0);
     CU_ASSERT_TRUE(load_going(&l, 10));
     fault_start(f);
-    t1 = test_now_ms();
+    t1 = mono_ms();
     hammer(m, round);
     /* past the second for which a lock is trusted without asking Redis */
-    while (test_now_ms() < t1 + OUTAGE_MS ||
-           test_now_ms() < locked_at + LOCK_TRUST_MS + 200) {
+    while (mono_ms() < t1 + OUTAGE_MS ||
+           mono_ms() < locked_at + LOCK_TRUST_MS + 200) {
         usleep(10000);
     }
     CU_ASSERT_EQUAL(resend(locked), 429);
-    t2 = test_now_ms();
+    t2 = mono_ms();
     CU_ASSERT_EQUAL(fault_end(f), 0);
     back = redis_back(round);
     CU_ASSERT_TRUE(back > 0);
     /* a little more load on Redis, then the checks */
-    while (test_now_ms() < back + 500) {
+    while (mono_ms() < back + 500) {
         usleep(10000);
     }
     flt_load_stop(&l);

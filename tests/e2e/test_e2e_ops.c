@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
@@ -53,8 +54,7 @@ static int edit_limits(const char *from, const char *to)
  * true when that happened before ms. */
 static bool wait_bank_allowed(unsigned ms)
 {
-    for (long long end = test_now_ms() + test_scale_ms(ms);
-         test_now_ms() < end;) {
+    for (long long end = mono_ms() + test_scale_ms(ms); mono_ms() < end;) {
         int st = bank();
         if (st == 200) {
             return true;
@@ -213,13 +213,13 @@ static void test_sigterm_drains(void)
                                     (const char *[]){e2e_url(url, "/slow.cgi"),
                                                      NULL}) == 0);
     CU_ASSERT_FATAL(test_wait_file_text(started, "", 5000) == 0);
-    t0 = test_now_ms();
+    t0 = mono_ms();
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     test_http_finish(&job, &r, 10000);
     CU_ASSERT(e2e_body_starts(&r, 200, "slow done"));
     test_http_free(&r);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
-    CU_ASSERT(test_now_ms() - t0 < test_scale_ms(4000));
+    CU_ASSERT(mono_ms() - t0 < test_scale_ms(4000));
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT_NOT_EQUAL(access(e2e.sock, F_OK), 0);
     CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 502);
@@ -231,8 +231,7 @@ static pid_t wait_pid_file(const char *name)
     char path[TEST_PATH_MAX];
 
     snprintf(path, sizeof(path), "%s/%s", e2e.dir, name);
-    for (long long end = test_now_ms() + test_scale_ms(5000);
-         test_now_ms() < end;) {
+    for (long long end = mono_ms() + test_scale_ms(5000); mono_ms() < end;) {
         char *text = test_read_file(path, NULL);
         pid_t pid = text != NULL ? (pid_t)atoi(text) : 0;
 
@@ -264,10 +263,10 @@ static int log_count(const char *text)
  * the running daemon, not of one before it.  0 or -1. */
 static int wait_log_more(const char *text, int n, unsigned ms)
 {
-    long long end = test_now_ms() + test_scale_ms(ms);
+    long long end = mono_ms() + test_scale_ms(ms);
 
     while (log_count(text) <= n) {
-        if (test_now_ms() >= end) {
+        if (mono_ms() >= end) {
             return -1;
         }
         usleep(5000);
@@ -319,14 +318,14 @@ static void test_sigterm_grace(void)
                            (const char *[]){"--grace", "1", NULL}) == 0);
     pid = start_sleeper(&job, "sleeper1.pid");
     CU_ASSERT_FATAL(pid > 0);
-    t0 = test_now_ms();
+    t0 = mono_ms();
     seen = log_count("no new requests");
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     CU_ASSERT_EQUAL(wait_log_more("no new requests", seen, 2000), 0);
     /* Not accepting any more: nginx cannot connect. */
     CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}), 502);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
-    ms = test_now_ms() - t0;
+    ms = mono_ms() - t0;
     CU_ASSERT(ms >= 900 && ms < test_scale_ms(3500));
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT(e2e_pid_gone(pid));
@@ -347,10 +346,10 @@ static void test_sigterm_grace(void)
     usleep(200000); /* the grace holds: still running */
     CU_ASSERT(test_proc_running(&e2e.fcgi));
     CU_ASSERT(!e2e_pid_gone(pid));
-    t0 = test_now_ms();
+    t0 = mono_ms();
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     CU_ASSERT_FATAL(test_proc_wait(&e2e.fcgi, 5000) == 0);
-    CU_ASSERT(test_now_ms() - t0 < test_scale_ms(2000));
+    CU_ASSERT(mono_ms() - t0 < test_scale_ms(2000));
     CU_ASSERT(WIFEXITED(e2e.fcgi.status) && WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT(e2e_pid_gone(pid));
     CU_ASSERT_EQUAL(test_http_finish(&job, &r, 5000), 0);

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "helpers/fcgiclient.h"
 #include "helpers/vgwrap.h"
 
@@ -423,9 +424,9 @@ static void test_many_repeats(void)
     fcbuf_stream(&req, FCGI_STDIN, 1, NULL, 0);
     fd = fcc_connect(t.path);
     CU_ASSERT_TRUE_FATAL(fd >= 0);
-    t0 = fcc_now_ms();
+    t0 = mono_ms();
     CU_ASSERT_EQUAL(fcc_exchange(fd, &req, 1, &resp, 10000), 0);
-    CU_ASSERT_TRUE(fcc_now_ms() - t0 < slow_bound_ms());
+    CU_ASSERT_TRUE(mono_ms() - t0 < slow_bound_ms());
     CU_ASSERT_TRUE(
         resp.out.len > want.len &&
         memcmp(resp.out.p + resp.out.len - want.len, want.p, want.len) == 0);

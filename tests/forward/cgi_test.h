@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "forward/cgi.h"
 #include "helpers/fakereq.h"
 
@@ -25,9 +26,6 @@
 extern char *cgit_tmp;         /* the suite's temp dir */
 extern char cgit_root[4096];   /* tmp/root: where scripts live */
 extern char cgit_marker[4096]; /* a file scripts create to prove they ran */
-
-/* CLOCK_MONOTONIC in ms. */
-int64_t cgit_mono_ms(void);
 
 /* Whether valgrind runs us (it emulates vfork with fork, and cannot
  * survive a failed execve in the child). */

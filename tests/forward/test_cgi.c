@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log/log.h"
 #include "cgi_test.h"
 #include "suites.h"
@@ -39,15 +40,6 @@
 char *cgit_tmp;
 char cgit_root[4096];
 char cgit_marker[4096];
-
-/* CLOCK_MONOTONIC in ms. */
-int64_t cgit_mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Whether valgrind runs us. */
 bool cgit_under_valgrind(void)
@@ -386,11 +378,11 @@ static void test_never_reads(void)
     static const char *const vars[] = {"CONTENT_LENGTH=4194304", NULL};
     fakereq_t r;
     mw_fwd_result_t res;
-    int64_t t0 = cgit_mono_ms();
+    int64_t t0 = mono_ms();
 
     CU_ASSERT_EQUAL(cgit_run_vars(p, vars, body, n, 5000, &r, &res),
                     SUSPECT_OK);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
+    CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(res.status, 0);
     CU_ASSERT_FALSE(res.timed_out);
     CU_ASSERT_STRING_EQUAL(cgit_body_of(&r), "ignored\n");
@@ -621,9 +613,9 @@ static void test_body_errors(void)
     /* the length is known: the program starts, then dies with the body */
     fakereq_init(&r, with_len, "0123456789", 10);
     r.read_error = EIO;
-    t0 = cgit_mono_ms();
+    t0 = mono_ms();
     CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
+    CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(res.status, 400);
     CU_ASSERT_TRUE(WIFSIGNALED(res.exit_status));
     CU_ASSERT_EQUAL(r.out_len, 0);

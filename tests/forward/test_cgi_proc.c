@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fcgi/fcgi_server.h"
 #include "fcgi/listen.h"
 #include "cgi_test.h"
@@ -31,10 +32,10 @@
  * returns its wait status or -1. */
 static int reap_orphan(pid_t pid)
 {
-    int64_t end = cgit_mono_ms() + test_scale_ms(3000);
+    int64_t end = mono_ms() + test_scale_ms(3000);
     int st;
 
-    while (cgit_mono_ms() < end) {
+    while (mono_ms() < end) {
         if (waitpid(pid, &st, WNOHANG) == pid) {
             return st;
         }
@@ -59,9 +60,9 @@ static void test_timeout_kills_group(void)
     p = cgit_script(spath, "hang.cgi", body);
     /* the background sleep comes to us when its parent dies */
     CU_ASSERT_FATAL(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
-    t0 = cgit_mono_ms();
+    t0 = mono_ms();
     CU_ASSERT_EQUAL(cgit_run_vars(p, NULL, NULL, 0, 300, &r, &res), SUSPECT_OK);
-    ms = cgit_mono_ms() - t0;
+    ms = mono_ms() - t0;
     CU_ASSERT_TRUE(ms >= 290 && ms < test_scale_ms(2000));
     CU_ASSERT_EQUAL(res.status, 504);
     CU_ASSERT_TRUE(res.timed_out);
@@ -220,7 +221,7 @@ static void test_client_gone(void)
     const char *vars[] = {sf, NULL};
     fakereq_t r;
     mw_fwd_result_t res;
-    int64_t t0 = cgit_mono_ms();
+    int64_t t0 = mono_ms();
 
     FMT(sf, "SCRIPT_FILENAME=%s", p);
     fakereq_init(&r, vars, NULL, 0);
@@ -228,7 +229,7 @@ static void test_client_gone(void)
     ops.write = gone_write;
     r.req.ops = &ops;
     CU_ASSERT_EQUAL(mw_cgi_run(&o, &r.req, &res, NULL), SUSPECT_OK);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
+    CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(res.status, 0); /* output had started */
     CU_ASSERT_FALSE(res.timed_out);
     CU_ASSERT_TRUE(WIFSIGNALED(res.exit_status) &&
@@ -264,15 +265,15 @@ static void test_kill_all(void)
     memset(&b, 0, sizeof(b));
     b.path = strdup(cgit_script(spath, "sleeper.cgi", body));
     CU_ASSERT_FATAL(pthread_create(&t, NULL, bg_runner, &b) == 0);
-    end = cgit_mono_ms() + test_scale_ms(5000);
-    while (access(cgit_marker, F_OK) != 0 && cgit_mono_ms() < end) {
+    end = mono_ms() + test_scale_ms(5000);
+    while (access(cgit_marker, F_OK) != 0 && mono_ms() < end) {
         usleep(2000);
     }
     CU_ASSERT_TRUE(cgit_ran());
-    t0 = cgit_mono_ms();
+    t0 = mono_ms();
     mw_cgi_kill_all();
     pthread_join(t, NULL);
-    CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(3000));
+    CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(3000));
     CU_ASSERT_EQUAL(b.rc, SUSPECT_OK);
     CU_ASSERT_EQUAL(b.res.status, 502);
     CU_ASSERT_TRUE(WIFSIGNALED(b.res.exit_status) &&
@@ -359,9 +360,9 @@ static int hup_request(const hup_srv_t *h, const char *script, bool keep)
 /* Waits until pidfile names a process; its pid, or -1. */
 static pid_t wait_pidfile(const char *pidfile)
 {
-    int64_t end = cgit_mono_ms() + test_scale_ms(5000);
+    int64_t end = mono_ms() + test_scale_ms(5000);
 
-    while (cgit_mono_ms() < end) {
+    while (mono_ms() < end) {
         char *txt = test_read_file(pidfile, NULL);
         pid_t pid = txt != NULL ? (pid_t)atoi(txt) : 0;
 
@@ -377,9 +378,9 @@ static pid_t wait_pidfile(const char *pidfile)
 /* Whether pid is gone (reaped) within ms. */
 static bool gone_within(pid_t pid, int ms)
 {
-    int64_t end = cgit_mono_ms() + test_scale_ms(ms);
+    int64_t end = mono_ms() + test_scale_ms(ms);
 
-    while (cgit_mono_ms() < end) {
+    while (mono_ms() < end) {
         if (kill(pid, 0) != 0 && errno == ESRCH) {
             return true;
         }
@@ -414,14 +415,14 @@ static void test_hangup_kills_silent_script(void)
         CU_ASSERT_FATAL(fd >= 0);
         pid = wait_pidfile(pidfile);
         CU_ASSERT_FATAL(pid > 0);
-        t0 = cgit_mono_ms();
+        t0 = mono_ms();
         close(fd);
         CU_ASSERT_TRUE(gone_within(pid, 3000));
-        CU_ASSERT_TRUE(cgit_mono_ms() - t0 < test_scale_ms(2000));
+        CU_ASSERT_TRUE(mono_ms() - t0 < test_scale_ms(2000));
     }
     mw_server_stats(h.s, &st);
-    for (int64_t end = cgit_mono_ms() + test_scale_ms(3000);
-         st.busy > 0 && cgit_mono_ms() < end; usleep(2000)) {
+    for (int64_t end = mono_ms() + test_scale_ms(3000);
+         st.busy > 0 && mono_ms() < end; usleep(2000)) {
         mw_server_stats(h.s, &st);
     }
     CU_ASSERT_EQUAL(st.busy, 0);

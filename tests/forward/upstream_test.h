@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "forward/upstream.h"
 #include "helpers/fakereq.h"
 
@@ -60,9 +61,6 @@ int up_get(mw_upstream_t *u, fakereq_t *r, const char *script,
  * up_capture_start() returns the saved descriptor. */
 int up_capture_start(void);
 char *up_capture_end(int saved);
-
-/* CLOCK_MONOTONIC in milliseconds. */
-long long up_now_ms(void);
 
 /* The FastCGI server of upstream_fakesrv.c and what it answers. */
 typedef enum fmode {

@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "redisserver.h"
 #include "util.h"
 #include "vgwrap.h"
@@ -446,13 +447,13 @@ int e2e_fcgi_pair(char *buf, size_t cap, size_t *len, const char *name,
 size_t e2e_read_until_eof(int fd, char *buf, size_t size, unsigned ms,
                           bool *eof)
 {
-    long long deadline = test_now_ms() + test_scale_ms(ms);
+    long long deadline = mono_ms() + test_scale_ms(ms);
     size_t got = 0;
 
     *eof = false;
     while (got < size) {
         struct pollfd pfd = {fd, POLLIN, 0};
-        long long left = deadline - test_now_ms();
+        long long left = deadline - mono_ms();
         ssize_t n;
 
         if (left <= 0 || poll(&pfd, 1, (int)left) == 0) {
@@ -695,7 +696,7 @@ int e2e_fcgi_exchange(int fd, int role, bool keep, const char *params,
 {
     unsigned char begin[8] = {0, (unsigned char)role, keep ? 1 : 0};
     size_t cap = 64 + (params_len + body_len) * 9 / 8 + 16, used = 0;
-    long long deadline = test_now_ms() + test_scale_ms(ms);
+    long long deadline = mono_ms() + test_scale_ms(ms);
     size_t in_size = 2 * 65536;
     unsigned char *in = malloc(in_size);
     char *req = malloc(cap);
@@ -719,7 +720,7 @@ int e2e_fcgi_exchange(int fd, int role, bool keep, const char *params,
     rc = 0;
     while (rc == 0 && !take_records(in, &have, out, out_size, &got)) {
         struct pollfd pfd = {fd, POLLIN, 0};
-        long long left = deadline - test_now_ms();
+        long long left = deadline - mono_ms();
         ssize_t n;
 
         if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {

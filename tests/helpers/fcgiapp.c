@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fcgiclient.h"
 #include "fcgi/listen.h"
 #include "util.h"
@@ -339,7 +340,7 @@ void tsrv_stop(tsrv_t *t)
 
 bool tsrv_wait_stat(tsrv_t *t, size_t off, uint64_t want)
 {
-    long long deadline = fcc_now_ms() + test_scale_ms(3000);
+    long long deadline = mono_ms() + test_scale_ms(3000);
     mw_server_stats_t st;
 
     do {
@@ -355,6 +356,6 @@ bool tsrv_wait_stat(tsrv_t *t, size_t off, uint64_t want)
             return true;
         }
         usleep(1000);
-    } while (fcc_now_ms() < deadline);
+    } while (mono_ms() < deadline);
     return false;
 }

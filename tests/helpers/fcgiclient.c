@@ -3,6 +3,7 @@
  * fcgiclient.h).  Reads use poll() with a deadline so a server that hangs
  * fails the test instead of hanging it.
  */
+#include "clock.h"
 #include "fcgiclient.h"
 #include "vgwrap.h"
 
@@ -16,17 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-long long fcc_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int left(long long deadline)
 {
-    long long d = deadline - fcc_now_ms();
+    long long d = deadline - mono_ms();
 
     return d < 0 ? 0 : (int)d;
 }
@@ -178,7 +171,7 @@ static int read_full(int fd, void *p, size_t n, long long deadline)
 
 int fcc_read_record(int fd, fcc_record_t *r, int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
+    long long deadline = mono_ms() + test_scale_ms((unsigned)timeout_ms);
     uint8_t h[FCGI_HEADER_LEN], pad[255];
 
     if (read_full(fd, h, sizeof(h), deadline) != 0 ||
@@ -212,7 +205,7 @@ static int take(const fcc_record_t *rec, uint16_t id, fcc_response_t *resp)
 
 int fcc_read_response(int fd, uint16_t id, fcc_response_t *resp, int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
+    long long deadline = mono_ms() + test_scale_ms((unsigned)timeout_ms);
     fcc_record_t *rec = malloc(sizeof(*rec));
     int r = -1;
 
@@ -228,7 +221,7 @@ int fcc_read_response(int fd, uint16_t id, fcc_response_t *resp, int timeout_ms)
 
 bool fcc_wait_closed(int fd, int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
+    long long deadline = mono_ms() + test_scale_ms((unsigned)timeout_ms);
     uint8_t buf[4096];
 
     for (;;) {
@@ -276,7 +269,7 @@ static int parse_some(fcbuf_t *in, uint16_t id, fcc_response_t *resp,
 int fcc_exchange(int fd, const fcbuf_t *req, uint16_t id, fcc_response_t *resp,
                  int timeout_ms)
 {
-    long long deadline = fcc_now_ms() + test_scale_ms((unsigned)timeout_ms);
+    long long deadline = mono_ms() + test_scale_ms((unsigned)timeout_ms);
     fcc_record_t *rec = malloc(sizeof(*rec));
     fcbuf_t in = {0};
     size_t sent = 0;

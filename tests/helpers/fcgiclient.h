@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "fcgi/fcgi_proto.h"
 #include "fcgi/fcgi_server.h"
 
@@ -79,9 +80,6 @@ bool fcc_wait_closed(int fd, int timeout_ms);
  * side blocks on a full socket buffer); 0 or -1. */
 int fcc_exchange(int fd, const fcbuf_t *req, uint16_t id, fcc_response_t *resp,
                  int timeout_ms);
-
-/* CLOCK_MONOTONIC in milliseconds. */
-long long fcc_now_ms(void);
 
 /*
  * The server under test: mw_server on a unix socket in a fresh temp dir,

@@ -31,6 +31,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include "clock.h"
 #include "util.h"
 #include "vgwrap.h"
 
@@ -41,13 +42,6 @@ extern char **environ;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t registry[MAX_PROCS];
-
-long long test_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void sleep_ms(long ms)
 {
@@ -209,10 +203,10 @@ static bool reap(test_proc_t *p, bool block)
 
 int test_proc_wait(test_proc_t *p, unsigned ms)
 {
-    long long deadline = test_now_ms() + test_scale_ms(ms);
+    long long deadline = mono_ms() + test_scale_ms(ms);
 
     while (!reap(p, false)) {
-        if (test_now_ms() >= deadline) {
+        if (mono_ms() >= deadline) {
             return -1;
         }
         sleep_ms(POLL_MS);
@@ -290,7 +284,7 @@ static bool try_connect(int port, const char *path)
 
 int test_wait_listen(int port, const char *path, test_proc_t *p, unsigned ms)
 {
-    long long deadline = test_now_ms() + test_scale_ms(ms);
+    long long deadline = mono_ms() + test_scale_ms(ms);
 
     for (;;) {
         if (try_connect(port, path)) {
@@ -301,7 +295,7 @@ int test_wait_listen(int port, const char *path, test_proc_t *p, unsigned ms)
                     p->log);
             return -1;
         }
-        if (test_now_ms() >= deadline) {
+        if (mono_ms() >= deadline) {
             fprintf(stderr, "test_proc: nothing listens on %s%d after %u ms\n",
                     port > 0 ? "port " : path, port > 0 ? port : 0, ms);
             return -1;
@@ -312,7 +306,7 @@ int test_wait_listen(int port, const char *path, test_proc_t *p, unsigned ms)
 
 int test_wait_file_text(const char *path, const char *text, unsigned ms)
 {
-    long long deadline = test_now_ms() + test_scale_ms(ms);
+    long long deadline = mono_ms() + test_scale_ms(ms);
 
     for (;;) {
         char *data = test_read_file(path, NULL);
@@ -321,7 +315,7 @@ int test_wait_file_text(const char *path, const char *text, unsigned ms)
         if (found) {
             return 0;
         }
-        if (test_now_ms() >= deadline) {
+        if (mono_ms() >= deadline) {
             return -1;
         }
         sleep_ms(POLL_MS * 2);

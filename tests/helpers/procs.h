@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "util.h"
 
 typedef struct test_proc {
@@ -67,9 +68,6 @@ int test_wait_listen(int port, const char *path, test_proc_t *p, unsigned ms);
 
 /* Waits until the file path contains text: 0, or -1 at the deadline. */
 int test_wait_file_text(const char *path, const char *text, unsigned ms);
-
-/* Milliseconds of a monotonic clock. */
-long long test_now_ms(void);
 
 /*
  * A copy of text with every occurrence of each key replaced by its value:

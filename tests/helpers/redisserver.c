@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "util.h"
 #include "vgwrap.h"
 
@@ -124,7 +125,6 @@ static int helper_connect(test_redis_t *r)
 /* Forks the server and waits for PING; 0 on success. */
 static int spawn(test_redis_t *r)
 {
-    struct timespec now;
     long long deadline_ms;
     int status;
 
@@ -136,9 +136,7 @@ static int spawn(test_redis_t *r)
     if (r->pid == 0) {
         exec_server(r);
     }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    deadline_ms = now.tv_sec * 1000LL + now.tv_nsec / 1000000 +
-                  test_scale_ms(START_DEADLINE_MS);
+    deadline_ms = mono_ms() + test_scale_ms(START_DEADLINE_MS);
     for (;;) {
         redisReply *rep;
         if (waitpid(r->pid, &status, WNOHANG) == r->pid) {
@@ -157,8 +155,7 @@ static int spawn(test_redis_t *r)
             }
             freeReplyObject(rep);
         }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec * 1000LL + now.tv_nsec / 1000000 >= deadline_ms) {
+        if (mono_ms() >= deadline_ms) {
             break;
         }
         sleep_ms(10);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "redis_parts.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
@@ -370,20 +371,6 @@ static void test_carry_generic(void)
 
 static test_redis_t srv;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static suspect_store_t *redis_failover(unsigned timeout_ms,
                                        suspect_failmode_t mode)
 {
@@ -406,7 +393,7 @@ static void test_redis_lock_cache(void)
     suspect_key_t key = test_key("Otp", "cached");
     suspect_decision_t d;
     long long before, after;
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
 
     freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
     for (int i = 0; i < 2; i++) {
@@ -445,7 +432,7 @@ static void *load_run(void *p)
         suspect_decision_t d;
         int64_t t0 = mono_ms();
         suspect_rc_t rc =
-            suspect_store_decide(l->store, &r, &key, 1, now_ms(), &d, NULL);
+            suspect_store_decide(l->store, &r, &key, 1, wall_ms(), &d, NULL);
         __atomic_add_fetch(&l->calls, 1, __ATOMIC_RELAXED);
         if (mono_ms() - t0 > test_scale_ms(1000)) {
             __atomic_add_fetch(&l->slow, 1, __ATOMIC_RELAXED);

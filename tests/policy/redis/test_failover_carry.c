@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "redis_parts.h"
 #include "suspect_failover.h"
 #include "suspect_redis.h"
@@ -27,20 +28,6 @@
 #define SEC 1000LL
 
 static test_redis_t *srv;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A web server's store: Redis behind the wrapper, fail mode local, a
  * breaker that opens on the first failure and probes every 20 ms. */
@@ -105,7 +92,7 @@ static void test_carry_back(void)
     suspect_store_t *a, *b;
     suspect_failover_stats_t st;
     suspect_decision_t d;
-    int64_t t = now_ms(), deadline, pttl;
+    int64_t t = wall_ms(), deadline, pttl;
     char v[128], want[128];
 
     freeReplyObject(test_redis_cmd(srv, "FLUSHALL"));

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "redis_parts.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
@@ -44,20 +45,6 @@
 #define SEC 1000LL
 
 static test_redis_t srv;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A store on url with generous timeouts (sanitizers, valgrind). */
 static suspect_store_t *open_url(const char *url, unsigned timeout_ms,
@@ -158,7 +145,7 @@ static void test_tcp_and_db(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
     CU_ASSERT_EQUAL(suspect_redis_ping(store, NULL), SUSPECT_OK);
     CU_ASSERT_EQUAL(
-        suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, NULL),
+        suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, NULL),
         SUSPECT_OK);
     CU_ASSERT_TRUE(d.allowed);
     CU_ASSERT_EQUAL(test_redis_int(&srv, "EXISTS DbTest:u1"), 0);
@@ -178,7 +165,7 @@ static void test_dotnet_reads_suspect(void)
     suspect_store_t *store = open_url(srv.url, 5000, 0);
     suspect_rule_t rule = {"SecureForgotAccount", 3, 1800, 1800};
     suspect_key_t key = test_key(rule.action, "user123");
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
     suspect_decision_t d;
     redisReply *rep;
 
@@ -233,7 +220,7 @@ static void test_suspect_reads_dotnet(void)
     suspect_rule_t forgot = {"SecureForgotAccount", 3, 1800, 1800};
     suspect_key_t k1 = test_key(bank.action, "192.168.1.1");
     suspect_key_t k2 = test_key(forgot.action, "user9");
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
     suspect_decision_t d;
     suspect_status_t st;
 
@@ -285,7 +272,7 @@ static void test_same_ms_unique(void)
     suspect_store_t *b = open_url(srv.url, 5000, 0);
     suspect_rule_t rule = {"Same", 100, 60, 0};
     suspect_key_t key = test_key("Same", "x");
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
     suspect_decision_t d;
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
@@ -312,7 +299,7 @@ static void test_server_clock(void)
     suspect_key_t key = test_key("Clock", "x");
     suspect_decision_t d;
     suspect_status_t st;
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
     flush();
@@ -357,7 +344,7 @@ static void *ex_run(void *p)
 
     while (mono_ms() < end) {
         suspect_decision_t d;
-        int64_t now = now_ms();
+        int64_t now = wall_ms();
         if (suspect_store_decide(t->store, &ex_rule, &key, 1, now, &d, NULL) !=
             SUSPECT_OK) {
             t->errors++;
@@ -463,11 +450,11 @@ static void test_script_flush(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
     flush();
     CU_ASSERT_EQUAL(
-        suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, NULL),
+        suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, NULL),
         SUSPECT_OK);
     freeReplyObject(test_redis_cmd(&srv, "SCRIPT FLUSH"));
     CU_ASSERT_EQUAL(
-        suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, NULL),
+        suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, NULL),
         SUSPECT_OK);
     CU_ASSERT_TRUE(d.allowed);
     CU_ASSERT_EQUAL(d.remaining, 98);
@@ -497,13 +484,13 @@ static void test_client_kill(void)
     flush();
     for (int round = 0; round < 3; round++) {
         CU_ASSERT_EQUAL(
-            suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, NULL),
+            suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, NULL),
             SUSPECT_OK);
         freeReplyObject(test_redis_cmd(&srv, "CLIENT KILL TYPE normal"));
         usleep(20000);
     }
     CU_ASSERT_EQUAL(
-        suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, NULL),
+        suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, NULL),
         SUSPECT_OK);
     CU_ASSERT_EQUAL(d.remaining, 96);
     sigemptyset(&pend);
@@ -535,7 +522,7 @@ static void *load_run(void *p)
         suspect_decision_t d;
         int64_t t0 = mono_ms(), dt;
         suspect_rc_t rc =
-            suspect_store_decide(l->store, &rule, &key, 1, now_ms(), &d, NULL);
+            suspect_store_decide(l->store, &rule, &key, 1, wall_ms(), &d, NULL);
         dt = mono_ms() - t0;
         __atomic_add_fetch(&l->calls, 1, __ATOMIC_RELAXED);
         if (dt > test_scale_ms(1000)) {
@@ -693,7 +680,7 @@ static void test_key_prefix(void)
                           SUSPECT_OK);
     for (int i = 0; i < 2; i++) {
         CU_ASSERT_EQUAL(
-            suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, NULL),
+            suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, NULL),
             SUSPECT_OK);
     }
     CU_ASSERT_TRUE(d.locked);

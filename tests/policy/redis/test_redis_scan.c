@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
 #include "suspect_redis.h"
@@ -55,14 +56,6 @@ static int64_t listed(const seen_t *s, const char *key)
     return -1;
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static suspect_store_t *store_new(suspect_redis_clock_t clock)
 {
     suspect_redis_opts_t o = {srv.url, 1000, 1000, clock, "p:"};
@@ -93,7 +86,7 @@ static void test_lists_locks(void)
     suspect_store_t *s = store_new(SUSPECT_REDIS_CLOCK_CALLER);
     suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "p:", 0};
     suspect_identity_t id = test_identity("MemberCode", "42");
-    int64_t now = now_ms();
+    int64_t now = wall_ms();
     suspect_key_t k;
     seen_t seen;
     char past[64];
@@ -132,7 +125,7 @@ static void test_lists_locks(void)
 static void test_match_literal(void)
 {
     suspect_store_t *s = store_new(SUSPECT_REDIS_CLOCK_CALLER);
-    int64_t now = now_ms();
+    int64_t now = wall_ms();
     char value[64];
     seen_t seen;
 
@@ -160,7 +153,7 @@ static void test_many_and_stop(void)
 {
     suspect_store_t *s = store_new(SUSPECT_REDIS_CLOCK_CALLER);
     seen_t *seen = calloc(1, sizeof(*seen));
-    int64_t now = now_ms();
+    int64_t now = wall_ms();
     char key[64], value[64];
     bool once = true;
 
@@ -194,13 +187,13 @@ static void test_server_clock(void)
 {
     suspect_store_t *caller = store_new(SUSPECT_REDIS_CLOCK_CALLER);
     suspect_store_t *server = store_new(SUSPECT_REDIS_CLOCK_SERVER);
-    int64_t later = now_ms() + 3600 * 1000;
+    int64_t later = wall_ms() + 3600 * 1000;
     char value[64];
     seen_t seen;
 
     redis_do("FLUSHALL", NULL, NULL);
     snprintf(value, sizeof(value), "1|until=%lld",
-             (long long)(now_ms() + 60000));
+             (long long)(wall_ms() + 60000));
     redis_do("SET %s %s", "p:Login:1:locked", value);
     memset(&seen, 0, sizeof(seen));
     CU_ASSERT_EQUAL(

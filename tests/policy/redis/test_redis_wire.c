@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "redis_parts.h"
 #include "suspect_redis.h"
 #include "helpers/util.h"
@@ -30,20 +31,6 @@
 #define SEC 1000LL
 
 static test_redis_t *srv;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A store on url, timeout_ms both ways, the caller's clock. */
 static suspect_store_t *open_url(const char *url, unsigned timeout_ms)
@@ -74,7 +61,7 @@ static suspect_rc_t decide_error(const char *url, unsigned timeout_ms,
     if (store == NULL) {
         return SUSPECT_E_INVAL;
     }
-    rc = suspect_store_decide(store, &rule, &key, 1, now_ms(), &d, err);
+    rc = suspect_store_decide(store, &rule, &key, 1, wall_ms(), &d, err);
     if (rc != SUSPECT_OK) {
         CU_ASSERT_FALSE(d.allowed);
     }
@@ -370,7 +357,7 @@ static void test_split_answers(void)
     suspect_store_t *s;
     proxy_t px;
     char url[64], id[16];
-    int64_t t = now_ms();
+    int64_t t = wall_ms();
 
     for (int i = 0; i < 8; i++) {
         snprintf(id, sizeof(id), "id%d", i);

@@ -1,8 +1,9 @@
 #!/usr/sbin/suspect-cgi -c /etc/suspect/suspect-cgi.xml /srv/suspect/app/app.cgi
 #
-# /srv/suspect/www/app.cgi (mode 0755): the URL /app.cgi of
-# examples/lighttpd/suspect-cgi.conf.  The kernel runs
-#   /usr/sbin/suspect-cgi "-c /etc/suspect/suspect-cgi.xml /srv/suspect/app/app.cgi" /srv/suspect/www/app.cgi
+# app.cgi of the document root (mode 0755; /var/www/html/app.cgi on
+# Debian): the URL /app.cgi of examples/lighttpd/suspect-cgi.conf.  The
+# kernel runs
+#   /usr/sbin/suspect-cgi "-c /etc/suspect/suspect-cgi.xml /srv/suspect/app/app.cgi" /var/www/html/app.cgi
 # suspect-cgi splits that one argument at its blanks, ignores the path of
 # this file, decides with suspect-cgi.xml and runs /srv/suspect/app/app.cgi
 # (which must lie inside <Cgi root>).  Nothing below the first line is

@@ -24,6 +24,7 @@
 #include "cgi-wrapper/wrap_compiled.h"
 #include "cgirun.h"
 #include "clock.h"
+#include "helpers/debian.h"
 #include "helpers/e2e.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
@@ -501,58 +502,59 @@ static void test_body_errors(void)
 
 /* ---- behind lighttpd ---------------------------------------------------- */
 
-/* examples/lighttpd/suspect-cgi.conf with the wrapper examples/lighttpd/
- * app.cgi and examples/suspect-cgi.xml, paths moved into DIR. */
+/* examples/lighttpd/suspect-cgi.conf enabled with lighty-enable-mod in
+ * Debian's lighttpd (helpers/debian.h), the wrapper examples/lighttpd/
+ * app.cgi in the document root DIR/www, examples/suspect-cgi.xml; paths
+ * moved into DIR.  lighttpd gives CGI programs none of its environment:
+ * a drop-in of the test's own passes what a build tree needs. */
 static int start_lighttpd(void)
 {
-    char src[TEST_PATH_MAX];
-    static const char main_conf[] =
-        "server.port = @PORT@\n"
-        "server.bind = \"127.0.0.1\"\n"
-        "server.modules = ( \"mod_access\", \"mod_setenv\" )\n"
-        "server.pid-file = \"@DIR@/lighttpd.pid\"\n"
-        "server.upload-dirs = ( \"@DIR@\" )\n"
+    static const char test_env[] =
+        "# -*- depends: setenv -*-\n"
         "setenv.add-environment = ( \"LD_LIBRARY_PATH\" => \"@LIB@\",\n"
         "  \"SUSPECT_CGI_COMPILE\" => \"@COMP@\",\n"
-        "  \"SUSPECT_SNAPSHOT_DIR\" => \"@DIR@\" )\n"
-        "include \"@DIR@/site.conf\"\n";
+        "  \"SUSPECT_SNAPSHOT_DIR\" => \"@DIR@\" )\n";
     char www[TEST_PATH_MAX], etc[TEST_PATH_MAX], app[TEST_PATH_MAX];
-    char port[16];
+    char src[TEST_PATH_MAX], conf[TEST_PATH_MAX], env[TEST_PATH_MAX];
     const char *lib = strchr(cgirun_libenv(), '=');
     const char *edits[] = {"/usr/sbin/suspect-cgi",
                            cgirun_bin(),
                            "/etc/suspect/",
                            etc,
-                           "/srv/suspect/www",
-                           www,
                            "/var/lib/suspect",
                            e2e.dir,
                            NULL};
-    const char *pairs[] = {
-        "@PORT@",          port, "@LIB@", lib != NULL ? lib + 1 : "", "@COMP@",
-        cgirun_compiler(), NULL};
-    char *conf;
+    const char *pairs[] = {"@LIB@",  lib != NULL ? lib + 1 : "",
+                           "@COMP@", cgirun_compiler(),
+                           "@DIR@",  e2e.dir,
+                           NULL};
+    char *text = test_subst(test_env, pairs);
     int rc;
 
     snprintf(www, sizeof(www), "%s/www", e2e.dir);
     snprintf(etc, sizeof(etc), "%s/", e2e.dir);
     snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
-    snprintf(port, sizeof(port), "%d", e2e.port = test_free_port());
+    e2e_path(env, "test-env.conf");
+    e2e_path(conf, "suspect-cgi.conf");
+    e2e.port = test_free_port();
     mkdir(www, 0755);
-    if (e2e.port <= 0 ||
+    rc = text != NULL ? test_write_file(env, text, strlen(text)) : -1;
+    free(text);
+    if (rc != 0 || e2e.port <= 0 ||
         test_copy_file(e2e_src(src, "examples/limits.xml"), e2e.limits, 0644) ||
         test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) ||
         e2e_write_example("suspect-cgi.xml", "suspect-cgi.xml", edits) ||
         e2e_write_example("lighttpd/app.cgi", "www/app.cgi", edits) ||
-        e2e_write_example("lighttpd/suspect-cgi.conf", "site.conf", edits) ||
-        chmod(strcat(www, "/app.cgi"), 0755) != 0) {
+        e2e_write_example("lighttpd/suspect-cgi.conf", "suspect-cgi.conf",
+                          edits) ||
+        chmod(e2e_path(src, "www/app.cgi"), 0755) != 0 ||
+        deb_lighttpd_layout(e2e.dir, e2e.port, www) != 0 ||
+        deb_lighttpd_enable(e2e.dir, "00-test-env.conf", env) != 0 ||
+        deb_lighttpd_enable(e2e.dir, "50-suspect-cgi.conf", conf) != 0) {
         return -1;
     }
-    conf = test_subst(main_conf, pairs);
-    rc = conf != NULL ? test_lighttpd_start(&e2e.web, e2e.dir, conf, e2e.port)
-                      : -1;
-    free(conf);
-    return rc;
+    CU_ASSERT_EQUAL(deb_lighttpd_check(e2e.dir), 0);
+    return deb_lighttpd_start(&e2e.web, e2e.dir, e2e.port);
 }
 
 /* The example application behind lighttpd and a #! wrapper: a form
@@ -601,10 +603,10 @@ static void test_lighttpd(void)
     CU_ASSERT(e2e_is_denial(&r, "BankAccountUpdate", 2, 120, 110, 120));
     test_http_free(&r);
     CU_ASSERT(stat(snap, &st) == 0 && st.st_ino == ino);
-    snprintf(log, sizeof(log), "%s/lighttpd.log", e2e.dir);
-    text = test_read_file(log, NULL);
-    CU_ASSERT(text == NULL || (strstr(text, "suspect-cgi") == NULL &&
-                               strstr(text, "Sanitizer") == NULL));
+    /* Debian's lighttpd.conf sends CGI programs' stderr to its errorlog */
+    text = test_read_file(e2e_path(log, "log/error.log"), NULL);
+    CU_ASSERT(text != NULL && strstr(text, "suspect-cgi") == NULL &&
+              strstr(text, "Sanitizer") == NULL);
     free(text);
 }
 

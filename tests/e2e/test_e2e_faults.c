@@ -441,7 +441,6 @@ int flt_start_stack(const char *conf, const char *snippet,
                     const char *const edits[], const char *const extra[])
 {
     char src[TEST_PATH_MAX];
-    char http[TEST_PATH_MAX + 64];
 
     if (e2e.dir == NULL) {
         return -1;
@@ -452,12 +451,10 @@ int flt_start_stack(const char *conf, const char *snippet,
             0 ||
         e2e_write_example(conf, "suspect.xml", edits) != 0 ||
         test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, e2e.sock, 0, extra) !=
-            0 ||
-        e2e_write_example(snippet, "site.conf", NULL) != 0) {
+            0) {
         return -1;
     }
-    snprintf(http, sizeof(http), "    include %s/site.conf;", e2e.dir);
-    return test_nginx_start(&e2e.web, e2e.dir, http, e2e.port);
+    return e2e_start_nginx(snippet);
 }
 
 int flt_start_auth(const char *const edits[])

@@ -18,31 +18,6 @@
 
 #define MIB (1024 * 1024)
 
-/* A bank update (member cookie) to path: the response in r. */
-static void bank(test_http_t *r, const char *path, const char *accept)
-{
-    char url[E2E_URL];
-    e2e_http(r, (const char *[]){"-b", "member=shape-1", "-H",
-                                 accept != NULL ? accept : "X-None: 1", "-d",
-                                 "account=12345678", e2e_url(url, path), NULL});
-}
-
-/* Two updates through to the app, the third denied (see e2e_is_denial). */
-static void bank_scenario(const char *path, const char *accept)
-{
-    test_http_t r;
-
-    for (int i = 0; i < 2; i++) {
-        bank(&r, path, NULL);
-        CU_ASSERT(e2e_body_starts(&r, 200, "ok bank"));
-        test_http_free(&r);
-    }
-    bank(&r, path, accept);
-    CU_ASSERT(e2e_is_denial(&r, "BankAccountUpdate", 2, 120, 115, 120));
-    CU_ASSERT_PTR_NULL(strstr(r.body, "ok bank"));
-    test_http_free(&r);
-}
-
 static void test_php_upstream(void)
 {
     char url[E2E_URL];
@@ -54,7 +29,7 @@ static void test_php_upstream(void)
     e2e_http(&r, (const char *[]){e2e_url(url, "/index.php"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
-    bank_scenario("/index.php?op=bank", NULL);
+    e2e_bank_scenario("/index.php?op=bank", NULL);
 
     /* form: identity read by suspect-fcgi, the body replayed to PHP. */
     for (int i = 0; i < 3; i++) {
@@ -93,7 +68,7 @@ static void test_nginx_auth_request(void)
     e2e_http(&r, (const char *[]){e2e_url(url, "/index.php"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
-    bank_scenario("/index.php?op=bank", NULL);
+    e2e_bank_scenario("/index.php?op=bank", NULL);
 
     /* The query string reaches the subrequest (the $request_uri map). */
     for (int i = 0; i < 10; i++) {
@@ -126,8 +101,8 @@ static void test_lighttpd_authorizer(void)
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
     /* The bodies reach the app after the authorizer said yes. */
-    bank_scenario("/app.cgi?op=bank", "Accept: application/problem+json");
-    bank(&r, "/app.cgi?op=bank", "Accept: application/problem+json");
+    e2e_bank_scenario("/app.cgi?op=bank", "Accept: application/problem+json");
+    e2e_bank(&r, "/app.cgi?op=bank", "Accept: application/problem+json");
     CU_ASSERT_EQUAL(r.status, 429);
     CU_ASSERT_PTR_NOT_NULL(strstr(test_http_header(&r, "Content-Type") ?: "",
                                   "application/problem+json"));
@@ -152,9 +127,9 @@ static void test_apache_authorizer(void)
     e2e_http(&r, (const char *[]){e2e_url(url, "/app.cgi"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
-    bank_scenario("/app.cgi?op=bank", NULL);
+    e2e_bank_scenario("/app.cgi?op=bank", NULL);
     /* The denial's body reaches the client (Apache labels it HTML). */
-    bank(&r, "/app.cgi?op=bank", "Accept: application/problem+json");
+    e2e_bank(&r, "/app.cgi?op=bank", "Accept: application/problem+json");
     CU_ASSERT_EQUAL(r.status, 429);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"retryAfterMs\":"));
     test_http_free(&r);

@@ -100,8 +100,9 @@ static void check_daemon_log(void)
 
 void e2e_teardown(void)
 {
-    static const char *const logs[] = {"suspect.log", "nginx.log",
-                                       "lighttpd.log", "apache.log", "php.log"};
+    static const char *const logs[] = {
+        "suspect.log", "nginx.log",     "lighttpd.log", "apache.log",
+        "php.log",     "log/error.log", "check.log"};
     char path[TEST_PATH_MAX];
 
     /* SIGTERM first, so a sanitizer build reports leaks at exit. */
@@ -125,7 +126,6 @@ void e2e_teardown(void)
 /* The replacements every example gets, then the extra ones. */
 static char *rewrite(const char *text, const char *const edits[])
 {
-    char listen[64];
     const char *std[] = {"/run/suspect/fcgi.sock",
                          e2e.sock,
                          "/run/suspect/php.sock",
@@ -134,14 +134,9 @@ static char *rewrite(const char *text, const char *const edits[])
                          e2e.php_sock,
                          "/srv/suspect/app",
                          e2e.app,
-                         "listen 80;",
-                         listen,
-                         "include fastcgi_params;",
-                         "include /etc/nginx/fastcgi_params;",
                          NULL};
     char *once, *twice;
 
-    snprintf(listen, sizeof(listen), "listen 127.0.0.1:%d;", e2e.port);
     once = test_subst(text, std);
     if (once == NULL || edits == NULL) {
         return once;
@@ -228,83 +223,82 @@ int e2e_start_suspect(void)
     return test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, e2e.sock, 0, NULL);
 }
 
-/* Starts nginx on the example snippet (written to DIR/site.conf). */
-static int start_nginx(const char *snippet)
+int e2e_start_nginx(const char *snippet)
 {
-    char http[TEST_PATH_MAX + 64];
+    char http[3 * TEST_PATH_MAX];
 
     if (e2e_write_example(snippet, "site.conf", NULL) != 0) {
         return -1;
     }
-    snprintf(http, sizeof(http), "    include %s/site.conf;", e2e.dir);
+    snprintf(http, sizeof(http),
+             "    server {\n"
+             "        listen 127.0.0.1:%d;\n"
+             "        server_name _;\n"
+             "        root %s;\n"
+             "        index index.php index.html;\n"
+             "        include %s/site.conf;\n"
+             "    }",
+             e2e.port, e2e.app, e2e.dir);
     return test_nginx_start(&e2e.web, e2e.dir, http, e2e.port);
+}
+
+int e2e_start_backend(const char *example_conf, const char *const conf_edits[])
+{
+    char src[TEST_PATH_MAX], rel[64], app[TEST_PATH_MAX];
+    bool php = strcmp(example_conf, "suspect-php.xml") == 0 ||
+               strcmp(example_conf, "suspect-auth-request.xml") == 0;
+    const char *name = php ? "index.php" : "app.cgi";
+
+    snprintf(rel, sizeof(rel), "examples/app/%s", name);
+    snprintf(app, sizeof(app), "%s/%s", e2e.app, name);
+    if (prepare(example_conf, conf_edits) != 0 ||
+        test_copy_file(e2e_src(src, rel), app, php ? 0644 : 0755) != 0 ||
+        (php && test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0)) {
+        return -1;
+    }
+    return e2e_start_suspect();
 }
 
 int e2e_start_cgi(const char *const conf_edits[])
 {
-    char src[TEST_PATH_MAX];
-    char app[TEST_PATH_MAX];
-
-    snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
-    if (prepare("suspect.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) != 0 ||
-        e2e_start_suspect() != 0) {
+    if (e2e_start_backend("suspect.xml", conf_edits) != 0) {
         return -1;
     }
-    return start_nginx("nginx/suspect-cgi.conf");
+    return e2e_start_nginx("nginx/suspect-cgi.conf");
 }
 
 int e2e_start_php(const char *const conf_edits[])
 {
-    char src[TEST_PATH_MAX];
-    char app[TEST_PATH_MAX];
-
-    snprintf(app, sizeof(app), "%s/index.php", e2e.app);
-    if (prepare("suspect-php.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src(src, "examples/app/index.php"), app, 0644) !=
-            0 ||
-        test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0 ||
-        e2e_start_suspect() != 0) {
+    if (e2e_start_backend("suspect-php.xml", conf_edits) != 0) {
         return -1;
     }
-    return start_nginx("nginx/suspect-php.conf");
+    return e2e_start_nginx("nginx/suspect-php.conf");
 }
 
 int e2e_start_auth_request(const char *const conf_edits[])
 {
-    char src[TEST_PATH_MAX];
-    char app[TEST_PATH_MAX];
-
-    snprintf(app, sizeof(app), "%s/index.php", e2e.app);
-    if (prepare("suspect-auth-request.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src(src, "examples/app/index.php"), app, 0644) !=
-            0 ||
-        test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0 ||
-        e2e_start_suspect() != 0) {
+    if (e2e_start_backend("suspect-auth-request.xml", conf_edits) != 0) {
         return -1;
     }
-    return start_nginx("nginx/auth-request.conf");
+    return e2e_start_nginx("nginx/auth-request.conf");
 }
 
 int e2e_start_authorizer(const char *const conf_edits[])
 {
-    char src[TEST_PATH_MAX];
     static const char main_conf[] = "server.port = @PORT@\n"
                                     "server.bind = \"127.0.0.1\"\n"
                                     "server.modules = ( \"mod_access\" )\n"
                                     "server.pid-file = \"@DIR@/lighttpd.pid\"\n"
                                     "server.upload-dirs = ( \"@DIR@\" )\n"
+                                    "server.document-root = \"@APP@\"\n"
                                     "include \"@DIR@/site.conf\"\n";
-    char app[TEST_PATH_MAX], port[16];
-    const char *pairs[] = {"@PORT@", port, NULL};
+    char port[16];
+    const char *pairs[] = {"@PORT@", port, "@APP@", e2e.app, NULL};
     char *conf;
     int rc;
 
-    snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
-    if (prepare("suspect-authorizer.xml", conf_edits) != 0 ||
-        test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) != 0 ||
-        e2e_write_example("lighttpd/authorizer.conf", "site.conf", NULL) != 0 ||
-        e2e_start_suspect() != 0) {
+    if (e2e_start_backend("suspect-authorizer.xml", conf_edits) != 0 ||
+        e2e_write_example("lighttpd/authorizer.conf", "site.conf", NULL) != 0) {
         return -1;
     }
     snprintf(port, sizeof(port), "%d", e2e.port);
@@ -581,6 +575,30 @@ bool e2e_is_denial(const test_http_t *r, const char *action, int limit,
         ok = false;
     }
     return ok;
+}
+
+void e2e_bank(test_http_t *r, const char *path, const char *accept)
+{
+    char url[E2E_URL];
+
+    e2e_http(r, (const char *[]){"-b", "member=shape-1", "-H",
+                                 accept != NULL ? accept : "X-None: 1", "-d",
+                                 "account=12345678", e2e_url(url, path), NULL});
+}
+
+void e2e_bank_scenario(const char *path, const char *accept)
+{
+    test_http_t r;
+
+    for (int i = 0; i < 2; i++) {
+        e2e_bank(&r, path, NULL);
+        CU_ASSERT(e2e_body_starts(&r, 200, "ok bank"));
+        test_http_free(&r);
+    }
+    e2e_bank(&r, path, accept);
+    CU_ASSERT(e2e_is_denial(&r, "BankAccountUpdate", 2, 120, 115, 120));
+    CU_ASSERT_PTR_NULL(strstr(r.body, "ok bank"));
+    test_http_free(&r);
 }
 
 bool e2e_body_starts(const test_http_t *r, int status, const char *prefix)

@@ -8,8 +8,11 @@
  * of examples/: its suspect.xml and web server snippet are read from the
  * source tree and only their paths and ports are rewritten
  * ("/run/suspect/fcgi.sock" -> DIR/fcgi.sock, "/srv/suspect/app" ->
- * DIR/app, "listen 80;" -> a free port of 127.0.0.1), so the tests run
- * exactly the configurations the examples show.
+ * DIR/app), so the tests run exactly the configurations the examples
+ * show; the snippets go where their headers say (nginx: inside a server
+ * block on a free port of 127.0.0.1; lighttpd: after a lighttpd.conf that
+ * sets the port and the document root).  The "dropins" suite installs
+ * them into Debian's own layout.
  */
 #ifndef SUSPECT_TESTS_E2E_H
 #define SUSPECT_TESTS_E2E_H
@@ -57,6 +60,17 @@ int e2e_start_auth_request(const char *const conf_edits[]);
 int e2e_start_authorizer(const char *const conf_edits[]);
 int e2e_start_apache(const char *const conf_edits[]);
 
+/* The half of a shape behind the web server: limits.xml, examples/
+ * example_conf (with conf_edits) as DIR/suspect.xml, the example app in
+ * DIR/app (index.php and php-cgi for the PHP shapes, else app.cgi), and
+ * suspect-fcgi on it.  0 or -1. */
+int e2e_start_backend(const char *example_conf, const char *const conf_edits[]);
+
+/* Starts nginx with the examples/ snippet (written to DIR/site.conf) in
+ * the server block of a site on e2e.port serving DIR/app, as the
+ * snippet's header says to install it.  0 or -1. */
+int e2e_start_nginx(const char *snippet);
+
 /* Starts suspect-fcgi alone on the DIR/suspect.xml written by
  * e2e_write_example(). */
 int e2e_start_suspect(void);
@@ -98,6 +112,14 @@ int e2e_write_cgi(const char *name, const char *script);
  * and Cache-Control: no-store; says what differs on stderr. */
 bool e2e_is_denial(const test_http_t *r, const char *action, int limit,
                    int window_s, long retry_min, long retry_max);
+
+/* A bank update (member cookie "shape-1", header accept or none) to path:
+ * the response in r. */
+void e2e_bank(test_http_t *r, const char *path, const char *accept);
+
+/* Two updates through to the app, the third denied (e2e_is_denial, with
+ * accept on the third); failures are CUnit assertions. */
+void e2e_bank_scenario(const char *path, const char *accept);
 
 /* Whether r has status and a body beginning with prefix (else says). */
 bool e2e_body_starts(const test_http_t *r, int status, const char *prefix);

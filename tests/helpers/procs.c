@@ -423,6 +423,12 @@ int test_nginx_start(test_proc_t *p, const char *dir, const char *http,
 
     snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
     mkdir(tmp, 0700);
+    /* "include fastcgi_params;" reads it next to nginx.conf, as on Debian. */
+    snprintf(prefix, sizeof(prefix), "%s/fastcgi_params", dir);
+    if (test_copy_file("/etc/nginx/fastcgi_params", prefix, 0644) != 0) {
+        free(text);
+        return -1;
+    }
     rc = text != NULL ? write_conf(dir, "nginx.conf", text, conf, sizeof(conf))
                       : -1;
     free(text);

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "sha256.h"
+#include "text.h"
 
 #define DEFAULT_VALUE_CAP 256
 #define MAX_VALUE_CAP     512
@@ -67,37 +68,6 @@ static bool part_is_address(const unsigned char *p, size_t len)
         }
     }
     return true;
-}
-
-/* Length of the valid UTF-8 multi-byte sequence at p (2 to 4), or 0:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_sequence(const unsigned char *p, size_t avail)
-{
-    size_t need;
-    unsigned lo = 0x80, hi = 0xbf;
-
-    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-        need = 2;
-    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-        need = 3;
-        lo = p[0] == 0xe0 ? 0xa0 : 0x80;
-        hi = p[0] == 0xed ? 0x9f : 0xbf;
-    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-        need = 4;
-        lo = p[0] == 0xf0 ? 0x90 : 0x80;
-        hi = p[0] == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    if (avail < need || p[1] < lo || p[1] > hi) {
-        return 0;
-    }
-    for (size_t i = 2; i < need; i++) {
-        if (p[i] < 0x80 || p[i] > 0xbf) {
-            return 0;
-        }
-    }
-    return need;
 }
 
 /* An output buffer that counts what it could not hold; units (a byte, an
@@ -140,7 +110,7 @@ static void escape_part(sink_t *s, const unsigned char *p, size_t len,
     for (size_t i = 0; i < len;) {
         unsigned char c = p[i];
         if (c >= 0x80) {
-            size_t seq = utf8_sequence(p + i, len - i);
+            size_t seq = utf8_len(p + i, len - i);
             if (seq > 0) {
                 sink_put(s, (const char *)p + i, seq);
                 i += seq;

@@ -28,6 +28,7 @@
 
 #include "suspect_lmdb.h"
 #include "suspect_redis.h"
+#include "text.h"
 
 /* Redis answers an operator within this, whatever <Store timeoutMs>
  * (tuned for requests) says. */
@@ -174,14 +175,6 @@ bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
     return p->value_len > 0 && suspect_name_valid(p->action, p->action_len);
 }
 
-static int hex_digit(char ch)
-{
-    return ch >= '0' && ch <= '9'   ? ch - '0'
-           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
-           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-                                    : -1;
-}
-
 /* Decodes the %XX escapes of a key value (see ctl_int.h). */
 bool ctl_key_unescape(const char *value, size_t len, char *buf, size_t size,
                       size_t *out_len)
@@ -192,8 +185,8 @@ bool ctl_key_unescape(const char *value, size_t len, char *buf, size_t size,
         char ch = value[i];
 
         if (ch == '%') {
-            int hi = i + 2 < len ? hex_digit(value[i + 1]) : -1;
-            int lo = hi >= 0 ? hex_digit(value[i + 2]) : -1;
+            int hi = i + 2 < len ? hex_value(value[i + 1]) : -1;
+            int lo = hi >= 0 ? hex_value(value[i + 2]) : -1;
 
             /* "%~" (capped) and "%#" (LMDB's long keys) are not escapes:
              * the raw value is gone. */

@@ -12,45 +12,13 @@
  * output is valid JSON whatever a request or a store held.
  */
 #include "ctl_int.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
 
 /* ---- JSON --------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at p (1 to 4), or 0. */
-static size_t utf8_len(const unsigned char *p, size_t avail)
-{
-    size_t need;
-    unsigned lo = 0x80, hi = 0xbf;
-
-    if (p[0] < 0x80) {
-        return 1;
-    }
-    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-        need = 2;
-    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-        need = 3;
-        lo = p[0] == 0xe0 ? 0xa0 : 0x80;
-        hi = p[0] == 0xed ? 0x9f : 0xbf;
-    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-        need = 4;
-        lo = p[0] == 0xf0 ? 0x90 : 0x80;
-        hi = p[0] == 0xf4 ? 0x8f : 0xbf;
-    } else {
-        return 0;
-    }
-    if (avail < need || p[1] < lo || p[1] > hi) {
-        return 0;
-    }
-    for (size_t i = 2; i < need; i++) {
-        if (p[i] < 0x80 || p[i] > 0xbf) {
-            return 0;
-        }
-    }
-    return need;
-}
 
 /* Writes s[0..len) as a JSON string. */
 static void json_string(FILE *f, const char *s, size_t len)

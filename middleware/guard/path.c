@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "text.h"
 
 /* A reader over the concatenation of two spans. */
 typedef struct path_src {
@@ -61,20 +62,6 @@ typedef struct path_out {
     size_t size;
     size_t len;
 } path_out_t;
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
 
 /* The raw byte at the reader's position, or -1 at the end. */
 static int src_peek(const path_src_t *s, size_t ahead)
@@ -110,8 +97,8 @@ static int src_next(path_src_t *s)
     if (s->decode && c == '%') {
         int c1 = src_peek(s, 1);
         int c2 = src_peek(s, 2);
-        int h1 = c1 >= 0 ? hex_digit((char)c1) : -1;
-        int h2 = c2 >= 0 ? hex_digit((char)c2) : -1;
+        int h1 = c1 >= 0 ? hex_value((char)c1) : -1;
+        int h2 = c2 >= 0 ? hex_value((char)c2) : -1;
 
         if (h1 >= 0 && h2 >= 0) {
             src_skip(s, 3);

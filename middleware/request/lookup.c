@@ -57,6 +57,7 @@
 #include <strings.h>
 
 #include "lookup_int.h"
+#include "text.h"
 
 static bool span_eq(span_t s, const char *name, size_t name_len)
 {
@@ -69,22 +70,6 @@ static bool lookup_args_ok(const char *s, size_t s_len, const char *name,
 {
     return (s != NULL || s_len == 0) && name != NULL && name_len > 0 &&
            (buf != NULL || size == 0) && len != NULL;
-}
-
-/* ---- decoding ----------------------------------------------------------- */
-
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
 }
 
 /* Decodes the byte at *p (%XX, '+' as a space when plus, or itself) and

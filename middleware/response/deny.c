@@ -16,6 +16,7 @@
  * from the server), so a client whose clock is off still counts right.
  */
 #include "deny.h"
+#include "text.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -73,8 +74,6 @@ static void put_i64(out_t *o, int64_t v)
 /* s as a JSON string, quotes included. */
 static void put_json(out_t *o, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
-
     put(o, "\"", 1);
     for (; *s != '\0'; s++) {
         unsigned char c = (unsigned char)*s;
@@ -82,7 +81,8 @@ static void put_json(out_t *o, const char *s)
             char esc[2] = {'\\', (char)c};
             put(o, esc, 2);
         } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            char esc[6] = {
+                '\\', 'u', '0', '0', hex_lower[c >> 4], hex_lower[c & 15]};
             put(o, esc, 6);
         } else {
             put(o, s, 1);

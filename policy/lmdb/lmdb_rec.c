@@ -28,8 +28,7 @@
 #include <string.h>
 
 #include "alloc.h"
-
-static const char hexdigits[] = "0123456789abcdef";
+#include "text.h"
 
 static int64_t get_i64(const unsigned char *p)
 {
@@ -194,8 +193,8 @@ void lm_store_key(const lmstore_t *ls, const suspect_key_t *key, skey_t *sk)
     sk->buf[head] = '%';
     sk->buf[head + 1] = '#';
     for (size_t i = 0; i < SUSPECT_SHA256_LEN; i++) {
-        sk->buf[head + 2 + 2 * i] = hexdigits[d[i] >> 4];
-        sk->buf[head + 3 + 2 * i] = hexdigits[d[i] & 15];
+        sk->buf[head + 2 + 2 * i] = hex_lower[d[i] >> 4];
+        sk->buf[head + 3 + 2 * i] = hex_lower[d[i] & 15];
     }
     sk->val.mv_data = sk->buf;
     sk->val.mv_size = ls->key_max;

@@ -21,6 +21,7 @@
  * types, a reply split over reads) is left to hiredis's reader.
  */
 #include "redisutil.h"
+#include "text.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,23 +42,6 @@ void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out)
     memcpy(out->buf, ident->key, lock_len + 1);
 }
 
-/* ---- URLs ----------------------------------------------------------------
- */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /* Copies s[0..len) into dst (size REDIS_FIELD_MAX), %XX-decoded when
  * decode; false when it does not fit or an escape is malformed. */
 static bool copy_field(char *dst, const char *s, size_t len, bool decode)
@@ -71,8 +55,8 @@ static bool copy_field(char *dst, const char *s, size_t len, bool decode)
             if (i + 2 >= len) {
                 return false;
             }
-            hi = hexval(s[i + 1]);
-            lo = hexval(s[i + 2]);
+            hi = hex_value(s[i + 1]);
+            lo = hex_value(s[i + 2]);
             if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
                 return false;
             }
@@ -292,9 +276,8 @@ void redis_ids_init(redis_ids_t *ids)
 /* Writes the low 4 * digits bits of v as hex digits at p. */
 static char *put_hex(char *p, uint64_t v, int digits)
 {
-    static const char hex[] = "0123456789abcdef";
     for (int i = digits - 1; i >= 0; i--) {
-        p[i] = hex[v & 15];
+        p[i] = hex_lower[v & 15];
         v >>= 4;
     }
     return p + digits;

@@ -91,22 +91,6 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_INT, ROFF(line), 0},
     {0, 0, 0}};
 
-/* Nanoseconds since the epoch of ts. */
-static int64_t ns_of(const struct timespec *ts)
-{
-    return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-/* The identity of st; see the header. */
-void compiled_id_set(compiled_id_t *id, const struct stat *st)
-{
-    id->dev = (uint64_t)st->st_dev;
-    id->ino = (uint64_t)st->st_ino;
-    id->size = (uint64_t)st->st_size;
-    id->mtime_ns = ns_of(&st->st_mtim);
-    id->ctime_ns = ns_of(&st->st_ctim);
-}
-
 /* Drops the references and the path; s is all zero after. */
 void compiled_clear(compiled_t *s)
 {

@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 
 #include "conf/suspect_conf.h"
+#include "file_id.h"
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
@@ -56,21 +57,12 @@ enum {
     COMPILED_NSRC
 };
 
-/* What stat() says of a file; all zero: no such source (no template). */
-typedef struct compiled_id {
-    uint64_t dev, ino, size;
-    int64_t mtime_ns, ctime_ns; /* since the epoch */
-} compiled_id_t;
-
 typedef struct compiled {
     const suspect_conf_t *conf; /* one reference, or NULL */
     suspect_limits_t *limits;   /* one reference, or NULL */
     char *conf_path;            /* suspect.xml, absolute (malloc) */
-    compiled_id_t id[COMPILED_NSRC];
+    file_id_t id[COMPILED_NSRC];
 } compiled_t;
-
-/* Fills id from st. */
-void compiled_id_set(compiled_id_t *id, const struct stat *st);
 
 /* Drops what s holds and zeroes it; s may be all zero. */
 void compiled_clear(compiled_t *s);

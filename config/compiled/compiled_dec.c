@@ -337,7 +337,7 @@ static void rd_preamble(rd_t *r, compiled_t *out)
         return;
     }
     for (size_t i = 0; i < COMPILED_NSRC; i++) {
-        compiled_id_t *id = &out->id[i];
+        file_id_t *id = &out->id[i];
 
         id->dev = rd_le(r, 8);
         id->ino = rd_le(r, 8);

@@ -194,7 +194,7 @@ static void wr_limits(wr_t *w, const suspect_limits_t *lim)
     }
 }
 
-static void wr_id(wr_t *w, const compiled_id_t *id)
+static void wr_id(wr_t *w, const file_id_t *id)
 {
     wr_u64(w, id->dev);
     wr_u64(w, id->ino);

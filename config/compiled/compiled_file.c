@@ -151,11 +151,11 @@ suspect_rc_t compiled_read(const char *path, compiled_t *out,
 }
 
 /* Whether the file at path has the identity want (all zero: no file). */
-static bool same_id(const char *path, const compiled_id_t *want)
+static bool same_id(const char *path, const file_id_t *want)
 {
-    static const compiled_id_t none;
+    static const file_id_t none;
     struct stat st;
-    compiled_id_t now;
+    file_id_t now;
 
     if (path == NULL) {
         return memcmp(want, &none, sizeof(none)) == 0;
@@ -163,10 +163,8 @@ static bool same_id(const char *path, const compiled_id_t *want)
     if (stat(path, &st) != 0) {
         return false;
     }
-    compiled_id_set(&now, &st);
-    return now.dev == want->dev && now.ino == want->ino &&
-           now.size == want->size && now.mtime_ns == want->mtime_ns &&
-           now.ctime_ns == want->ctime_ns;
+    now = file_id_of(&st);
+    return file_id_same(&now, want);
 }
 
 /* The key, then one stat() per source. */
@@ -191,7 +189,7 @@ static bool near(int64_t t, int64_t now_ns, int64_t window)
 bool compiled_racy(const compiled_t *s, int64_t now_ns)
 {
     for (size_t i = 0; i < COMPILED_NSRC; i++) {
-        const compiled_id_t *id = &s->id[i];
+        const file_id_t *id = &s->id[i];
         /* Whole seconds in both times: a file system that keeps no
          * more, whose tick is a second (or two). */
         int64_t w =

@@ -40,7 +40,7 @@ static suspect_rc_t limits_load(const char *path, suspect_limits_t **out,
 }
 
 /* The template's identity into id (none: left zero). */
-static suspect_rc_t template_id(const suspect_conf_t *c, compiled_id_t *id,
+static suspect_rc_t template_id(const suspect_conf_t *c, file_id_t *id,
                                 suspect_err_t *err)
 {
     struct stat st;
@@ -51,7 +51,7 @@ static suspect_rc_t template_id(const suspect_conf_t *c, compiled_id_t *id,
     if (stat(c->template_path, &st) != 0) {
         return suspect_err_sys(err, SUSPECT_E_IO, c->template_path, "stat");
     }
-    compiled_id_set(id, &st);
+    *id = file_id_of(&st);
     return SUSPECT_OK;
 }
 
@@ -74,14 +74,14 @@ suspect_rc_t compiled_load(const char *conf, compiled_t *out,
     }
     rc = conf_load_stat(conf, &out->conf, &cst, err);
     if (rc == SUSPECT_OK) {
-        compiled_id_set(&out->id[COMPILED_SRC_CONF], &cst);
+        out->id[COMPILED_SRC_CONF] = file_id_of(&cst);
         rc = limits_load(out->conf->limits_path, &out->limits, &lst, err);
     }
     if (rc == SUSPECT_OK) {
         rc = suspect_conf_check_actions(out->conf, out->limits, err);
     }
     if (rc == SUSPECT_OK) {
-        compiled_id_set(&out->id[COMPILED_SRC_LIMITS], &lst);
+        out->id[COMPILED_SRC_LIMITS] = file_id_of(&lst);
         rc = template_id(out->conf, &out->id[COMPILED_SRC_TEMPLATE], err);
     }
     if (rc != SUSPECT_OK) {

@@ -34,18 +34,15 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "file_id.h"
 
 #define DEFAULT_INTERVAL_MS 1000
 
 /* What stat() said about the path; errnum != 0 when it failed. */
-typedef struct file_id {
+typedef struct file_state {
     int errnum;
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
-    struct timespec ctime;
-} file_id_t;
+    file_id_t id;
+} file_state_t;
 
 struct suspect_reloader {
     char *path;
@@ -54,34 +51,30 @@ struct suspect_reloader {
     pthread_mutex_t lock;       /* guards current */
     pthread_mutex_t check_lock; /* serialises checks; guards loaded, failed */
     suspect_limits_t *current;  /* one reference owned */
-    file_id_t loaded;           /* the file current was read from */
-    file_id_t failed;           /* the last bad state reported */
+    file_state_t loaded;        /* the file current was read from */
+    file_state_t failed;        /* the last bad state reported */
     bool have_failed;
     bool refused;          /* failed is a valid file the caller refused */
-    file_id_t pending;     /* the file of the last prepare's snapshot */
+    file_state_t pending;  /* the file of the last prepare's snapshot */
     int64_t next_check_ms; /* atomic */
     uint64_t generation;   /* atomic */
 };
 
-/* The identity of a successful stat. */
-static file_id_t id_of(const struct stat *st)
+/* The state of a successful stat. */
+static file_state_t id_of(const struct stat *st)
 {
-    file_id_t id;
+    file_state_t id;
 
-    memset(&id, 0, sizeof(id));
-    id.dev = st->st_dev;
-    id.ino = st->st_ino;
-    id.size = st->st_size;
-    id.mtime = st->st_mtim;
-    id.ctime = st->st_ctim;
+    id.errnum = 0;
+    id.id = file_id_of(st);
     return id;
 }
 
-/* stat() of path as a file_id_t. */
-static file_id_t id_of_path(const char *path)
+/* stat() of path as a file_state_t. */
+static file_state_t id_of_path(const char *path)
 {
     struct stat st;
-    file_id_t id;
+    file_state_t id;
 
     if (stat(path, &st) == 0) {
         return id_of(&st);
@@ -92,16 +85,12 @@ static file_id_t id_of_path(const char *path)
 }
 
 /* True when a and b describe the same state of the file. */
-static bool id_equal(const file_id_t *a, const file_id_t *b)
+static bool id_equal(const file_state_t *a, const file_state_t *b)
 {
     if (a->errnum != 0 || b->errnum != 0) {
         return a->errnum == b->errnum;
     }
-    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-           a->mtime.tv_sec == b->mtime.tv_sec &&
-           a->mtime.tv_nsec == b->mtime.tv_nsec &&
-           a->ctime.tv_sec == b->ctime.tv_sec &&
-           a->ctime.tv_nsec == b->ctime.tv_nsec;
+    return file_id_same(&a->id, &b->id);
 }
 
 /*
@@ -187,7 +176,7 @@ static void swap_in(suspect_reloader_t *r, suspect_limits_t *fresh)
 static int prepare_locked(suspect_reloader_t *r, bool retry,
                           suspect_limits_t **fresh, suspect_err_t *err)
 {
-    file_id_t now = id_of_path(r->path);
+    file_state_t now = id_of_path(r->path);
     struct stat st;
     suspect_rc_t rc;
 

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 
 #include "alloc.h"
+#include "file_id.h"
 #include "log/log.h"
 #include "setup/store.h"
 #include "suspect_failover.h"
@@ -52,15 +53,6 @@ struct mw_runtime {
                                     limits file's sake */
     pthread_mutex_t reload_lock; /* one reload at a time */
 };
-
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-           a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
-           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-           a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
-           a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
 
 static bool str_differs(const char *a, const char *b)
 {
@@ -299,10 +291,10 @@ static void step_conf(mw_runtime_t *rt, bool force, bool retry,
     if (stat(rt->conf_path, &st) != 0) {
         memset(&st, 0, sizeof(st));
     }
-    if (!force && same_file(&st, &rt->conf_st)) {
+    if (!force && file_id_same_stat(&st, &rt->conf_st)) {
         return;
     }
-    if (!force && rt->have_failed && same_file(&st, &rt->failed_st) &&
+    if (!force && rt->have_failed && file_id_same_stat(&st, &rt->failed_st) &&
         !(retry && rt->conf_refused)) {
         return;
     }

@@ -100,8 +100,8 @@ static void serve(const cgi_opts_t *o, compiled_t *s)
 
     memset(&r, 0, sizeof(r));
     r.o = o;
-    r.conf = s->conf;
-    r.limits = s->limits;
+    r.setup.conf = s->conf;
+    r.setup.limits = s->limits;
     s->conf = NULL;
     s->limits = NULL;
     suspect_err_clear(&err);

@@ -42,8 +42,8 @@ static int load(cgi_req_t *r)
     if (compiled_load(r->o->conf, &s, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, 500, "", &err);
     }
-    r->conf = suspect_conf_ref(s.conf);
-    r->limits = suspect_limits_ref(s.limits);
+    r->setup.conf = suspect_conf_ref(s.conf);
+    r->setup.limits = suspect_limits_ref(s.limits);
     if (cgi_compile_guard(r) != 0) {
         compiled_clear(&s);
         return -1;

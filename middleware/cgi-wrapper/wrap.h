@@ -21,6 +21,7 @@
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
+#include "setup/setup.h"
 #include "suspect_store.h"
 
 #define CGI_DEFAULT_CONF     "/etc/suspect/suspect.xml"
@@ -61,10 +62,7 @@ typedef struct cgi_req {
                                again is refused too (wrap_serve.c) */
     mw_cgi_front_t *front_end;
     mw_req_t *req;
-    const suspect_conf_t *conf; /* the loader's, owned */
-    suspect_limits_t *limits;   /* the loader's, owned */
-    mw_guard_t *guard;
-    suspect_store_t *store;
+    mw_setup_t setup; /* conf and limits the loader's; all owned */
     char script[PATH_MAX];
 } cgi_req_t;
 
@@ -87,14 +85,15 @@ int cgi_refuse_err(cgi_req_t *r, int status, const char *what,
 suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err);
 
 /*
- * Checks r->conf (cgi_check_conf()) and compiles its guard into r->guard,
- * with the body timeout of the configuration.  0, or -1 (a 500 answered).
+ * Checks r->setup.conf (cgi_check_conf()) and compiles its guard into
+ * r->setup.guard, with the body timeout of the configuration.  0, or -1 (a 500
+ * answered).
  */
 int cgi_compile_guard(cgi_req_t *r);
 
 /*
- * Serves the request with r->conf and r->limits (loaded; the guard
- * compiled first when r->guard is NULL): finds the program, opens the
+ * Serves the request with r->setup.conf and r->setup.limits (loaded; the guard
+ * compiled first when r->setup.guard is NULL): finds the program, opens the
  * store, decides, and either answers (a denial, an error) or puts the body
  * back and execve()s the program.  Returns only when it answered; what it
  * opened is freed by cgi_release().

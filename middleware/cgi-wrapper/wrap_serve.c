@@ -184,11 +184,11 @@ static int resolve_target(cgi_req_t *r)
 
     memset(&o, 0, sizeof(o));
     if (named != NULL && named[0] != '\0') {
-        st = resolve_named(r->conf, named, r->script);
+        st = resolve_named(r->setup.conf, named, r->script);
         o.program = named;
     } else {
-        o.program = r->conf->cgi_program;
-        o.root = r->conf->cgi_root;
+        o.program = r->setup.conf->cgi_program;
+        o.root = r->setup.conf->cgi_root;
         st = cgi_resolve(&o, r->req, r->script);
     }
     if (st != 0 && o.program != NULL) {
@@ -229,7 +229,7 @@ static int resolve_target(cgi_req_t *r)
 static int open_store(cgi_req_t *r)
 {
     const char *env = getenv("SUSPECT_LMDB");
-    suspect_conf_t copy = *r->conf;
+    suspect_conf_t copy = *r->setup.conf;
     const suspect_conf_t *c = &copy;
     suspect_err_t err;
     char msg[600];
@@ -242,7 +242,7 @@ static int open_store(cgi_req_t *r)
         copy.memory_max_entries = CGI_LOCAL_ENTRIES;
     }
     suspect_err_clear(&err);
-    if (mw_store_new(c, &r->store, &err) == SUSPECT_OK) {
+    if (mw_store_new(c, &r->setup.store, &err) == SUSPECT_OK) {
         return 0;
     }
     suspect_err_format(&err, msg, sizeof(msg));
@@ -262,7 +262,7 @@ static int answer(cgi_req_t *r, const mw_verdict_t *v)
     if (v->kind == MW_VERDICT_DENY || v->kind == MW_VERDICT_REJECT ||
         v->kind == MW_VERDICT_UNAVAILABLE) {
         log_verdict(r, v);
-        mw_guard_respond(r->guard, r->req, v);
+        mw_guard_respond(r->setup.guard, r->req, v);
         return -1;
     }
     return 0;
@@ -281,8 +281,8 @@ static int decide(cgi_req_t *r)
     int st;
 
     suspect_err_clear(&err);
-    if (mw_guard_resolve(r->guard, r->limits, r->req, wall_ms(), &res, &err) !=
-        SUSPECT_OK) {
+    if (mw_guard_resolve(r->setup.guard, r->setup.limits, r->req, wall_ms(),
+                         &res, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, err.code == SUSPECT_E_NOMEM ? 503 : 400,
                               "request refused: ", &err);
     }
@@ -293,21 +293,14 @@ static int decide(cgi_req_t *r)
     if (st != 0) {
         return st < 0 ? -1 : 0;
     }
-    mw_guard_finish(r->store, &res, &v);
+    mw_guard_finish(r->setup.store, &res, &v);
     return answer(r, &v);
 }
 
 /* Frees the store, the snapshots and the guard. */
 void cgi_release(cgi_req_t *r)
 {
-    suspect_store_free(r->store);
-    suspect_limits_unref(r->limits);
-    mw_guard_unref(r->guard);
-    suspect_conf_unref(r->conf);
-    r->store = NULL;
-    r->limits = NULL;
-    r->guard = NULL;
-    r->conf = NULL;
+    mw_setup_release(&r->setup);
 }
 
 /* Puts the body back, enters the program's directory and executes it;
@@ -336,17 +329,17 @@ static int exec_target(cgi_req_t *r)
                       strerror(errno));
 }
 
-/* Checks r->conf and compiles its guard; 0 or -1 (answered). */
+/* Checks r->setup.conf and compiles its guard; 0 or -1 (answered). */
 int cgi_compile_guard(cgi_req_t *r)
 {
     suspect_err_t err;
 
     suspect_err_clear(&err);
-    if (cgi_check_conf(r->conf, &err) != SUSPECT_OK ||
-        mw_guard_new(r->conf, &r->guard, &err) != SUSPECT_OK) {
+    if (cgi_check_conf(r->setup.conf, &err) != SUSPECT_OK ||
+        mw_guard_new(r->setup.conf, &r->setup.guard, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, 500, "", &err);
     }
-    mw_cgi_front_set_timeout(r->front_end, r->conf->io_timeout_ms);
+    mw_cgi_front_set_timeout(r->front_end, r->setup.conf->io_timeout_ms);
     return 0;
 }
 
@@ -354,7 +347,7 @@ int cgi_compile_guard(cgi_req_t *r)
  * execve(). */
 void cgi_serve(cgi_req_t *r)
 {
-    if ((r->guard == NULL && cgi_compile_guard(r) != 0) ||
+    if ((r->setup.guard == NULL && cgi_compile_guard(r) != 0) ||
         resolve_target(r) != 0 || decide(r) != 0) {
         return;
     }

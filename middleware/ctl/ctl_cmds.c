@@ -173,8 +173,8 @@ int ctl_cmd_status(ctl_t *c, int argc, char **argv)
         return rc;
     }
     suspect_err_clear(&err);
-    if (suspect_store_status(c->store, t.rule, &t.key, c->now_ms, &st, &err) !=
-        SUSPECT_OK) {
+    if (suspect_store_status(c->setup.store, t.rule, &t.key, c->now_ms, &st,
+                             &err) != SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, "status", &err);
     }
     if (!c->json) {
@@ -265,8 +265,8 @@ int ctl_cmd_unblock(ctl_t *c, int argc, char **argv)
         return rc;
     }
     suspect_err_clear(&err);
-    if (suspect_store_unblock(c->store, t.rule, &t.key, c->now_ms, &u, &err) !=
-        SUSPECT_OK) {
+    if (suspect_store_unblock(c->setup.store, t.rule, &t.key, c->now_ms, &u,
+                              &err) != SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, "unblock", &err);
     }
     unblocked(c, &t, &u);
@@ -289,7 +289,7 @@ int ctl_cmd_reset(ctl_t *c, int argc, char **argv)
         return rc;
     }
     suspect_err_clear(&err);
-    if (suspect_store_reset(c->store, &t.key, SUSPECT_RESET_ALL, &err) !=
+    if (suspect_store_reset(c->setup.store, &t.key, SUSPECT_RESET_ALL, &err) !=
         SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, "reset", &err);
     }
@@ -351,7 +351,7 @@ int ctl_cmd_block(ctl_t *c, int argc, char **argv)
     }
     until = c->now_ms + (int64_t)secs * 1000;
     suspect_err_clear(&err);
-    if (suspect_store_block(c->store, &t.key, c->now_ms, until, &err) !=
+    if (suspect_store_block(c->setup.store, &t.key, c->now_ms, until, &err) !=
         SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, "block", &err);
     }

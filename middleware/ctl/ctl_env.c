@@ -40,10 +40,7 @@ int ctl_load(ctl_t *c)
     suspect_err_t err;
 
     suspect_err_clear(&err);
-    if (suspect_conf_load(c->conf_path, &c->conf, &err) != SUSPECT_OK ||
-        mw_guard_new(c->conf, &c->guard, &err) != SUSPECT_OK ||
-        suspect_limits_load(c->conf->limits_path, NULL, &c->lim, &err) !=
-            SUSPECT_OK) {
+    if (mw_setup_load(&c->setup, c->conf_path, &err) != SUSPECT_OK) {
         return ctl_fail_err(c, CTL_CONFIG, NULL, &err);
     }
     return CTL_OK;
@@ -52,22 +49,15 @@ int ctl_load(ctl_t *c)
 /* Frees the store, the guard and the snapshots. */
 void ctl_unload(ctl_t *c)
 {
-    suspect_store_free(c->store);
-    mw_guard_unref(c->guard);
-    suspect_limits_unref(c->lim);
-    suspect_conf_unref(c->conf);
-    c->store = NULL;
-    c->guard = NULL;
-    c->lim = NULL;
-    c->conf = NULL;
+    mw_setup_release(&c->setup);
 }
 
 /* The store kind of suspect.xml. */
 const char *ctl_store_name(const ctl_t *c)
 {
-    return c->conf->store == SUSPECT_STORE_LMDB    ? "lmdb"
-           : c->conf->store == SUSPECT_STORE_REDIS ? "redis"
-                                                   : "memory";
+    return c->setup.conf->store == SUSPECT_STORE_LMDB    ? "lmdb"
+           : c->setup.conf->store == SUSPECT_STORE_REDIS ? "redis"
+                                                         : "memory";
 }
 
 static int open_lmdb(ctl_t *c)
@@ -77,19 +67,19 @@ static int open_lmdb(ctl_t *c)
     struct stat st;
     char lock[4096];
 
-    snprintf(lock, sizeof(lock), "%s-lock", c->conf->lmdb_path);
-    if (stat(c->conf->lmdb_path, &st) != 0 || stat(lock, &st) != 0) {
+    snprintf(lock, sizeof(lock), "%s-lock", c->setup.conf->lmdb_path);
+    if (stat(c->setup.conf->lmdb_path, &st) != 0 || stat(lock, &st) != 0) {
         return ctl_fail(c, CTL_STORE,
                         "no LMDB database at %s (or its lock file): "
                         "suspect-fcgi creates both when it starts",
-                        c->conf->lmdb_path);
+                        c->setup.conf->lmdb_path);
     }
     memset(&o, 0, sizeof(o));
-    o.path = c->conf->lmdb_path;
-    o.map_size = c->conf->lmdb_map_size;
-    o.no_sync = c->conf->lmdb_no_sync;
+    o.path = c->setup.conf->lmdb_path;
+    o.map_size = c->setup.conf->lmdb_map_size;
+    o.no_sync = c->setup.conf->lmdb_no_sync;
     suspect_err_clear(&err);
-    if (suspect_lmdb_new(&o, &c->store, &err) != SUSPECT_OK) {
+    if (suspect_lmdb_new(&o, &c->setup.store, &err) != SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, "lmdb store", &err);
     }
     return CTL_OK;
@@ -99,19 +89,19 @@ static int open_redis(ctl_t *c)
 {
     suspect_redis_opts_t o;
     suspect_err_t err;
-    unsigned ms = c->conf->redis_timeout_ms;
+    unsigned ms = c->setup.conf->redis_timeout_ms;
 
     memset(&o, 0, sizeof(o));
-    o.url = c->conf->redis_url;
+    o.url = c->setup.conf->redis_url;
     o.connect_timeout_ms =
         ms > CTL_REDIS_TIMEOUT_MS ? ms : CTL_REDIS_TIMEOUT_MS;
     o.command_timeout_ms = o.connect_timeout_ms;
-    o.clock = c->conf->redis_server_clock ? SUSPECT_REDIS_CLOCK_SERVER
-                                          : SUSPECT_REDIS_CLOCK_CALLER;
-    o.key_prefix = c->conf->key_prefix;
+    o.clock = c->setup.conf->redis_server_clock ? SUSPECT_REDIS_CLOCK_SERVER
+                                                : SUSPECT_REDIS_CLOCK_CALLER;
+    o.key_prefix = c->setup.conf->key_prefix;
     suspect_err_clear(&err);
-    if (suspect_redis_new(&o, &c->store, &err) != SUSPECT_OK ||
-        suspect_redis_ping(c->store, &err) != SUSPECT_OK) {
+    if (suspect_redis_new(&o, &c->setup.store, &err) != SUSPECT_OK ||
+        suspect_redis_ping(c->setup.store, &err) != SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, "redis store", &err);
     }
     return CTL_OK;
@@ -120,7 +110,7 @@ static int open_redis(ctl_t *c)
 /* Opens the store of suspect.xml (see ctl_int.h). */
 int ctl_open_store(ctl_t *c, bool memory_ok)
 {
-    switch (c->conf->store) {
+    switch (c->setup.conf->store) {
     case SUSPECT_STORE_LMDB:
         return open_lmdb(c);
     case SUSPECT_STORE_REDIS:
@@ -144,7 +134,7 @@ int ctl_open_store(ctl_t *c, bool memory_ok)
 bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
                    ctl_keyparts_t *p)
 {
-    const char *prefix = c->conf->key_prefix;
+    const char *prefix = c->setup.conf->key_prefix;
     size_t plen = prefix != NULL ? strlen(prefix) : 0;
     const char *end = key + len, *colon;
 
@@ -159,7 +149,7 @@ bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
     }
     p->action_len = (size_t)(colon - p->action);
     p->value = colon + 1;
-    if (c->conf->key_format == SUSPECT_KEYS_TYPED) {
+    if (c->setup.conf->key_format == SUSPECT_KEYS_TYPED) {
         p->type = p->value;
         colon = memchr(p->type, ':', (size_t)(end - p->type));
         if (colon == NULL) {
@@ -274,10 +264,10 @@ static int identity_of(ctl_t *c, const char *action, const char *identity,
                        const char *type, ctl_target_t *t,
                        suspect_identity_t *id)
 {
-    bool typed = c->conf->key_format == SUSPECT_KEYS_TYPED;
+    bool typed = c->setup.conf->key_format == SUSPECT_KEYS_TYPED;
     size_t routes, first_n;
     const suspect_conf_identity_t *ci =
-        find_identity(c->conf, action, type, &routes, &first_n);
+        find_identity(c->setup.conf, action, type, &routes, &first_n);
 
     if (type != NULL && ci == NULL && routes > 0) {
         return ctl_fail(c, CTL_NOTFOUND,
@@ -319,8 +309,8 @@ static int target_from_key(ctl_t *c, bool need_rule, ctl_target_t *t)
         return ctl_fail(
             c, CTL_USAGE, "'%s' is not a key of %s (%sAction:%svalue)", c->key,
             c->conf_path,
-            c->conf->key_prefix != NULL ? c->conf->key_prefix : "",
-            c->conf->key_format == SUSPECT_KEYS_TYPED ? "Type:" : "");
+            c->setup.conf->key_prefix != NULL ? c->setup.conf->key_prefix : "",
+            c->setup.conf->key_format == SUSPECT_KEYS_TYPED ? "Type:" : "");
     }
     memcpy(t->abuf, p.action, p.action_len);
     t->action = t->abuf;
@@ -328,10 +318,10 @@ static int target_from_key(ctl_t *c, bool need_rule, ctl_target_t *t)
         memcpy(t->tbuf, p.type, p.type_len);
         t->type = t->tbuf;
     }
-    t->rule = suspect_limits_find(c->lim, t->action);
+    t->rule = suspect_limits_find(c->setup.limits, t->action);
     if (need_rule && t->rule == NULL) {
         return ctl_fail(c, CTL_NOTFOUND, "action %s is not in %s", t->action,
-                        c->conf->limits_path);
+                        c->setup.conf->limits_path);
     }
     memcpy(t->key.buf, c->key, len);
     memcpy(t->key.buf + len, SUSPECT_LOCK_SUFFIX, SUSPECT_LOCK_SUFFIX_LEN + 1);
@@ -344,7 +334,8 @@ static int target_from_key(ctl_t *c, bool need_rule, ctl_target_t *t)
 int ctl_target(ctl_t *c, const char *action, const char *identity,
                const char *type, bool need_rule, ctl_target_t *t)
 {
-    suspect_keyopts_t ko = {c->conf->key_format, c->conf->key_prefix, 0};
+    suspect_keyopts_t ko = {c->setup.conf->key_format,
+                            c->setup.conf->key_prefix, 0};
     suspect_identity_t id;
     suspect_err_t err;
     int rc;
@@ -361,10 +352,10 @@ int ctl_target(ctl_t *c, const char *action, const char *identity,
     }
     t->action = action;
     t->identity = identity;
-    t->rule = suspect_limits_find(c->lim, action);
+    t->rule = suspect_limits_find(c->setup.limits, action);
     if (t->rule == NULL) {
         return ctl_fail(c, CTL_NOTFOUND, "action %s is not in %s", action,
-                        c->conf->limits_path);
+                        c->setup.conf->limits_path);
     }
     memset(&id, 0, sizeof(id));
     rc = identity_of(c, action, identity, type, t, &id);

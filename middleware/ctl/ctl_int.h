@@ -19,6 +19,7 @@
 #include "guard/guard.h"
 #include "conf/suspect_conf.h"
 #include "limits/suspect_limits.h"
+#include "setup/setup.h"
 #include "suspect_store.h"
 
 /* Exit statuses (documented in suspectctl(8)). */
@@ -40,10 +41,8 @@ typedef struct ctl {
     FILE *out;
     FILE *errs;
     int64_t now_ms;
-    const suspect_conf_t *conf;
-    suspect_limits_t *lim;
-    mw_guard_t *guard;
-    suspect_store_t *store; /* NULL until opened; stays NULL for memory */
+    mw_setup_t setup; /* its store NULL until opened; stays NULL for
+                         memory */
 } ctl_t;
 
 /* ---- ctl_out.c ---------------------------------------------------------- */
@@ -104,7 +103,7 @@ int ctl_load(ctl_t *c);
  * Opens the store of suspect.xml, bare (no fail mode: an error is an
  * error): CTL_OK, or CTL_STORE (reported) when it cannot be reached.
  * The memory store lives inside the daemon: with memory_ok it leaves
- * c->store NULL and returns CTL_OK, else it fails with CTL_STORE.
+ * c->setup.store NULL and returns CTL_OK, else it fails with CTL_STORE.
  */
 int ctl_open_store(ctl_t *c, bool memory_ok);
 

@@ -107,15 +107,15 @@ static suspect_rc_t list_locks(ctl_t *c, lock_list_t *l, suspect_err_t *err)
 {
     char match[SUSPECT_KEY_MAX];
 
-    if (c->conf->store == SUSPECT_STORE_LMDB) {
-        return suspect_lmdb_foreach_locked(c->store, c->now_ms, collect, l,
-                                           err);
+    if (c->setup.conf->store == SUSPECT_STORE_LMDB) {
+        return suspect_lmdb_foreach_locked(c->setup.store, c->now_ms, collect,
+                                           l, err);
     }
     snprintf(match, sizeof(match), "%s%s%s",
-             c->conf->key_prefix != NULL ? c->conf->key_prefix : "",
+             c->setup.conf->key_prefix != NULL ? c->setup.conf->key_prefix : "",
              l->action != NULL ? l->action : "", l->action != NULL ? ":" : "");
-    return suspect_redis_foreach_locked(c->store, match, c->now_ms, collect, l,
-                                        err);
+    return suspect_redis_foreach_locked(c->setup.store, match, c->now_ms,
+                                        collect, l, err);
 }
 
 static void json_entry(ctl_json_t *j, const ctl_t *c, const lock_ent_t *e)
@@ -190,9 +190,10 @@ int ctl_cmd_locked(ctl_t *c, int argc, char **argv)
     if (ctl_load(c) != CTL_OK) {
         return CTL_CONFIG;
     }
-    if (l.action != NULL && suspect_limits_find(c->lim, l.action) == NULL) {
+    if (l.action != NULL &&
+        suspect_limits_find(c->setup.limits, l.action) == NULL) {
         return ctl_fail(c, CTL_NOTFOUND, "action %s is not in %s", l.action,
-                        c->conf->limits_path);
+                        c->setup.conf->limits_path);
     }
     rc = ctl_open_store(c, false);
     if (rc != CTL_OK) {

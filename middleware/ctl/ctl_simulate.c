@@ -241,7 +241,7 @@ static int sim_decide(ctl_t *c, sim_out_t *o)
     o->verdict = res->verdict.kind == MW_VERDICT_REJECT ? "reject" : "pass";
     o->status = res->verdict.status;
     o->why = res->verdict.why;
-    if (res->nkeys == 0 || c->store == NULL) {
+    if (res->nkeys == 0 || c->setup.store == NULL) {
         o->verdict = res->nkeys == 0 ? o->verdict : "unknown";
         o->why = res->nkeys == 0 ? o->why : "counts live in suspect-fcgi";
         return CTL_OK;
@@ -250,8 +250,9 @@ static int sim_decide(ctl_t *c, sim_out_t *o)
     for (size_t i = 0; i < res->nkeys; i++) {
         suspect_decision_t one;
 
-        if (suspect_store_status(c->store, &res->verdict.rule, &res->keys[i],
-                                 c->now_ms, &o->st[i], &err) != SUSPECT_OK) {
+        if (suspect_store_status(c->setup.store, &res->verdict.rule,
+                                 &res->keys[i], c->now_ms, &o->st[i],
+                                 &err) != SUSPECT_OK) {
             return ctl_fail_err(c, CTL_STORE, "status", &err);
         }
         ws[i].lock_until_ms = o->st[i].locked_until_ms;
@@ -308,7 +309,7 @@ static void sim_json(ctl_t *c, const sim_req_t *r, const sim_out_t *o)
     cj_end(&j);
     if (v->route != NULL) {
         cj_obj(&j, "route");
-        cj_str(&j, "file", c->conf->file);
+        cj_str(&j, "file", c->setup.conf->file);
         cj_int(&j, "line", v->route->line);
         cj_str(&j, "action", v->route->action);
         cj_str(&j, "path", v->route->path);
@@ -373,8 +374,8 @@ static void sim_human(ctl_t *c, const sim_req_t *r, const sim_out_t *o)
     if (v->route == NULL) {
         fputs("route     none\n", c->out);
     } else {
-        fprintf(c->out, "route     %s:%d -> %s", c->conf->file, v->route->line,
-                v->route->action);
+        fprintf(c->out, "route     %s:%d -> %s", c->setup.conf->file,
+                v->route->line, v->route->action);
         if (v->rule.action != NULL) {
             fprintf(c->out, " (%u per %u s", v->rule.limit_count,
                     v->rule.window_s);
@@ -421,8 +422,9 @@ int ctl_cmd_simulate(ctl_t *c, int argc, char **argv)
         rc = ctl_open_store(c, true);
     }
     suspect_err_clear(&err);
-    if (rc == CTL_OK && mw_guard_resolve(c->guard, c->lim, &r.req, c->now_ms,
-                                         &o->res, &err) != SUSPECT_OK) {
+    if (rc == CTL_OK &&
+        mw_guard_resolve(c->setup.guard, c->setup.limits, &r.req, c->now_ms,
+                         &o->res, &err) != SUSPECT_OK) {
         rc = ctl_fail_err(c, CTL_USAGE, "simulate", &err);
     }
     if (rc == CTL_OK) {

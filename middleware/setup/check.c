@@ -6,9 +6,7 @@
  */
 #include "check.h"
 
-#include "guard/guard.h"
-#include "conf/suspect_conf.h"
-#include "limits/suspect_limits.h"
+#include "setup.h"
 
 static const char *store_name(suspect_conf_store_kind_t k)
 {
@@ -115,21 +113,20 @@ static void to_file(void *arg, const char *msg)
 
 int mw_check(const char *conf_path, FILE *out, FILE *errs)
 {
-    const suspect_conf_t *c = NULL;
-    suspect_limits_t *lim = NULL;
-    mw_guard_t *g = NULL;
+    mw_setup_t s = {NULL, NULL, NULL, NULL};
+    const suspect_conf_t *c;
+    suspect_limits_t *lim;
     suspect_err_t err;
     size_t bad;
 
     suspect_err_clear(&err);
-    if (suspect_conf_load(conf_path, &c, &err) != SUSPECT_OK ||
-        mw_guard_new(c, &g, &err) != SUSPECT_OK ||
-        suspect_limits_load(c->limits_path, NULL, &lim, &err) != SUSPECT_OK) {
+    if (mw_setup_load(&s, conf_path, &err) != SUSPECT_OK) {
         print_err(errs, &err);
-        mw_guard_unref(g);
-        suspect_conf_unref(c);
+        mw_setup_release(&s);
         return 1;
     }
+    c = s.conf;
+    lim = s.limits;
     for (size_t i = 0; i < suspect_conf_warning_count(c); i++) {
         fprintf(errs, "%s\n", suspect_conf_warning(c, i));
     }
@@ -151,8 +148,6 @@ int mw_check(const char *conf_path, FILE *out, FILE *errs)
         print_rule(out, r);
         fprintf(out, "  (line %d)\n", suspect_limits_line(lim, i));
     }
-    suspect_limits_unref(lim);
-    mw_guard_unref(g);
-    suspect_conf_unref(c);
+    mw_setup_release(&s);
     return bad == 0 ? 0 : 1;
 }

@@ -1,0 +1,21 @@
+/*
+ * setup_load.c - loading what a program stands on (setup.h): suspect.xml,
+ * the guard compiled from it, its limits file, in that order and as the
+ * daemon loads them, so that --check and suspectctl judge exactly what
+ * suspect-fcgi would run.
+ */
+#include "setup.h"
+
+suspect_rc_t mw_setup_load(mw_setup_t *s, const char *conf_path,
+                           suspect_err_t *err)
+{
+    suspect_rc_t rc = suspect_conf_load(conf_path, &s->conf, err);
+
+    if (rc == SUSPECT_OK) {
+        rc = mw_guard_new(s->conf, &s->guard, err);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = suspect_limits_load(s->conf->limits_path, NULL, &s->limits, err);
+    }
+    return rc;
+}

@@ -16,7 +16,11 @@
  * those, not a socket another instance has put there since.
  *
  * Inherited sockets (fd:N, systemd) must be listening SOCK_STREAM sockets;
- * they get FD_CLOEXEC like everything we open (SOCK_CLOEXEC).
+ * they get FD_CLOEXEC like everything we open (SOCK_CLOEXEC).  Under
+ * socket activation ($LISTEN_PID is ours), a unix: or tcp: spec takes the
+ * passed socket bound to its address instead of binding one (systemd
+ * already listens there), so one suspect.xml serves with or without the
+ * .socket unit; the $LISTEN_* variables are then removed.
  *
  * mw_connect(): a non-blocking connect() and poll() bound the time, then
  * the socket is made blocking again.  A unix socket whose backlog is full
@@ -400,11 +404,94 @@ static int parse_nonneg(const char *s)
     return v > INT_MAX ? -1 : (int)v;
 }
 
+/* How many sockets systemd passed to this process ($LISTEN_PID is ours,
+ * $LISTEN_FDS >= 1), or 0. */
+static int passed_count(void)
+{
+    const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+    int pid = parse_nonneg(pid_s), nfds = parse_nonneg(fds_s);
+
+    return pid > 0 && (pid_t)pid == getpid() && nfds > 0 ? nfds : 0;
+}
+
+/* The passed sockets are taken: like sd_listen_fds(1), so that nothing
+ * started later believes they are its own. */
+static void forget_passed(void)
+{
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+}
+
+/* Whether the socket fd is bound to the address of a. */
+static bool bound_to(int fd, const addr_t *a)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    memset(&ss, 0, sizeof(ss));
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0 ||
+        ss.ss_family != a->ss.ss_family) {
+        return false;
+    }
+    if (ss.ss_family == AF_UNIX) {
+        return strcmp(((struct sockaddr_un *)&ss)->sun_path,
+                      ((const struct sockaddr_un *)&a->ss)->sun_path) == 0;
+    }
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const struct sockaddr_in *)&ss;
+        const struct sockaddr_in *y = (const struct sockaddr_in *)&a->ss;
+
+        return x->sin_port == y->sin_port &&
+               x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)&ss;
+        const struct sockaddr_in6 *y = (const struct sockaddr_in6 *)&a->ss;
+
+        return x->sin6_port == y->sin6_port &&
+               memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+    }
+    return false;
+}
+
+/* Socket activation for a unix: or tcp: spec: of the n sockets systemd
+ * passed, the one bound to spec's address (so the same suspect.xml works
+ * with and without the .socket unit).  Passed sockets on other addresses
+ * are an error: the two files disagree, and serving on the wrong one would
+ * hide it. */
+static suspect_rc_t open_passed(const char *spec, int n, int *out,
+                                suspect_err_t *err)
+{
+    addr_t a;
+    suspect_rc_t rc = parse_spec(spec, true, &a, err);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    for (int fd = 3; fd < 3 + n; fd++) {
+        if (bound_to(fd, &a)) {
+            rc = adopt(spec, fd, out, err);
+            if (rc == SUSPECT_OK) {
+                forget_passed();
+            }
+            return rc;
+        }
+    }
+    return suspect_err_set(err, SUSPECT_E_CONFIG, NULL, 0,
+                           "%s: systemd passed %d socket%s (socket "
+                           "activation), none on this address: make the "
+                           ".socket unit's ListenStream= and <Server listen> "
+                           "name the same one, or use listen=\"systemd\"",
+                           spec, n, n == 1 ? "" : "s");
+}
+
 /* The first socket passed by systemd ($LISTEN_PID, $LISTEN_FDS). */
 static suspect_rc_t open_systemd(const char *spec, int *out, suspect_err_t *err)
 {
     const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
     int pid = parse_nonneg(pid_s), nfds = parse_nonneg(fds_s);
+    suspect_rc_t rc;
 
     if (pid_s == NULL || fds_s == NULL) {
         return bad_spec(err, spec,
@@ -424,7 +511,11 @@ static suspect_rc_t open_systemd(const char *spec, int *out, suspect_err_t *err)
     if (nfds < 1) {
         return bad_spec(err, spec, "$LISTEN_FDS passes no socket");
     }
-    return adopt(spec, 3, out, err);
+    rc = adopt(spec, 3, out, err);
+    if (rc == SUSPECT_OK) {
+        forget_passed();
+    }
+    return rc;
 }
 
 suspect_rc_t mw_listen_open(const char *spec, int backlog, unsigned mode,
@@ -444,6 +535,9 @@ suspect_rc_t mw_listen_open(const char *spec, int backlog, unsigned mode,
     }
     if (strcmp(spec, "systemd") == 0) {
         return open_systemd(spec, fd, err);
+    }
+    if (passed_count() > 0) {
+        return open_passed(spec, passed_count(), fd, err);
     }
     return open_new(spec, backlog, mode, fd, err);
 }

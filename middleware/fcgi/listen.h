@@ -13,6 +13,8 @@
  *   fd:3                          an inherited listening socket
  *   systemd                       the first socket of $LISTEN_FDS, for
  *                                 $LISTEN_PID (socket activation)
+ * Under socket activation, unix: and tcp: take the passed socket bound to
+ * their address rather than bind one, and fail when none is.
  * Every socket is CLOEXEC, so spawned CGI programs never inherit it.
  */
 #ifndef MW_LISTEN_H

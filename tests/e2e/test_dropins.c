@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "helpers/debian.h"
 #include "helpers/e2e.h"
@@ -135,6 +136,153 @@ static void test_apache_authnz(void)
     serve("/app.cgi");
 }
 
+/* ---- systemd ------------------------------------------------------------ */
+
+/* examples/suspect.xml as shipped (listen="unix:/run/suspect/fcgi.sock",
+ * moved into DIR) under socket activation: systemd-socket-activate
+ * listens on that path, as suspect-fcgi.socket does, and starts the
+ * daemon with $LISTEN_FDS on the first connection.  It must serve on the
+ * passed socket, not find "another server" there. */
+static void test_systemd_socket(void)
+{
+    char bin[TEST_PATH_MAX];
+    const char *argv[] = {"systemd-socket-activate",
+                          "-l",
+                          e2e.sock,
+                          test_suspect_fcgi_path(bin),
+                          "-c",
+                          e2e.conf,
+                          "-v",
+                          NULL};
+    char *log;
+
+    CU_ASSERT_FATAL(e2e_prepare_backend("suspect.xml", NULL) == 0);
+    CU_ASSERT_FATAL(test_proc_start(&e2e.fcgi, argv, NULL, e2e.log) == 0);
+    CU_ASSERT_FATAL(test_wait_listen(0, e2e.sock, &e2e.fcgi, 10000) == 0);
+    CU_ASSERT_FATAL(e2e_start_nginx("nginx/suspect-cgi.conf") == 0);
+    serve("/app.cgi");
+    log = test_read_file(e2e.log, NULL);
+    CU_ASSERT(log != NULL && strstr(log, "listening on unix:") != NULL);
+    free(log);
+}
+
+/* The shipped units with the programs' paths moved to the build tree, in
+ * DIR/units; 0 or -1. */
+static int write_units(void)
+{
+    static const char *const units[] = {"suspect-fcgi.service",
+                                        "suspect-fcgi.socket"};
+    char bin[TEST_PATH_MAX], rel[64], path[TEST_PATH_MAX];
+    const char *edits[] = {"/usr/local/sbin/suspect-fcgi",
+                           test_suspect_fcgi_path(bin),
+                           "/etc/suspect/suspect.xml", e2e.conf, NULL};
+
+    if (mkdir(e2e_path(path, "units"), 0755) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        snprintf(path, sizeof(path), "systemd/%s", units[i]);
+        snprintf(rel, sizeof(rel), "units/%s", units[i]);
+        if (e2e_write_example(path, rel, edits) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* systemd-analyze verify finds nothing to say about the units: known
+ * keys only, programs that exist (--man=no: the pages are not installed
+ * while testing). */
+static void test_systemd_verify(void)
+{
+    char socket_unit[TEST_PATH_MAX], service[TEST_PATH_MAX];
+    char out[TEST_PATH_MAX];
+    const char *argv[] = {"systemd-analyze",
+                          "verify",
+                          "--man=no",
+                          e2e_path(socket_unit, "units/suspect-fcgi.socket"),
+                          e2e_path(service, "units/suspect-fcgi.service"),
+                          NULL};
+    test_proc_t p;
+    char *text;
+
+    CU_ASSERT_FATAL(e2e_prepare_backend("suspect.xml", NULL) == 0);
+    CU_ASSERT_FATAL(write_units() == 0);
+    CU_ASSERT_FATAL(
+        test_proc_start(&p, argv, NULL, e2e_path(out, "verify.log")) == 0);
+    CU_ASSERT_FATAL(test_proc_wait(&p, 30000) == 0);
+    text = test_read_file(out, NULL);
+    if (!WIFEXITED(p.status) || WEXITSTATUS(p.status) != 0 ||
+        (text != NULL && text[0] != '\0')) {
+        fprintf(stderr, "systemd-analyze verify:\n%s", text ? text : "");
+        CU_FAIL("systemd-analyze verify complains about the units");
+    }
+    free(text);
+}
+
+/* Runs the ExecReload= lines of DIR/units/suspect-fcgi.service in order,
+ * as systemctl reload does, for the daemon's pid; the exit status of the
+ * first that fails (its output in DIR/reload.log), or 0. */
+static int systemctl_reload(void)
+{
+    char path[TEST_PATH_MAX], log[TEST_PATH_MAX], pid[16];
+    const char *pairs[] = {"$MAINPID", pid, NULL};
+    char *unit =
+        test_read_file(e2e_path(path, "units/suspect-fcgi.service"), NULL);
+    char *save = NULL;
+    int rc = unit != NULL ? 0 : -1, lines = 0;
+
+    snprintf(pid, sizeof(pid), "%d", (int)e2e.fcgi.pid);
+    e2e_path(log, "reload.log");
+    for (char *l = unit != NULL ? strtok_r(unit, "\n", &save) : NULL;
+         l != NULL && rc == 0; l = strtok_r(NULL, "\n", &save)) {
+        const char *argv[16];
+        char *cmd, *w, *wsave = NULL;
+        size_t n = 0;
+        test_proc_t p;
+
+        if (strncmp(l, "ExecReload=", 11) != 0) {
+            continue;
+        }
+        lines++;
+        cmd = test_subst(l + 11, pairs);
+        for (w = strtok_r(cmd, " ", &wsave); w != NULL && n < 15;
+             w = strtok_r(NULL, " ", &wsave)) {
+            argv[n++] = w;
+        }
+        argv[n] = NULL;
+        rc = test_proc_start(&p, argv, NULL, log) != 0 ||
+                     test_proc_wait(&p, 30000) != 0 || !WIFEXITED(p.status)
+                 ? -1
+                 : WEXITSTATUS(p.status);
+        free(cmd);
+    }
+    free(unit);
+    return lines > 0 ? rc : -1;
+}
+
+/* systemctl reload checks both files before it signals the daemon: a
+ * good configuration reloads, a broken one fails the reload with its
+ * file:line, and the daemon keeps serving the one it has. */
+static void test_systemd_reload(void)
+{
+    const char *broken[] = {"workers=\"8\"", "workers=\"eight\"", NULL};
+    char log[TEST_PATH_MAX];
+    char *text;
+
+    CU_ASSERT_FATAL(e2e_start_backend("suspect.xml", NULL) == 0);
+    CU_ASSERT_FATAL(write_units() == 0);
+    CU_ASSERT_EQUAL(systemctl_reload(), 0);
+    CU_ASSERT_FATAL(e2e_write_example("suspect.xml", "suspect.xml", broken) ==
+                    0);
+    CU_ASSERT_EQUAL(systemctl_reload(), 1);
+    text = test_read_file(e2e_path(log, "reload.log"), NULL);
+    CU_ASSERT(text != NULL && strstr(text, "suspect.xml:") != NULL &&
+              strstr(text, "workers") != NULL);
+    free(text);
+    CU_ASSERT(test_proc_running(&e2e.fcgi));
+}
+
 int register_dropins_suite(void)
 {
     static const struct {
@@ -149,6 +297,10 @@ int register_dropins_suite(void)
          test_lighttpd_authorizer},
         {"apache: authnz-fcgi.conf by a2enmod and a2enconf",
          test_apache_authnz},
+        {"systemd: the shipped suspect.xml under socket activation",
+         test_systemd_socket},
+        {"systemd: systemd-analyze verify on the units", test_systemd_verify},
+        {"systemd: reload refuses a bad configuration", test_systemd_reload},
     };
     CU_pSuite s = CU_add_suite_with_setup_and_teardown("dropins", NULL, NULL,
                                                        e2e_setup, e2e_teardown);

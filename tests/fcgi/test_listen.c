@@ -263,9 +263,11 @@ static void test_fd_spec(void)
     free(dir);
 }
 
-/* In a child: makes fd 3 the listener, sets the variables, opens
- * "systemd"; exit status 0 when it got fd 3 with CLOEXEC. */
-static int systemd_child(int lfd, const char *fds, bool own_pid)
+/* In a child: makes fd 3 the listener, sets the variables as systemd
+ * does, opens spec; exit status 0 when it got fd 3 with CLOEXEC and the
+ * variables are gone, 20 for a SUSPECT_E_CONFIG error. */
+static int activated_child(int lfd, const char *fds, bool own_pid,
+                           const char *spec)
 {
     pid_t pid = fork();
     int status = -1;
@@ -282,15 +284,61 @@ static int systemd_child(int lfd, const char *fds, bool own_pid)
         setenv("LISTEN_PID", buf, 1);
         setenv("LISTEN_FDS", fds, 1);
         suspect_err_clear(&err);
-        if (mw_listen_open("systemd", 4, 0, &got, &err) != SUSPECT_OK) {
+        if (mw_listen_open(spec, 4, 0, &got, &err) != SUSPECT_OK) {
             _exit(err.code == SUSPECT_E_CONFIG ? 20 : 21);
         }
-        _exit(got == 3 && cloexec(3) ? 0 : 30);
+        _exit(got == 3 && cloexec(3) && getenv("LISTEN_FDS") == NULL ? 0 : 30);
     }
     if (pid > 0) {
         waitpid(pid, &status, 0);
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int systemd_child(int lfd, const char *fds, bool own_pid)
+{
+    return activated_child(lfd, fds, own_pid, "systemd");
+}
+
+/* Started by socket activation, a unix: or tcp: listen takes the socket
+ * systemd passed on that address (it listens there already: binding one
+ * would find the address taken), and refuses one on another address. */
+static void test_activated_spec(void)
+{
+    char *dir = test_mkdtemp();
+    char spec[TEST_PATH_MAX], other[TEST_PATH_MAX];
+    struct sockaddr_in in;
+    socklen_t len = sizeof(in);
+    int lfd, tfd;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    lfd = plain_listener(dir, "sd.sock");
+    CU_ASSERT_TRUE_FATAL(lfd >= 0);
+    snprintf(spec, sizeof(spec), "unix:%s/sd.sock", dir);
+    snprintf(other, sizeof(other), "unix:%s/other.sock", dir);
+    CU_ASSERT_EQUAL(activated_child(lfd, "1", true, spec), 0);
+    CU_ASSERT_EQUAL(activated_child(lfd, "1", true, other), 20);
+    CU_ASSERT_NOT_EQUAL(access(other + 5, F_OK), 0); /* nothing bound */
+    /* not started for this process: the spec binds as usual, and finds
+     * the address taken by the live listener */
+    CU_ASSERT_EQUAL(activated_child(lfd, "1", false, spec), 21);
+
+    tfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    memset(&in, 0, sizeof(in));
+    in.sin_family = AF_INET;
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CU_ASSERT_FATAL(bind(tfd, (struct sockaddr *)&in, sizeof(in)) == 0 &&
+                    listen(tfd, 4) == 0 &&
+                    getsockname(tfd, (struct sockaddr *)&in, &len) == 0);
+    snprintf(spec, sizeof(spec), "tcp:127.0.0.1:%d", ntohs(in.sin_port));
+    snprintf(other, sizeof(other), "tcp:127.0.0.1:%d",
+             ntohs(in.sin_port) == 65535 ? 1 : ntohs(in.sin_port) + 1);
+    CU_ASSERT_EQUAL(activated_child(tfd, "1", true, spec), 0);
+    CU_ASSERT_EQUAL(activated_child(tfd, "1", true, other), 20);
+    close(tfd);
+    close(lfd);
+    test_rmtree(dir);
+    free(dir);
 }
 
 static void test_systemd(void)
@@ -417,6 +465,7 @@ int add_listen_tests(CU_pSuite s)
         {"listen tcp port 0", test_port_zero},
         {"listen fd:N", test_fd_spec},
         {"listen systemd", test_systemd},
+        {"socket activation of unix: and tcp:", test_activated_spec},
         {"listen bad specs", test_bad_specs},
         {"connect errors and timeout", test_connect_errors},
     };

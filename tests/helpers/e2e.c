@@ -242,7 +242,8 @@ int e2e_start_nginx(const char *snippet)
     return test_nginx_start(&e2e.web, e2e.dir, http, e2e.port);
 }
 
-int e2e_start_backend(const char *example_conf, const char *const conf_edits[])
+int e2e_prepare_backend(const char *example_conf,
+                        const char *const conf_edits[])
 {
     char src[TEST_PATH_MAX], rel[64], app[TEST_PATH_MAX];
     bool php = strcmp(example_conf, "suspect-php.xml") == 0 ||
@@ -254,6 +255,14 @@ int e2e_start_backend(const char *example_conf, const char *const conf_edits[])
     if (prepare(example_conf, conf_edits) != 0 ||
         test_copy_file(e2e_src(src, rel), app, php ? 0644 : 0755) != 0 ||
         (php && test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0)) {
+        return -1;
+    }
+    return 0;
+}
+
+int e2e_start_backend(const char *example_conf, const char *const conf_edits[])
+{
+    if (e2e_prepare_backend(example_conf, conf_edits) != 0) {
         return -1;
     }
     return e2e_start_suspect();

@@ -60,10 +60,14 @@ int e2e_start_auth_request(const char *const conf_edits[]);
 int e2e_start_authorizer(const char *const conf_edits[]);
 int e2e_start_apache(const char *const conf_edits[]);
 
-/* The half of a shape behind the web server: limits.xml, examples/
- * example_conf (with conf_edits) as DIR/suspect.xml, the example app in
- * DIR/app (index.php and php-cgi for the PHP shapes, else app.cgi), and
- * suspect-fcgi on it.  0 or -1. */
+/* The half of a shape behind the web server, but suspect-fcgi: a port,
+ * limits.xml, examples/example_conf (with conf_edits) as DIR/suspect.xml,
+ * the example app in DIR/app (index.php and php-cgi for the PHP shapes,
+ * else app.cgi).  0 or -1. */
+int e2e_prepare_backend(const char *example_conf,
+                        const char *const conf_edits[]);
+
+/* e2e_prepare_backend(), then suspect-fcgi on it.  0 or -1. */
 int e2e_start_backend(const char *example_conf, const char *const conf_edits[]);
 
 /* Starts nginx with the examples/ snippet (written to DIR/site.conf) in

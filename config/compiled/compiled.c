@@ -19,7 +19,7 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 328 &&
+_Static_assert(sizeof(suspect_conf_t) == 336 &&
                    sizeof(suspect_conf_route_t) == 152 &&
                    sizeof(suspect_conf_identity_t) == 88 &&
                    sizeof(suspect_rule_t) == 24,
@@ -47,6 +47,8 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_STR, COFF(lmdb_path), 0},
     {COMPILED_SIZE, COFF(lmdb_map_size), 0},
     {COMPILED_BOOL, COFF(lmdb_no_sync), 0},
+    {COMPILED_UINT, COFF(lmdb_mode), 0},
+    {COMPILED_INT, COFF(lmdb_group), 0},
     {COMPILED_STR, COFF(redis_url), 0},
     {COMPILED_UINT, COFF(redis_timeout_ms), 0},
     {COMPILED_BOOL, COFF(redis_server_clock), 0},

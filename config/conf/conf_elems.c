@@ -155,6 +155,8 @@ enum {
     ST_PATH,
     ST_MAP,
     ST_NOSYNC,
+    ST_MODE,
+    ST_GROUP,
     ST_URL,
     ST_TIMEOUT,
     ST_CLOCK,
@@ -168,6 +170,8 @@ static const conf_attr_t store_attrs[] = {
     [ST_PATH] = {"path", conf_set_file, OFF(lmdb_path), NULL, 0},
     [ST_MAP] = {"mapSize", conf_set_num, OFF(lmdb_map_size), &map_range, 0},
     [ST_NOSYNC] = {"noSync", conf_set_bool, OFF(lmdb_no_sync), NULL, 0},
+    [ST_MODE] = {"mode", conf_set_num, OFF(lmdb_mode), &mode_range, 0},
+    [ST_GROUP] = {"group", conf_set_group, OFF(lmdb_group), NULL, 0},
     [ST_URL] = {"url", conf_set_text, OFF(redis_url), &url_text, 0},
     [ST_TIMEOUT] = {"timeoutMs", conf_set_num, OFF(redis_timeout_ms),
                     &redis_ms_range, 0},
@@ -181,7 +185,8 @@ static const conf_attr_t store_attrs[] = {
 static const uint32_t store_uses[] = {
     [SUSPECT_STORE_MEMORY] = BIT(ST_TYPE) | BIT(ST_ENTRIES),
     [SUSPECT_STORE_LMDB] = BIT(ST_TYPE) | BIT(ST_ENTRIES) | BIT(ST_PATH) |
-                           BIT(ST_MAP) | BIT(ST_NOSYNC) | BIT(ST_FAIL),
+                           BIT(ST_MAP) | BIT(ST_NOSYNC) | BIT(ST_MODE) |
+                           BIT(ST_GROUP) | BIT(ST_FAIL),
     [SUSPECT_STORE_REDIS] = BIT(ST_TYPE) | BIT(ST_ENTRIES) | BIT(ST_URL) |
                             BIT(ST_TIMEOUT) | BIT(ST_CLOCK) | BIT(ST_FAIL),
 };
@@ -205,8 +210,16 @@ static suspect_rc_t store_end(conf_build_t *b, void *obj, uint32_t seen,
         c->lmdb_path = NULL;
         c->lmdb_map_size = 0;
         c->lmdb_no_sync = false;
+        c->lmdb_mode = 0600;
+        c->lmdb_group = -1;
     } else if (c->lmdb_path == NULL) {
         return conf_fail(b, line, "Store: type lmdb needs path");
+    } else if ((c->lmdb_mode & 0600) != 0600 || (c->lmdb_mode & ~0660u) != 0) {
+        /* The files hold identities: never others', never executable. */
+        return conf_fail(b, line,
+                         "Store: mode %04o: the owner needs 0600, and only "
+                         "the group may have more (0600, 0640 or 0660)",
+                         c->lmdb_mode);
     }
     if (c->store != SUSPECT_STORE_REDIS) {
         c->redis_url = NULL;

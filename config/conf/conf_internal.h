@@ -248,6 +248,9 @@ suspect_rc_t conf_set_abspath(conf_build_t *b, const conf_site_t *at, void *obj,
 suspect_rc_t conf_set_endpoint(conf_build_t *b, const conf_site_t *at,
                                void *obj, const conf_attr_t *a, const char *v,
                                size_t n);
+/* A group of this host, by name or number, stored as an int gid. */
+suspect_rc_t conf_set_group(conf_build_t *b, const conf_site_t *at, void *obj,
+                            const conf_attr_t *a, const char *v, size_t n);
 /* Printable ASCII; arg is a conf_text_t. */
 suspect_rc_t conf_set_text(conf_build_t *b, const conf_site_t *at, void *obj,
                            const conf_attr_t *a, const char *v, size_t n);

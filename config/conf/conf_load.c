@@ -105,6 +105,8 @@ static void set_defaults(suspect_conf_t *c)
     c->params_max = 128u << 10;
     c->reload_ms = 1000;
     c->store = SUSPECT_STORE_MEMORY;
+    c->lmdb_mode = 0600;
+    c->lmdb_group = -1;
     c->fail_mode = SUSPECT_FAIL_LOCAL;
     c->key_format = SUSPECT_KEYS_SEED;
     c->cgi_timeout_ms = 30000;

@@ -17,9 +17,11 @@
 #include "conf_internal.h"
 
 #include <ctype.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -592,6 +594,37 @@ static bool text_bytes_ok(const conf_text_t *t, const char *v, size_t n)
 }
 
 /* A bounded text (conf_text_t), copied; empty = NULL when allowed. */
+suspect_rc_t conf_set_group(conf_build_t *b, const conf_site_t *at, void *obj,
+                            const conf_attr_t *a, const char *v, size_t n)
+{
+    char name[64], buf[4096];
+    struct group g, *found = NULL;
+    bool number = n > 0;
+
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    if (n >= sizeof(name) || memchr(v, '\0', n) != NULL) {
+        return conf_bad_value(b, at, v, n, "is not a group name");
+    }
+    memcpy(name, v, n);
+    name[n] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        number = number && isdigit((unsigned char)name[i]);
+    }
+    if (number) {
+        (void)getgrgid_r((gid_t)strtoul(name, NULL, 10), &g, buf, sizeof(buf),
+                         &found);
+    } else {
+        (void)getgrnam_r(name, &g, buf, sizeof(buf), &found);
+    }
+    if (found == NULL || found->gr_gid > INT_MAX) {
+        return conf_bad_value(b, at, v, n, "is not a group of this host");
+    }
+    *(int *)field(obj, a) = (int)found->gr_gid;
+    return SUSPECT_OK;
+}
+
 suspect_rc_t conf_set_text(conf_build_t *b, const conf_site_t *at, void *obj,
                            const conf_attr_t *a, const char *v, size_t n)
 {

@@ -138,6 +138,8 @@ typedef struct suspect_conf {
     const char *lmdb_path;
     size_t lmdb_map_size; /* 0 = default */
     bool lmdb_no_sync;
+    unsigned lmdb_mode; /* permissions of its two files, 0600 */
+    int lmdb_group;     /* their group (a gid), -1 = the creator's */
     const char *redis_url;
     unsigned redis_timeout_ms; /* 0 = default */
     bool redis_server_clock;

@@ -23,6 +23,7 @@
  */
 #include "ctl_int.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -68,6 +69,14 @@ static int open_lmdb(ctl_t *c)
     char lock[4096];
 
     snprintf(lock, sizeof(lock), "%s-lock", c->setup.conf->lmdb_path);
+    if ((stat(c->setup.conf->lmdb_path, &st) != 0 || stat(lock, &st) != 0) &&
+        errno != ENOENT) {
+        return ctl_fail(c, CTL_STORE,
+                        "cannot reach the LMDB database at %s: %s (the "
+                        "user running suspectctl needs <Store group> and a "
+                        "directory it may enter; see suspectctl(8))",
+                        c->setup.conf->lmdb_path, strerror(errno));
+    }
     if (stat(c->setup.conf->lmdb_path, &st) != 0 || stat(lock, &st) != 0) {
         return ctl_fail(c, CTL_STORE,
                         "no LMDB database at %s (or its lock file): "

@@ -80,6 +80,7 @@ static const char *restart_change(const suspect_conf_t *old,
         str_differs(old->lmdb_path, c->lmdb_path) ||
         old->lmdb_map_size != c->lmdb_map_size ||
         old->lmdb_no_sync != c->lmdb_no_sync ||
+        old->lmdb_mode != c->lmdb_mode || old->lmdb_group != c->lmdb_group ||
         str_differs(old->redis_url, c->redis_url) ||
         old->redis_timeout_ms != c->redis_timeout_ms ||
         old->redis_server_clock != c->redis_server_clock ||

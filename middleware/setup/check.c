@@ -6,6 +6,8 @@
  */
 #include "check.h"
 
+#include <grp.h>
+
 #include "setup.h"
 
 static const char *store_name(suspect_conf_store_kind_t k)
@@ -39,7 +41,18 @@ static void print_settings(FILE *out, const suspect_conf_t *c)
                                                  : "forward mode");
     fprintf(out, "limits    %s (looked at every %u ms)\n", c->limits_path,
             c->reload_ms);
-    fprintf(out, "store     %s\n", store_name(c->store));
+    if (c->store == SUSPECT_STORE_LMDB) {
+        fprintf(out, "store     lmdb %s (mode %04o", c->lmdb_path,
+                c->lmdb_mode);
+        if (c->lmdb_group >= 0) {
+            struct group *g = getgrgid((gid_t)c->lmdb_group);
+
+            fprintf(out, ", group %s", g != NULL ? g->gr_name : "?");
+        }
+        fprintf(out, ")\n");
+    } else {
+        fprintf(out, "store     %s\n", store_name(c->store));
+    }
     if (c->has_cgi) {
         fprintf(out, "forward   CGI %s %s, timeout %u ms\n",
                 c->cgi_program != NULL ? "program" : "scripts under",

@@ -1,10 +1,20 @@
 /*
  * store.c - builds the store of <Store>: memory, or lmdb / redis behind
  * the failover wrapper.
+ *
+ * LMDB's two files get <Store mode> and <Store group> once open: exactly
+ * that mode, whatever the umask (systemd units often run with UMask=0077),
+ * and that group, so that an operator in it can run suspectctl.  Only
+ * files this process owns are changed; files another user created are
+ * left as they are (that user's daemon applies the same settings).
  */
 #include "store.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log/log.h"
 #include "suspect_failover.h"
@@ -64,19 +74,62 @@ static suspect_rc_t wrap(const suspect_conf_t *c, suspect_store_t *primary,
     return suspect_failover_new(primary, local, &o, out, err);
 }
 
+/* Gives the file at path <Store mode> and <Store group> when this process
+ * owns it. */
+static suspect_rc_t lmdb_perms(const suspect_conf_t *c, const char *path,
+                               suspect_err_t *err)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0) {
+        return suspect_err_sys(err, SUSPECT_E_IO, NULL, "lmdb %s: stat", path);
+    }
+    if (st.st_uid != geteuid()) {
+        return SUSPECT_OK;
+    }
+    if (c->lmdb_group >= 0 && st.st_gid != (gid_t)c->lmdb_group &&
+        chown(path, (uid_t)-1, (gid_t)c->lmdb_group) != 0) {
+        return suspect_err_sys(err, SUSPECT_E_IO, NULL,
+                               "lmdb %s: cannot give it to <Store group> %d "
+                               "(the daemon's user must be a member)",
+                               path, c->lmdb_group);
+    }
+    if ((st.st_mode & 07777) != c->lmdb_mode &&
+        chmod(path, (mode_t)c->lmdb_mode) != 0) {
+        return suspect_err_sys(err, SUSPECT_E_IO, NULL,
+                               "lmdb %s: cannot set <Store mode> %04o", path,
+                               c->lmdb_mode);
+    }
+    return SUSPECT_OK;
+}
+
 static suspect_rc_t lmdb_new(const suspect_conf_t *c, suspect_store_t **out,
                              suspect_err_t *err)
 {
     suspect_lmdb_opts_t o;
     suspect_store_t *s = NULL;
+    char lock[4096];
     suspect_rc_t rc;
 
     memset(&o, 0, sizeof(o));
     o.path = c->lmdb_path;
     o.map_size = c->lmdb_map_size;
     o.no_sync = c->lmdb_no_sync;
+    o.mode = c->lmdb_mode;
+    snprintf(lock, sizeof(lock), "%s-lock", c->lmdb_path);
     rc = suspect_lmdb_new(&o, &s, err);
-    return rc != SUSPECT_OK ? rc : wrap(c, s, "lmdb", out, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    rc = lmdb_perms(c, c->lmdb_path, err);
+    if (rc == SUSPECT_OK) {
+        rc = lmdb_perms(c, lock, err);
+    }
+    if (rc != SUSPECT_OK) {
+        suspect_store_free(s);
+        return rc;
+    }
+    return wrap(c, s, "lmdb", out, err);
 }
 
 static suspect_rc_t redis_new(const suspect_conf_t *c, suspect_store_t **out,

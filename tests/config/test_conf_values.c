@@ -90,7 +90,23 @@ static void test_values(void)
     CU_ASSERT_STRING_EQUAL(c->lmdb_path, "/etc/suspect/db/x.mdb");
     CU_ASSERT_EQUAL(c->lmdb_map_size, (size_t)1 << 30);
     CU_ASSERT(c->lmdb_no_sync);
+    CU_ASSERT_EQUAL(c->lmdb_mode, 0600);
+    CU_ASSERT_EQUAL(c->lmdb_group, -1);
     CU_ASSERT_EQUAL(c->fail_mode, SUSPECT_FAIL_OPEN);
+    suspect_conf_unref(c);
+
+    /* The LMDB files' mode and group, by name or number. */
+    c = conf_test_body("<Limits path='l.xml'/><Cgi root='/c'/><Store "
+                       "type='lmdb' path='/x.mdb' mode='660' group='root'/>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->lmdb_mode, 0660);
+    CU_ASSERT_EQUAL(c->lmdb_group, 0);
+    suspect_conf_unref(c);
+    c = conf_test_body("<Limits path='l.xml'/><Cgi root='/c'/><Store "
+                       "type='lmdb' path='/x.mdb' mode='0640' group='0'/>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->lmdb_mode, 0640);
+    CU_ASSERT_EQUAL(c->lmdb_group, 0);
     suspect_conf_unref(c);
 
     /* Bounds are inclusive; one past them is refused. */

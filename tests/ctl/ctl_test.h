@@ -57,4 +57,7 @@ int ctl_add_redis_tests(CU_pSuite s);
 /* Adds the man page's unblock example (test_suspectctl_unblock.c). */
 int ctl_add_unblock_tests(CU_pSuite s);
 
+/* Adds the LMDB mode and group test (test_suspectctl_group.c). */
+int ctl_add_group_tests(CU_pSuite s);
+
 #endif

@@ -451,7 +451,8 @@ int register_suspectctl_suite(void)
         !CU_add_test(s, "lmdb simulate", test_lmdb_simulate) ||
         !CU_add_test(s, "lmdb simulate with a body", test_lmdb_simulate_body) ||
         !CU_add_test(s, "lmdb database missing", test_lmdb_missing) ||
-        ctl_add_redis_tests(s) != 0 || ctl_add_unblock_tests(s) != 0) {
+        ctl_add_redis_tests(s) != 0 || ctl_add_unblock_tests(s) != 0 ||
+        ctl_add_group_tests(s) != 0) {
         return -1;
     }
     return 0;

@@ -30,6 +30,46 @@
 
 #define START_DEADLINE_MS 10000
 
+suspect_store_t *test_redis_store(const char *url, unsigned timeout_ms,
+                                  suspect_redis_clock_t clock,
+                                  const char *prefix)
+{
+    suspect_redis_opts_t opts = {url, timeout_ms, timeout_ms, clock, prefix};
+    suspect_store_t *store = NULL;
+    suspect_err_t err;
+
+    suspect_err_clear(&err);
+    if (suspect_redis_new(&opts, &store, &err) != SUSPECT_OK) {
+        fprintf(stderr, "redis store: %s\n", err.text);
+        return NULL;
+    }
+    return store;
+}
+
+suspect_store_t *test_redis_failover(const char *url, unsigned timeout_ms,
+                                     const suspect_failover_opts_t *fopts)
+{
+    suspect_store_t *redis = test_redis_store(url, timeout_ms, 0, NULL);
+    suspect_store_t *mem = NULL, *out = NULL;
+    suspect_err_t err;
+
+    if (redis == NULL) {
+        return NULL;
+    }
+    suspect_err_clear(&err);
+    if (suspect_memstore_new(NULL, &mem, &err) != SUSPECT_OK) {
+        suspect_store_free(redis);
+        fprintf(stderr, "memory store: %s\n", err.text);
+        return NULL;
+    }
+    /* Takes both stores, also when it fails. */
+    if (suspect_failover_new(redis, mem, fopts, &out, &err) != SUSPECT_OK) {
+        fprintf(stderr, "failover store: %s\n", err.text);
+        return NULL;
+    }
+    return out;
+}
+
 int test_free_port(void)
 {
     struct sockaddr_in sa;

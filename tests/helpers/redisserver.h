@@ -15,6 +15,8 @@
 #include <sys/types.h>
 
 #include "stores.h"
+#include "suspect_failover.h"
+#include "suspect_redis.h"
 
 typedef struct test_redis {
     pid_t pid; /* 0 when not running */
@@ -48,6 +50,19 @@ long long test_redis_int(test_redis_t *r, const char *fmt, ...);
 
 /* The calls of a command in INFO commandstats (e.g. "evalsha"). */
 long long test_redis_calls(test_redis_t *r, const char *command);
+
+/* A Redis store on url, timeout_ms to connect and per command, the given
+ * clock and key prefix (NULL: none); NULL, said on stderr, when it cannot
+ * be made.  The caller frees it. */
+suspect_store_t *test_redis_store(const char *url, unsigned timeout_ms,
+                                  suspect_redis_clock_t clock,
+                                  const char *prefix);
+
+/* That store (the caller's clock, no prefix) behind the failover wrapper
+ * with fopts (NULL: the defaults) and a fresh memory store as its local
+ * one; NULL, said on stderr, when any of them cannot be made. */
+suspect_store_t *test_redis_failover(const char *url, unsigned timeout_ms,
+                                     const suspect_failover_opts_t *fopts);
 
 /* A free TCP port of 127.0.0.1 (bound, read, closed), or -1. */
 int test_free_port(void);

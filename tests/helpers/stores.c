@@ -84,21 +84,8 @@ static int teardown_failover(void)
  * timeouts generous enough for the sanitizers. */
 static suspect_store_t *open_failover(void)
 {
-    suspect_redis_opts_t ropts = {kind_srv.url, 5000, 5000, 0, NULL};
-    suspect_store_t *redis = NULL, *mem = NULL, *out = NULL;
-
     freeReplyObject(test_redis_cmd(&kind_srv, "FLUSHALL"));
-    if (suspect_redis_new(&ropts, &redis, NULL) != SUSPECT_OK) {
-        return NULL;
-    }
-    if (suspect_memstore_new(NULL, &mem, NULL) != SUSPECT_OK) {
-        suspect_store_free(redis);
-        return NULL;
-    }
-    /* Takes both stores, also when it fails. */
-    return suspect_failover_new(redis, mem, NULL, &out, NULL) == SUSPECT_OK
-               ? out
-               : NULL;
+    return test_redis_failover(kind_srv.url, 5000, NULL);
 }
 
 static const test_store_kind_t failover_kind = {

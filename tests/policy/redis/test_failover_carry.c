@@ -33,15 +33,11 @@ static test_redis_t *srv;
  * breaker that opens on the first failure and probes every 20 ms. */
 static suspect_store_t *web_server(void)
 {
-    suspect_redis_opts_t ro = {srv->url, 500, 500, 0, NULL};
     suspect_failover_opts_t fo = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0};
-    suspect_store_t *redis = NULL, *mem = NULL, *out = NULL;
+    suspect_store_t *out = test_redis_failover(srv->url, 500, &fo);
 
-    CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&ro, &redis, NULL), SUSPECT_OK);
-    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(NULL, &mem, NULL), SUSPECT_OK);
-    CU_ASSERT_EQUAL_FATAL(suspect_failover_new(redis, mem, &fo, &out, NULL),
-                          SUSPECT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     return out;
 }
 
@@ -193,19 +189,15 @@ static void test_carry_back(void)
  * nothing listens on): every call fails at once. */
 static void test_carry_bounds(void)
 {
-    suspect_redis_opts_t ro = {"unix:///nonexistent/redis.sock", 50, 50, 0,
-                               NULL};
     suspect_failover_opts_t fo = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 1, 60000, 60000, 0, NULL, NULL, 0};
-    suspect_store_t *redis = NULL, *mem = NULL, *s = NULL;
+    suspect_store_t *s =
+        test_redis_failover("unix:///nonexistent/redis.sock", 50, &fo);
     suspect_rule_t r = {"Feed", 100000, 3600, 0};
     suspect_failover_stats_t st;
     char id[32];
 
-    CU_ASSERT_EQUAL_FATAL(suspect_redis_new(&ro, &redis, NULL), SUSPECT_OK);
-    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(NULL, &mem, NULL), SUSPECT_OK);
-    CU_ASSERT_EQUAL_FATAL(suspect_failover_new(redis, mem, &fo, &s, NULL),
-                          SUSPECT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     for (int i = 0; i < 1100; i++) {
         snprintf(id, sizeof(id), "id%d", i);
         CU_ASSERT_EQUAL(decide(s, &r, id, i).degraded, SUSPECT_DEGRADED_LOCAL);

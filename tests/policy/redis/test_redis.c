@@ -46,22 +46,6 @@
 
 static test_redis_t srv;
 
-/* A store on url with generous timeouts (sanitizers, valgrind). */
-static suspect_store_t *open_url(const char *url, unsigned timeout_ms,
-                                 suspect_redis_clock_t clock)
-{
-    suspect_redis_opts_t opts = {url, timeout_ms, timeout_ms, clock, NULL};
-    suspect_store_t *store = NULL;
-    suspect_err_t err;
-
-    suspect_err_clear(&err);
-    if (suspect_redis_new(&opts, &store, &err) != SUSPECT_OK) {
-        fprintf(stderr, "redis store: %s\n", err.text);
-        return NULL;
-    }
-    return store;
-}
-
 static void flush(void)
 {
     freeReplyObject(test_redis_cmd(&srv, "FLUSHALL"));
@@ -84,7 +68,7 @@ static int kind_teardown(void)
 static suspect_store_t *kind_open(void)
 {
     flush();
-    return open_url(srv.url, 5000, SUSPECT_REDIS_CLOCK_CALLER);
+    return test_redis_store(srv.url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
 }
 
 const test_store_kind_t test_redis_kind = {"redis", kind_setup, kind_teardown,
@@ -141,7 +125,7 @@ static void test_tcp_and_db(void)
 
     flush();
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d/3", srv.port);
-    store = open_url(url, 5000, SUSPECT_REDIS_CLOCK_CALLER);
+    store = test_redis_store(url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
     CU_ASSERT_EQUAL(suspect_redis_ping(store, NULL), SUSPECT_OK);
     CU_ASSERT_EQUAL(
@@ -162,7 +146,7 @@ static void test_tcp_and_db(void)
 /* Suspect writes; the seed's C# reads with ZCOUNT, EXISTS and PTTL. */
 static void test_dotnet_reads_suspect(void)
 {
-    suspect_store_t *store = open_url(srv.url, 5000, 0);
+    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
     suspect_rule_t rule = {"SecureForgotAccount", 3, 1800, 1800};
     suspect_key_t key = test_key(rule.action, "user123");
     int64_t t = wall_ms();
@@ -215,7 +199,7 @@ static void test_dotnet_reads_suspect(void)
  * Suspect decides on it. */
 static void test_suspect_reads_dotnet(void)
 {
-    suspect_store_t *store = open_url(srv.url, 5000, 0);
+    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
     suspect_rule_t bank = {"BankAccountUpdate", 2, 120, 0};
     suspect_rule_t forgot = {"SecureForgotAccount", 3, 1800, 1800};
     suspect_key_t k1 = test_key(bank.action, "192.168.1.1");
@@ -268,8 +252,8 @@ static void test_suspect_reads_dotnet(void)
 /* Hits in the same millisecond are distinct members. */
 static void test_same_ms_unique(void)
 {
-    suspect_store_t *a = open_url(srv.url, 5000, 0);
-    suspect_store_t *b = open_url(srv.url, 5000, 0);
+    suspect_store_t *a = test_redis_store(srv.url, 5000, 0, NULL);
+    suspect_store_t *b = test_redis_store(srv.url, 5000, 0, NULL);
     suspect_rule_t rule = {"Same", 100, 60, 0};
     suspect_key_t key = test_key("Same", "x");
     int64_t t = wall_ms();
@@ -294,7 +278,7 @@ static void test_same_ms_unique(void)
 static void test_server_clock(void)
 {
     suspect_store_t *store =
-        open_url(srv.url, 5000, SUSPECT_REDIS_CLOCK_SERVER);
+        test_redis_store(srv.url, 5000, SUSPECT_REDIS_CLOCK_SERVER, NULL);
     suspect_rule_t rule = {"Clock", 1, 60, 0};
     suspect_key_t key = test_key("Clock", "x");
     suspect_decision_t d;
@@ -361,7 +345,7 @@ static void ex_process(int fd)
 {
     static ex_thread_t th[EX_THREADS];
     pthread_t tid[EX_THREADS];
-    suspect_store_t *store = open_url(srv.url, 5000, 0);
+    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
     int64_t errors = 0;
 
     if (store == NULL) {
@@ -441,7 +425,7 @@ static void test_exact_processes_threads(void)
 
 static void test_script_flush(void)
 {
-    suspect_store_t *store = open_url(srv.url, 5000, 0);
+    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
     suspect_rule_t rule = {"Flush", 100, 60, 0};
     suspect_key_t key = test_key("Flush", "x");
     suspect_redis_stats_t st;
@@ -469,7 +453,7 @@ static void test_script_flush(void)
  * connection and the process survives. */
 static void test_client_kill(void)
 {
-    suspect_store_t *store = open_url(srv.url, 5000, 0);
+    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
     suspect_rule_t rule = {"Kill", 100, 60, 0};
     suspect_key_t key = test_key("Kill", "x");
     suspect_redis_stats_t st;
@@ -569,7 +553,7 @@ static void test_kill9_restart(void)
     memset(&dfl, 0, sizeof(dfl));
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGPIPE, &dfl, &old);
-    l.store = open_url(srv.url, 200, 0);
+    l.store = test_redis_store(srv.url, 200, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(l.store);
     for (int i = 0; i < 4; i++) {
         pthread_create(&tid[i], NULL, load_run, &l);
@@ -605,7 +589,7 @@ static void test_recovery_under_load(void)
     suspect_redis_stats_t st;
 
     memset(&l, 0, sizeof(l));
-    l.store = open_url(srv.url, 2000, 0);
+    l.store = test_redis_store(srv.url, 2000, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(l.store);
     for (int i = 0; i < 4; i++) {
         pthread_create(&tid[i], NULL, load_run, &l);
@@ -653,7 +637,7 @@ static int inheritable_sockets(void)
 
 static void test_cloexec(void)
 {
-    suspect_store_t *store = open_url(srv.url, 5000, 0);
+    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
     int before = inheritable_sockets();
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);

@@ -58,10 +58,9 @@ static int64_t listed(const seen_t *s, const char *key)
 
 static suspect_store_t *store_new(suspect_redis_clock_t clock)
 {
-    suspect_redis_opts_t o = {srv.url, 1000, 1000, clock, "p:"};
-    suspect_store_t *s = NULL;
+    suspect_store_t *s = test_redis_store(srv.url, 1000, clock, "p:");
 
-    CU_ASSERT_EQUAL(suspect_redis_new(&o, &s, NULL), SUSPECT_OK);
+    CU_ASSERT_PTR_NOT_NULL(s);
     return s;
 }
 

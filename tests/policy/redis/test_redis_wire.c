@@ -32,26 +32,11 @@
 
 static test_redis_t *srv;
 
-/* A store on url, timeout_ms both ways, the caller's clock. */
-static suspect_store_t *open_url(const char *url, unsigned timeout_ms)
-{
-    suspect_redis_opts_t opts = {url, timeout_ms, timeout_ms, 0, NULL};
-    suspect_store_t *store = NULL;
-    suspect_err_t err;
-
-    suspect_err_clear(&err);
-    if (suspect_redis_new(&opts, &store, &err) != SUSPECT_OK) {
-        fprintf(stderr, "redis store: %s\n", err.text);
-        return NULL;
-    }
-    return store;
-}
-
 /* The error of one decision on url (timeout_ms both ways). */
 static suspect_rc_t decide_error(const char *url, unsigned timeout_ms,
                                  suspect_err_t *err)
 {
-    suspect_store_t *store = open_url(url, timeout_ms);
+    suspect_store_t *store = test_redis_store(url, timeout_ms, 0, NULL);
     suspect_rule_t rule = {"Err", 1, 60, 0};
     suspect_key_t key = test_key("Err", "x");
     suspect_decision_t d;
@@ -366,7 +351,7 @@ static void test_split_answers(void)
     freeReplyObject(test_redis_cmd(srv, "FLUSHALL"));
     CU_ASSERT_EQUAL_FATAL(proxy_start(&px), 0);
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d", px.port);
-    s = open_url(url, 2000);
+    s = test_redis_store(url, 2000, 0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 
     d = decide_n(s, &r, keys, 1, t);

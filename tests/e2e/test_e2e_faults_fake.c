@@ -4,7 +4,8 @@
  * (e2e.php_sock) in a thread of the test process.
  *
  * Each connection gets its own thread, which reads one whole request
- * (BEGIN_REQUEST, PARAMS, STDIN up to its empty record) and then answers
+ * (BEGIN_REQUEST, PARAMS, STDIN up to its empty record, with the records
+ * of helpers/fcgiclient.h) and then answers
  * as the current mode says: well, never (it waits for the peer to close
  * and notes when), or wrongly (see flt_fake_mode_t).  A well answered
  * request on a kept connection is followed by the next one.  The counters
@@ -27,6 +28,7 @@
 
 #include "clock.h"
 #include "helpers/e2e.h"
+#include "helpers/fcgiclient.h"
 #include "test_e2e_faults.h"
 #include "helpers/vgwrap.h"
 
@@ -65,54 +67,15 @@ static int wait_fd(int fd, short events)
     }
 }
 
-/* Reads exactly n bytes; 0, or -1 on EOF, error or stop. */
-static int read_full(int fd, uint8_t *buf, size_t n)
-{
-    while (n > 0) {
-        ssize_t r;
-
-        if (wait_fd(fd, POLLIN) != 1) {
-            return -1;
-        }
-        r = recv(fd, buf, n, 0);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return -1;
-        }
-        buf += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int send_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t r = send(fd, b, n, MSG_NOSIGNAL);
-
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            return -1;
-        }
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* Sends one record (len <= 65535). */
 static int send_rec(int fd, int type, const void *p, size_t len)
 {
-    uint8_t h[8] = {
-        1, (uint8_t)type, 0, 1, (uint8_t)(len >> 8), (uint8_t)len, 0, 0};
+    uint8_t h[FCGI_HEADER_LEN];
 
-    return send_all(fd, h, 8) == 0 && send_all(fd, p, len) == 0 ? 0 : -1;
+    fcgi_header_encode(h, (uint8_t)type, 1, (uint16_t)len, 0);
+    return fcc_send(fd, h, sizeof(h), 0) == 0 && fcc_send(fd, p, len, 0) == 0
+               ? 0
+               : -1;
 }
 
 /* Sends text as STDOUT records. */
@@ -145,28 +108,24 @@ static int send_end(int fd)
  * closed (noted when it was mid-request) or the stop came. */
 static int read_request(int fd, bool *keep)
 {
-    uint8_t h[8], body[65535 + 255];
+    fcc_record_t rec;
     bool begun = false;
 
     for (;;) {
-        size_t clen;
+        int r = fcc_read_record_stop(fd, &rec, fk.stop);
 
-        if (read_full(fd, h, 8) != 0) {
-            if (begun) {
-                atomic_fetch_add(&fk.peer_gone, 1);
-                atomic_store(&fk.gone_ms, mono_ms());
-            }
+        if (r == -1 && begun) {
+            atomic_fetch_add(&fk.peer_gone, 1);
+            atomic_store(&fk.gone_ms, mono_ms());
+        }
+        if (r != 0) {
             return -1;
         }
-        clen = (size_t)h[4] << 8 | h[5];
-        if (read_full(fd, body, clen + h[6]) != 0) {
-            return -1;
-        }
-        if (h[1] == 1) {
+        if (rec.h.type == FCGI_BEGIN_REQUEST) {
             begun = true;
-            *keep = (body[2] & 1) != 0;
+            *keep = (rec.content[2] & FCGI_KEEP_CONN) != 0;
         }
-        if (h[1] == 5 && clen == 0) {
+        if (rec.h.type == FCGI_STDIN && rec.h.content_len == 0) {
             atomic_fetch_add(&fk.requests, 1);
             return 0;
         }
@@ -218,7 +177,7 @@ static void send_junk(int fd)
         junk[i] = (uint8_t)(i * 167 + 13);
     }
     junk[0] = 0xff; /* not version 1 */
-    send_all(fd, junk, sizeof(junk));
+    fcc_send(fd, junk, sizeof(junk), 0);
 }
 
 /* A partial response, then the death of a process with unread input: a

@@ -144,16 +144,21 @@ int fcc_send(int fd, const void *p, size_t n, size_t piece)
     return 0;
 }
 
-/* Reads exactly n bytes before deadline; 0 or -1. */
-static int read_full(int fd, void *p, size_t n, long long deadline)
+/* Reads exactly n bytes before deadline (mono_ms(); -1: none), giving up
+ * when stop (-1: none) becomes readable; 0 or -1. */
+static int read_full(int fd, void *p, size_t n, long long deadline, int stop)
 {
     uint8_t *b = p;
 
     while (n > 0) {
-        struct pollfd pf = {fd, POLLIN, 0};
+        struct pollfd pf[2] = {{fd, POLLIN, 0}, {stop, POLLIN, 0}};
+        int w = poll(pf, stop >= 0 ? 2 : 1, deadline < 0 ? -1 : left(deadline));
         ssize_t r;
 
-        if (poll(&pf, 1, left(deadline)) <= 0) {
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0 || (stop >= 0 && pf[1].revents != 0)) {
             return -1;
         }
         r = recv(fd, b, n, 0);
@@ -169,18 +174,33 @@ static int read_full(int fd, void *p, size_t n, long long deadline)
     return 0;
 }
 
+/* One record: 0, -1 when its header did not come whole, -2 when the
+ * header is malformed or the rest did not come. */
+static int read_record(int fd, fcc_record_t *r, long long deadline, int stop)
+{
+    uint8_t h[FCGI_HEADER_LEN], pad[255];
+
+    if (read_full(fd, h, sizeof(h), deadline, stop) != 0) {
+        return -1;
+    }
+    if (fcgi_header_decode(h, &r->h) != SUSPECT_OK ||
+        read_full(fd, r->content, r->h.content_len, deadline, stop) != 0 ||
+        read_full(fd, pad, r->h.padding_len, deadline, stop) != 0) {
+        return -2;
+    }
+    return 0;
+}
+
 int fcc_read_record(int fd, fcc_record_t *r, int timeout_ms)
 {
     long long deadline = mono_ms() + test_scale_ms((unsigned)timeout_ms);
-    uint8_t h[FCGI_HEADER_LEN], pad[255];
 
-    if (read_full(fd, h, sizeof(h), deadline) != 0 ||
-        fcgi_header_decode(h, &r->h) != SUSPECT_OK ||
-        read_full(fd, r->content, r->h.content_len, deadline) != 0 ||
-        read_full(fd, pad, r->h.padding_len, deadline) != 0) {
-        return -1;
-    }
-    return 0;
+    return read_record(fd, r, deadline, -1) == 0 ? 0 : -1;
+}
+
+int fcc_read_record_stop(int fd, fcc_record_t *r, int stop_fd)
+{
+    return read_record(fd, r, -1, stop_fd);
 }
 
 /* Takes one record of request id into resp; 1 when it ended it. */

@@ -58,6 +58,12 @@ typedef struct fcc_record {
  * a malformed header. */
 int fcc_read_record(int fd, fcc_record_t *r, int timeout_ms);
 
+/* Reads one record without a deadline, giving up when stop_fd becomes
+ * readable (an application thread's stop): 0; -1 when its header did not
+ * come whole (EOF, error, the stop); -2 when the header is malformed or
+ * the rest did not come. */
+int fcc_read_record_stop(int fd, fcc_record_t *r, int stop_fd);
+
 /* What came back for one request. */
 typedef struct fcc_response {
     fcbuf_t out;       /* STDOUT content */

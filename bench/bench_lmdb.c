@@ -17,19 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "suspect_lmdb.h"
 
 #define IDENTITIES 10000
 #define T0         1710000012345LL
 
 static const suspect_rule_t rule = {"Bench", 5, 60, 0};
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Runs n decisions on the store at path; 0 on success. */
 static int run(const char *path, int no_sync, long n, unsigned seed)

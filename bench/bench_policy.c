@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "suspect_store.h"
 
 #define RUN_MS      400
@@ -59,13 +60,6 @@ typedef struct worker {
     uint64_t allowed;
     int failed;
 } worker_t;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uint32_t xorshift(uint32_t *s)
 {

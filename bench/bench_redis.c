@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench.h"
 #include "clock.h"
 #include "helpers/redisserver.h"
 #include "suspect_failover.h"
@@ -51,13 +52,6 @@ typedef struct worker {
     long requests;
     long errors;
 } worker_t;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* CPU seconds used by this process (all threads). */
 static double cpu_self(void)

@@ -306,3 +306,14 @@ suspect_rc_t xmlsafe_parse(const char *buf, size_t len, const char *name,
     xmlFreeParserCtxt(ctxt);
     return rc;
 }
+
+bool xmlsafe_blank(const char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' &&
+            buf[i] != '\n') {
+            return false;
+        }
+    }
+    return true;
+}

@@ -36,6 +36,10 @@
 suspect_rc_t xmlsafe_read_file(const char *path, size_t max, struct stat *st,
                                char **buf, size_t *len, suspect_err_t *err);
 
+/* True when the len bytes at buf are only XML white space (a document
+ * both loaders call empty). */
+bool xmlsafe_blank(const char *buf, size_t len);
+
 /*
  * Parses buf[0..len) into *doc (the caller's: xmlFreeDoc()).  tag_lines:
  * report elements at the line of their '<' (see xmlsafe_line()).  Fails,

@@ -164,18 +164,6 @@ static suspect_rc_t set_dir(conf_build_t *b, const char *d, size_t n)
     return dir_result(b, why);
 }
 
-/* True when the len bytes at buf are only XML white space. */
-static int only_space(const char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' &&
-            buf[i] != '\n') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* A new snapshot named name in dir (d, dn); the walk; the closing line. */
 static suspect_rc_t build(const char *buf, size_t len, const char *name,
                           const char *d, size_t dn, conf_snap_t **out,
@@ -232,7 +220,7 @@ suspect_rc_t suspect_conf_parse(const char *buf, size_t len, const char *name,
                                "file is too large (%zu bytes, at most %u)", len,
                                SUSPECT_CONF_MAX_BYTES);
     }
-    if (only_space(buf, len)) {
+    if (xmlsafe_blank(buf, len)) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0, "file is empty");
     }
     rc = build(buf, len, name, dir, dir != NULL ? strlen(dir) : 0, &s, err);
@@ -260,7 +248,7 @@ suspect_rc_t conf_load_stat(const char *path, const suspect_conf_t **out,
     if (rc != SUSPECT_OK) {
         return rc;
     }
-    if (only_space(buf, len)) {
+    if (xmlsafe_blank(buf, len)) {
         free(buf);
         return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0, "file is empty");
     }

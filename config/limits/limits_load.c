@@ -19,18 +19,6 @@ static size_t opt_max_bytes(const suspect_limits_opts_t *opts)
                                                 : SUSPECT_LIMITS_MAX_BYTES;
 }
 
-/* True when the len bytes at buf are only XML white space. */
-static int only_space(const char *buf, size_t len)
-{
-    for (size_t i = 0; i < len; i++) {
-        if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' &&
-            buf[i] != '\n') {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /*
  * Parses a limits document from memory.  On success *out is a new snapshot
  * with one reference for the caller; on failure *out is untouched and err
@@ -59,7 +47,7 @@ suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
                                "file is too large (%zu bytes, at most %zu)",
                                len, max_bytes);
     }
-    if (only_space(buf, len)) {
+    if (xmlsafe_blank(buf, len)) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, name, 0, "file is empty");
     }
     lim = limits_new(name);

@@ -202,17 +202,17 @@ static void key_script_args(const redisstore_t *rs, redis_request_t *rq,
                  redis_fmt_i64(nums[2], (int64_t)rule->window_s * 1000));
 }
 
-static suspect_rc_t rs_status(suspect_store_t *store,
-                              const suspect_rule_t *rule,
-                              const suspect_key_t *key, int64_t now_ms,
-                              suspect_status_t *out, suspect_err_t *err)
+/* Runs script (file name, for errors) on one key: the four integers it
+ * answers in v. */
+static suspect_rc_t key_script(redisstore_t *rs, int script, const char *name,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *key, int64_t now_ms,
+                               int64_t v[4], suspect_err_t *err)
 {
-    redisstore_t *rs = (redisstore_t *)store;
     redis_conn_t *c = redis_conn_get(&rs->pool, err);
-    redis_request_t rq = {.script = SCRIPT_STATUS};
+    redis_request_t rq = {.script = script};
     char nums[3][NUM_LEN];
     redisReply *r;
-    int64_t v[4];
     suspect_rc_t rc;
 
     if (c == NULL) {
@@ -223,9 +223,21 @@ static suspect_rc_t rs_status(suspect_store_t *store,
     rq.ints = v;
     rc = redis_call(c, &rq, &r, err);
     if (rc == SUSPECT_OK) {
-        rc = script_ints(&rq, r, "status.lua", err);
+        rc = script_ints(&rq, r, name, err);
     }
     freeReplyObject(r);
+    return rc;
+}
+
+static suspect_rc_t rs_status(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *key, int64_t now_ms,
+                              suspect_status_t *out, suspect_err_t *err)
+{
+    int64_t v[4];
+    suspect_rc_t rc = key_script((redisstore_t *)store, SCRIPT_STATUS,
+                                 "status.lua", rule, key, now_ms, v, err);
+
     if (rc == SUSPECT_OK) {
         out->locked_until_ms = v[1];
         out->in_window = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
@@ -242,25 +254,10 @@ static suspect_rc_t rs_unblock(suspect_store_t *store,
                                const suspect_key_t *key, int64_t now_ms,
                                suspect_unblock_t *out, suspect_err_t *err)
 {
-    redisstore_t *rs = (redisstore_t *)store;
-    redis_conn_t *c = redis_conn_get(&rs->pool, err);
-    redis_request_t rq = {.script = SCRIPT_UNBLOCK};
-    char nums[3][NUM_LEN];
-    redisReply *r;
     int64_t v[4];
-    suspect_rc_t rc;
+    suspect_rc_t rc = key_script((redisstore_t *)store, SCRIPT_UNBLOCK,
+                                 "unblock.lua", rule, key, now_ms, v, err);
 
-    if (c == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
-    key_script_args(rs, &rq, rule, key, now_ms, nums);
-    rq.nints = 4;
-    rq.ints = v;
-    rc = redis_call(c, &rq, &r, err);
-    if (rc == SUSPECT_OK) {
-        rc = script_ints(&rq, r, "unblock.lua", err);
-    }
-    freeReplyObject(r);
     if (rc == SUSPECT_OK) {
         out->lock_until_ms = v[1];
         out->dropped = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];

@@ -123,7 +123,7 @@ static void check_conf(const suspect_conf_t *c)
         size_t n = 0;
 
         CHECK(mw_guard_conf(g) == c);
-        CHECK(mw_guard_check_actions(g, limits, count_msg, &n) == n);
+        CHECK(suspect_conf_missing_actions(c, limits, count_msg, &n) == n);
         CHECK(n <= c->nroutes);
         mw_guard_unref(g);
     } else {

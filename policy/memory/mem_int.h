@@ -1,8 +1,9 @@
 /*
- * mem_int.h - what the two files of the memory store share: an entry (one
+ * mem_int.h - what the files of the memory store share: an entry (one
  * identity's hits and lock), a shard (a mutex, a hash table, an LRU list),
- * the store, and the table operations mem_table.c gives memstore.c.  The
- * small entry and lookup helpers that every decision runs are inline here.
+ * the store, and the table operations of mem_table.c, and the operator
+ * operations of mem_ops.c that the store's table names.  The small entry and
+ * lookup helpers that every decision runs are inline here.
  *
  * Layout.  S shards (a power of two, default 64), each with its own mutex,
  * a chained hash table of power-of-two size (doubling when it holds more
@@ -222,5 +223,23 @@ void mem_name_keep(memstore_t *ms, shard_t *sh, entry_t *e, const char *key,
 
 /* Forgets e's name (its lock was lifted); mem_shard_remove() does it too. */
 void mem_name_drop(shard_t *sh, entry_t *e);
+
+/* ---- mem_ops.c ---------------------------------------------------------- */
+
+/* The store's status, reset, block, unblock and foreach_locked (see
+ * suspect_store_impl.h). */
+suspect_rc_t mem_op_status(suspect_store_t *store, const suspect_rule_t *rule,
+                           const suspect_key_t *key, int64_t now_ms,
+                           suspect_status_t *out, suspect_err_t *err);
+suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
+                          unsigned what, suspect_err_t *err);
+suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
+                          int64_t now_ms, int64_t until_ms, suspect_err_t *err);
+suspect_rc_t mem_op_unblock(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, int64_t now_ms,
+                            suspect_unblock_t *out, suspect_err_t *err);
+suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
+                                   int64_t now_ms, suspect_locked_fn fn,
+                                   void *arg, suspect_err_t *err);
 
 #endif

@@ -1,0 +1,230 @@
+/*
+ * mem_ops.c - the memory store's operator operations: status, unblock,
+ * reset and block of one identity, each under its shard's mutex, and the
+ * listing of live locks.
+ *
+ * To list the locks (suspect_store_foreach_locked()), the store keeps the
+ * window key of every entry that gets a lock (a decision that locks, or
+ * block), within a byte budget per shard (mem_table.c); a lock that finds
+ * the budget spent is kept all the same and left out of listings.  A
+ * listing copies one shard's live named locks under its mutex and calls
+ * back outside it, so a slow callback never holds a shard.
+ */
+#include "mem_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+/* Hashes key and locks its shard; returns the shard. */
+static shard_t *lock_key(memstore_t *ms, const suspect_key_t *key,
+                         uint64_t h[2])
+{
+    shard_t *sh;
+    suspect_siphash128(&ms->secret, key->buf, key->window_len, h);
+    sh = shard_at(ms, shard_index(ms, h));
+    pthread_mutex_lock(&sh->mu);
+    return sh;
+}
+
+/* Fills a status from entry e without changing it. */
+static void entry_status(const entry_t *e, const suspect_rule_t *rule,
+                         int64_t now_ms, suspect_status_t *out)
+{
+    int64_t window_ms = (int64_t)rule->window_s * 1000;
+    uint32_t skip = 0, in;
+
+    memset(out, 0, sizeof(*out));
+    out->remaining = rule->limit_count;
+    if (e == NULL) {
+        return;
+    }
+    while (skip < e->count &&
+           e->hits[ring_index(e, skip)] <= now_ms - window_ms) {
+        skip++;
+    }
+    in = e->count - skip;
+    out->in_window = in;
+    out->remaining = in < rule->limit_count ? rule->limit_count - in : 0;
+    out->locked_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+    if (in >= rule->limit_count) {
+        uint32_t k = skip + (in - rule->limit_count);
+        out->free_at_ms = e->hits[ring_index(e, k)] + window_ms;
+    }
+}
+
+suspect_rc_t mem_op_status(suspect_store_t *store, const suspect_rule_t *rule,
+                           const suspect_key_t *key, int64_t now_ms,
+                           suspect_status_t *out, suspect_err_t *err)
+{
+    uint64_t h[2];
+    shard_t *sh = lock_key((memstore_t *)store, key, h);
+
+    entry_status(shard_find(sh, h), rule, now_ms, out);
+    pthread_mutex_unlock(&sh->mu);
+    return SUSPECT_OK;
+}
+
+suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
+                          unsigned what, suspect_err_t *err)
+{
+    uint64_t h[2];
+    shard_t *sh = lock_key((memstore_t *)store, key, h);
+    entry_t *e = shard_find(sh, h);
+
+    if (e != NULL) {
+        if (what & SUSPECT_RESET_LOCK) {
+            e->lock_until_ms = 0;
+            mem_name_drop(sh, e);
+        }
+        if (what & SUSPECT_RESET_WINDOW) {
+            e->count = 0;
+            e->head = 0;
+        }
+        if (e->count == 0 && e->lock_until_ms == 0) {
+            mem_shard_remove(sh, e);
+        }
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return SUSPECT_OK;
+}
+
+suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
+                          int64_t now_ms, int64_t until_ms, suspect_err_t *err)
+{
+    memstore_t *ms = (memstore_t *)store;
+    uint64_t h[2];
+    shard_t *sh = lock_key(ms, key, h);
+    entry_t *e = shard_find(sh, h);
+    working_set_t ws = {{NULL}, 0};
+
+    if (e == NULL) {
+        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms);
+    }
+    if (e != NULL) {
+        e->lock_until_ms = until_ms;
+        mem_name_keep(ms, sh, e, key->buf, key->window_len);
+        if (e->count == 0 && !entry_locked(e, now_ms)) {
+            mem_shard_remove(sh, e);
+        } else {
+            mem_lru_touch(sh, e);
+        }
+    }
+    pthread_mutex_unlock(&sh->mu);
+    if (e == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "memory store: out of memory");
+    }
+    return SUSPECT_OK;
+}
+
+/* Drops e's lock and, when its window is full, its oldest hits, so that
+ * one more fits (suspect_store_unblock()). */
+static void entry_unblock(entry_t *e, const suspect_rule_t *rule,
+                          int64_t now_ms, suspect_unblock_t *out)
+{
+    entry_trim(e, now_ms - (int64_t)rule->window_s * 1000);
+    out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+    e->lock_until_ms = 0;
+    if (e->count >= rule->limit_count) {
+        out->dropped = e->count - rule->limit_count + 1;
+        e->head = ring_index(e, out->dropped);
+        e->count -= out->dropped;
+    }
+    out->kept = e->count;
+}
+
+suspect_rc_t mem_op_unblock(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, int64_t now_ms,
+                            suspect_unblock_t *out, suspect_err_t *err)
+{
+    uint64_t h[2];
+    shard_t *sh = lock_key((memstore_t *)store, key, h);
+    entry_t *e = shard_find(sh, h);
+
+    (void)err;
+    if (e != NULL) {
+        entry_unblock(e, rule, now_ms, out);
+        mem_name_drop(sh, e);
+        if (e->count == 0) {
+            mem_shard_remove(sh, e);
+        }
+    }
+    pthread_mutex_unlock(&sh->mu);
+    return SUSPECT_OK;
+}
+
+/* The live named locks of one shard, copied out under its mutex. */
+typedef struct lock_copy {
+    char *key;
+    size_t len;
+    int64_t until_ms;
+} lock_copy_t;
+
+/* Copies the shard's live locks whose key starts with prefix into a new
+ * array (*out, *n; the caller frees it and each key); false when out of
+ * memory. */
+static bool shard_locks(shard_t *sh, const char *prefix, int64_t now_ms,
+                        lock_copy_t **out, size_t *n)
+{
+    size_t plen = strlen(prefix), cap = 0;
+    lock_copy_t *v = NULL;
+    bool ok = true;
+
+    *n = 0;
+    pthread_mutex_lock(&sh->mu);
+    for (const lock_name_t *ln = sh->names; ok && ln != NULL; ln = ln->next) {
+        const entry_t *e = shard_find(sh, ln->h);
+
+        if (e == NULL || !entry_locked(e, now_ms) || ln->len < plen ||
+            memcmp(ln->key, prefix, plen) != 0) {
+            continue;
+        }
+        if (*n == cap) {
+            lock_copy_t *nv;
+
+            cap = cap != 0 ? 2 * cap : 16;
+            nv = suspect_realloc(v, cap * sizeof(*v));
+            ok = nv != NULL;
+            v = nv != NULL ? nv : v;
+        }
+        if (ok && (v[*n].key = suspect_malloc(ln->len)) == NULL) {
+            ok = false;
+        }
+        if (ok) {
+            memcpy(v[*n].key, ln->key, ln->len);
+            v[*n].len = ln->len;
+            v[(*n)++].until_ms = e->lock_until_ms;
+        }
+    }
+    pthread_mutex_unlock(&sh->mu);
+    *out = v;
+    return ok;
+}
+
+/* Lists the named live locks, a shard at a time, with the callback
+ * outside the mutex. */
+suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
+                                   int64_t now_ms, suspect_locked_fn fn,
+                                   void *arg, suspect_err_t *err)
+{
+    memstore_t *ms = (memstore_t *)store;
+    bool stop = false, ok = true;
+
+    for (size_t i = 0; i < ms->nshards && !stop && ok; i++) {
+        lock_copy_t *v = NULL;
+        size_t n = 0;
+
+        ok = shard_locks(shard_at(ms, i), prefix, now_ms, &v, &n);
+        for (size_t k = 0; k < n; k++) {
+            stop =
+                stop || (ok && fn(arg, v[k].key, v[k].len, v[k].until_ms) != 0);
+            free(v[k].key);
+        }
+        free(v);
+    }
+    return ok ? SUSPECT_OK
+              : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                "memory store: out of memory");
+}

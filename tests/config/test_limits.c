@@ -12,6 +12,10 @@
  * lookup, caps, files that are not regular, proof that external entities
  * are never opened (inotify), billion laughs failing fast, line numbers past
  * 65535, threads parsing at once, and every allocation failing in turn.
+ *
+ * Length.  One suite for one loader: each test is a short case of its
+ * own (most invalid input is already data), sharing the parse helpers at
+ * the top; split, the cases would only be further from them.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>

@@ -14,6 +14,10 @@
  * executable, a directory) with no process started; the fixed program mode;
  * body read errors; 413; out-of-memory; the error response.  Timeouts, zombies,
  * threads and killing are in test_cgi_proc.c.
+ *
+ * Length.  One suite's cases, each a short script and a request, sharing
+ * the script-writing helpers at the top; what runs processes for long
+ * (timeouts, zombies, threads, kills) is already apart in test_cgi_proc.c.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>

@@ -9,6 +9,10 @@
  * socket accepts), then the web server (ready when its port accepts).
  * The web server's main configuration is generated (procs.c); the
  * snippet is included as it is.
+ *
+ * Length.  Every e2e suite's stack is built here, each from its example
+ * files, so that all of them are written, started, waited for and torn
+ * down the same way; a second file would split one sequence.
  */
 #include "e2e.h"
 

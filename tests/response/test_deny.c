@@ -1,9 +1,12 @@
 /*
  * test_deny.c - denial responses of middleware/response/deny.c: the exact
- * header lines, Retry-After and RateLimit rounding, Accept negotiation, the
- * JSON body (checked by a small JSON parser and against exact text), the HTML
- * page, operator templates and their escaping, buffer sizes and the 503
- * fail-closed variant.
+ * header lines, Retry-After and RateLimit rounding, Accept negotiation
+ * (accept.c), the JSON body (checked by a small JSON parser and against
+ * exact text), the HTML page, operator templates and their escaping,
+ * buffer sizes and the 503 fail-closed variant.
+ *
+ * Length.  One suite for one pure module whose cases are exact expected
+ * responses, long by nature; the helpers that parse them are at the top.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>

@@ -6,6 +6,10 @@
  * in one decision, the operator operations, the eviction order, the size
  * and byte counters (which also check the 64-byte entry), and every
  * allocation failing in turn.
+ *
+ * Length.  One suite for one store: short, independent cases in groups
+ * (strategies, several identities, operator operations, bounds,
+ * bookkeeping, out of memory) that share the helpers at the top.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>

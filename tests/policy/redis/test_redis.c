@@ -19,6 +19,10 @@
  *     a non-Redis peer, a peer that never answers (timeout); answers split
  *     over many reads.
  * Time bounds are generous on purpose: the CI machine has 2 noisy cores.
+ *
+ * Length.  One suite against one server, its cases sharing the server and
+ * the .NET data model helpers; the errors and the wire are already apart
+ * (test_redis_wire.c).
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>

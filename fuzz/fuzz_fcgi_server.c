@@ -1,8 +1,9 @@
 /*
- * fuzz_fcgi_server.c - libFuzzer target for the FastCGI server side: the
- * record state machine (middleware/fcgi/fcgi_conn.c), PARAMS collection and the
- * merging of repeated names (fcgi_params.c), and the buffered reader and
- * STDOUT writer (fcgi_io.c).
+ * fuzz_fcgi_server.c - libFuzzer target for the FastCGI server side: a
+ * connection's requests (middleware/fcgi/fcgi_serve.c), the record state
+ * machine (fcgi_conn.c), PARAMS collection and the merging of repeated
+ * names (fcgi_params.c), the request's reader and STDOUT writer
+ * (fcgi_req.c) and the buffered socket I/O (fcgi_io.c).
  *
  * Input: the bytes a web server sends on one connection.  They are
  * written into one end of a socketpair, whose write side is then shut, and

@@ -1,8 +1,9 @@
 /*
  * fuzz_guard.c - libFuzzer target for a whole request decision
- * (middleware/guard/guard_decide.c, route.c, identity.c, path.c,
- * guard_respond.c, and through them the request parsers and policy/keys.c),
- * with the in-memory request of tests/helpers/fakereq.c and a memory store.
+ * (middleware/guard/guard_decide.c, route.c, identity.c, guard_call.c,
+ * path.c, guard_respond.c, and through them the request parsers and
+ * policy/keys.c), with the in-memory request of tests/helpers/fakereq.c and a
+ * memory store.
  *
  * Input: a control byte, then CGI variables as NAME=value lines; after the
  * first empty line, the request body.  The control byte picks one of

@@ -1,10 +1,10 @@
 /*
  * fuzz_request.c - libFuzzer target for the request parsers of the
  * middleware (middleware/request/lookup.c, addr.c, and the Accept
- * header of deny.c): cookies, query strings and urlencoded forms (with PHP's
- * parameter naming), header variable names, addresses, CIDR blocks,
- * trusted proxy lists, X-Forwarded-For and Forwarded, address identities,
- * Accept.
+ * header of middleware/response/accept.c): cookies, query strings and
+ * urlencoded forms (with PHP's parameter naming), header variable names,
+ * addresses, CIDR blocks, trusted proxy lists, X-Forwarded-For and Forwarded,
+ * address identities, Accept.
  *
  * Input: one selector byte, then fields separated by '\n' (the last field
  * takes the rest, newlines included).  Each selector drives one parser
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "response/deny.h"
+#include "response/accept.h"
 #include "request/lookup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -32,6 +32,7 @@ int register_suspect_cgi_suite(void);
 int register_abuse_suite(void);
 int register_faults_suite(void);
 int register_dropins_suite(void);
+int register_libfcgi_suite(void);
 int register_log_suite(void);
 
 #endif

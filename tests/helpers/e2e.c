@@ -207,8 +207,7 @@ int e2e_write_cgi(const char *name, const char *script)
     return rc == 0 ? chmod(path, 0755) : -1;
 }
 
-/* The parts every stack shares: a port, limits.xml, suspect.xml. */
-static int prepare(const char *example_conf, const char *const edits[])
+int e2e_prepare(const char *example_conf, const char *const edits[])
 {
     char src[TEST_PATH_MAX];
     if (e2e.dir == NULL) {
@@ -256,7 +255,7 @@ int e2e_prepare_backend(const char *example_conf,
 
     snprintf(rel, sizeof(rel), "examples/app/%s", name);
     snprintf(app, sizeof(app), "%s/%s", e2e.app, name);
-    if (prepare(example_conf, conf_edits) != 0 ||
+    if (e2e_prepare(example_conf, conf_edits) != 0 ||
         test_copy_file(e2e_src(src, rel), app, php ? 0644 : 0755) != 0 ||
         (php && test_php_start(&e2e.php, e2e.dir, e2e.php_sock, NULL) != 0)) {
         return -1;
@@ -340,7 +339,7 @@ int e2e_start_apache(const char *const conf_edits[])
              e2e.app, e2e.dir);
     /* The CGI program runs as www-data: it must reach DIR/app. */
     if (fcgi_port <= 0 || chmod(e2e.dir, 0755) != 0 ||
-        prepare("suspect-authorizer.xml", conf_edits) != 0 ||
+        e2e_prepare("suspect-authorizer.xml", conf_edits) != 0 ||
         test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) != 0 ||
         e2e_write_example("apache/authnz-fcgi.conf", "site.conf", pairs) != 0 ||
         test_suspect_start(&e2e.fcgi, e2e.dir, e2e.conf, NULL, fcgi_port,

@@ -60,6 +60,10 @@ int e2e_start_auth_request(const char *const conf_edits[]);
 int e2e_start_authorizer(const char *const conf_edits[]);
 int e2e_start_apache(const char *const conf_edits[]);
 
+/* What every stack shares: a port, limits.xml, and examples/example_conf
+ * (with edits) as DIR/suspect.xml.  0 or -1. */
+int e2e_prepare(const char *example_conf, const char *const edits[]);
+
 /* The half of a shape behind the web server, but suspect-fcgi: a port,
  * limits.xml, examples/example_conf (with conf_edits) as DIR/suspect.xml,
  * the example app in DIR/app (index.php and php-cgi for the PHP shapes,

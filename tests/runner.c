@@ -30,7 +30,8 @@ static int (*const registrars[])(void) = {
     register_suspect_cgi_suite, register_suspectctl_suite,
     register_redis_scan_suite,  register_abuse_suite,
     register_faults_suite,      register_dropins_suite,
-    register_libfcgi_suite,     register_log_suite,
+    register_libfcgi_suite,     register_normalize_suite,
+    register_log_suite,
 };
 
 /* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose

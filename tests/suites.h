@@ -18,6 +18,7 @@ int register_lmdb_suite(void);
 int register_redis_suite(void);
 int register_failover_suite(void);
 int register_request_suite(void);
+int register_normalize_suite(void);
 int register_deny_suite(void);
 int register_fcgi_proto_suite(void);
 int register_fcgi_server_suite(void);

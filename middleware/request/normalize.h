@@ -1,0 +1,70 @@
+/*
+ * normalize.h - an identity value as the application reads it.
+ *
+ * Applications rarely compare a user name byte for byte: they trim it,
+ * lowercase it, remove accents, strip control characters or punctuation
+ * before they look the user up.  Each such spelling of one account
+ * ("Alice", " alice", "álice", "al\x01ice") would be a fresh counter if
+ * Suspect counted the bytes, so an identity may declare, in suspect.xml,
+ * the steps its application applies (normalize="strip-controls trim
+ * casefold unaccent"), and the key is made of the value after them.
+ *
+ * A normaliser is compiled once from that text (a list of steps separated
+ * by blanks, or a preset name) and applied per request.  It is pure: no
+ * I/O, no global state; libunistring does the Unicode work (case folding,
+ * NFKD, general categories).  docs/suspect-xml.md lists the steps.
+ *
+ * Unicode steps (casefold, unaccent, alnum) read the value as UTF-8 and
+ * drop the bytes that are not (PHP's mb_* functions turn them into '?',
+ * which the same applications then strip or trim): a normaliser only
+ * ever makes more spellings one value, never tells apart two that the
+ * application would merge.
+ */
+#ifndef MW_NORMALIZE_H
+#define MW_NORMALIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "suspect_error.h"
+
+/* Steps in one normaliser. */
+#define MW_NORM_MAX_STEPS 16
+/* Longest normalize text accepted. */
+#define MW_NORM_MAX_TEXT 1024
+
+typedef struct mw_norm mw_norm_t;
+
+/*
+ * Compiles the normalize text spec[0..len) into *out (owned by the
+ * caller: mw_norm_free()).  Fails with SUSPECT_E_CONFIG and a message
+ * naming the bad step ("unknown step 'lowwer'"), SUSPECT_E_NOMEM.
+ */
+suspect_rc_t mw_norm_compile(const char *spec, size_t len, mw_norm_t **out,
+                             suspect_err_t *err);
+
+void mw_norm_free(mw_norm_t *n); /* NULL is a no-op */
+
+/* The steps n runs, presets expanded, as text in buf (NUL-terminated,
+ * cut to size): "trim casefold". */
+void mw_norm_describe(const mw_norm_t *n, char *buf, size_t size);
+
+/*
+ * Applies n to in[0..len).  The result is written to buf (size bytes,
+ * not NUL-terminated) when it fits, else to a new heap block that *heap
+ * receives (the caller frees it; *heap is NULL otherwise); *out points to
+ * the result either way, *out_len is its length.  SUSPECT_OK or
+ * SUSPECT_E_NOMEM.
+ */
+suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
+                           char *buf, size_t size, const char **out,
+                           size_t *out_len, char **heap);
+
+/*
+ * The default reading of a value when its identity declares none: the
+ * bytes PHP's trim() removes (" \t\n\r\0\x0B") and form feed dropped at
+ * both ends.  Points into in; never copies.
+ */
+void mw_norm_trim_default(const char **val, size_t *len);
+
+#endif

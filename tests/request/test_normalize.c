@@ -70,8 +70,11 @@ static const struct {
     {"casefold",
      "STRA\xc3\x9f"
      "E",
-     0, "strasse", 0},                                 /* ß */
-    {"casefold", "\xe2\x84\xaa" "ELVIN", 0, "kelvin", 0}, /* K sign */
+     0, "strasse", 0}, /* ß */
+    {"casefold",
+     "\xe2\x84\xaa"
+     "ELVIN",
+     0, "kelvin", 0}, /* K sign */
     {"login", " Alice\n", 0, "alice", 0},
     {"email", " Alice@Example.COM ", 0, "alice@example.com", 0},
     /* accents */

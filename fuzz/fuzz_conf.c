@@ -84,7 +84,9 @@ static void check_route(const suspect_conf_route_t *r)
         const suspect_conf_identity_t *id = &r->identities[i];
 
         CHECK(id->type != NULL);
-        CHECK(id->nsources >= 1 && id->nsources <= SUSPECT_MAX_PARTS);
+        CHECK(id->nparts >= 1 && id->nparts <= SUSPECT_MAX_PARTS &&
+              id->nsources >= id->nparts &&
+              id->nsources <= SUSPECT_CONF_MAX_SOURCES);
         for (size_t s = 0; s < id->nsources; s++) {
             CHECK((id->source[s].name == NULL) ==
                   (id->source[s].kind == SUSPECT_SRC_CLIENT_IP));

@@ -93,6 +93,8 @@ const char *suspect_rc_str(suspect_rc_t code)
         return "timeout";
     case SUSPECT_E_FULL:
         return "full";
+    case SUSPECT_E_RANGE:
+        return "too many values";
     default:
         return "unknown error";
     }

@@ -31,7 +31,8 @@ enum {
     SUSPECT_E_NOTFOUND = -6, /* no such action, key or file */
     SUSPECT_E_STORE = -7,    /* the store failed (network, protocol) */
     SUSPECT_E_TIMEOUT = -8,  /* the store did not answer in time */
-    SUSPECT_E_FULL = -9      /* a bounded resource is exhausted */
+    SUSPECT_E_FULL = -9,     /* a bounded resource is exhausted */
+    SUSPECT_E_RANGE = -10    /* more values than one decision takes */
 };
 
 #define SUSPECT_ERR_FILE_MAX 256

@@ -172,15 +172,19 @@ static void rd_identity(rd_t *r, conf_build_t *b, suspect_conf_identity_t *id)
 {
     rd_str(r, b, true, &id->type);
     id->line = (int)rd_u32(r);
-    id->nsources = rd_max(r, SUSPECT_MAX_PARTS);
-    if (!r->bad && (id->nsources == 0 || !name_ok(id->type))) {
+    rd_str(r, b, false, &id->normalize);
+    id->nparts = rd_max(r, SUSPECT_MAX_PARTS);
+    id->nsources = rd_max(r, SUSPECT_CONF_MAX_SOURCES);
+    if (!r->bad &&
+        (id->nparts == 0 || id->nsources < id->nparts || !name_ok(id->type))) {
         r->bad = true;
     }
     for (size_t i = 0; i < id->nsources && !r->bad; i++) {
         suspect_conf_source_t *s = &id->source[i];
 
-        s->kind = (suspect_src_kind_t)rd_max(r, SUSPECT_SRC_CLIENT_IP);
+        s->kind = (suspect_src_kind_t)rd_max(r, SUSPECT_SRC_AUTH_USER);
         rd_str(r, b, s->kind != SUSPECT_SRC_CLIENT_IP, &s->name);
+        s->part = (unsigned)rd_max(r, id->nparts - 1);
         if (s->kind == 0) {
             r->bad = true;
         }
@@ -195,6 +199,14 @@ static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
     rt->nmethods = rd_max(r, SUSPECT_CONF_MAX_METHODS);
     for (size_t i = 0; i < rt->nmethods && !r->bad; i++) {
         rd_str(r, b, true, &rt->methods[i]);
+    }
+    rt->nwhen = rd_max(r, SUSPECT_CONF_MAX_WHEN);
+    for (size_t i = 0; i < rt->nwhen && !r->bad; i++) {
+        rt->when[i].kind = (suspect_src_kind_t)rd_max(r, SUSPECT_SRC_COOKIE);
+        rd_str(r, b, true, &rt->when[i].name);
+        if (rt->when[i].kind == 0) {
+            r->bad = true;
+        }
     }
     rt->nidentities = rd_max(r, SUSPECT_MAX_IDENTITIES);
     if (r->bad || !name_ok(rt->action) || rt->path[0] != '/') {

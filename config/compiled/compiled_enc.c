@@ -148,10 +148,13 @@ static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
 {
     wr_str(w, id->type);
     wr_u32(w, (uint32_t)id->line);
+    wr_str(w, id->normalize);
+    wr_u32(w, (uint32_t)id->nparts);
     wr_u32(w, (uint32_t)id->nsources);
     for (size_t i = 0; i < id->nsources; i++) {
         wr_u32(w, (uint32_t)id->source[i].kind);
         wr_str(w, id->source[i].name);
+        wr_u32(w, id->source[i].part);
     }
 }
 
@@ -161,6 +164,11 @@ static void wr_route(wr_t *w, const suspect_conf_route_t *r)
     wr_u32(w, (uint32_t)r->nmethods);
     for (size_t i = 0; i < r->nmethods; i++) {
         wr_str(w, r->methods[i]);
+    }
+    wr_u32(w, (uint32_t)r->nwhen);
+    for (size_t i = 0; i < r->nwhen; i++) {
+        wr_u32(w, (uint32_t)r->when[i].kind);
+        wr_str(w, r->when[i].name);
     }
     wr_u32(w, (uint32_t)r->nidentities);
     for (size_t i = 0; i < r->nidentities; i++) {

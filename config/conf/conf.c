@@ -225,6 +225,8 @@ const char *suspect_src_kind_name(suspect_src_kind_t kind)
         return "env";
     case SUSPECT_SRC_CLIENT_IP:
         return "client-ip";
+    case SUSPECT_SRC_AUTH_USER:
+        return "auth-user";
     }
     return "unknown";
 }

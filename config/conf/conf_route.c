@@ -231,8 +231,12 @@ static const struct {
 } named_kinds[] = {
     {"header", SUSPECT_SRC_HEADER}, {"cookie", SUSPECT_SRC_COOKIE},
     {"query", SUSPECT_SRC_QUERY},   {"form", SUSPECT_SRC_FORM},
-    {"env", SUSPECT_SRC_ENV},
+    {"env", SUSPECT_SRC_ENV},       {"auth-user", SUSPECT_SRC_AUTH_USER},
 };
+
+#define SOURCE_FORMS                                                           \
+    "is not header:NAME, cookie:NAME, query:NAME, form:NAME, env:NAME, "       \
+    "auth-user:basic, auth-user:any or client-ip"
 
 /* Why NAME does not suit kind, or NULL. */
 static const char *check_source_name(suspect_src_kind_t kind, const char *p,
@@ -247,6 +251,13 @@ static const char *check_source_name(suspect_src_kind_t kind, const char *p,
         return is_env_name(p, n) ? NULL
                                  : "is not a CGI variable name (a letter or "
                                    "'_', then letters, digits, '_')";
+    case SUSPECT_SRC_AUTH_USER:
+        return (n == 5 && memcmp(p, "basic", 5) == 0) ||
+                       (n == 3 && memcmp(p, "any", 3) == 0)
+                   ? NULL
+                   : "must be auth-user:basic (the Basic scheme, as PHP's "
+                     "PHP_AUTH_USER) or auth-user:any (any scheme, as "
+                     "substr($header, 6))";
     default:
         return is_param_name(p, n) ? NULL
                                    : "is not a parameter name (no spaces, "
@@ -287,17 +298,15 @@ static suspect_rc_t parse_source(conf_build_t *b, const conf_site_t *at,
         src->name = conf_strndup(b, name, nlen);
         return src->name != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
     }
-    return conf_bad_value(b, at, tok, len,
-                          "is not header:NAME, cookie:NAME, query:NAME, "
-                          "form:NAME, env:NAME or client-ip");
+    return conf_bad_value(b, at, tok, len, SOURCE_FORMS);
 }
 
-/* True when src equals one of the first n of id's sources. */
-static bool source_seen(const suspect_conf_identity_t *id, size_t n,
+/* True when src equals one of the first n of list. */
+static bool source_seen(const suspect_conf_source_t *list, size_t n,
                         const suspect_conf_source_t *src)
 {
     for (size_t i = 0; i < n; i++) {
-        const suspect_conf_source_t *o = &id->source[i];
+        const suspect_conf_source_t *o = &list[i];
         if (o->kind == src->kind &&
             (o->name == NULL || strcmp(o->name, src->name) == 0)) {
             return true;
@@ -306,7 +315,45 @@ static bool source_seen(const suspect_conf_identity_t *id, size_t n,
     return false;
 }
 
-/* from="cookie:member query:promo": 1 .. SUSPECT_MAX_PARTS sources. */
+/* One part's alternatives, "form:u|query:u", into id. */
+static suspect_rc_t parse_part(conf_build_t *b, const conf_site_t *at,
+                               suspect_conf_identity_t *id, const char *tok,
+                               size_t len)
+{
+    const char *whole = tok;
+    const char *e = tok + len;
+
+    while (tok <= e) {
+        const char *bar = memchr(tok, '|', (size_t)(e - tok));
+        size_t n = bar != NULL ? (size_t)(bar - tok) : (size_t)(e - tok);
+        suspect_conf_source_t *src = &id->source[id->nsources];
+        suspect_rc_t rc;
+
+        if (id->nsources == SUSPECT_CONF_MAX_SOURCES) {
+            return conf_fail(b, at->line,
+                             "Identity: from has more than %u sources",
+                             SUSPECT_CONF_MAX_SOURCES);
+        }
+        rc = n == 0 ? conf_bad_value(b, at, whole, len,
+                                     "has an empty alternative ('||' or a "
+                                     "'|' at an end)")
+                    : parse_source(b, at, tok, n, src);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        if (source_seen(id->source, id->nsources, src)) {
+            return conf_bad_value(b, at, tok, n, "is given twice");
+        }
+        src->part = (unsigned)id->nparts;
+        id->nsources++;
+        tok += n + 1;
+    }
+    id->nparts++;
+    return SUSPECT_OK;
+}
+
+/* from="cookie:member query:promo": 1 .. SUSPECT_MAX_PARTS parts, each
+ * one source or alternatives separated by '|'. */
 static suspect_rc_t set_sources(conf_build_t *b, const conf_site_t *at,
                                 void *obj, const conf_attr_t *a, const char *v,
                                 size_t n)
@@ -322,19 +369,97 @@ static suspect_rc_t set_sources(conf_build_t *b, const conf_site_t *at,
         return conf_empty_value(b, at);
     }
     while (next_token(v, n, &pos, &tok, &len)) {
-        if (id->nsources == SUSPECT_MAX_PARTS) {
+        if (id->nparts == SUSPECT_MAX_PARTS) {
             return conf_fail(b, at->line,
-                             "Identity: from has more than %d sources",
+                             "Identity: from has more than %d parts",
                              SUSPECT_MAX_PARTS);
         }
-        rc = parse_source(b, &src_at, tok, len, &id->source[id->nsources]);
+        rc = parse_part(b, &src_at, id, tok, len);
         if (rc != SUSPECT_OK) {
             return rc;
         }
-        if (source_seen(id, id->nsources, &id->source[id->nsources])) {
-            return conf_bad_value(b, &src_at, tok, len, "is given twice");
+    }
+    return SUSPECT_OK;
+}
+
+/* normalize="trim casefold": kept as written (UTF-8, no control
+ * characters); the middleware compiles and checks the steps. */
+static suspect_rc_t set_normalize(conf_build_t *b, const conf_site_t *at,
+                                  void *obj, const conf_attr_t *a,
+                                  const char *v, size_t n)
+{
+    suspect_conf_identity_t *id = obj;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    if (n > SUSPECT_CONF_MAX_NORMALIZE) {
+        return conf_bad_value(b, at, v, n, "is longer than 1024 bytes");
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+            return conf_bad_value(b, at, v, n,
+                                  "must not contain control characters "
+                                  "(write \\xHH)");
         }
-        id->nsources++;
+    }
+    id->normalize = conf_strndup(b, v, n);
+    return id->normalize != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
+}
+
+/* when="query:u form:u header:Authorization": the route matches only
+ * requests that carry one of these; param:NAME is query and form. */
+static suspect_rc_t set_when(conf_build_t *b, const conf_site_t *at, void *obj,
+                             const conf_attr_t *a, const char *v, size_t n)
+{
+    suspect_conf_route_t *r = obj;
+    const char *tok;
+    size_t pos = 0, len;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    while (next_token(v, n, &pos, &tok, &len)) {
+        bool both = len > 6 && memcmp(tok, "param:", 6) == 0;
+        suspect_conf_source_t src;
+        suspect_rc_t rc;
+
+        if (both) {
+            char *q = conf_strndup(b, tok, len);
+            if (q == NULL) {
+                return conf_nomem(b, at->line);
+            }
+            memcpy(q, "query", 5); /* "param:NAME" as "query:NAME" */
+            rc = parse_source(b, at, q, len, &src);
+        } else {
+            rc = parse_source(b, at, tok, len, &src);
+        }
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+        if (src.kind != SUSPECT_SRC_QUERY && src.kind != SUSPECT_SRC_FORM &&
+            src.kind != SUSPECT_SRC_HEADER && src.kind != SUSPECT_SRC_COOKIE) {
+            return conf_bad_value(b, at, tok, len,
+                                  "is not query:NAME, form:NAME, param:NAME, "
+                                  "header:NAME or cookie:NAME");
+        }
+        for (int k = 0; k < (both ? 2 : 1); k++) {
+            if (r->nwhen == SUSPECT_CONF_MAX_WHEN) {
+                return conf_fail(b, at->line,
+                                 "Route: when has more than %u conditions",
+                                 SUSPECT_CONF_MAX_WHEN);
+            }
+            if (k == 1) {
+                src.kind = SUSPECT_SRC_FORM;
+            }
+            if (source_seen(r->when, r->nwhen, &src)) {
+                return conf_bad_value(b, at, tok, len, "is given twice");
+            }
+            r->when[r->nwhen++] = src;
+        }
     }
     return SUSPECT_OK;
 }
@@ -342,6 +467,7 @@ static suspect_rc_t set_sources(conf_build_t *b, const conf_site_t *at,
 static const conf_attr_t identity_attrs[] = {
     {"type", conf_set_name, IOFF(type), NULL, CONF_REQUIRED},
     {"from", set_sources, 0, NULL, CONF_REQUIRED},
+    {"normalize", set_normalize, 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next identity slot of the current route. */
@@ -391,7 +517,8 @@ enum {
     RT_PARAM,
     RT_PARAM_IN,
     RT_MISSING,
-    RT_STATUS
+    RT_STATUS,
+    RT_WHEN
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -404,6 +531,7 @@ static const conf_attr_t route_attrs[] = {
                      0},
     [RT_MISSING] = {"missing", conf_set_enum, ROFF(missing), &missing_enum, 0},
     [RT_STATUS] = {"status", conf_set_num, ROFF(status), &status_range, 0},
+    [RT_WHEN] = {"when", set_when, 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route slot, with its identity slots. */
@@ -502,6 +630,14 @@ suspect_rc_t conf_routes_check(conf_build_t *b)
                              "gets; use paramIn=\"query\"",
                              r->param_in == SUSPECT_PARAM_FORM ? "form" : "any",
                              mode);
+        }
+        for (size_t j = 0; j < r->nwhen; j++) {
+            if (r->when[j].kind == SUSPECT_SRC_FORM) {
+                return conf_fail(b, r->line,
+                                 "Route: when condition 'form:%s' " BODY_IN_AUTH
+                                 "gets; use query:%s",
+                                 r->when[j].name, mode, r->when[j].name);
+            }
         }
         for (size_t j = 0; j < r->nidentities; j++) {
             const suspect_conf_identity_t *id = &r->identities[j];

@@ -37,20 +37,36 @@ typedef enum suspect_src_kind {
     SUSPECT_SRC_QUERY,      /* query:member */
     SUSPECT_SRC_FORM,       /* form:member (urlencoded body, bounded) */
     SUSPECT_SRC_ENV,        /* env:REMOTE_USER (any CGI variable) */
-    SUSPECT_SRC_CLIENT_IP   /* client-ip (no name) */
+    SUSPECT_SRC_CLIENT_IP,  /* client-ip (no name) */
+    SUSPECT_SRC_AUTH_USER   /* auth-user:basic, auth-user:any: the user
+                               name of the Authorization header */
 } suspect_src_kind_t;
+
+/* Sources of one identity, alternatives included. */
+#define SUSPECT_CONF_MAX_SOURCES 8u
+/* Conditions of one route's when. */
+#define SUSPECT_CONF_MAX_WHEN 8u
+/* Longest normalize text. */
+#define SUSPECT_CONF_MAX_NORMALIZE 1024u
 
 typedef struct suspect_conf_source {
     suspect_src_kind_t kind;
-    const char *name; /* NULL for client-ip */
+    const char *name; /* NULL for client-ip; "basic" or "any" for
+                         auth-user */
+    unsigned part;    /* the part of the value it gives: sources of one
+                         part are alternatives ("form:u|query:u") */
 } suspect_conf_source_t;
 
 /* One identity of a route: a type (e.g. MemberCode) and one source, or
- * several joined into a composite identity (MemberCode + promo code). */
+ * several joined into a composite identity (MemberCode + promo code); a
+ * part may be read from alternative sources, each that is present
+ * counting (from="form:u|query:u"). */
 typedef struct suspect_conf_identity {
     const char *type;
-    size_t nsources; /* 1 .. SUSPECT_MAX_PARTS */
-    suspect_conf_source_t source[SUSPECT_MAX_PARTS];
+    size_t nparts;   /* 1 .. SUSPECT_MAX_PARTS */
+    size_t nsources; /* nparts .. SUSPECT_CONF_MAX_SOURCES, by part */
+    suspect_conf_source_t source[SUSPECT_CONF_MAX_SOURCES];
+    const char *normalize; /* the application's reading, NULL: default */
     int line;
 } suspect_conf_identity_t;
 
@@ -77,6 +93,10 @@ typedef struct suspect_conf_route {
     const char *param_name;  /* NULL = no parameter condition */
     const char *param_value; /* NULL = the parameter only has to exist */
     suspect_param_in_t param_in;
+    /* when: the route only matches requests that carry one of these
+     * (query, form, header or cookie NAME present); nwhen 0 = always */
+    size_t nwhen;
+    suspect_conf_source_t when[SUSPECT_CONF_MAX_WHEN];
     size_t nidentities; /* 1 .. SUSPECT_MAX_IDENTITIES */
     suspect_conf_identity_t *identities;
     suspect_missing_t missing;

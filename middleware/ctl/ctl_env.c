@@ -296,8 +296,8 @@ static int identity_of(ctl_t *c, const char *action, const char *identity,
     id->nparts = 1;
     id->part[0].ptr = identity;
     id->part[0].len = strlen(identity);
-    if (ci != NULL && ci->nsources > 1) {
-        return split_parts(c, identity, ci->type, ci->nsources, id);
+    if (ci != NULL && ci->nparts > 1) {
+        return split_parts(c, identity, ci->type, ci->nparts, id);
     }
     return CTL_OK;
 }

@@ -78,6 +78,11 @@ static size_t names_size(const suspect_conf_t *conf)
     for (size_t i = 0; i < conf->nroutes; i++) {
         const suspect_conf_route_t *r = &conf->routes[i];
 
+        for (size_t k = 0; k < r->nwhen; k++) {
+            if (r->when[k].kind == SUSPECT_SRC_HEADER) {
+                n += strlen(r->when[k].name) + sizeof("HTTP_");
+            }
+        }
         for (size_t j = 0; j < r->nidentities; j++) {
             for (size_t k = 0; k < r->identities[j].nsources; k++) {
                 const suspect_conf_source_t *s = &r->identities[j].source[k];
@@ -91,23 +96,26 @@ static size_t names_size(const suspect_conf_t *conf)
     return n;
 }
 
-/* Compiles one source; *pool advances past a header's variable name. */
-static suspect_rc_t compile_source(const suspect_conf_t *conf,
-                                   const suspect_conf_identity_t *ci,
-                                   const suspect_conf_source_t *s,
+/* Compiles one source (of an identity of type, or a route's condition
+ * when type is NULL) at line; *pool advances past a header's variable
+ * name. */
+static suspect_rc_t compile_source(const suspect_conf_t *conf, const char *type,
+                                   int line, const suspect_conf_source_t *s,
                                    guard_source_t *out, char **pool,
                                    suspect_err_t *err)
 {
     size_t len = 0;
+    const char *what = type != NULL ? "Identity" : "Route: when";
 
     out->kind = s->kind;
+    out->part = s->part;
     if (s->kind == SUSPECT_SRC_CLIENT_IP) {
         return SUSPECT_OK;
     }
-    if (s->kind < SUSPECT_SRC_HEADER || s->kind > SUSPECT_SRC_CLIENT_IP ||
+    if (s->kind < SUSPECT_SRC_HEADER || s->kind > SUSPECT_SRC_AUTH_USER ||
         s->name == NULL || s->name[0] == '\0') {
-        return CONF_ERR(err, conf, ci->line, "Identity %s: bad source",
-                        ci->type != NULL ? ci->type : "?");
+        return CONF_ERR(err, conf, line, "%s %s: bad source", what,
+                        type != NULL ? type : "");
     }
     out->name = s->name;
     out->name_len = strlen(s->name);
@@ -117,13 +125,33 @@ static suspect_rc_t compile_source(const suspect_conf_t *conf,
     /* The pool was sized for this name: it fits. */
     if (mw_header_var(s->name, out->name_len, *pool,
                       out->name_len + sizeof("HTTP_"), &len) != SUSPECT_OK) {
-        return CONF_ERR(err, conf, ci->line,
-                        "Identity %s: '%s' is not a header name", ci->type,
+        return CONF_ERR(err, conf, line, "%s: '%s' is not a header name", what,
                         s->name);
     }
     out->name = *pool;
     out->name_len = len;
     *pool += len + 1;
+    return SUSPECT_OK;
+}
+
+/* The identity's normalize text compiled into out->norm. */
+static suspect_rc_t compile_normalize(const suspect_conf_t *conf,
+                                      const suspect_conf_identity_t *ci,
+                                      guard_identity_t *out, suspect_err_t *err)
+{
+    suspect_err_t e;
+
+    if (ci->normalize == NULL) {
+        return SUSPECT_OK;
+    }
+    suspect_err_clear(&e);
+    if (mw_norm_compile(ci->normalize, strlen(ci->normalize), &out->norm, &e) !=
+        SUSPECT_OK) {
+        return e.code == SUSPECT_E_NOMEM
+                   ? suspect_err_set(err, e.code, NULL, 0, "%s", e.text)
+                   : CONF_ERR(err, conf, ci->line, "Identity: normalize %s",
+                              e.text);
+    }
     return SUSPECT_OK;
 }
 
@@ -133,19 +161,26 @@ static suspect_rc_t compile_identity(const suspect_conf_t *conf,
                                      suspect_err_t *err)
 {
     out->conf = ci;
+    out->nparts = ci->nparts;
     out->nsources = ci->nsources;
     if (ci->type == NULL || !suspect_name_valid(ci->type, strlen(ci->type)) ||
-        ci->nsources < 1 || ci->nsources > SUSPECT_MAX_PARTS) {
+        ci->nparts < 1 || ci->nparts > SUSPECT_MAX_PARTS ||
+        ci->nsources < ci->nparts || ci->nsources > SUSPECT_CONF_MAX_SOURCES) {
         return CONF_ERR(err, conf, ci->line, "Identity: bad type or sources");
     }
     for (size_t k = 0; k < ci->nsources; k++) {
-        suspect_rc_t rc =
-            compile_source(conf, ci, &ci->source[k], &out->src[k], pool, err);
+        suspect_rc_t rc = compile_source(
+            conf, ci->type, ci->line, &ci->source[k], &out->src[k], pool, err);
         if (rc != SUSPECT_OK) {
             return rc;
         }
+        if (out->src[k].part >= ci->nparts ||
+            (k > 0 && out->src[k].part < out->src[k - 1].part)) {
+            return CONF_ERR(err, conf, ci->line,
+                            "Identity: sources out of part order");
+        }
     }
-    return SUSPECT_OK;
+    return compile_normalize(conf, ci, out, err);
 }
 
 /* True when path is absolute and already in normal form. */
@@ -191,6 +226,14 @@ static suspect_rc_t compile_route(const suspect_conf_t *conf,
     out->param_name_len = cr->param_name != NULL ? strlen(cr->param_name) : 0;
     out->param_value_len =
         cr->param_value != NULL ? strlen(cr->param_value) : 0;
+    out->nwhen = cr->nwhen;
+    for (size_t k = 0; k < cr->nwhen && k < SUSPECT_CONF_MAX_WHEN; k++) {
+        suspect_rc_t rc = compile_source(conf, NULL, cr->line, &cr->when[k],
+                                         &out->when[k], pool, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
     for (size_t j = 0; j < cr->nidentities; j++) {
         suspect_rc_t rc =
             compile_identity(conf, &cr->identities[j], &ids[j], pool, err);
@@ -203,6 +246,9 @@ static suspect_rc_t compile_route(const suspect_conf_t *conf,
 
 static void guard_free(mw_guard_t *g)
 {
+    for (size_t i = 0; g->ids != NULL && i < g->nids; i++) {
+        mw_norm_free(g->ids[i].norm);
+    }
     if (g->conf_ref) {
         suspect_conf_unref(g->conf);
     }
@@ -226,6 +272,7 @@ static mw_guard_t *guard_alloc(const suspect_conf_t *conf)
     }
     g->routes = suspect_calloc(conf->nroutes + 1, sizeof(*g->routes));
     g->ids = suspect_calloc(nids + 1, sizeof(*g->ids));
+    g->nids = nids;
     g->names = suspect_malloc(names_size(conf) + 1);
     if (g->routes == NULL || g->ids == NULL || g->names == NULL) {
         guard_free(g);

@@ -106,6 +106,33 @@ static char *arena_heap(guard_arena_t *a, size_t n)
     return p;
 }
 
+/* Call memory: see guard_internal.h. */
+char *guard_call_alloc(guard_call_t *c, size_t n)
+{
+    guard_arena_t *a = &c->arena;
+    char *p;
+
+    if (n <= sizeof(a->stack) - a->used) {
+        p = a->stack + a->used;
+        a->used += n;
+        return p;
+    }
+    return arena_heap(a, n > 0 ? n : 1);
+}
+
+/* Takes the heap block p into the call: see guard_internal.h. */
+suspect_rc_t guard_call_adopt(guard_call_t *c, char *p)
+{
+    guard_arena_t *a = &c->arena;
+
+    if (a->nheap == GUARD_ARENA_HEAP) {
+        free(p);
+        return SUSPECT_E_NOMEM;
+    }
+    a->heap[a->nheap++] = p;
+    return SUSPECT_OK;
+}
+
 /* True when the web server, not suspect-fcgi, hands the request to the
  * app: the authorizer role and the two deciding modes. */
 bool guard_call_app_elsewhere(const guard_call_t *c)

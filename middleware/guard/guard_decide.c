@@ -14,9 +14,11 @@
  *  3. the route's rule in the limits snapshot; none: REJECT (500, "action
  *     not in limits file"), which the loaders never let happen (a pair of
  *     files with such a route is refused), and no body is read for it;
- *  4. the identities' values (identity.c); a missing or empty one is
+ *  4. the identities' values (identity.c), each under every reading
+ *     applications give it (a key each); a missing or empty one is
  *     handled as the route says: skip it (PASS when none is left), PASS,
- *     or REJECT (400); a query or form parameter repeated with different
+ *     or REJECT (400); more readings than one decision takes is a REJECT
+ *     (400); a query or form parameter repeated with different
  *     values is a REJECT (400, "ambiguous parameter") whatever the route
  *     says, since the app may read another copy than the one counted; a
  *     form source in a body longer than form_max is a REJECT (413), since
@@ -63,24 +65,32 @@ static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
     v->why = why;
 }
 
-/* Resolves the identities of r into ids; *n of them are kept.  Sets v
- * and returns SUSPECT_E_NOTFOUND when the route's missing policy, an
- * ambiguous parameter or a body over form_max ends the decision;
- * SUSPECT_E_IO, SUSPECT_E_NOMEM from the body. */
+/* Resolves the identities of r into ids (their readings); *n of them
+ * are kept.  Sets v and returns SUSPECT_E_NOTFOUND when the route's
+ * missing policy, an ambiguous parameter, too many readings or a body
+ * over form_max ends the decision; SUSPECT_E_IO, SUSPECT_E_NOMEM from the
+ * body. */
 static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
                                 suspect_identity_t *ids, size_t *n,
                                 mw_verdict_t *v)
 {
     *n = 0;
     for (size_t i = 0; i < r->nids; i++) {
-        suspect_rc_t rc = guard_identity_resolve(c, &r->ids[i], &ids[*n]);
+        size_t k = 0;
+        suspect_rc_t rc = guard_identity_resolve(
+            c, &r->ids[i], &ids[*n], SUSPECT_MAX_IDENTITIES - *n, &k);
 
         if (rc == SUSPECT_OK) {
-            (*n)++;
+            *n += k;
             continue;
         }
         if (rc == SUSPECT_E_INVAL) {
             verdict(v, MW_VERDICT_REJECT, 400, "ambiguous parameter");
+            return SUSPECT_E_NOTFOUND;
+        }
+        if (rc == SUSPECT_E_RANGE) {
+            verdict(v, MW_VERDICT_REJECT, 400,
+                    "identity has too many readings");
             return SUSPECT_E_NOTFOUND;
         }
         if (rc == SUSPECT_E_FULL) {

@@ -18,28 +18,39 @@
 
 #include "guard.h"
 #include "request/lookup.h"
+#include "request/normalize.h"
 
 /* Bytes of identity values kept on the stack per call; longer values go
  * to the heap, one block each. */
 #define GUARD_ARENA_STACK 8192
 /* Heap blocks per call: every part of every identity, and spare. */
-#define GUARD_ARENA_HEAP (SUSPECT_MAX_IDENTITIES * SUSPECT_MAX_PARTS + 4)
+#define GUARD_ARENA_HEAP                                                       \
+    (SUSPECT_MAX_IDENTITIES * SUSPECT_CONF_MAX_SOURCES * 3 + 4)
 /* The normalised path is built here; a longer one goes to the heap. */
 #define GUARD_PATH_STACK 4096
 /* form_max when the conf leaves it 0. */
 #define GUARD_FORM_MAX_DEFAULT (64u << 10)
 
-/* One identity source, with its lookup name resolved. */
+/* One identity source or route condition, with its lookup name
+ * resolved. */
 typedef struct guard_source {
     suspect_src_kind_t kind;
-    const char *name; /* cookie/query/form name, env or header variable */
+    const char *name; /* cookie/query/form name, env or header variable;
+                         auth-user: "any" or "basic" */
     size_t name_len;
+    unsigned part; /* of a composite identity */
 } guard_source_t;
+
+/* Values one part of an identity may have: each source of the part
+ * that is present, read whole and, holding a NUL, cut there too. */
+#define GUARD_MAX_READINGS 8
 
 typedef struct guard_identity {
     const suspect_conf_identity_t *conf;
+    size_t nparts;
     size_t nsources;
-    guard_source_t src[SUSPECT_MAX_PARTS];
+    guard_source_t src[SUSPECT_CONF_MAX_SOURCES];
+    mw_norm_t *norm; /* the application's reading; NULL: the default */
 } guard_identity_t;
 
 typedef struct guard_route {
@@ -48,6 +59,8 @@ typedef struct guard_route {
     size_t method_len[SUSPECT_CONF_MAX_METHODS];
     size_t param_name_len;
     size_t param_value_len;
+    size_t nwhen;
+    guard_source_t when[SUSPECT_CONF_MAX_WHEN];
     size_t nids;
     guard_identity_t *ids; /* points into mw_guard.ids */
 } guard_route_t;
@@ -61,6 +74,7 @@ struct mw_guard {
     size_t form_max;
     size_t nroutes;
     guard_route_t *routes;
+    size_t nids;
     guard_identity_t *ids;
     char *names; /* header variable names, NUL-separated */
 };
@@ -183,15 +197,27 @@ suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
 /* ---- identity.c --------------------------------------------------------- */
 
 /*
- * Fills id with the values of identity gi.  SUSPECT_OK when every source
- * has a non-empty value, SUSPECT_E_NOTFOUND when one is missing or empty,
- * SUSPECT_E_INVAL when a query or form source's parameter occurs more than
- * once with different values, SUSPECT_E_FULL when a form source meets a
- * body longer than form_max, SUSPECT_E_IO or SUSPECT_E_NOMEM from reading
- * the body.
+ * Fills ids[0..*n) (at most cap) with the readings of identity gi: one
+ * per combination of its parts' readings (see identity.c), usually one.
+ * SUSPECT_OK when every part has a non-empty value, SUSPECT_E_NOTFOUND
+ * when one has none, SUSPECT_E_RANGE when the readings would be more than
+ * cap, SUSPECT_E_INVAL when a query or form source's parameter occurs
+ * more than once with different values, SUSPECT_E_FULL when a form
+ * source meets a body longer than form_max, SUSPECT_E_IO or
+ * SUSPECT_E_NOMEM from reading the body.  Values live in the call.
  */
 suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
-                                    suspect_identity_t *id);
+                                    suspect_identity_t *ids, size_t cap,
+                                    size_t *n);
+
+/* ---- guard_call.c: memory ------------------------------------------------ */
+
+/* n bytes of call memory (stack part first), or NULL. */
+char *guard_call_alloc(guard_call_t *c, size_t n);
+
+/* Makes the heap block p the call's, freed by guard_call_end():
+ * SUSPECT_OK, or SUSPECT_E_NOMEM (p freed) when the call holds too many. */
+suspect_rc_t guard_call_adopt(guard_call_t *c, char *p);
 
 /* ---- route.c ------------------------------------------------------------ */
 

@@ -4,7 +4,8 @@
  * Each source is read through the call's state (guard_call.c): header and
  * env values are the request's own variables (no copy); cookie, query and
  * form values are found by the lookups of lookup.c and copied (and
- * decoded) into the call's arena; the client address is the call's.
+ * decoded) into the call's arena; the user of an Authorization header is
+ * decoded there (authz.c); the client address is the call's.
  *
  * A query or form parameter given more than once with different values
  * is refused (SUSPECT_E_INVAL, a 400): the first is what is found here,
@@ -19,17 +20,27 @@
  * client could put its victim last and vary the first.  In forward mode
  * the app gets the joined value that was counted, so it is accepted.
  *
- *
- * Every value is taken as the app ends up comparing it: cut at its first
- * NUL byte (a CGI program gets its variables through the environment, C
- * strings, and PHP cuts a FastCGI variable there too; a C program cuts a
- * decoded %00 there), then without leading and trailing white space
- * (HTTP field values have none, and apps trim() what they read).  Both
- * only make more values the same identity, never fewer: "victim%00x1",
+ * Readings.  A value is counted as the application reads it: through the
+ * identity's normaliser (normalize="..." in suspect.xml), else without
+ * the bytes PHP's trim() drops at its ends.  Where applications differ,
+ * the value is counted under each reading, every one a key of the same
+ * type: a value holding a NUL is read whole (PHP, Perl and Python keep
+ * the NUL: "%00alice" is a 6-byte $_POST value that trim() makes "alice")
+ * and cut at the NUL (what a C program or an environment variable sees);
+ * a part read from several sources ("form:u|query:u", PHP's $_REQUEST)
+ * takes the value of each that is present.  A reading never makes a value
+ * missing: when the reading leaves nothing of a non-empty value, the
+ * value is counted as it came; only an absent or empty value is missing.
+ * Readings that come out the same are one.  A composite identity has one
+ * value per combination of its parts' readings; more than the decision
+ * takes (SUSPECT_MAX_IDENTITIES keys in all) is refused (SUSPECT_E_RANGE,
+ * a 400), never cut short.
  */
 #include "guard_internal.h"
 
 #include <string.h>
+
+#include "request/authz.h"
 
 /* A query or form parameter of s: SUSPECT_OK, SUSPECT_E_NOTFOUND,
  * SUSPECT_E_INVAL when it is ambiguous, SUSPECT_E_NOMEM. */
@@ -85,6 +96,32 @@ static suspect_rc_t cookie_value(guard_call_t *c, const guard_source_t *s,
     return rc;
 }
 
+/* The user of the Authorization header: SUSPECT_OK, SUSPECT_E_NOTFOUND,
+ * SUSPECT_E_INVAL for a repeated header the app reads apart,
+ * SUSPECT_E_NOMEM. */
+static suspect_rc_t auth_value(guard_call_t *c, const guard_source_t *s,
+                               const char **val, size_t *len)
+{
+    const mw_param_t *p = mw_req_param_find(c->req, "HTTP_AUTHORIZATION", 18);
+    char *buf;
+
+    if (p == NULL) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    if (p->repeated && guard_call_app_elsewhere(c)) {
+        return SUSPECT_E_INVAL;
+    }
+    buf = guard_call_alloc(c, p->value_len);
+    if (buf == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    *val = buf;
+    return mw_authz_user(p->value, p->value_len, s->name_len == 3, buf,
+                         p->value_len, len) == SUSPECT_OK
+               ? SUSPECT_OK
+               : SUSPECT_E_NOTFOUND;
+}
+
 /* A form parameter of the call's body. */
 static suspect_rc_t form_value(guard_call_t *c, const guard_source_t *s,
                                const char **val, size_t *len)
@@ -120,58 +157,134 @@ static suspect_rc_t source_value(guard_call_t *c, const guard_source_t *s,
         return form_value(c, s, val, len);
     case SUSPECT_SRC_CLIENT_IP:
         return guard_call_client_ip(c, val, len);
+    case SUSPECT_SRC_AUTH_USER:
+        return auth_value(c, s, val, len);
     }
     return SUSPECT_E_NOTFOUND;
 }
 
-/* True for the white space trimmed off values (PHP's trim() set). */
-static bool is_space(char c)
+/* The readings of one part. */
+typedef struct readings {
+    size_t n;
+    const char *v[GUARD_MAX_READINGS];
+    size_t len[GUARD_MAX_READINGS];
+} readings_t;
+
+/* Adds v to r unless it is there: SUSPECT_OK or SUSPECT_E_RANGE. */
+static suspect_rc_t readings_add(readings_t *r, const char *v, size_t len)
 {
-    return c == ' ' || (c >= '\t' && c <= '\r');
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->len[i] == len && memcmp(r->v[i], v, len) == 0) {
+            return SUSPECT_OK;
+        }
+    }
+    if (r->n == GUARD_MAX_READINGS) {
+        return SUSPECT_E_RANGE;
+    }
+    r->v[r->n] = v;
+    r->len[r->n++] = len;
+    return SUSPECT_OK;
 }
 
-/* [*val, *len) as the app compares it: see the file comment. */
-static void value_clean(const char **val, size_t *len)
+/* Adds val[0..len) (not empty) to r as gi reads it: see the file
+ * comment. */
+static suspect_rc_t read_into(guard_call_t *c, const guard_identity_t *gi,
+                              const char *val, size_t len, readings_t *r)
 {
-    const char *p = *val;
-    const char *nul, *e;
+    const char *out = val;
+    size_t out_len = len;
 
-    if (*len == 0) {
-        return;
-    }
-    nul = memchr(p, '\0', *len);
-    e = nul != NULL ? nul : p + *len;
+    if (gi->norm == NULL) {
+        mw_norm_trim_default(&out, &out_len);
+    } else {
+        size_t size = len + 16;
+        char *buf = guard_call_alloc(c, size);
+        char *heap = NULL;
+        suspect_rc_t rc;
 
-    while (p < e && is_space(*p)) {
-        p++;
+        if (buf == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        rc =
+            mw_norm_apply(gi->norm, val, len, buf, size, &out, &out_len, &heap);
+        if (rc == SUSPECT_OK && heap != NULL) {
+            rc = guard_call_adopt(c, heap);
+        }
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
     }
-    while (e > p && is_space(e[-1])) {
-        e--;
+    if (out_len == 0) {
+        out = val;
+        out_len = len;
     }
-    *val = p;
-    *len = (size_t)(e - p);
+    return readings_add(r, out, out_len);
 }
 
-/* The values of identity gi: see guard_internal.h. */
-suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
-                                    suspect_identity_t *id)
+/* The readings of part p of gi into r: SUSPECT_E_NOTFOUND when none of
+ * its sources has a non-empty value. */
+static suspect_rc_t part_readings(guard_call_t *c, const guard_identity_t *gi,
+                                  unsigned p, readings_t *r)
 {
-    id->type = gi->conf->type;
-    id->nparts = gi->nsources;
+    r->n = 0;
     for (size_t i = 0; i < gi->nsources; i++) {
         const char *val = NULL;
+        const char *nul;
         size_t len = 0;
-        suspect_rc_t rc = source_value(c, &gi->src[i], &val, &len);
+        suspect_rc_t rc;
+
+        if (gi->src[i].part != p) {
+            continue;
+        }
+        rc = source_value(c, &gi->src[i], &val, &len);
+        if (rc == SUSPECT_E_NOTFOUND || (rc == SUSPECT_OK && len == 0)) {
+            continue;
+        }
+        if (rc == SUSPECT_OK) {
+            rc = read_into(c, gi, val, len, r);
+        }
+        nul = rc == SUSPECT_OK ? memchr(val, '\0', len) : NULL;
+        if (nul != NULL && nul > val) {
+            rc = read_into(c, gi, val, (size_t)(nul - val), r);
+        }
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
+    return r->n > 0 ? SUSPECT_OK : SUSPECT_E_NOTFOUND;
+}
+
+/* The readings of identity gi: see guard_internal.h. */
+suspect_rc_t guard_identity_resolve(guard_call_t *c, const guard_identity_t *gi,
+                                    suspect_identity_t *ids, size_t cap,
+                                    size_t *n)
+{
+    readings_t r[SUSPECT_MAX_PARTS];
+    size_t total = 1;
+
+    *n = 0;
+    for (unsigned p = 0; p < gi->nparts; p++) {
+        suspect_rc_t rc = part_readings(c, gi, p, &r[p]);
 
         if (rc != SUSPECT_OK) {
             return rc;
         }
-        value_clean(&val, &len);
-        if (len == 0) {
-            return SUSPECT_E_NOTFOUND;
+        total *= r[p].n;
+        if (total > cap) {
+            return SUSPECT_E_RANGE;
         }
-        id->part[i].ptr = val;
-        id->part[i].len = len;
     }
+    for (size_t k = 0; k < total; k++) {
+        size_t rest = k;
+
+        ids[k].type = gi->conf->type;
+        ids[k].nparts = gi->nparts;
+        for (unsigned p = 0; p < gi->nparts; p++) {
+            ids[k].part[p].ptr = r[p].v[rest % r[p].n];
+            ids[k].part[p].len = r[p].len[rest % r[p].n];
+            rest /= r[p].n;
+        }
+    }
+    *n = total;
     return SUSPECT_OK;
 }

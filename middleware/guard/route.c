@@ -35,6 +35,10 @@
  *    way is met, since matching more only counts more.  A condition that
  *    needs a body longer than form_max cannot be decided: SUSPECT_E_FULL
  *    (a 413) rather than a guess from the body's head.
+ *  - when: a route with when conditions matches only requests that
+ *    carry one of them: a query or form parameter of that name (named
+ *    and split as for param), a header, a cookie; what makes the
+ *    application check a password ("u" present), whatever its value;
  * Matching more has one catch: the first route wins, so a request could
  * meet an earlier route's condition while the app runs a later one's
  * ("?op=login&op=promo": PHP reads the last op, promo, while the login
@@ -116,6 +120,21 @@ static suspect_rc_t param_in(const guard_route_t *r, const char *s,
     return SUSPECT_E_NOTFOUND;
 }
 
+/* Whether parameter w->name occurs in s (split as by param_in()). */
+static suspect_rc_t name_in(const char *s, size_t s_len,
+                            const guard_source_t *w)
+{
+    static const unsigned splits[] = {0, MW_PARAM_SEMICOLON};
+
+    for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+        if (mw_param_match(s, s_len, splits[i], w->name, w->name_len, NULL,
+                           0) == SUSPECT_OK) {
+            return SUSPECT_OK;
+        }
+    }
+    return SUSPECT_E_NOTFOUND;
+}
+
 /* Whether the parameter condition of r holds: SUSPECT_OK,
  * SUSPECT_E_NOTFOUND, SUSPECT_E_FULL (the body is too long to tell), or an
  * error reading the body. */
@@ -141,6 +160,46 @@ static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
         if (rc == SUSPECT_OK) {
             rc = param_in(r, body, body_len);
         }
+    }
+    return rc;
+}
+
+/* Whether one of the route's when conditions holds (none: it does):
+ * SUSPECT_OK, SUSPECT_E_NOTFOUND, or an error reading the body. */
+static suspect_rc_t when_match(guard_call_t *c, const guard_route_t *r)
+{
+    suspect_rc_t rc = SUSPECT_E_NOTFOUND;
+
+    if (r->nwhen == 0) {
+        return SUSPECT_OK;
+    }
+    for (size_t i = 0; i < r->nwhen && rc == SUSPECT_E_NOTFOUND; i++) {
+        const guard_source_t *w = &r->when[i];
+        const char *s = NULL;
+        size_t len = 0;
+        char one;
+
+        switch (w->kind) {
+        case SUSPECT_SRC_HEADER:
+            rc = mw_req_param_find(c->req, w->name, w->name_len) != NULL
+                     ? SUSPECT_OK
+                     : SUSPECT_E_NOTFOUND;
+            break;
+        case SUSPECT_SRC_COOKIE:
+            s = guard_call_cookie(c, &len);
+            rc = mw_cookie_find(s, len, w->name, w->name_len, &one, 1, &len);
+            rc = rc == SUSPECT_E_FULL ? SUSPECT_OK : rc;
+            break;
+        case SUSPECT_SRC_QUERY:
+            s = guard_call_query(c, &len);
+            rc = name_in(s, len, w);
+            break;
+        default: /* SUSPECT_SRC_FORM */
+            rc = guard_call_body(c, &s, &len);
+            rc = rc == SUSPECT_OK ? name_in(s, len, w) : rc;
+            break;
+        }
+        rc = rc == SUSPECT_E_INVAL ? SUSPECT_E_NOTFOUND : rc;
     }
     return rc;
 }
@@ -186,6 +245,9 @@ static suspect_rc_t check_rivals(guard_call_t *c, size_t i, const char *method,
             continue;
         }
         rc = param_match(c, r2);
+        if (rc == SUSPECT_OK) {
+            rc = when_match(c, r2);
+        }
         if (rc != SUSPECT_E_NOTFOUND) {
             return rc == SUSPECT_OK ? SUSPECT_E_INVAL : rc;
         }
@@ -209,6 +271,9 @@ suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
             continue;
         }
         rc = param_match(c, r);
+        if (rc == SUSPECT_OK) {
+            rc = when_match(c, r);
+        }
         if (rc == SUSPECT_OK && r->conf->param_value != NULL) {
             rc = check_rivals(c, i, method, method_len, paths);
             if (rc != SUSPECT_OK) {

@@ -66,16 +66,51 @@ static void print_settings(FILE *out, const suspect_conf_t *c)
             c->trusted_proxies != NULL ? c->trusted_proxies : "none");
 }
 
+static void print_source(FILE *out, const suspect_conf_source_t *s)
+{
+    fprintf(out, "%s%s%s", suspect_src_kind_name(s->kind),
+            s->name != NULL ? ":" : "", s->name != NULL ? s->name : "");
+}
+
+/* "User = form:u|query:u (normalize: trim casefold)": parts joined by
+ * " + ", a part's alternatives by "|". */
 static void print_identity(FILE *out, const suspect_conf_identity_t *id)
 {
-    fprintf(out, "%s =", id->type);
+    fprintf(out, "%s = ", id->type);
     for (size_t k = 0; k < id->nsources; k++) {
         const suspect_conf_source_t *s = &id->source[k];
 
-        fprintf(out, "%s%s%s%s", k > 0 ? " +" : "", " ",
-                suspect_src_kind_name(s->kind), s->name != NULL ? ":" : "");
-        if (s->name != NULL) {
-            fputs(s->name, out);
+        if (k > 0) {
+            fputs(s->part != id->source[k - 1].part ? " + " : "|", out);
+        }
+        print_source(out, s);
+    }
+    if (id->normalize != NULL) {
+        fprintf(out, " (normalize: %s)", id->normalize);
+    }
+}
+
+static const char *param_in_name(suspect_param_in_t in)
+{
+    return in == SUSPECT_PARAM_QUERY  ? "query"
+           : in == SUSPECT_PARAM_FORM ? "form"
+                                      : "query|form";
+}
+
+/* Every condition of r past its method and path. */
+static void print_conditions(FILE *out, const suspect_conf_route_t *r)
+{
+    if (r->param_name != NULL) {
+        fprintf(out, " [%s%s%s in %s]", r->param_name,
+                r->param_value != NULL ? "=" : "",
+                r->param_value != NULL ? r->param_value : "",
+                param_in_name(r->param_in));
+    }
+    if (r->nwhen > 0) {
+        fputs(" when ", out);
+        for (size_t k = 0; k < r->nwhen; k++) {
+            fputs(k > 0 ? "|" : "", out);
+            print_source(out, &r->when[k]);
         }
     }
 }
@@ -92,11 +127,7 @@ static void print_route(FILE *out, size_t i, const suspect_conf_t *c,
     }
     fprintf(out, "%s%s%s", r->nmethods == 0 ? "ANY" : "", " ", r->path);
     fputs(r->prefix ? "*" : "", out);
-    if (r->param_name != NULL) {
-        fprintf(out, " [%s%s%s]", r->param_name,
-                r->param_value != NULL ? "=" : "",
-                r->param_value != NULL ? r->param_value : "");
-    }
+    print_conditions(out, r);
     fprintf(out, " -> %s: ", r->action);
     if (rule != NULL) {
         print_rule(out, rule);

@@ -59,29 +59,35 @@ const char *gt_name(const char *s, size_t n)
     return names[used++];
 }
 
-/* An identity from "TYPE" and "kind:name kind:name ...". */
+/* An identity from "TYPE" and "kind:name kind:name ...": parts
+ * separated by blanks, a part's alternatives by '|'. */
 suspect_conf_identity_t gt_ident(const char *type, const char *from)
 {
     static const struct {
         const char *prefix;
         suspect_src_kind_t kind;
-    } kinds[] = {
-        {"header:", SUSPECT_SRC_HEADER}, {"cookie:", SUSPECT_SRC_COOKIE},
-        {"query:", SUSPECT_SRC_QUERY},   {"form:", SUSPECT_SRC_FORM},
-        {"env:", SUSPECT_SRC_ENV},       {"client-ip", SUSPECT_SRC_CLIENT_IP}};
+    } kinds[] = {{"header:", SUSPECT_SRC_HEADER},
+                 {"cookie:", SUSPECT_SRC_COOKIE},
+                 {"query:", SUSPECT_SRC_QUERY},
+                 {"form:", SUSPECT_SRC_FORM},
+                 {"env:", SUSPECT_SRC_ENV},
+                 {"client-ip", SUSPECT_SRC_CLIENT_IP},
+                 {"auth-user:", SUSPECT_SRC_AUTH_USER}};
     suspect_conf_identity_t id;
     const char *p = from;
 
     memset(&id, 0, sizeof(id));
     id.type = type;
     id.line = 20;
-    while (*p != '\0' && id.nsources < SUSPECT_MAX_PARTS) {
-        size_t n = strcspn(p, " ");
+    while (*p != '\0' && id.nsources < SUSPECT_CONF_MAX_SOURCES &&
+           id.nparts < SUSPECT_MAX_PARTS) {
+        size_t n = strcspn(p, " |");
 
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
             size_t pl = strlen(kinds[k].prefix);
             if (n >= pl && strncmp(p, kinds[k].prefix, pl) == 0) {
                 suspect_conf_source_t *s = &id.source[id.nsources++];
+                s->part = (unsigned)id.nparts;
                 s->kind = kinds[k].kind;
                 if (s->kind != SUSPECT_SRC_CLIENT_IP) {
                     s->name = gt_name(p + pl, n - pl);
@@ -89,7 +95,10 @@ suspect_conf_identity_t gt_ident(const char *type, const char *from)
             }
         }
         p += n;
-        p += *p == ' ';
+        if (*p != '|') {
+            id.nparts++;
+        }
+        p += *p == ' ' || *p == '|';
     }
     return id;
 }
@@ -608,7 +617,9 @@ int register_guard_suite(void)
     }
     return guard_register_routes(s) != 0 || guard_register_identities(s) != 0 ||
                    guard_register_decisions(s) != 0 ||
-                   guard_register_modes(s) != 0 || guard_register_bypass(s) != 0
+                   guard_register_modes(s) != 0 ||
+                   guard_register_bypass(s) != 0 ||
+                   guard_register_readings(s) != 0
                ? -1
                : 0;
 }

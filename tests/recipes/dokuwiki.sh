@@ -1,0 +1,199 @@
+#!/bin/bash
+# dokuwiki.sh - the DokuWiki recipe (examples/recipes/dokuwiki/), tested:
+# Debian's dokuwiki package copied into a temporary root with its own
+# configuration and data, a user alice whose password is in the attack's
+# list, the test plugin authcount (DokuWiki's authplain that logs every
+# password check) as the wiki's authentication, and hydra against every
+# entry point and spelling of alice, first behind nginx -> php-cgi alone,
+# then behind nginx -> suspect-fcgi -> php-cgi as the recipe says.
+RECIPE=dokuwiki
+. "$(dirname "$0")/common.sh"
+
+PKG=/usr/share/dokuwiki
+HERE=$SUSPECT_SRCDIR/tests/recipes/dokuwiki
+R=$RECIPES/dokuwiki
+W=$TMP/wiki
+PASSWORD='Sunflower-77'
+BOB_PASSWORD='Tulip-42'
+
+# The wiki in $W: code from the package, configuration and data of its own.
+setup_wiki() {
+    cp -rL "$PKG" "$W"
+    cp -rL /etc/dokuwiki "$W/conf"
+    cp -rL /var/lib/dokuwiki/data "$W/data"
+    rm -f "$W/.htaccess"
+    cp -r "$HERE/authcount" "$W/lib/plugins/authcount"
+    # The package's preload points at /etc/dokuwiki: point at ours.
+    printf '<?php\ndefine("DOKU_CONF", "%s/conf/");\n' "$W" >"$W/inc/preload.php"
+    cat >"$W/conf/local.php" <<EOF
+<?php
+\$conf['title'] = 'Recipe test';
+\$conf['savedir'] = '$W/data';
+\$conf['useacl'] = 1;
+\$conf['authtype'] = 'authcount';
+\$conf['superuser'] = '@admin';
+EOF
+    printf '<?php\n$plugins["authcount"] = 1;\n' >"$W/conf/plugins.local.php"
+    # A cheap hash (md5-crypt): the attack without Suspect stays short.
+    local hash hash_bob
+    hash=$(php -r 'echo crypt($argv[1], "\$1\$recipes\$");' "$PASSWORD")
+    hash_bob=$(php -r 'echo crypt($argv[1], "\$1\$recipes\$");' "$BOB_PASSWORD")
+    {
+        printf '# users.auth.php\n'
+        printf 'alice:%s:Alice:alice@example.org:admin,user\n' "$hash"
+        printf 'bob:%s:Bob:bob@example.org:user\n' "$hash_bob"
+    } >"$W/conf/users.auth.php"
+    : >"$W/conf/checks.log"
+    chown -R www-data:www-data "$W/conf" "$W/data" 2>/dev/null || true
+    chmod -R a+rwX "$W/conf" "$W/data"
+}
+
+# Password checks DokuWiki made for user name $1 since the log was reset.
+checks_for() {
+    local hex
+    hex=$(printf '%s' "$1" | od -An -tx1 | tr -d ' \n')
+    grep -c -x "$hex" "$W/conf/checks.log" || true
+}
+
+# The attacks: NAME MODULE "PATH:FORM" LOGIN.  Every entry point that
+# makes DokuWiki check a password, and every spelling of alice it reads as
+# alice; ^USER^ is hydra's login (URL-encoded by hydra).  MODULE "curl" is
+# a loop of curl requests with "Authorization: SCHEME base64(alice:guess)":
+# hydra's http-get module takes DokuWiki's 403 for a success, and its H=
+# option cannot put a scheme before a guessed credential (it replaces the
+# whole value with the base64).
+S='S=%7C0%7C' # the login cookie (base64 user|0|...): set on success only
+ATTACKS=(
+    "login-form|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice"
+    "no-do|http-post-form|/doku.php:u=^USER^&p=^PASS^|alice"
+    "do-array|http-post-form|/doku.php:do[login]=1&u=^USER^&p=^PASS^|alice"
+    "get-query|http-get-form|/doku.php:u=^USER^&p=^PASS^|alice"
+    "root|http-post-form|/:u=^USER^&p=^PASS^|alice"
+    "index|http-post-form|/index.php:u=^USER^&p=^PASS^|alice"
+    "feed|http-post-form|/feed.php:u=^USER^&p=^PASS^|alice"
+    "ajax|http-post-form|/lib/exe/ajax.php:u=^USER^&p=^PASS^|alice"
+    "detail|http-get-form|/lib/exe/detail.php:u=^USER^&p=^PASS^|alice"
+    "fetch|http-post-form|/lib/exe/fetch.php:u=^USER^&p=^PASS^|alice"
+    "indexer|http-get-form|/lib/exe/indexer.php:u=^USER^&p=^PASS^|alice"
+    "mediamanager|http-post-form|/lib/exe/mediamanager.php:u=^USER^&p=^PASS^|alice"
+    "xmlrpc|http-post-form|/lib/exe/xmlrpc.php:u=^USER^&p=^PASS^|alice"
+    "install|http-post-form|/install.php:u=^USER^&p=^PASS^|alice"
+    "case-Alice|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|Alice"
+    "case-ALICE|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|ALICE"
+    "accent|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|álice"
+    "umlaut-upper|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|ÁLICE"
+    "trail-underscore|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice_"
+    "trail-dot|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice."
+    "lead-colon|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|:alice"
+    "lead-space|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login| alice"
+    "control|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|"$'al\x01ice'
+    "nul-first|http-post-form|/doku.php:u=%00^USER^&p=^PASS^&do=login|alice"
+    "nul-inside|http-post-form|/doku.php:u=al%00ice&x=^USER^&p=^PASS^&do=login|alice"
+    "query-and-body|http-post-form|/doku.php?u=alice:p=^PASS^|alice"
+    "basic|curl|/doku.php|Basic"
+    "bearer|curl|/doku.php|Bearer"
+    "any-scheme|curl|/feed.php|Xxxxxx"
+)
+# Seven wrong guesses, then the password: more than the limit allows.
+printf '%s\n' guess1 guess2 guess3 guess4 guess5 guess6 guess7 "$PASSWORD" \
+    >"$TMP/passwords"
+
+# curl_run NAME PATH SCHEME: the password list in "Authorization: SCHEME
+# base64(alice:guess)"; true when a guess was let in (the login cookie).
+curl_run() {
+    local name=$1 path=$2 scheme=$3 p t0 found=1
+    t0=$(now_ms)
+    while read -r p; do
+        if curl -s -D - -o /dev/null -H "Authorization: $scheme $(printf 'alice:%s' "$p" | base64)" \
+            "$BASE$path" | grep -q '%7C0%7C'; then
+            echo "login: alice password: $p" >>"$TMP/hydra-$name.log"
+            found=0
+            break
+        fi
+    done <"$TMP/passwords"
+    HYDRA_MS=$(($(now_ms) - t0))
+    return $found
+}
+
+# attack_all LABEL: runs every attack; FOUND = how many found the password,
+# ATTACK_MS = the time of them all, FIRST_MS = the time to the first find.
+attack_all() {
+    local label=$1 a name module target login t0 found
+    FOUND=0
+    FIRST_MS=
+    t0=$(now_ms)
+    for a in "${ATTACKS[@]}"; do
+        IFS='|' read -r name module target login <<<"$a"
+        # ONLY=REGEX runs the attacks whose name matches (while debugging).
+        [[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
+        if [ "$module" = curl ]; then
+            curl_run "$label-$name" "$target" "$login" && found=1 || found=0
+        else
+            hydra_run "$label-$name" -l "$login" -P "$TMP/passwords" -t 4 \
+                -s "$PORT" 127.0.0.1 "$module" "$target:$S" &&
+                found=1 || found=0
+        fi
+        if [ "$found" = 1 ]; then
+            FOUND=$((FOUND + 1))
+            [ -n "$FIRST_MS" ] || FIRST_MS=$(($(now_ms) - t0))
+        fi
+        echo "$name found=$found checks=$(checks_for alice)" >>"$TMP/$label.tally"
+    done
+    ATTACK_MS=$(($(now_ms) - t0))
+}
+
+# The wiki's password checks per attack, from the tally.
+per_attack() {
+    awk -F'checks=' -v label="$1" '{ n = $2 - prev; prev = $2; print label ": " $1 "checks " n }' "$TMP/$1.tally"
+}
+
+setup_wiki
+PORT=$(free_port)
+BASE=http://127.0.0.1:$PORT
+
+# ---- without Suspect: nginx -> php-cgi ------------------------------------
+start_php "$TMP/php.sock"
+recipe_nginx "$R/nginx.conf" "$TMP/bare.conf" "$PORT" "$W" "$TMP/php.sock"
+start_nginx "$TMP/bare.conf"
+check "the wiki answers without Suspect" wait_for 10 http_up "$BASE/doku.php"
+attack_all bare
+per_attack bare
+BARE_CHECKS=$(checks_for alice)
+say "without Suspect: hydra found the password in $FOUND of ${#ATTACKS[@]} attacks, the first after $FIRST_MS ms ($ATTACK_MS ms for all; $BARE_CHECKS password checks of alice)"
+check "without Suspect the attacks find the password" [ "$FOUND" -gt 0 ]
+# Every attack really reaches a password check of alice (the shapes are
+# live): each added at least one.
+check "without Suspect every attack makes the wiki check alice's password" \
+    [ "$(per_attack bare | awk '$NF == 0' | wc -l)" -eq 0 ]
+stop_all
+
+# ---- with Suspect: nginx -> suspect-fcgi -> php-cgi, as the recipe says ---
+: >"$W/conf/checks.log"
+cp "$R/limits.xml" "$TMP/limits.xml"
+sed -e "s|unix:/run/suspect/fcgi.sock|unix:$TMP/fcgi.sock|" \
+    -e "s|unix:/run/suspect/php.sock|unix:$TMP/php.sock|" \
+    -e "s|path=\"limits.xml\"|path=\"$TMP/limits.xml\"|" \
+    -e 's|<Server |<Server socketMode="0666" |' \
+    "$R/suspect.xml" >"$TMP/suspect.xml"
+check "the recipe's suspect.xml checks" \
+    "$SUSPECT_BUILDDIR/suspect-fcgi" -c "$TMP/suspect.xml" --check
+start_php "$TMP/php.sock"
+start_suspect "$TMP/suspect.xml"
+wait_for 10 test -S "$TMP/fcgi.sock"
+recipe_nginx "$R/nginx.conf" "$TMP/guarded.conf" "$PORT" "$W" "$TMP/fcgi.sock"
+start_nginx "$TMP/guarded.conf"
+check "the wiki answers behind Suspect" wait_for 10 http_up "$BASE/doku.php"
+check "pages without credentials are not counted" \
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/doku.php?id=start")" = 200 ]
+attack_all guarded
+per_attack guarded
+CHECKS=$(checks_for alice)
+LIMIT=$(sed -n 's/.*LimitCount="\([0-9]*\)".*/\1/p' "$R/limits.xml")
+say "with Suspect: hydra found the password in $FOUND of ${#ATTACKS[@]} attacks ($ATTACK_MS ms for all; hydra reported $FALSE_FINDS false passwords); the wiki checked alice's password $CHECKS times (limit $LIMIT)"
+check "with Suspect no attack finds the password" [ "$FOUND" -eq 0 ]
+check "with Suspect the wiki checks alice's password at most $LIMIT times" \
+    [ "$CHECKS" -le "$LIMIT" ]
+# Another user logs in as usual: the limit is alice's, not the site's.
+check "with Suspect bob logs in" sh -c "curl -s -D - -o /dev/null \
+    -d 'u=bob&p=$BOB_PASSWORD&do=login' '$BASE/doku.php' | grep -q '%7C0%7C'"
+finish

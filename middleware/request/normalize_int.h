@@ -1,0 +1,66 @@
+/*
+ * normalize_int.h - what the two halves of the normaliser share:
+ * normalize.c (compiling a step list) and normalize_apply.c (applying it).
+ * A compiled normaliser is a fixed array of steps; byte sets are 256-bit
+ * tables, a map's pairs point into the normaliser's pool.
+ */
+#ifndef MW_NORMALIZE_INT_H
+#define MW_NORMALIZE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "normalize.h"
+
+/* Pairs of all the maps of one normaliser. */
+#define MAP_MAX_PAIRS 64
+
+typedef enum step_kind {
+    ST_TRIM,
+    ST_LTRIM,
+    ST_RTRIM,
+    ST_STRIP,
+    ST_COLLAPSE,
+    ST_LOWER,
+    ST_CASEFOLD,
+    ST_UNACCENT,
+    ST_ALNUM,
+    ST_MAP
+} step_kind_t;
+
+typedef struct map_pair {
+    const char *from;
+    size_t from_len;
+    const char *to;
+    size_t to_len;
+} map_pair_t;
+
+typedef struct step {
+    step_kind_t kind;
+    uint8_t set[32]; /* trim, strip, collapse: the bytes */
+    char first;      /* collapse: what a run becomes */
+    size_t npairs;   /* map */
+    map_pair_t *pairs;
+    size_t grow;      /* map: the longest to, at least 1 (output bound) */
+    const char *text; /* as written, for mw_norm_describe() */
+} step_t;
+
+struct mw_norm {
+    size_t nsteps;
+    step_t step[MW_NORM_MAX_STEPS];
+    char *pool; /* texts and decoded arguments */
+    size_t pool_used, pool_size;
+    map_pair_t *pairs; /* every map's pairs */
+    size_t npairs;
+};
+
+/* The bytes PHP's trim() removes by default, NUL aside. */
+#define MW_NORM_PHP_TRIM " \t\n\r\v"
+
+static inline bool set_has(const uint8_t set[32], unsigned char c)
+{
+    return (set[c >> 3] & (1u << (c & 7))) != 0;
+}
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * bench_guard.c - what reading an identity as the application does costs
+ * on the allowed path (`make bench-guard`).
+ *
+ * What: mw_guard_decide() on one thread, memory store, a login route whose
+ * identity is a query parameter u, allowed every time (LimitCount far
+ * above the hits): the allowed path of suspect-fcgi less its I/O.  Rows,
+ * each against the first measured in the same run:
+ *   default   no normalize (PHP's trim());
+ *   login     normalize="login" (trim casefold), ASCII user names;
+ *   dokuwiki  the DokuWiki recipe's normalize, ASCII names;
+ *   dokuwiki, non-ASCII  the same with "Ä" in every name (libunistring's
+ *             case folding and NFKD run);
+ *   alternatives  from="form:u|query:u|auth-user:any" with the recipe's
+ *             normalize (only the query is present).
+ * The cost is printed as the extra time per request, as a share of the
+ * default row's time and, given the CPU time of a whole allowed request
+ * through nginx -> suspect-fcgi -> php-cgi (argv[1], microseconds:
+ * bench-fcgi measures it in the same run and passes it), as a share of
+ * that, the target being <= 3%.
+ *
+ * How: 4096 user names "userNNNN" (hits spread over them, as a login
+ * form's are), requests built once (their CGI variables), each decision
+ * at a fake clock that moves 1 ms every 64 decisions; each row runs
+ * RUN_MS of wall time, best of ROUNDS.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "conf/suspect_conf.h"
+#include "guard/guard.h"
+#include "limits/suspect_limits.h"
+#include "suspect_store.h"
+
+#define NAMES  4096
+#define RUN_MS 500
+#define ROUNDS 3
+
+#define DOKU_NORM                                                              \
+    "strip-controls casefold unaccent alnum "                                  \
+    "map:ae=a,oe=o,ue=u,\xc3\xa6=a,\xc3\xb0=d,\xc3\xbe=t,dh=d,th=t"
+
+typedef struct row {
+    const char *name;
+    const char *from;
+    const char *normalize; /* NULL: none */
+    const char *prefix;    /* of each user name */
+} row_t;
+
+static const row_t rows[] = {
+    {"default (trim)", "query:u", NULL, "user"},
+    {"login (trim casefold)", "query:u", "login", "User"},
+    {"dokuwiki recipe, ASCII", "query:u", DOKU_NORM, "User."},
+    {"dokuwiki recipe, non-ASCII", "query:u", DOKU_NORM, "%C3%84user"},
+    {"alternatives + recipe", "form:u|query:u|auth-user:any", DOKU_NORM,
+     "User."},
+};
+
+static const char limits_xml[] =
+    "<ArrayOfSuspectUsageSettingEntity><SuspectUsageSettingEntity "
+    "Action=\"Login\" LimitCount=\"1000000\" LimitDuration=\"60\"/>"
+    "</ArrayOfSuspectUsageSettingEntity>";
+
+/* A request: its CGI variables. */
+typedef struct breq {
+    mw_req_t req;
+    mw_param_t params[4];
+    char qs[64];
+} breq_t;
+
+static ssize_t no_read(mw_req_t *r, void *buf, size_t n, bool wait)
+{
+    (void)r;
+    (void)buf;
+    (void)n;
+    (void)wait;
+    return 0;
+}
+
+static int no_fd(mw_req_t *r)
+{
+    (void)r;
+    return -1;
+}
+
+static int no_write(mw_req_t *r, const void *buf, size_t n)
+{
+    (void)r;
+    (void)buf;
+    (void)n;
+    return 0;
+}
+
+static int no_flush(mw_req_t *r)
+{
+    (void)r;
+    return 0;
+}
+
+static const mw_req_ops_t ops = {no_read, no_fd, no_write, no_flush};
+
+static void set_param(mw_param_t *p, const char *name, const char *value)
+{
+    p->name = name;
+    p->name_len = strlen(name);
+    p->value = value;
+    p->value_len = strlen(value);
+    p->repeated = false;
+}
+
+static void build_req(breq_t *b, const char *prefix, int i)
+{
+    memset(b, 0, sizeof(*b));
+    snprintf(b->qs, sizeof(b->qs), "do=login&u=%s%04d", prefix, i);
+    set_param(&b->params[0], "REQUEST_METHOD", "GET");
+    set_param(&b->params[1], "REQUEST_URI", "/doku.php");
+    set_param(&b->params[2], "SCRIPT_NAME", "/doku.php");
+    set_param(&b->params[3], "QUERY_STRING", b->qs);
+    b->req.ops = &ops;
+    b->req.role = MW_ROLE_RESPONDER;
+    b->req.params = b->params;
+    b->req.nparams = 4;
+}
+
+/* The guard of one row, or NULL (the error printed). */
+static mw_guard_t *row_guard(const row_t *r, const suspect_conf_t **conf)
+{
+    char xml[1024];
+    mw_guard_t *g = NULL;
+    suspect_err_t err;
+    int n;
+
+    n = snprintf(xml, sizeof(xml),
+                 "<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/srv\"/>"
+                 "<Route action=\"Login\" prefix=\"/\" when=\"param:u\">"
+                 "<Identity type=\"User\" from=\"%s\"%s%s%s/></Route>"
+                 "</Suspect>",
+                 r->from, r->normalize != NULL ? " normalize=\"" : "",
+                 r->normalize != NULL ? r->normalize : "",
+                 r->normalize != NULL ? "\"" : "");
+    suspect_err_clear(&err);
+    if (suspect_conf_parse(xml, (size_t)n, "bench.xml", "/tmp", conf, &err) !=
+            SUSPECT_OK ||
+        mw_guard_new(*conf, &g, &err) != SUSPECT_OK) {
+        fprintf(stderr, "bench-guard: %s\n", err.text);
+        return NULL;
+    }
+    return g;
+}
+
+/* Decisions per second of one row (best of ROUNDS). */
+static double run_row(const row_t *r, const suspect_limits_t *lim, breq_t *reqs)
+{
+    const suspect_conf_t *conf = NULL;
+    mw_guard_t *g = row_guard(r, &conf);
+    double best = 0;
+
+    if (g == NULL) {
+        suspect_conf_unref(conf);
+        return 0;
+    }
+    for (int i = 0; i < NAMES; i++) {
+        build_req(&reqs[i], r->prefix, i);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        suspect_store_t *store = NULL;
+        int64_t now_ms = 1700000000000LL;
+        uint64_t n = 0, bad = 0;
+        double t0 = now_s(), t;
+
+        if (suspect_memstore_new(NULL, &store, NULL) != SUSPECT_OK) {
+            break;
+        }
+        do {
+            for (int k = 0; k < 256; k++, n++) {
+                mw_verdict_t v;
+
+                if (mw_guard_decide(g, lim, store, &reqs[n % NAMES].req,
+                                    now_ms + (int64_t)(n / 64), &v,
+                                    NULL) != SUSPECT_OK ||
+                    v.kind != MW_VERDICT_ALLOW) {
+                    bad++;
+                }
+            }
+            t = now_s() - t0;
+        } while (t < RUN_MS / 1000.0);
+        if (bad > 0) {
+            fprintf(stderr, "bench-guard: %s: %llu not allowed\n", r->name,
+                    (unsigned long long)bad);
+        }
+        best = (double)n / t > best ? (double)n / t : best;
+        suspect_store_free(store);
+    }
+    mw_guard_unref(g);
+    suspect_conf_unref(conf);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    double allowed_us = argc > 1 ? strtod(argv[1], NULL) : 0;
+    suspect_limits_t *lim = NULL;
+    suspect_err_t err;
+    breq_t *reqs = calloc(NAMES, sizeof(*reqs));
+    size_t nrows = sizeof(rows) / sizeof(rows[0]);
+    double base = 0;
+    int worst_ok = 1;
+
+    suspect_err_clear(&err);
+    if (reqs == NULL ||
+        suspect_limits_parse(limits_xml, sizeof(limits_xml) - 1, "limits.xml",
+                             NULL, &lim, &err) != SUSPECT_OK) {
+        fprintf(stderr, "bench-guard: %s\n",
+                reqs == NULL ? "out of memory" : err.text);
+        return 1;
+    }
+    printf("bench-guard: mw_guard_decide(), allowed, 1 thread, %d names, "
+           "best of %d x %d ms\n",
+           NAMES, ROUNDS, RUN_MS);
+    printf("%-30s %12s %9s %10s %12s\n", "identity reading", "decisions/s",
+           "us/req", "vs default", "of allowed");
+    for (size_t i = 0; i < nrows; i++) {
+        double rate = run_row(&rows[i], lim, reqs);
+        double us = rate > 0 ? 1e6 / rate : 0;
+        double extra = base > 0 && rate > 0 ? us - 1e6 / base : 0;
+
+        if (i == 0) {
+            base = rate;
+        }
+        printf("%-30s %12.0f %9.3f %+9.1f%% ", rows[i].name, rate, us,
+               base > 0 ? 100.0 * extra / (1e6 / base) : 0);
+        if (allowed_us > 0) {
+            printf("%+11.2f%%\n", 100.0 * extra / allowed_us);
+            worst_ok &= 100.0 * extra / allowed_us <= 3.0;
+        } else {
+            printf("%12s\n", "-");
+        }
+    }
+    if (allowed_us > 0) {
+        printf("reading identities vs an allowed request (%.1f us of CPU, "
+               "bench-fcgi): %s (target <= 3%%)\n",
+               allowed_us, worst_ok ? "within" : "OVER");
+    } else {
+        printf("(bench-guard US: the share of an allowed request of US "
+               "microseconds; make bench-fcgi passes the one it measures)\n");
+    }
+    suspect_limits_unref(lim);
+    free(reqs);
+    return 0;
+}

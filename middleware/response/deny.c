@@ -13,7 +13,9 @@
  * RateLimit t = ceil((restriction_end_ms - now_ms) / 1000), at least 1 (or
  * Retry-After when the end is not after now).  The HTML countdown runs to
  * restrictionEndTime but measures from the page's own load time (end - now
- * from the server), so a client whose clock is off still counts right.
+ * from the server), so a client whose clock is off still counts right,
+ * and ends by offering to try again; the page names no action (a
+ * template may, with {action}).
  */
 #include "deny.h"
 #include "text.h"
@@ -200,41 +202,84 @@ static void body_json(out_t *o, const facts_t *f)
     put_str(o, "}\n");
 }
 
+/* The page's look: inline (nothing is fetched), readable on a phone. */
+static const char html_style[] =
+    "<style>\n"
+    "body{margin:0;min-height:100vh;display:flex;align-items:center;"
+    "justify-content:center;background:#f3f4f6;color:#1f2937;"
+    "font:16px/1.5 system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif}\n"
+    "main{max-width:28rem;margin:1.5rem;padding:2rem 2.25rem;"
+    "background:#fff;border-radius:12px;"
+    "box-shadow:0 1px 3px rgba(0,0,0,.12),0 8px 24px rgba(0,0,0,.06)}\n"
+    "h1{margin:0 0 .75rem;font-size:1.4rem;line-height:1.25}\n"
+    "p{margin:.5rem 0}\n"
+    "#wait{font-weight:600;font-variant-numeric:tabular-nums}\n"
+    "button{margin-top:1rem;padding:.6rem 1.3rem;font:inherit;color:#fff;"
+    "background:#2563eb;border:0;border-radius:8px;cursor:pointer}\n"
+    "button:hover,button:focus{background:#1d4ed8}\n"
+    "[hidden]{display:none}\n"
+    "</style>\n";
+
+/* The countdown: from the page's own load to the end, then the offer to
+ * try again (a reload: the same request, a form's too). */
+static const char html_script[] =
+    "    var wait = document.getElementById(\"wait\");\n"
+    "    var unit = document.getElementById(\"unit\");\n"
+    "    var again = document.getElementById(\"again\");\n"
+    "    again.onclick = function () { location.reload(); };\n"
+    "    function tick() {\n"
+    "        var s = Math.ceil((end - Date.now()) / 1000);\n"
+    "        if (s > 0) {\n"
+    "            wait.textContent = s;\n"
+    "            unit.textContent = s === 1 ? \"second\" : \"seconds\";\n"
+    "            setTimeout(tick, 1000);\n"
+    "            return;\n"
+    "        }\n"
+    "        document.getElementById(\"later\").hidden = true;\n"
+    "        document.getElementById(\"now\").hidden = false;\n"
+    "        again.hidden = false;\n"
+    "        again.focus();\n"
+    "    }\n"
+    "    tick();\n";
+
+/* The built-in page for a person: what happened, how long to wait, a
+ * countdown that ends by offering to try again.  No action name (it is
+ * the operator's, not the visitor's; a template may show it). */
 static void body_html(out_t *o, const facts_t *f)
 {
     put_str(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
                "<meta charset=\"utf-8\">\n"
-               "<meta name=\"viewport\" content=\"width=device-width\">\n"
+               "<meta name=\"viewport\" content=\"width=device-width, "
+               "initial-scale=1\">\n"
                "<meta name=\"robots\" content=\"noindex\">\n<title>");
     put_i64(o, f->status);
     put_str(o, " ");
     put_html(o, f->title, strlen(f->title));
-    put_str(o, "</title>\n</head>\n<body>\n<h1>");
-    put_html(o, f->title, strlen(f->title));
-    put_str(o, "</h1>\n<p>");
+    put_str(o, "</title>\n");
+    put_str(o, html_style);
+    put_str(o, "</head>\n<body>\n<main>\n<h1>");
     put_str(o, f->ratelimit ? "Too many attempts" : "This service is busy");
-    if (f->action != NULL) {
-        put_str(o, " (");
-        put_html(o, f->action, strlen(f->action));
-        put_str(o, ")");
-    }
-    put_str(o, ". Please try again in <span id=\"wait\">");
+    put_str(o, "</h1>\n<p>");
+    put_str(o, f->ratelimit
+                   ? "This was tried too often in a short time, so it is "
+                     "paused for a moment."
+                   : "It cannot take this request right now.");
+    put_str(o, "</p>\n<p id=\"later\">Please try again in "
+               "<span id=\"wait\">");
     put_i64(o, f->retry_s);
-    put_str(o, "</span> seconds.</p>\n<script>\n(function () {\n"
+    put_str(o, "</span> <span id=\"unit\">");
+    put_str(o, f->retry_s == 1 ? "second" : "seconds");
+    put_str(o, "</span>.</p>\n"
+               "<p id=\"now\" hidden>You can try again now.</p>\n"
+               "<button id=\"again\" type=\"button\" hidden>Try "
+               "again</button>\n</main>\n<script>\n(function () {\n"
                "    var end = ");
     put_i64(o, f->end_ms);
     put_str(o, " + (Date.now() - ");
     put_i64(o, f->now_ms);
-    put_str(o, ");\n    var el = document.getElementById(\"wait\");\n"
-               "    function tick() {\n"
-               "        var s = Math.max(0, Math.ceil((end - Date.now()) / "
-               "1000));\n"
-               "        el.textContent = s;\n"
-               "        if (s > 0) {\n"
-               "            setTimeout(tick, 1000);\n"
-               "        }\n"
-               "    }\n"
-               "    tick();\n})();\n</script>\n</body>\n</html>\n");
+    put_str(o, ");\n");
+    put_str(o, html_script);
+    put_str(o, "})();\n</script>\n</body>\n</html>\n");
 }
 
 /* True when [p, e) is exactly lit (placeholders are case-sensitive). */

@@ -5,6 +5,11 @@
  *   suspect-tests NAME...    run only the suites whose names are given
  *   suspect-tests NAME/TEXT  run the tests of suite NAME whose names hold
  *                            TEXT
+ *   suspect-tests --list     print the suites' names
+ *
+ * Run from anywhere: SUSPECT_SRCDIR, SUSPECT_TEST_DATA and
+ * SUSPECT_BUILDDIR, when unset, default to the source and build trees it
+ * was built in (make check sets them the same way).
  *
  * Exits 0 only when every suite set up and every test and assertion passed:
  * CU_basic_run_tests() returns CUE_SUCCESS even when assertions fail, so the
@@ -12,6 +17,7 @@
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "suites.h"
@@ -76,9 +82,21 @@ static void select_suites(int argc, char **argv)
     }
 }
 
+/* The trees this runner was built from, for the variables not set. */
+static void default_dirs(void)
+{
+#if defined(SUSPECT_BUILT_SRCDIR) && defined(SUSPECT_BUILT_BUILDDIR)
+    setenv("SUSPECT_SRCDIR", SUSPECT_BUILT_SRCDIR, 0);
+    setenv("SUSPECT_TEST_DATA", SUSPECT_BUILT_SRCDIR "/tests/data", 0);
+    setenv("SUSPECT_BUILDDIR", SUSPECT_BUILT_BUILDDIR, 0);
+#endif
+}
+
 int main(int argc, char **argv)
 {
     unsigned failed_suites, failed_tests, failed_asserts, ran_tests;
+
+    default_dirs();
 
     if (CU_initialize_registry() != CUE_SUCCESS) {
         fprintf(stderr, "suspect-tests: %s\n", CU_get_error_msg());
@@ -91,6 +109,13 @@ int main(int argc, char **argv)
             CU_cleanup_registry();
             return 1;
         }
+    }
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (CU_pSuite s = CU_get_registry()->pSuite; s != NULL; s = s->pNext) {
+            printf("%s\n", s->pName);
+        }
+        CU_cleanup_registry();
+        return 0;
     }
     select_suites(argc, argv);
     /* What was left out on purpose is not a failure. */

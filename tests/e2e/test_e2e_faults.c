@@ -266,13 +266,13 @@ size_t flt_load_count(flt_load_t *l, long long from, long long to, int status)
     return k;
 }
 
-long long flt_load_max_ms(flt_load_t *l, int *status)
+long long flt_load_max_ms(flt_load_t *l, long long to, int *status)
 {
     long long max = 0;
 
     pthread_mutex_lock(&l->mu);
     for (size_t i = 0; i < l->n; i++) {
-        if (l->hits[i].end - l->hits[i].start > max) {
+        if (l->hits[i].end < to && l->hits[i].end - l->hits[i].start > max) {
             max = l->hits[i].end - l->hits[i].start;
             *status = l->hits[i].status;
         }

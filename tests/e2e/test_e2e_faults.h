@@ -75,8 +75,9 @@ void flt_load_free(flt_load_t *l);
  * (0: any status). */
 size_t flt_load_count(flt_load_t *l, long long from, long long to, int status);
 
-/* The longest hit, in ms; *status gets its status. */
-long long flt_load_max_ms(flt_load_t *l, int *status);
+/* The longest hit that ended before to (LLONG_MAX: any), in ms; *status
+ * gets its status. */
+long long flt_load_max_ms(flt_load_t *l, long long to, int *status);
 
 /* Prints how many hits got each status, one line, to stderr. */
 void flt_load_print(flt_load_t *l, const char *what);

@@ -169,7 +169,7 @@ static void test_limits_broken(void)
     CU_ASSERT_EQUAL(flt_load_count(&l, t0, LLONG_MAX, 200),
                     flt_load_count(&l, t0, LLONG_MAX, 0));
     fprintf(stderr, "faults: slowest request %lld ms, of the test's own %lld\n",
-            flt_load_max_ms(&l, &status), worst);
+            flt_load_max_ms(&l, LLONG_MAX, &status), worst);
     flt_load_free(&l);
     CU_ASSERT_EQUAL(flt_log_count(KEEPING), 6);
     CU_ASSERT_TRUE(flt_daemon_alive());

@@ -13,7 +13,8 @@
  * for the tests to compare with what was counted), writes
  * "libfcgi-echo: served URI" to the FastCGI error stream, and answers
  * 200 text/plain: "kept=1" when the request came on the connection the
- * thread kept from its previous request (FCGI_KEEP_CONN), else "kept=0";
+ * thread kept from its previous request (FCGI_KEEP_CONN; the same socket
+ * inode), else "kept=0";
  * every CGI variable as NAME=value; "body-length=N"; "--body--"; the
  * body itself.  Signals are blocked in the workers (libfcgi's reads do not
  * retry EINTR); the main thread waits for SIGTERM and exits.  (libfcgi's
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define THREADS 4
 
@@ -98,18 +100,27 @@ static void serve(FCGX_Request *r, int kept)
 static void *worker(void *arg)
 {
     FCGX_Request r;
+    ino_t last = 0; /* the previous request's connection, 0: closed */
 
     (void)arg;
     FCGX_InitRequest(&r, listen_fd, 0);
     for (;;) {
-        /* A descriptor left open by the last request: the connection was
-         * kept, and this request is read from it. */
-        int kept = r.ipcFd >= 0;
+        struct stat st;
+        int kept;
 
         if (FCGX_Accept_r(&r) != 0) {
             break;
         }
+        /* The same socket as the previous request's (sockets get inodes
+         * never reused): the connection was kept.  A kept one the peer
+         * closed meanwhile is replaced under the same descriptor, which
+         * the inode tells apart. */
+        kept = fstat(r.ipcFd, &st) == 0 && last != 0 && st.st_ino == last;
+        last = st.st_ino;
         serve(&r, kept);
+        if (!r.keepConnection) {
+            last = 0;
+        }
         FCGX_Finish_r(&r);
     }
     return NULL;

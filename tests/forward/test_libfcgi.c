@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
 #include "suites.h"
@@ -160,24 +161,42 @@ static void test_stderr(void)
         0);
 }
 
-/* GETs share a kept connection; a POST gets a fresh one. */
+/* suspect-fcgi closes a pooled connection idle this long
+ * (UP_IDLE_TIMEOUT_MS), a little less for the clocks' sake. */
+#define POOL_IDLE_MS 900
+
+/* GETs share a kept connection; a POST gets a fresh one.  A GET that comes
+ * after the pool let its connection go (a slow machine between two curl
+ * runs) may come on a new one; sooner, it must come on the kept one. */
 static void test_keep_alive(void)
 {
     test_http_t r;
     char path[TEST_PATH_MAX];
+    int64_t done;
+    int checked = 0;
 
     CU_ASSERT_FATAL(start() == 0);
     request(&r, "/index.php?n=1", NULL);
+    done = mono_ms();
     CU_ASSERT(has_line(&r, "kept=0"));
     test_http_free(&r);
     for (int i = 2; i <= 4; i++) {
+        bool soon = mono_ms() - done < POOL_IDLE_MS;
         char uri[64];
 
         snprintf(uri, sizeof(uri), "/index.php?n=%d", i);
         request(&r, uri, NULL);
+        done = mono_ms();
         CU_ASSERT_EQUAL(r.status, 200);
-        CU_ASSERT(has_line(&r, "kept=1"));
+        if (soon) {
+            CU_ASSERT(has_line(&r, "kept=1"));
+            checked++;
+        }
         test_http_free(&r);
+    }
+    if (checked == 0) {
+        fprintf(stderr, "libfcgi: every GET came after the pool's idle "
+                        "timeout: kept connections not checked\n");
     }
     CU_ASSERT_FATAL(test_write_file(e2e_path(path, "small.bin"), "x", 1) == 0);
     request(&r, "/index.php?n=5", path);

@@ -248,7 +248,8 @@ static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
                       uint32_t block_s, result_t *res)
 {
     static char label[128];
-    suspect_rule_t rule = {"BankAccountUpdate", limit, WINDOW_S, block_s};
+    suspect_rule_t rule = {
+        "BankAccountUpdate", limit, WINDOW_S, block_s, 0, 0, 0, 0};
     size_t rss0 = rss_bytes();
     suspect_store_t *store = new_store(ks->n > 16 ? 2 * ks->n : 0);
     run_t r;
@@ -286,7 +287,7 @@ static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
 /* The row that builds each key inside the timed loop. */
 static void bench_key_building(const keyset_t *ks)
 {
-    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0};
+    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0, 0, 0, 0, 0};
     run_t r;
     double rate, share;
 

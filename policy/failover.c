@@ -104,6 +104,7 @@ typedef struct failover {
 } failover_t;
 
 static const suspect_store_ops_t failover_ops;
+static bool is_failover(const suspect_store_t *store);
 
 /* ---- lock cache ----------------------------------------------------------
  */
@@ -264,7 +265,7 @@ suspect_failmode_t suspect_failover_mode(suspect_store_t *store,
 {
     failover_t *f = (failover_t *)store;
 
-    if (store == NULL || store->ops != &failover_ops) {
+    if (!is_failover(store)) {
         return SUSPECT_FAIL_LOCAL;
     }
     for (size_t i = 0; action != NULL && i < f->novr; i++) {
@@ -327,18 +328,72 @@ static suspect_rc_t carry_first(failover_t *f, int64_t now_ms, bool probe,
                                   err);
 }
 
+/* Where a ticket's slot is (suspect_ticket_t.where). */
+#define WHERE_PRIMARY 1
+#define WHERE_LOCAL   2
+
+/* The fail mode of a decision: its rule's own (a route's or an action's
+ * setting), else the wrapper's for the action. */
+static suspect_failmode_t mode_of(failover_t *f, const suspect_rule_t *rule)
+{
+    if (rule->fail_mode >= SUSPECT_RULE_FAIL_LOCAL &&
+        rule->fail_mode <= SUSPECT_RULE_FAIL_CLOSED) {
+        return (suspect_failmode_t)(rule->fail_mode - 1);
+    }
+    return suspect_failover_mode(&f->base, rule->action);
+}
+
+/* The local store's decision (or reservation, with ticket); false when
+ * it failed too. */
+static bool decide_locally(failover_t *f, const suspect_rule_t *rule,
+                           const suspect_key_t *keys, size_t n, int64_t now_ms,
+                           int64_t ttl_ms, suspect_ticket_t *ticket,
+                           suspect_decision_t *out)
+{
+    if (ticket == NULL) {
+        if (suspect_store_decide(f->local, rule, keys, n, now_ms, out, NULL) !=
+            SUSPECT_OK) {
+            return false;
+        }
+        redis_carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms,
+                                out);
+        return true;
+    }
+    if (suspect_store_reserve(f->local, rule, keys, n, now_ms, ttl_ms, out,
+                              ticket, NULL) != SUSPECT_OK) {
+        return false;
+    }
+    ticket->where = ticket->id != 0 ? WHERE_LOCAL : 0;
+    if (!out->allowed) {
+        /* its locks go back; a slot goes back once it is a hit */
+        redis_carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms,
+                                out);
+    }
+    return true;
+}
+
+/* Clears a ticket: nothing is held. */
+static void no_ticket(suspect_ticket_t *ticket)
+{
+    if (ticket != NULL) {
+        memset(ticket, 0, sizeof(*ticket));
+    }
+}
+
 static suspect_rc_t fail_mode(failover_t *f, const suspect_rule_t *rule,
                               const suspect_key_t *keys, size_t n,
-                              int64_t now_ms, suspect_decision_t *out)
+                              int64_t now_ms, int64_t ttl_ms,
+                              suspect_ticket_t *ticket, suspect_decision_t *out)
 {
     /* A lock seen here still denies until its end, however old its entry:
      * neither open nor the local store knows of it, and nobody can lift
      * it through a primary that fails. */
     if (cache_deny(f, rule, keys, n, now_ms, true, out)) {
         cache_served(f, keys, out, true);
+        no_ticket(ticket);
         return SUSPECT_OK;
     }
-    switch (suspect_failover_mode(&f->base, rule->action)) {
+    switch (mode_of(f, rule)) {
     case SUSPECT_FAIL_OPEN:
         count(f, &f->stats.failed_open);
         memset(out, 0, sizeof(*out));
@@ -347,13 +402,11 @@ static suspect_rc_t fail_mode(failover_t *f, const suspect_rule_t *rule,
         out->limit = rule->limit_count;
         out->remaining = rule->limit_count - 1;
         out->degraded = SUSPECT_DEGRADED_OPEN;
+        no_ticket(ticket);
         return SUSPECT_OK;
     case SUSPECT_FAIL_LOCAL:
-        if (suspect_store_decide(f->local, rule, keys, n, now_ms, out, NULL) ==
-            SUSPECT_OK) {
+        if (decide_locally(f, rule, keys, n, now_ms, ttl_ms, ticket, out)) {
             count(f, &f->stats.failed_local);
-            redis_carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms,
-                                    out);
             out->degraded = SUSPECT_DEGRADED_LOCAL;
             return SUSPECT_OK;
         }
@@ -364,37 +417,56 @@ static suspect_rc_t fail_mode(failover_t *f, const suspect_rule_t *rule,
     }
     count(f, &f->stats.failed_closed);
     deny_unavailable(f, rule, now_ms, out);
+    no_ticket(ticket);
     return SUSPECT_OK;
 }
 
 /* ---- the store operations ------------------------------------------------
  */
 
-static suspect_rc_t fo_decide(suspect_store_t *store,
-                              const suspect_rule_t *rule,
-                              const suspect_key_t *keys, size_t n,
-                              int64_t now_ms, suspect_decision_t *out,
-                              suspect_err_t *err)
+/* The primary's decision, or with ticket its reservation. */
+static suspect_rc_t primary_call(failover_t *f, const suspect_rule_t *rule,
+                                 const suspect_key_t *keys, size_t n,
+                                 int64_t now_ms, int64_t ttl_ms,
+                                 suspect_ticket_t *ticket,
+                                 suspect_decision_t *out, suspect_err_t *e)
 {
-    failover_t *f = (failover_t *)store;
+    suspect_rc_t rc;
+
+    if (ticket == NULL) {
+        return suspect_store_decide(f->primary, rule, keys, n, now_ms, out, e);
+    }
+    rc = suspect_store_reserve(f->primary, rule, keys, n, now_ms, ttl_ms, out,
+                               ticket, e);
+    ticket->where = ticket->id != 0 ? WHERE_PRIMARY : 0;
+    return rc;
+}
+
+/* A decision, or with ticket a reservation, through the three gates. */
+static suspect_rc_t fo_run(failover_t *f, const suspect_rule_t *rule,
+                           const suspect_key_t *keys, size_t n, int64_t now_ms,
+                           int64_t ttl_ms, suspect_ticket_t *ticket,
+                           suspect_decision_t *out, suspect_err_t *err)
+{
     suspect_err_t e;
     suspect_rc_t rc;
     bool probe, busy;
 
     if (cache_deny(f, rule, keys, n, now_ms, false, out)) {
         cache_served(f, keys, out, false);
+        no_ticket(ticket);
         return SUSPECT_OK;
     }
     if (!gate(f, &probe)) {
-        return fail_mode(f, rule, keys, n, now_ms, out);
+        return fail_mode(f, rule, keys, n, now_ms, ttl_ms, ticket, out);
     }
     suspect_err_clear(&e);
     rc = carry_first(f, now_ms, probe, &busy, &e);
     if (busy) {
-        return fail_mode(f, rule, keys, n, now_ms, out);
+        return fail_mode(f, rule, keys, n, now_ms, ttl_ms, ticket, out);
     }
     if (rc == SUSPECT_OK) {
-        rc = suspect_store_decide(f->primary, rule, keys, n, now_ms, out, &e);
+        rc = primary_call(f, rule, keys, n, now_ms, ttl_ms, ticket, out, &e);
     }
     if (rc == SUSPECT_E_INVAL) {
         report(f, probe, SUSPECT_OK, NULL);
@@ -402,12 +474,73 @@ static suspect_rc_t fo_decide(suspect_store_t *store,
     }
     report(f, probe, rc, &e);
     if (rc != SUSPECT_OK) {
-        return fail_mode(f, rule, keys, n, now_ms, out);
+        return fail_mode(f, rule, keys, n, now_ms, ttl_ms, ticket, out);
     }
     if (!out->allowed && out->locked && out->tripped >= 0) {
         cache_put(f, &keys[out->tripped], out->restriction_end_ms);
     }
     return SUSPECT_OK;
+}
+
+static suspect_rc_t fo_decide(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              int64_t now_ms, suspect_decision_t *out,
+                              suspect_err_t *err)
+{
+    return fo_run((failover_t *)store, rule, keys, n, now_ms, 0, NULL, out,
+                  err);
+}
+
+static suspect_rc_t fo_reserve(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *keys, size_t n,
+                               int64_t now_ms, int64_t ttl_ms,
+                               suspect_decision_t *out,
+                               suspect_ticket_t *ticket, suspect_err_t *err)
+{
+    if (!suspect_store_can_reserve(((failover_t *)store)->primary)) {
+        return suspect_err_set(
+            err, SUSPECT_E_INVAL, NULL, 0,
+            "store %s: cannot hold slots in flight",
+            suspect_store_name(((failover_t *)store)->primary));
+    }
+    return fo_run((failover_t *)store, rule, keys, n, now_ms, ttl_ms, ticket,
+                  out, err);
+}
+
+/* Settles on the store that holds the slot.  A primary that fails now
+ * keeps it, and it becomes a hit at its end: an outage between a
+ * decision and its response counts the attempt.  A local slot that
+ * counts goes into the journal like any hit the local store admitted. */
+static suspect_rc_t fo_settle(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              const suspect_ticket_t *ticket, bool failed,
+                              int64_t now_ms, suspect_err_t *err)
+{
+    failover_t *f = (failover_t *)store;
+    suspect_rc_t rc;
+
+    if (ticket->where == WHERE_PRIMARY) {
+        return suspect_store_settle(f->primary, rule, keys, n, ticket, failed,
+                                    now_ms, err);
+    }
+    if (ticket->where != WHERE_LOCAL) {
+        return SUSPECT_OK;
+    }
+    rc = suspect_store_settle(f->local, rule, keys, n, ticket, failed, now_ms,
+                              err);
+    if (rc == SUSPECT_OK &&
+        suspect_policy_settle_counts(failed, ticket->end_ms, now_ms)) {
+        suspect_decision_t hit;
+
+        memset(&hit, 0, sizeof(hit));
+        hit.allowed = true;
+        redis_carry_sync_record(&f->carry, f->local, rule, keys, n,
+                                ticket->at_ms, &hit);
+    }
+    return rc;
 }
 
 static suspect_rc_t fo_status(suspect_store_t *store,
@@ -500,10 +633,22 @@ static void fo_free(suspect_store_t *store)
     free(f);
 }
 
+/* What the primary gives: a feature it lacks must not silently become
+ * the local store's (the local store, memory, has them all). */
+static bool fo_supports(const suspect_store_t *store, unsigned what)
+{
+    return suspect_store_supports(((const failover_t *)store)->primary, what);
+}
+
 static const suspect_store_ops_t failover_ops = {
-    "failover", fo_decide, fo_status,  fo_reset,
-    fo_block,   fo_free,   fo_unblock, fo_foreach_locked,
+    "failover", fo_decide,         fo_status,  fo_reset,  fo_block,    fo_free,
+    fo_unblock, fo_foreach_locked, fo_reserve, fo_settle, fo_supports,
 };
+
+static bool is_failover(const suspect_store_t *store)
+{
+    return store != NULL && store->ops == &failover_ops;
+}
 
 /* ---- public --------------------------------------------------------------
  */
@@ -609,7 +754,7 @@ void suspect_failover_stats(suspect_store_t *store,
     failover_t *f = (failover_t *)store;
 
     memset(out, 0, sizeof(*out));
-    if (store == NULL || store->ops != &failover_ops) {
+    if (!is_failover(store)) {
         return;
     }
     pthread_mutex_lock(&f->mu);
@@ -625,7 +770,7 @@ void suspect_failover_bump_generation(suspect_store_t *store)
 {
     failover_t *f = (failover_t *)store;
 
-    if (store == NULL || store->ops != &failover_ops) {
+    if (!is_failover(store)) {
         return;
     }
     pthread_mutex_lock(&f->cache_mu);

@@ -5,6 +5,8 @@
 #include "suspect_store_impl.h"
 
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 /* SUSPECT_OK when rule can be decided on, else SUSPECT_E_INVAL. */
 static suspect_rc_t check_rule(const suspect_rule_t *rule, suspect_err_t *err)
@@ -178,6 +180,109 @@ suspect_rc_t suspect_store_foreach_locked(suspect_store_t *store,
     }
     return store->ops->foreach_locked(store, prefix != NULL ? prefix : "",
                                       now_ms, fn, arg, err);
+}
+
+/* A ticket id: unique in practice across processes and hosts (a 64-bit
+ * random start per thread, then a splitmix64 sequence), never 0. */
+static uint64_t ticket_id(void)
+{
+    static __thread uint64_t state;
+    uint64_t z;
+
+    if (state == 0 &&
+        getrandom(&state, sizeof(state), GRND_NONBLOCK) != sizeof(state)) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        state = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
+                (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)&state;
+    }
+    z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return z != 0 ? z : 1;
+}
+
+suspect_rc_t suspect_store_reserve(suspect_store_t *store,
+                                   const suspect_rule_t *rule,
+                                   const suspect_key_t *keys, size_t n,
+                                   int64_t now_ms, int64_t ttl_ms,
+                                   suspect_decision_t *out,
+                                   suspect_ticket_t *ticket, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    deny_blind(rule, out);
+    memset(ticket, 0, sizeof(*ticket));
+    if (store == NULL || now_ms < 0 || ttl_ms < 1 ||
+        ttl_ms > (int64_t)SUSPECT_DURATION_MAX * 1000) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: no store, negative time or bad ttl");
+    }
+    if (store->ops->reserve == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store %s: cannot hold slots in flight",
+                               store->ops->name);
+    }
+    rc = check_rule(rule, err);
+    if (rc == SUSPECT_OK) {
+        rc = check_keys(keys, n, err);
+    }
+    if (rc == SUSPECT_OK) {
+        ticket->id = ticket_id();
+        rc = store->ops->reserve(store, rule, keys, n, now_ms, ttl_ms, out,
+                                 ticket, err);
+    }
+    if (rc != SUSPECT_OK) {
+        deny_blind(rule, out);
+    }
+    if (rc != SUSPECT_OK || !out->allowed) {
+        memset(ticket, 0, sizeof(*ticket));
+    }
+    return rc;
+}
+
+suspect_rc_t suspect_store_settle(suspect_store_t *store,
+                                  const suspect_rule_t *rule,
+                                  const suspect_key_t *keys, size_t n,
+                                  const suspect_ticket_t *ticket, bool failed,
+                                  int64_t now_ms, suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    if (ticket == NULL || ticket->id == 0) {
+        return SUSPECT_OK;
+    }
+    if (store == NULL || now_ms < 0 || store->ops->settle == NULL) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: cannot settle here");
+    }
+    rc = check_rule(rule, err);
+    if (rc == SUSPECT_OK) {
+        rc = check_keys(keys, n, err);
+    }
+    return rc != SUSPECT_OK ? rc
+                            : store->ops->settle(store, rule, keys, n, ticket,
+                                                 failed, now_ms, err);
+}
+
+bool suspect_store_supports(const suspect_store_t *store, unsigned what)
+{
+    if (store == NULL) {
+        return false;
+    }
+    if ((what & SUSPECT_STORE_CAN_RESERVE) &&
+        (store->ops->reserve == NULL || store->ops->settle == NULL)) {
+        return false;
+    }
+    return what == 0 ||
+           (store->ops->supports != NULL && store->ops->supports(store, what));
+}
+
+bool suspect_store_can_reserve(const suspect_store_t *store)
+{
+    return suspect_store_supports(store, SUSPECT_STORE_CAN_RESERVE);
 }
 
 const char *suspect_store_name(const suspect_store_t *store)

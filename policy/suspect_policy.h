@@ -19,6 +19,18 @@
  *   - several identities: deny if any denies, lock every identity that is
  *     over, record the hit on all of them only when the request is allowed;
  *   - denied hits are never recorded and never extend a lock.
+ *
+ * Beyond the seeds (docs/policy.md):
+ *   - reservations: a request whose outcome only its response tells (count
+ *     only failed logins) holds a slot on every identity while it runs; a
+ *     slot in flight counts against the limit like a hit, but never locks;
+ *     settling it makes it a hit at the moment it was taken (the attempt
+ *     failed, or its response never came) or drops it (it succeeded); one
+ *     not settled by its end is a hit;
+ *   - repeat offenders: with a BlockFactor, the k-th lock of an identity
+ *     within its offence period lasts block_s * factor^(k-1), at most
+ *     block_max_s; an identity that gets no new lock for offence_s seconds
+ *     after its last lock ended starts again at block_s.
  */
 #ifndef SUSPECT_POLICY_H
 #define SUSPECT_POLICY_H
@@ -39,13 +51,48 @@ extern "C" {
 #define SUSPECT_LIMIT_COUNT_MAX 1000000u
 #define SUSPECT_DURATION_MAX    31536000u /* one year, in seconds */
 
-/* One protected action.  block_s == 0 is the basic strategy. */
+#define SUSPECT_FACTOR_MAX_PCT 10000u /* BlockFactor 100, in hundredths */
+
+/* A decision's own fail mode (suspect_rule_t.fail_mode), for a caller that
+ * sets one per route or action; the failover store (suspect_failover.h)
+ * applies it instead of its own. */
+#define SUSPECT_RULE_FAIL_STORE  0 /* the store's mode (default) */
+#define SUSPECT_RULE_FAIL_LOCAL  1
+#define SUSPECT_RULE_FAIL_OPEN   2
+#define SUSPECT_RULE_FAIL_CLOSED 3
+
+/*
+ * One protected action.  block_s == 0 is the basic strategy.  The fields
+ * after block_s are zero in a rule of the seed's four fields: no
+ * escalation, the store's fail mode.
+ */
 typedef struct suspect_rule {
     const char *action;
     uint32_t limit_count; /* hits allowed per window, >= 1 */
     uint32_t window_s;    /* LimitDuration, >= 1 */
     uint32_t block_s;     /* BlockDuration, 0 = no lock */
+    /* Repeat offenders (with block_s > 0): BlockFactor x 100; 0 or 100 =
+     * every lock lasts block_s (no offences are kept). */
+    uint32_t block_factor_pct;
+    uint32_t block_max_s; /* MaxBlockDuration; 0 = SUSPECT_DURATION_MAX */
+    uint32_t offence_s;   /* OffenceDuration; 0 = block_max_s */
+    uint32_t fail_mode;   /* SUSPECT_RULE_FAIL_*, set per decision */
 } suspect_rule_t;
+
+/* True when rule escalates its locks (and so keeps offence counts). */
+bool suspect_rule_escalates(const suspect_rule_t *rule);
+
+/*
+ * How long the lock of an identity's offence number offence (1 = its first
+ * lock within the period) lasts under rule, in ms: block_s * factor^(k-1),
+ * each step rounded down to the ms, at most block_max_s.  0 for a rule
+ * without locks.
+ */
+int64_t suspect_rule_lock_ms(const suspect_rule_t *rule, uint32_t offence);
+
+/* The offence period of rule in ms (offence_s, else block_max_s, else
+ * SUSPECT_DURATION_MAX). */
+int64_t suspect_rule_offence_ms(const suspect_rule_t *rule);
 
 /* The outcome of one decision.  Never an error code: see suspect_store.h. */
 typedef struct suspect_decision {
@@ -58,7 +105,14 @@ typedef struct suspect_decision {
     int64_t retry_after_ms;     /* restriction_end_ms - now, 0 when allowed */
     int degraded;               /* SUSPECT_DEGRADED_* (suspect_failover.h) */
     unsigned locks_created;     /* locks this decision created (0..n) */
+    bool busy;                  /* denied: attempts in flight hold every slot */
+    uint32_t offences; /* the reported identity's offence count (its lock
+                          included) under an escalating rule, else 0 */
 } suspect_decision_t;
+
+/* How long a denial for attempts in flight asks the client to wait at
+ * most: a slot frees when one of them is settled, which is usually soon. */
+#define SUSPECT_BUSY_RETRY_MS 1000
 
 /*
  * What a store knows about one identity at now, after dropping hits that
@@ -69,14 +123,24 @@ typedef struct suspect_decision {
  */
 typedef struct suspect_window_state {
     int64_t lock_until_ms; /* locked while now < lock_until_ms; 0 = none */
-    uint32_t in_window;
+    uint32_t in_window;    /* hits, including reservations past their end */
     int64_t free_at_ms;
+    uint32_t pending;       /* reservations in flight (ending after now) */
+    int64_t pending_end_ms; /* the earliest end of those; 0 = none */
+    uint32_t offences;      /* offences still remembered at now (escalating
+                               rules; 0 once the period is over) */
 } suspect_window_state_t;
 
 /* What the store must write after suspect_policy_evaluate(). */
 typedef struct suspect_plan {
-    bool record;                                   /* add now to every window */
+    /* add now to every window: a hit, or for a reservation a slot in
+     * flight */
+    bool record;
     int64_t lock_until_ms[SUSPECT_MAX_IDENTITIES]; /* new lock end, 0 = none */
+    /* With a new lock under an escalating rule: the identity's offence
+     * count from now on and when it is forgotten; 0 = unchanged. */
+    uint32_t offences[SUSPECT_MAX_IDENTITIES];
+    int64_t offence_until_ms[SUSPECT_MAX_IDENTITIES];
 } suspect_plan_t;
 
 /*
@@ -88,6 +152,16 @@ void suspect_policy_evaluate(const suspect_rule_t *rule,
                              const suspect_window_state_t *st, size_t n,
                              int64_t now_ms, suspect_plan_t *plan,
                              suspect_decision_t *out);
+
+/*
+ * Settling a reservation that ends at expires_ms, at now_ms: true when it
+ * becomes a hit (at the moment it was taken), false when it is dropped.
+ * failed: the response said the attempt failed, or never came.  A
+ * reservation past its end is a hit whatever the response said: the store
+ * counted it as one already.
+ */
+bool suspect_policy_settle_counts(bool failed, int64_t expires_ms,
+                                  int64_t now_ms);
 
 /* ---- identities and keys ------------------------------------------------ */
 

@@ -12,6 +12,14 @@
  * in their own headers.  A backend is a struct whose first member is a
  * suspect_store_t, with an ops table; suspect_store_impl.h describes it.
  *
+ * A request whose response decides whether it counts (count only failed
+ * logins) is reserved instead of decided: suspect_store_reserve() decides
+ * as suspect_store_decide() does, but an allowed request holds a slot in
+ * flight on every identity instead of a hit; suspect_store_settle() turns
+ * the slot into a hit (at the moment it was taken) or drops it; a slot
+ * never settled becomes a hit when its time is up.  Slots count against
+ * the limit like hits but never lock (docs/policy.md).
+ *
  * Operator operations (status, reset, block) act on one identity.
  */
 #ifndef SUSPECT_STORE_H
@@ -30,18 +38,32 @@ typedef struct suspect_store suspect_store_t;
 
 /* What the store holds for one identity of an action at now. */
 typedef struct suspect_status {
-    uint32_t in_window;      /* hits in the window */
-    uint32_t remaining;      /* hits left before the window is full */
-    int64_t locked_until_ms; /* lock end (epoch ms), 0 when not locked */
-    int64_t free_at_ms;      /* when the window has room again, 0 if it has */
+    uint32_t in_window;       /* hits in the window */
+    uint32_t remaining;       /* hits left before the window is full */
+    int64_t locked_until_ms;  /* lock end (epoch ms), 0 when not locked */
+    int64_t free_at_ms;       /* when the window has room again, 0 if it has */
+    uint32_t pending;         /* slots in flight (reservations) */
+    uint32_t offences;        /* offences remembered (escalating rules) */
+    int64_t offence_until_ms; /* when they are forgotten, 0 = none */
 } suspect_status_t;
 
 /* What suspect_store_reset() clears. */
 enum {
-    SUSPECT_RESET_LOCK = 1,   /* drop the lock, keep the hits */
-    SUSPECT_RESET_WINDOW = 2, /* forget the hits */
-    SUSPECT_RESET_ALL = 3
+    SUSPECT_RESET_LOCK = 1,     /* drop the lock, keep the hits */
+    SUSPECT_RESET_WINDOW = 2,   /* forget the hits and slots in flight */
+    SUSPECT_RESET_OFFENCES = 4, /* forget the offence count */
+    SUSPECT_RESET_ALL = 7
 };
+
+/* A slot in flight, as suspect_store_reserve() took it on every identity
+ * of the request; suspect_store_settle() needs it and the same keys. */
+typedef struct suspect_ticket {
+    uint64_t id;    /* 0: nothing was reserved (denied, or a fail mode
+                       decided without the store) */
+    int64_t at_ms;  /* when it was taken: the hit's time if it counts */
+    int64_t end_ms; /* when it becomes a hit unless settled before */
+    int where;      /* which store holds it (a wrapper's business) */
+} suspect_ticket_t;
 
 /* What suspect_store_unblock() did. */
 typedef struct suspect_unblock {
@@ -68,6 +90,45 @@ suspect_rc_t suspect_store_decide(suspect_store_t *store,
                                   const suspect_key_t *keys, size_t n,
                                   int64_t now_ms, suspect_decision_t *out,
                                   suspect_err_t *err);
+
+/*
+ * As suspect_store_decide(), but an allowed request holds a slot in flight
+ * on every identity until suspect_store_settle() or until ttl_ms (>= 1)
+ * has passed; *ticket names it (ticket->id 0 when nothing was held).
+ * SUSPECT_E_INVAL from a backend that cannot reserve
+ * (suspect_store_can_reserve()).
+ */
+suspect_rc_t
+suspect_store_reserve(suspect_store_t *store, const suspect_rule_t *rule,
+                      const suspect_key_t *keys, size_t n, int64_t now_ms,
+                      int64_t ttl_ms, suspect_decision_t *out,
+                      suspect_ticket_t *ticket, suspect_err_t *err);
+
+/*
+ * Settles the slot of ticket on keys[0..n) (the keys it was reserved on):
+ * a hit at ticket->at_ms when failed (the attempt failed or its response
+ * never came) or when its time is up, else dropped
+ * (suspect_policy_settle_counts()).  A ticket with id 0, or a slot the
+ * store no longer holds (reset, or already a hit), is a no-op.  An error
+ * leaves the slot to become a hit at its end.
+ */
+suspect_rc_t suspect_store_settle(suspect_store_t *store,
+                                  const suspect_rule_t *rule,
+                                  const suspect_key_t *keys, size_t n,
+                                  const suspect_ticket_t *ticket, bool failed,
+                                  int64_t now_ms, suspect_err_t *err);
+
+/* Features beyond the seed's semantics, for suspect_store_supports(). */
+#define SUSPECT_STORE_CAN_RESERVE  1u /* slots in flight (reserve, settle) */
+#define SUSPECT_STORE_CAN_ESCALATE 2u /* offence counts (BlockFactor) */
+
+/* True when store gives every feature of what (SUSPECT_STORE_CAN_*): a
+ * caller refuses a configuration that needs one it lacks rather than let
+ * a limit weaken silently. */
+bool suspect_store_supports(const suspect_store_t *store, unsigned what);
+
+/* suspect_store_supports(store, SUSPECT_STORE_CAN_RESERVE). */
+bool suspect_store_can_reserve(const suspect_store_t *store);
 
 /* Reads one identity's state without changing it. */
 suspect_rc_t suspect_store_status(suspect_store_t *store,

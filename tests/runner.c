@@ -37,7 +37,7 @@ static int (*const registrars[])(void) = {
     register_redis_scan_suite,  register_abuse_suite,
     register_faults_suite,      register_dropins_suite,
     register_libfcgi_suite,     register_normalize_suite,
-    register_log_suite,
+    register_log_suite,         register_beyond_suite,
 };
 
 /* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose

@@ -11,6 +11,7 @@ int register_evaluate_suite(void);
 int register_keys_suite(void);
 int register_memstore_suite(void);
 int register_scenarios_suite(void);
+int register_beyond_suite(void);
 int register_threads_suite(void);
 int register_limits_suite(void);
 int register_reload_suite(void);

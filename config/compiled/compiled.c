@@ -22,7 +22,7 @@
 _Static_assert(sizeof(suspect_conf_t) == 336 &&
                    sizeof(suspect_conf_route_t) == 352 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
-                   sizeof(suspect_rule_t) == 24,
+                   sizeof(suspect_rule_t) == 40,
                "a configuration structure changed: update the tables of "
                "compiled.c and the code of compiled_enc.c and compiled_dec.c, "
                "and raise COMPILED_VERSION");

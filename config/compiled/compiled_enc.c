@@ -198,6 +198,9 @@ static void wr_limits(wr_t *w, const suspect_limits_t *lim)
         wr_u32(w, r->limit_count);
         wr_u32(w, r->window_s);
         wr_u32(w, r->block_s);
+        wr_u32(w, r->block_factor_pct);
+        wr_u32(w, r->block_max_s);
+        wr_u32(w, r->offence_s);
         wr_u32(w, (uint32_t)suspect_limits_line(lim, i));
     }
 }

@@ -322,10 +322,65 @@ const char *suspect_limits_warning(const suspect_limits_t *lim, size_t i)
     return lim != NULL && i < lim->nwarnings ? lim->warnings[i] : NULL;
 }
 
+/*
+ * Repeat offenders.  BlockFactor needs a BlockDuration to multiply, and
+ * the other two fields mean nothing without a BlockFactor: each is an
+ * error alone rather than a setting silently ignored.  Defaults: a
+ * ceiling of one day (or BlockDuration when longer), an offence period
+ * equal to the ceiling.  A factor of 1 (100) keeps no offences.
+ */
+suspect_rc_t limits_escalation_check(const suspect_limits_t *lim,
+                                     suspect_rule_t *rule, int factor_line,
+                                     int max_line, int offence_line,
+                                     suspect_err_t *err)
+{
+    if (rule->block_factor_pct == 0) {
+        if (rule->block_max_s != 0 || rule->offence_s != 0) {
+            return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name,
+                                   rule->block_max_s != 0 ? max_line
+                                                          : offence_line,
+                                   "%s: only with a BlockFactor",
+                                   rule->block_max_s != 0 ? "MaxBlockDuration"
+                                                          : "OffenceDuration");
+        }
+        return SUSPECT_OK;
+    }
+    if (rule->block_factor_pct < 100 ||
+        rule->block_factor_pct > SUSPECT_FACTOR_MAX_PCT) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, factor_line,
+                               "BlockFactor: out of range (1 to 100)");
+    }
+    if (rule->block_s == 0) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, factor_line,
+                               "BlockFactor: needs a BlockDuration to "
+                               "multiply");
+    }
+    if (rule->block_max_s == 0) {
+        rule->block_max_s = rule->block_s > SUSPECT_DEFAULT_BLOCK_MAX_S
+                                ? rule->block_s
+                                : SUSPECT_DEFAULT_BLOCK_MAX_S;
+    }
+    if (rule->block_max_s < rule->block_s ||
+        rule->block_max_s > SUSPECT_DURATION_MAX) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, max_line,
+                               "MaxBlockDuration: %u is shorter than "
+                               "BlockDuration %u or over a year",
+                               (unsigned)rule->block_max_s,
+                               (unsigned)rule->block_s);
+    }
+    if (rule->offence_s == 0) {
+        rule->offence_s = rule->block_max_s;
+    }
+    if (rule->offence_s > SUSPECT_DURATION_MAX) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, offence_line,
+                               "OffenceDuration: over a year");
+    }
+    return SUSPECT_OK;
+}
+
 /* Checks one rule given in memory as the XML loader checks an entity. */
-static suspect_rc_t rule_check(const suspect_limits_t *lim,
-                               const suspect_rule_t *r, int line,
-                               suspect_err_t *err)
+static suspect_rc_t rule_check(const suspect_limits_t *lim, suspect_rule_t *r,
+                               int line, suspect_err_t *err)
 {
     if (r->action == NULL ||
         !suspect_name_valid(r->action, strlen(r->action))) {
@@ -339,7 +394,7 @@ static suspect_rc_t rule_check(const suspect_limits_t *lim,
                                "%s: a count or duration is out of range",
                                r->action);
     }
-    return SUSPECT_OK;
+    return limits_escalation_check(lim, r, line, line, line, err);
 }
 
 /* Builds a snapshot from rules in memory; see the header. */
@@ -364,11 +419,13 @@ suspect_rc_t suspect_limits_from_rules(const suspect_rule_t *rules,
     }
     for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
         int line = lines != NULL ? lines[i] : 0;
+        suspect_rule_t r = rules[i];
 
-        rc = rule_check(lim, &rules[i], line, err);
+        r.fail_mode = SUSPECT_RULE_FAIL_STORE; /* a per-call setting */
+        rc = rule_check(lim, &r, line, err);
         if (rc == SUSPECT_OK) {
-            rc = limits_add_rule(lim, rules[i].action, strlen(rules[i].action),
-                                 &rules[i], line, err);
+            rc =
+                limits_add_rule(lim, r.action, strlen(r.action), &r, line, err);
         }
     }
     if (rc == SUSPECT_OK && limits_finish(lim) != SUSPECT_OK) {

@@ -52,6 +52,17 @@ suspect_rc_t limits_add_rule(suspect_limits_t *lim, const char *action,
                              size_t len, const suspect_rule_t *values, int line,
                              suspect_err_t *err);
 
+/*
+ * Checks the repeat-offender fields of rule against each other and fills
+ * in their defaults (see limits.c); the lines are where BlockFactor,
+ * MaxBlockDuration and OffenceDuration were given, for messages.
+ * SUSPECT_E_CONFIG "file:line: field: why".
+ */
+suspect_rc_t limits_escalation_check(const suspect_limits_t *lim,
+                                     suspect_rule_t *rule, int factor_line,
+                                     int max_line, int offence_line,
+                                     suspect_err_t *err);
+
 /* Records "name:line: warning: text"; SUSPECT_E_NOMEM when it cannot. */
 suspect_rc_t limits_add_warning(suspect_limits_t *lim, int line,
                                 const char *fmt, ...)

@@ -40,7 +40,16 @@
 #define XSI_NS      "http://www.w3.org/2001/XMLSchema-instance"
 #define SHOW_MAX    40 /* bytes of a bad value quoted in a message */
 
-enum { F_ACTION, F_COUNT, F_WINDOW, F_BLOCK, F_COUNT_ALL };
+enum {
+    F_ACTION,
+    F_COUNT,
+    F_WINDOW,
+    F_BLOCK,
+    F_FACTOR, /* a decimal, kept in hundredths */
+    F_BLOCK_MAX,
+    F_OFFENCE,
+    F_COUNT_ALL
+};
 
 /* One field of an entity: its name and accepted range. */
 typedef struct field_def {
@@ -54,6 +63,9 @@ static const field_def_t fields[F_COUNT_ALL] = {
     {"LimitCount", 1, SUSPECT_LIMIT_COUNT_MAX},
     {"LimitDuration", 1, SUSPECT_DURATION_MAX},
     {"BlockDuration", 0, SUSPECT_DURATION_MAX},
+    {"BlockFactor", 100, SUSPECT_FACTOR_MAX_PCT},
+    {"MaxBlockDuration", 1, SUSPECT_DURATION_MAX},
+    {"OffenceDuration", 1, SUSPECT_DURATION_MAX},
 };
 
 /* A field as found in one entity. */
@@ -359,6 +371,49 @@ static suspect_rc_t parse_number(int f, const char *p, size_t n, int line,
     return SUSPECT_OK;
 }
 
+/*
+ * Parses BlockFactor (p, n): digits, optionally '.' and one or two more,
+ * into hundredths within the field's range (1 to 100).
+ */
+static suspect_rc_t parse_factor(const char *p, size_t n, int line,
+                                 uint32_t *out, const suspect_limits_t *lim,
+                                 suspect_err_t *err)
+{
+    const field_def_t *def = &fields[F_FACTOR];
+    char shown[SHOW_MAX + 8];
+    size_t dot = 0, i;
+    uint64_t v = 0;
+    unsigned decimals = 0;
+
+    while (dot < n && p[dot] != '.') {
+        dot++;
+    }
+    for (i = 0; i < n && v <= SUSPECT_FACTOR_MAX_PCT; i++) {
+        if (i == dot) {
+            continue;
+        }
+        if (p[i] < '0' || p[i] > '9' || (i > dot && ++decimals > 2)) {
+            v = UINT64_MAX;
+            break;
+        }
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    show(shown, sizeof(shown), p, n);
+    if (v == UINT64_MAX || dot == 0 || (dot < n && decimals == 0)) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: '%s' is not a number such as 2 or 1.5",
+                               def->name, shown);
+    }
+    v *= decimals == 0 ? 100 : decimals == 1 ? 10 : 1;
+    if (v < def->min || v > def->max) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: '%s' is out of range (1 to 100)", def->name,
+                               shown);
+    }
+    *out = (uint32_t)v;
+    return SUSPECT_OK;
+}
+
 /* Checks the action name (p, n) given at line. */
 static suspect_rc_t check_action(const char *p, size_t n, int line,
                                  const suspect_limits_t *lim,
@@ -384,9 +439,12 @@ static suspect_rc_t check_action(const char *p, size_t n, int line,
 static suspect_rc_t make_rule(const field_val_t *vals, int line,
                               suspect_limits_t *lim, suspect_err_t *err)
 {
-    suspect_rule_t rule = {NULL, 0, 0, 0};
-    uint32_t *num[F_COUNT_ALL] = {NULL, &rule.limit_count, &rule.window_s,
-                                  &rule.block_s};
+    suspect_rule_t rule = {NULL, 0, 0, 0, 0, 0, 0, 0};
+    uint32_t *num[F_COUNT_ALL] = {
+        NULL,           &rule.limit_count,      &rule.window_s,
+        &rule.block_s,  &rule.block_factor_pct, &rule.block_max_s,
+        &rule.offence_s};
+    int lines[F_COUNT_ALL] = {0};
     const char *action, *p;
     size_t action_len, n;
     suspect_rc_t rc;
@@ -395,12 +453,19 @@ static suspect_rc_t make_rule(const field_val_t *vals, int line,
     rc = check_action(action, action_len, vals[F_ACTION].line, lim, err);
     for (int f = F_COUNT; f < F_COUNT_ALL && rc == SUSPECT_OK; f++) {
         trim(vals[f].text, &p, &n);
-        if (n == 0 && fields[f].min > 0) {
+        lines[f] = vals[f].line;
+        if (n == 0 && fields[f].min > 0 && f <= F_WINDOW) {
             rc = suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, vals[f].line,
                                  "%s: missing", fields[f].name);
+        } else if (n > 0 && f == F_FACTOR) {
+            rc = parse_factor(p, n, vals[f].line, num[f], lim, err);
         } else if (n > 0) {
             rc = parse_number(f, p, n, vals[f].line, num[f], lim, err);
         }
+    }
+    if (rc == SUSPECT_OK) {
+        rc = limits_escalation_check(lim, &rule, lines[F_FACTOR],
+                                     lines[F_BLOCK_MAX], lines[F_OFFENCE], err);
     }
     if (rc != SUSPECT_OK) {
         return rc;

@@ -34,6 +34,8 @@ typedef struct suspect_limits suspect_limits_t;
 
 #define SUSPECT_LIMITS_MAX_BYTES (4u << 20) /* default file size cap */
 #define SUSPECT_LIMITS_MAX_RULES 10000u     /* default entry cap */
+/* MaxBlockDuration when a BlockFactor is given without one: a day. */
+#define SUSPECT_DEFAULT_BLOCK_MAX_S 86400u
 
 typedef struct suspect_limits_opts {
     size_t max_bytes; /* 0 = SUSPECT_LIMITS_MAX_BYTES */

@@ -143,8 +143,21 @@ static void status_human(const ctl_t *c, const ctl_target_t *t,
     if (r->block_s > 0) {
         fprintf(c->out, ", then locked %u s", r->block_s);
     }
+    if (suspect_rule_escalates(r)) {
+        fprintf(c->out, ", x%u.%02u for each repeat up to %u s",
+                r->block_factor_pct / 100, r->block_factor_pct % 100,
+                r->block_max_s);
+    }
     fprintf(c->out, "\n  %-13s %u in the window, %u remaining\n", "hits",
             st->in_window, st->remaining);
+    if (st->pending != 0) {
+        fprintf(c->out, "  %-13s %u (their responses will tell)\n", "in flight",
+                st->pending);
+    }
+    if (st->offences != 0) {
+        fprintf(c->out, "  %-13s %u\n", "offences", st->offences);
+        print_until(c, "forgotten at", st->offence_until_ms);
+    }
     if (st->locked_until_ms != 0) {
         print_until(c, "locked until", st->locked_until_ms);
     } else {
@@ -191,6 +204,9 @@ int ctl_cmd_status(ctl_t *c, int argc, char **argv)
     cj_bool(&j, "locked", st.locked_until_ms != 0);
     cj_time(&j, "locked_until", st.locked_until_ms);
     cj_time(&j, "free_at", st.free_at_ms);
+    cj_int(&j, "in_flight", st.pending);
+    cj_int(&j, "offences", st.offences);
+    cj_time(&j, "offences_until", st.offence_until_ms);
     cj_finish(&j);
     return CTL_OK;
 }

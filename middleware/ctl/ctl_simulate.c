@@ -258,6 +258,9 @@ static int sim_decide(ctl_t *c, sim_out_t *o)
         ws[i].lock_until_ms = o->st[i].locked_until_ms;
         ws[i].in_window = o->st[i].in_window;
         ws[i].free_at_ms = o->st[i].free_at_ms;
+        ws[i].pending = o->st[i].pending;
+        ws[i].pending_end_ms = 0; /* not known: a busy denial ends soon */
+        ws[i].offences = o->st[i].offences;
         suspect_policy_evaluate(&res->verdict.rule, &ws[i], 1, c->now_ms, &plan,
                                 &one);
         o->deny1[i] = !one.allowed;

@@ -377,8 +377,8 @@ static void lm_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t lmdb_ops = {
-    "lmdb",   lm_decide, lm_status,  lm_reset,
-    lm_block, lm_free,   lm_unblock, lm_foreach_locked,
+    "lmdb",     lm_decide,         lm_status, lm_reset, lm_block, lm_free,
+    lm_unblock, lm_foreach_locked, NULL,      NULL,     NULL,
 };
 
 suspect_rc_t suspect_lmdb_new(const suspect_lmdb_opts_t *opts,

@@ -12,7 +12,7 @@
  * (checked below) followed by a ring of int64 hit timestamps:
  *
  *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
- *   head, count, cap 4 x 3 | window_s 31 bits, named 1 bit |
+ *   head, count, cap 4 x 3 | window_s 31 bits, named 1 bit | ext 8 |
  *   hits[cap] 8 each
  *
  * The ring holds the hits oldest first from index head, ascending (a hit is
@@ -23,6 +23,13 @@
  * which is then relinked in its chain and the LRU list.  An entry's expiry
  * is not stored: it is max(newest hit + window_s, lock_until_ms), with
  * window_s the window of the last decision on it.
+ *
+ * Extension.  An entry that holds slots in flight (reservations) or an
+ * offence count (escalating rules) points at an entry_ext_t of its own
+ * (mem_ext.c); the others pay 8 bytes for the NULL pointer.  An entry with
+ * a live slot or a remembered offence outlives its hits and lock until
+ * those end, and eviction takes it only after entries without them, as a
+ * locked one.
  *
  * Names.  Listing the locks needs keys, and entries hold only hashes: an
  * entry that gets a lock has its window key kept beside it, in its shard's
@@ -57,6 +64,22 @@ typedef struct lock_name {
     char key[];
 } lock_name_t;
 
+/* A slot in flight: a reservation not yet settled. */
+typedef struct mem_slot {
+    uint64_t id;
+    int64_t at_ms;  /* taken at: the hit's time if it counts */
+    int64_t end_ms; /* a hit from then on, unless settled before */
+} mem_slot_t;
+
+/* What only some entries hold (see the top of this file). */
+typedef struct entry_ext {
+    int64_t offence_until_ms; /* offences forgotten from then on */
+    uint32_t offences;
+    uint32_t nslots;
+    uint32_t cap;
+    mem_slot_t slot[];
+} entry_ext_t;
+
 typedef struct entry {
     uint64_t h[2];
     struct entry *next; /* hash chain */
@@ -67,11 +90,12 @@ typedef struct entry {
     uint32_t cap;           /* ring slots */
     uint32_t window_s : 31; /* window of the last decision, for expiry */
     uint32_t named : 1;     /* its key is in the shard's names */
+    entry_ext_t *ext;       /* slots and offences, NULL = none */
     int64_t hits[];
 } entry_t;
 
-_Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 64,
-               "an entry is 64 bytes before its hits on 64-bit hosts");
+_Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 72,
+               "an entry is 72 bytes before its hits on 64-bit hosts");
 
 typedef struct shard {
     pthread_mutex_t mu;
@@ -138,10 +162,18 @@ static inline void entry_trim(entry_t *e, int64_t cutoff)
     }
 }
 
+/* True when e holds a slot or an offence that still matters at now (a
+ * slot past its end is a hit to come: it matters until it is one). */
+static inline bool entry_ext_live(const entry_t *e, int64_t now_ms)
+{
+    return e->ext != NULL &&
+           (e->ext->nslots > 0 || e->ext->offence_until_ms > now_ms);
+}
+
 /* True when nothing in e matters any more at now. */
 static inline bool entry_expired(const entry_t *e, int64_t now_ms)
 {
-    if (e->lock_until_ms > now_ms) {
+    if (e->lock_until_ms > now_ms || entry_ext_live(e, now_ms)) {
         return false;
     }
     return e->count == 0 ||
@@ -151,6 +183,12 @@ static inline bool entry_expired(const entry_t *e, int64_t now_ms)
 static inline bool entry_locked(const entry_t *e, int64_t now_ms)
 {
     return e->lock_until_ms > now_ms;
+}
+
+/* True when eviction should spare e like a locked entry. */
+static inline bool entry_held(const entry_t *e, int64_t now_ms)
+{
+    return entry_locked(e, now_ms) || entry_ext_live(e, now_ms);
 }
 
 /* Appends a hit at max(now, newest); the ring has room. */
@@ -208,6 +246,14 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
 suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
                                const suspect_rule_t *rule);
 
+/* Frees e when nothing in it matters at now (no hit, no live lock, no
+ * extension), else makes it the most recently used; returns e or NULL. */
+entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms);
+
+/* Makes room in *ep's ring for k more hits (see mem_entry_reserve()). */
+suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
+                                 const suspect_rule_t *rule, uint32_t k);
+
 /* Frees every entry of sh, its names and its table; the mutex is left to
  * the caller. */
 void mem_shard_clear(shard_t *sh);
@@ -243,3 +289,35 @@ suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
                                    void *arg, suspect_err_t *err);
 
 #endif
+
+/* ---- mem_ext.c ---------------------------------------------------------- */
+
+/* Frees e's extension (and counts its bytes off sh). */
+void mem_ext_free(shard_t *sh, entry_t *e);
+
+/* Makes sure e has an extension with room for one more slot when
+ * want_slot; SUSPECT_E_NOMEM leaves e as it was. */
+suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_slot);
+
+/* Turns the slots of *ep whose end has come into hits at their times
+ * (the ring may move: *ep follows).  SUSPECT_E_NOMEM leaves them slots,
+ * which the state still counts as hits. */
+suspect_rc_t mem_ext_expire(shard_t *sh, entry_t **ep,
+                            const suspect_rule_t *rule, int64_t now_ms);
+
+/* Adds e's slots and offences at now to st (whose hits the caller
+ * counted): live slots as pending, ended ones as hits in the window. */
+void mem_ext_state(const entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
+                   suspect_window_state_t *st);
+
+/* Adds a slot (mem_ext_reserve(sh, e, true) first). */
+void mem_ext_add_slot(entry_t *e, uint64_t id, int64_t at_ms, int64_t end_ms);
+
+/* Removes the slot id; true with *slot filled when e held it. */
+bool mem_ext_take_slot(entry_t *e, uint64_t id, mem_slot_t *slot);
+
+/* Inserts a hit at ts in e's ring, keeping it sorted (the ring has room). */
+void mem_ring_insert(entry_t *e, int64_t ts);
+
+/* Frees e's extension when it holds nothing that matters at now. */
+void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms);

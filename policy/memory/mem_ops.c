@@ -28,6 +28,25 @@ static shard_t *lock_key(memstore_t *ms, const suspect_key_t *key,
     return sh;
 }
 
+/* Adds e's slots and offences to a status (ended slots are hits). */
+static void entry_ext_status(const entry_t *e, const suspect_rule_t *rule,
+                             int64_t now_ms, suspect_status_t *out)
+{
+    suspect_window_state_t st;
+
+    memset(&st, 0, sizeof(st));
+    mem_ext_state(e, rule, now_ms, &st);
+    out->in_window += st.in_window;
+    out->remaining = out->in_window + st.pending < rule->limit_count
+                         ? rule->limit_count - out->in_window - st.pending
+                         : 0;
+    out->pending = st.pending;
+    if (e->ext != NULL && e->ext->offence_until_ms > now_ms) {
+        out->offences = e->ext->offences;
+        out->offence_until_ms = e->ext->offence_until_ms;
+    }
+}
+
 /* Fills a status from entry e without changing it. */
 static void entry_status(const entry_t *e, const suspect_rule_t *rule,
                          int64_t now_ms, suspect_status_t *out)
@@ -52,6 +71,7 @@ static void entry_status(const entry_t *e, const suspect_rule_t *rule,
         uint32_t k = skip + (in - rule->limit_count);
         out->free_at_ms = e->hits[ring_index(e, k)] + window_ms;
     }
+    entry_ext_status(e, rule, now_ms, out);
 }
 
 suspect_rc_t mem_op_status(suspect_store_t *store, const suspect_rule_t *rule,
@@ -81,8 +101,16 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
         if (what & SUSPECT_RESET_WINDOW) {
             e->count = 0;
             e->head = 0;
+            if (e->ext != NULL) {
+                e->ext->nslots = 0; /* slots in flight are hits to be */
+            }
         }
-        if (e->count == 0 && e->lock_until_ms == 0) {
+        if ((what & SUSPECT_RESET_OFFENCES) && e->ext != NULL) {
+            e->ext->offences = 0;
+            e->ext->offence_until_ms = 0;
+        }
+        mem_ext_trim(sh, e, 0);
+        if (e->count == 0 && e->lock_until_ms == 0 && e->ext == NULL) {
             mem_shard_remove(sh, e);
         }
     }
@@ -105,11 +133,7 @@ suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
     if (e != NULL) {
         e->lock_until_ms = until_ms;
         mem_name_keep(ms, sh, e, key->buf, key->window_len);
-        if (e->count == 0 && !entry_locked(e, now_ms)) {
-            mem_shard_remove(sh, e);
-        } else {
-            mem_lru_touch(sh, e);
-        }
+        (void)mem_entry_tidy(sh, e, now_ms);
     }
     pthread_mutex_unlock(&sh->mu);
     if (e == NULL) {
@@ -147,7 +171,7 @@ suspect_rc_t mem_op_unblock(suspect_store_t *store, const suspect_rule_t *rule,
     if (e != NULL) {
         entry_unblock(e, rule, now_ms, out);
         mem_name_drop(sh, e);
-        if (e->count == 0) {
+        if (e->count == 0 && e->ext == NULL) {
             mem_shard_remove(sh, e);
         }
     }

@@ -76,6 +76,7 @@ void mem_lru_touch(shard_t *sh, entry_t *e)
 void mem_shard_remove(shard_t *sh, entry_t *e)
 {
     mem_name_drop(sh, e);
+    mem_ext_free(sh, e);
     *chain_link(sh, e) = e->next;
     lru_unlink(sh, e);
     sh->count--;
@@ -166,7 +167,7 @@ static void shard_evict_one(shard_t *sh, const working_set_t *ws,
         if (oldest == NULL) {
             oldest = e;
         }
-        if (unlocked == NULL && !entry_locked(e, now_ms)) {
+        if (unlocked == NULL && !entry_held(e, now_ms)) {
             unlocked = e;
         }
     }
@@ -215,12 +216,15 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
     return e;
 }
 
-/* Ring slots for an entry that must take one more hit under rule. */
-static uint32_t ring_target(const entry_t *e, const suspect_rule_t *rule)
+/* Ring slots for an entry that must take k more hits under rule. */
+static uint32_t ring_target(const entry_t *e, const suspect_rule_t *rule,
+                            uint32_t k)
 {
     uint64_t want = e->cap == 0 ? INITIAL_RING : (uint64_t)e->cap * 2;
-    uint64_t most =
-        rule->limit_count > e->count + 1 ? rule->limit_count : e->count + 1;
+    uint64_t need = (uint64_t)e->count + k;
+    uint64_t most = rule->limit_count > need ? rule->limit_count : need;
+
+    want = want > need ? want : need;
     return (uint32_t)(want < most ? want : most);
 }
 
@@ -229,13 +233,19 @@ static uint32_t ring_target(const entry_t *e, const suspect_rule_t *rule)
 suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
                                const suspect_rule_t *rule)
 {
+    return mem_entry_reserve_n(sh, ep, rule, 1);
+}
+
+suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
+                                 const suspect_rule_t *rule, uint32_t k)
+{
     entry_t *old = *ep, *e;
     uint32_t cap;
 
-    if (old->count < old->cap) {
+    if ((uint64_t)old->count + k <= old->cap) {
         return SUSPECT_OK;
     }
-    cap = ring_target(old, rule);
+    cap = ring_target(old, rule, k);
     e = suspect_malloc(entry_size(cap));
     if (e == NULL) {
         return SUSPECT_E_NOMEM;
@@ -263,6 +273,19 @@ suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
     return SUSPECT_OK;
 }
 
+/* Frees e when nothing in it matters at now, else makes it the most
+ * recently used; returns e or NULL. */
+entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms)
+{
+    mem_ext_trim(sh, e, now_ms);
+    if (e->count == 0 && !entry_locked(e, now_ms) && e->ext == NULL) {
+        mem_shard_remove(sh, e);
+        return NULL;
+    }
+    mem_lru_touch(sh, e);
+    return e;
+}
+
 /* Frees every entry of sh and its table; the mutex is left to the caller. */
 void mem_shard_clear(shard_t *sh)
 {
@@ -274,6 +297,7 @@ void mem_shard_clear(shard_t *sh)
     entry_t *e = sh->lru_head;
     while (e != NULL) {
         entry_t *next = e->lru_next;
+        free(e->ext);
         free(e);
         e = next;
     }

@@ -111,10 +111,13 @@ typedef struct decision_ctx {
     const suspect_key_t *keys;
     int64_t now_ms;
     size_t n;
+    const suspect_ticket_t *ticket; /* a reservation's, NULL = a decision */
     uint64_t h[SUSPECT_MAX_IDENTITIES][2];
     size_t shard[SUSPECT_MAX_IDENTITIES];
     bool created[SUSPECT_MAX_IDENTITIES];
     working_set_t ws; /* ws.e[i] is identity i's entry */
+    size_t order[SUSPECT_MAX_IDENTITIES];
+    size_t m; /* distinct shards, in order[0..m) */
 } decision_ctx_t;
 
 /* Fills ctx->h and ctx->shard; false on a 128-bit collision between two
@@ -134,6 +137,28 @@ static bool ctx_hash(decision_ctx_t *ctx, const suspect_key_t *keys)
     return true;
 }
 
+/* Starts a call on keys[0..n): hashes, then the shards locked in order. */
+static suspect_rc_t ctx_begin(decision_ctx_t *ctx, suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              int64_t now_ms, suspect_err_t *err)
+{
+    ctx->ms = (memstore_t *)store;
+    ctx->rule = rule;
+    ctx->keys = keys;
+    ctx->now_ms = now_ms;
+    ctx->n = n;
+    ctx->ticket = NULL;
+    ctx->m = 0;
+    if (!ctx_hash(ctx, keys)) {
+        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
+                               "memory store: two identities share a hash");
+    }
+    ctx->m = distinct_sorted(ctx->shard, n, ctx->order);
+    lock_shards(ctx->ms, ctx->order, ctx->m);
+    return SUSPECT_OK;
+}
+
 /* The state of entry e (trimmed to the window) under rule at now. */
 static void entry_state(entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
                         suspect_window_state_t *st)
@@ -151,9 +176,12 @@ static void entry_state(entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
         uint32_t k = e->count - rule->limit_count;
         st->free_at_ms = e->hits[ring_index(e, k)] + window_ms;
     }
+    mem_ext_state(e, rule, now_ms, st);
 }
 
-/* Step 2: find every entry and read its state. */
+/* Step 2: find every entry, make its ended slots hits, read its state.
+ * A slot that cannot move for want of memory is still counted as a hit
+ * by the state. */
 static void ctx_read(decision_ctx_t *ctx, suspect_window_state_t *st)
 {
     ctx->ws.n = ctx->n;
@@ -161,6 +189,9 @@ static void ctx_read(decision_ctx_t *ctx, suspect_window_state_t *st)
         shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
         ctx->ws.e[i] = shard_find(sh, ctx->h[i]);
         ctx->created[i] = false;
+        if (ctx->ws.e[i] != NULL) {
+            (void)mem_ext_expire(sh, &ctx->ws.e[i], ctx->rule, ctx->now_ms);
+        }
         entry_state(ctx->ws.e[i], ctx->rule, ctx->now_ms, &st[i]);
     }
 }
@@ -177,27 +208,41 @@ static void ctx_rollback(decision_ctx_t *ctx)
     }
 }
 
-/* Step 4: every allocation the plan needs, before anything is written. */
-static suspect_rc_t ctx_reserve(decision_ctx_t *ctx, const suspect_plan_t *plan)
+/* The allocations identity i needs for the plan. */
+static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
+                                    const suspect_plan_t *plan, size_t i)
 {
+    shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
+    bool slot = plan->record && ctx->ticket != NULL;
+    bool hit = plan->record && ctx->ticket == NULL;
     uint32_t first = ctx->rule->limit_count < INITIAL_RING
                          ? ctx->rule->limit_count
                          : INITIAL_RING;
 
-    for (size_t i = 0; i < ctx->n; i++) {
-        shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
-        if (ctx->ws.e[i] == NULL && (plan->record || plan->lock_until_ms[i])) {
-            ctx->ws.e[i] =
-                mem_shard_insert(ctx->ms, sh, &ctx->ws, ctx->h[i],
-                                 plan->record ? first : 0, ctx->now_ms);
-            if (ctx->ws.e[i] == NULL) {
-                ctx_rollback(ctx);
-                return SUSPECT_E_NOMEM;
-            }
-            ctx->created[i] = true;
+    if (ctx->ws.e[i] == NULL &&
+        (plan->record || plan->lock_until_ms[i] || plan->offences[i])) {
+        ctx->ws.e[i] = mem_shard_insert(ctx->ms, sh, &ctx->ws, ctx->h[i],
+                                        hit ? first : 0, ctx->now_ms);
+        if (ctx->ws.e[i] == NULL) {
+            return SUSPECT_E_NOMEM;
         }
-        if (plan->record &&
-            mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
+        ctx->created[i] = true;
+    }
+    if (hit && mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
+        return SUSPECT_E_NOMEM;
+    }
+    if ((slot || plan->offences[i] != 0) &&
+        mem_ext_reserve(sh, ctx->ws.e[i], slot) != SUSPECT_OK) {
+        return SUSPECT_E_NOMEM;
+    }
+    return SUSPECT_OK;
+}
+
+/* Step 4: every allocation the plan needs, before anything is written. */
+static suspect_rc_t ctx_reserve(decision_ctx_t *ctx, const suspect_plan_t *plan)
+{
+    for (size_t i = 0; i < ctx->n; i++) {
+        if (ctx_reserve_one(ctx, plan, i) != SUSPECT_OK) {
             ctx_rollback(ctx);
             return SUSPECT_E_NOMEM;
         }
@@ -219,17 +264,47 @@ static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
             mem_name_keep(ctx->ms, sh, e, ctx->keys[i].buf,
                           ctx->keys[i].window_len);
         }
-        if (plan->record) {
+        if (plan->offences[i] != 0) {
+            e->ext->offences = plan->offences[i];
+            e->ext->offence_until_ms = plan->offence_until_ms[i];
+        }
+        if (plan->record && ctx->ticket != NULL) {
+            mem_ext_add_slot(e, ctx->ticket->id, ctx->ticket->at_ms,
+                             ctx->ticket->end_ms);
+        } else if (plan->record) {
             entry_record(e, ctx->now_ms);
         }
         e->window_s = ctx->rule->window_s;
-        if (e->count == 0 && !entry_locked(e, ctx->now_ms)) {
-            mem_shard_remove(sh, e);
-            ctx->ws.e[i] = NULL;
-        } else {
-            mem_lru_touch(sh, e);
-        }
+        ctx->ws.e[i] = mem_entry_tidy(sh, e, ctx->now_ms);
     }
+}
+
+/* A decision, or with ticket a reservation (see suspect_store.h). */
+static suspect_rc_t ms_run(suspect_store_t *store, const suspect_rule_t *rule,
+                           const suspect_key_t *keys, size_t n, int64_t now_ms,
+                           suspect_ticket_t *ticket, suspect_decision_t *out,
+                           suspect_err_t *err)
+{
+    decision_ctx_t ctx;
+    suspect_window_state_t st[SUSPECT_MAX_IDENTITIES];
+    suspect_plan_t plan;
+    suspect_rc_t rc = ctx_begin(&ctx, store, rule, keys, n, now_ms, err);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    ctx.ticket = ticket;
+    ctx_read(&ctx, st);
+    suspect_policy_evaluate(rule, st, n, now_ms, &plan, out);
+    rc = ctx_reserve(&ctx, &plan);
+    if (rc == SUSPECT_OK) {
+        ctx_apply(&ctx, &plan);
+    }
+    unlock_shards(ctx.ms, ctx.order, ctx.m);
+    if (rc != SUSPECT_OK) {
+        return suspect_err_set(err, rc, NULL, 0, "memory store: out of memory");
+    }
+    return SUSPECT_OK;
 }
 
 static suspect_rc_t ms_decide(suspect_store_t *store,
@@ -238,34 +313,69 @@ static suspect_rc_t ms_decide(suspect_store_t *store,
                               int64_t now_ms, suspect_decision_t *out,
                               suspect_err_t *err)
 {
-    decision_ctx_t ctx;
-    suspect_window_state_t st[SUSPECT_MAX_IDENTITIES];
-    suspect_plan_t plan;
-    size_t order[SUSPECT_MAX_IDENTITIES], m;
-    suspect_rc_t rc;
+    return ms_run(store, rule, keys, n, now_ms, NULL, out, err);
+}
 
-    ctx.ms = (memstore_t *)store;
-    ctx.rule = rule;
-    ctx.keys = keys;
-    ctx.now_ms = now_ms;
-    ctx.n = n;
-    if (!ctx_hash(&ctx, keys)) {
-        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
-                               "memory store: two identities share a hash");
+static suspect_rc_t ms_reserve(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *keys, size_t n,
+                               int64_t now_ms, int64_t ttl_ms,
+                               suspect_decision_t *out,
+                               suspect_ticket_t *ticket, suspect_err_t *err)
+{
+    ticket->at_ms = now_ms;
+    ticket->end_ms = now_ms + ttl_ms;
+    return ms_run(store, rule, keys, n, now_ms, ticket, out, err);
+}
+
+/* Settles ticket's slot on entry e of shard sh (see suspect_store.h). */
+static suspect_rc_t entry_settle(shard_t *sh, entry_t **ep,
+                                 const suspect_rule_t *rule,
+                                 const suspect_ticket_t *ticket, bool failed,
+                                 int64_t now_ms)
+{
+    mem_slot_t slot;
+
+    if (!mem_ext_take_slot(*ep, ticket->id, &slot)) {
+        return SUSPECT_OK; /* reset, or a hit already */
     }
-    m = distinct_sorted(ctx.shard, n, order);
-    lock_shards(ctx.ms, order, m);
-    ctx_read(&ctx, st);
-    suspect_policy_evaluate(rule, st, n, now_ms, &plan, out);
-    rc = ctx_reserve(&ctx, &plan);
-    if (rc == SUSPECT_OK) {
-        ctx_apply(&ctx, &plan);
+    if (!suspect_policy_settle_counts(failed, slot.end_ms, now_ms)) {
+        return SUSPECT_OK;
     }
-    unlock_shards(ctx.ms, order, m);
-    if (rc != SUSPECT_OK) {
-        return suspect_err_set(err, rc, NULL, 0, "memory store: out of memory");
+    if (mem_entry_reserve(sh, ep, rule) != SUSPECT_OK) {
+        mem_ext_add_slot(*ep, slot.id, slot.at_ms, slot.end_ms);
+        return SUSPECT_E_NOMEM; /* it stays a slot and ends as a hit */
     }
+    mem_ring_insert(*ep, slot.at_ms);
     return SUSPECT_OK;
+}
+
+static suspect_rc_t ms_settle(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              const suspect_ticket_t *ticket, bool failed,
+                              int64_t now_ms, suspect_err_t *err)
+{
+    decision_ctx_t ctx;
+    suspect_rc_t rc = ctx_begin(&ctx, store, rule, keys, n, now_ms, err);
+
+    for (size_t i = 0; rc == SUSPECT_OK && i < n; i++) {
+        shard_t *sh = shard_at(ctx.ms, ctx.shard[i]);
+        entry_t *e = shard_find(sh, ctx.h[i]);
+
+        if (e != NULL) {
+            rc = entry_settle(sh, &e, rule, ticket, failed, now_ms);
+            e->window_s = rule->window_s;
+            (void)mem_entry_tidy(sh, e, now_ms);
+        }
+    }
+    if (ctx.m > 0) {
+        unlock_shards(ctx.ms, ctx.order, ctx.m);
+    }
+    return rc == SUSPECT_OK || rc == SUSPECT_E_STORE
+               ? rc
+               : suspect_err_set(err, rc, NULL, 0,
+                                 "memory store: out of memory");
 }
 
 /* ---- life cycle -----------------------------------------------------------
@@ -288,9 +398,18 @@ static void ms_free(suspect_store_t *store)
     memstore_destroy(ms, ms->nshards);
 }
 
+/* Every feature beyond the seed's. */
+static bool ms_supports(const suspect_store_t *store, unsigned what)
+{
+    (void)store;
+    (void)what;
+    return true;
+}
+
 static const suspect_store_ops_t memstore_ops = {
-    "memory",     ms_decide, mem_op_status,  mem_op_reset,
-    mem_op_block, ms_free,   mem_op_unblock, mem_op_foreach_locked,
+    "memory",   ms_decide,      mem_op_status,  mem_op_reset,
+    mem_op_block, ms_free,      mem_op_unblock, mem_op_foreach_locked,
+    ms_reserve, ms_settle,      ms_supports,
 };
 
 static size_t pow2_ceil(size_t v)

@@ -132,6 +132,7 @@ static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
     suspect_plan_t plan;
     bool agree;
 
+    memset(st, 0, sizeof(st));
     for (size_t i = 0; i < n; i++) {
         const int64_t *s = v + 2 + 4 * i;
         st[i].lock_until_ms = s[0];
@@ -444,8 +445,8 @@ static void rs_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t redis_ops = {
-    "redis",  rs_decide, rs_status,  rs_reset,
-    rs_block, rs_free,   rs_unblock, rs_foreach_locked,
+    "redis",    rs_decide,         rs_status, rs_reset, rs_block, rs_free,
+    rs_unblock, rs_foreach_locked, NULL,      NULL,     NULL,
 };
 
 /* ---- public --------------------------------------------------------------

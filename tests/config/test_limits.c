@@ -41,13 +41,13 @@
 
 /* Expected rules of examples/limits.xml, in file order. */
 static const suspect_rule_t example_rules[] = {
-    {"BankAccountUpdate", 2, 120, 0},
-    {"ComposeMessage", 5, 1800, 0},
-    {"SecureForgotAccount", 3, 1800, 1800},
-    {"SecureChangeEmail", 3, 1800, 1800},
-    {"SecureLoginForceForgotAccount", 2, 86400, 86400},
-    {"PromoQuery", 10, 60, 0},
-    {"LoginVerificationResend", 3, 600, 900},
+    {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0},
+    {"ComposeMessage", 5, 1800, 0, 0, 0, 0, 0},
+    {"SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0},
+    {"SecureChangeEmail", 3, 1800, 1800, 0, 0, 0, 0},
+    {"SecureLoginForceForgotAccount", 2, 86400, 86400, 0, 0, 0, 0},
+    {"PromoQuery", 10, 60, 0, 0, 0, 0, 0},
+    {"LoginVerificationResend", 3, 600, 900, 0, 0, 0, 0},
 };
 #define EXAMPLE_COUNT (sizeof(example_rules) / sizeof(example_rules[0]))
 
@@ -708,6 +708,53 @@ static void test_parse_threads(void)
 
 /* "Did you mean": names a few edits from a known one, case ignored, and
  * only those (near.h). */
+
+/* Repeat-offender fields in both forms, with their defaults; a rule given
+ * in memory gets the same checks and defaults. */
+static void test_escalation_fields(void)
+{
+    char data[TEST_PATH_MAX];
+    suspect_limits_t *lim = NULL;
+    const suspect_rule_t *r;
+    suspect_rule_t mem[1] = {{"M", 1, 1, 10, 200, 0, 0, 3}};
+    suspect_rule_t bad[1] = {{"B", 1, 1, 0, 200, 0, 0, 0}};
+    suspect_err_t err;
+
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_limits_load(test_data_path(data, "limits/valid/escalation.xml"),
+                            NULL, &lim, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_limits_warning_count(lim), 0);
+    r = suspect_limits_find(lim, "Login");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->block_factor_pct, 400);
+    CU_ASSERT_EQUAL(r->block_max_s, 86400);
+    CU_ASSERT_EQUAL(r->offence_s, 604800);
+    r = suspect_limits_find(lim, "Otp");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->block_factor_pct, 150);
+    CU_ASSERT_EQUAL(r->block_max_s, SUSPECT_DEFAULT_BLOCK_MAX_S);
+    CU_ASSERT_EQUAL(r->offence_s, SUSPECT_DEFAULT_BLOCK_MAX_S);
+    r = suspect_limits_find(lim, "Forgot"); /* the elements' form */
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->block_factor_pct, 200);
+    CU_ASSERT_EQUAL(r->block_max_s, 172800); /* at least BlockDuration */
+    CU_ASSERT_EQUAL(r->offence_s, 172800);
+    suspect_limits_unref(lim);
+
+    lim = NULL;
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_limits_from_rules(mem, NULL, 1, NULL, &lim, NULL), SUSPECT_OK);
+    r = suspect_limits_find(lim, "M");
+    CU_ASSERT_EQUAL(r->block_max_s, SUSPECT_DEFAULT_BLOCK_MAX_S);
+    CU_ASSERT_EQUAL(r->fail_mode, SUSPECT_RULE_FAIL_STORE); /* per call */
+    suspect_limits_unref(lim);
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(suspect_limits_from_rules(bad, NULL, 1, NULL, &lim, &err),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "needs a BlockDuration"));
+}
+
 static void test_near_names(void)
 {
     static const char *const known[] = {"Action", "LimitCount", "LimitDuration",
@@ -779,6 +826,7 @@ int register_limits_suite(void)
         {"refcount and arguments", test_refcount_and_args},
         {"out of memory", test_out_of_memory},
         {"threads parsing", test_parse_threads},
+        {"escalation fields", test_escalation_fields},
         {"near names", test_near_names},
     };
     CU_pSuite suite = CU_add_suite("limits", NULL, NULL);

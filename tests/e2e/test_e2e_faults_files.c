@@ -317,7 +317,7 @@ static void test_lmdb_disk_full(void)
 static int fill_map(const char *path)
 {
     suspect_lmdb_opts_t o;
-    suspect_rule_t rule = {"PromoQuery", 10, 3600, 0};
+    suspect_rule_t rule = {"PromoQuery", 10, 3600, 0, 0, 0, 0, 0};
     suspect_store_t *s = NULL;
     suspect_rc_t rc = SUSPECT_OK;
     char value[64];

@@ -4,7 +4,7 @@
  * SipHash-2-4-128 against the reference vectors; then the store driven with
  * explicit now_ms: both strategies, the window boundary, several identities
  * in one decision, the operator operations, the eviction order, the size
- * and byte counters (which also check the 64-byte entry), and every
+ * and byte counters (which also check the 72-byte entry), and every
  * allocation failing in turn.
  *
  * Length.  One suite for one store: short, independent cases in groups
@@ -21,7 +21,7 @@
 #include "suspect_store.h"
 #include "helpers/util.h"
 
-#define ENTRY_BYTES     64 /* an entry before its ring of 8-byte hits */
+#define ENTRY_BYTES     72 /* an entry before its ring of 8-byte hits */
 #define BUCKET_BYTES    8
 #define INITIAL_BUCKETS 8 /* per shard, as mem_table.c starts them */
 
@@ -133,7 +133,7 @@ static suspect_store_t *new_store(size_t max_entries, unsigned shards)
 static suspect_rule_t rule_of(const char *action, uint32_t limit,
                               uint32_t window_s, uint32_t block_s)
 {
-    suspect_rule_t rule = {action, limit, window_s, block_s};
+    suspect_rule_t rule = {action, limit, window_s, block_s, 0, 0, 0, 0};
     return rule;
 }
 
@@ -663,7 +663,7 @@ static void test_size_and_bytes(void)
 
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 0);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store), table);
-    /* a lock alone: the bare 64-byte entry, and its key kept to list it */
+    /* a lock alone: the bare 72-byte entry, and its key kept to list it */
     CU_ASSERT_EQUAL(suspect_store_block(store, &a, 0, 100, NULL), SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_memstore_size(store), 1);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(store),
@@ -929,7 +929,7 @@ int register_memstore_suite(void)
         {"eviction: a lock survives a flood", test_locked_survives_flood},
         {"expired entries freed on insert", test_expire_on_insert},
         {"small max_entries lowers shards", test_small_max_lowers_shards},
-        {"size and bytes, 64-byte entries", test_size_and_bytes},
+        {"size and bytes, 72-byte entries", test_size_and_bytes},
         {"a 64 KiB value costs one entry", test_hostile_value_costs_nothing},
         {"names of locks: a budget", test_names_budget},
         {"size and bytes of no store", test_not_a_memstore},

@@ -77,8 +77,8 @@ static void fake_free(suspect_store_t *s)
 }
 
 static const suspect_store_ops_t fake_ops = {
-    "fake",     fake_decide, fake_status, fake_reset,
-    fake_block, fake_free,   NULL,        NULL,
+    "fake", fake_decide, fake_status, fake_reset, fake_block, fake_free,
+    NULL,   NULL,        NULL,        NULL,       NULL,
 };
 
 static suspect_store_t *mem_store(void)
@@ -132,8 +132,9 @@ static void test_modes(void)
     suspect_failover_opts_t opts = {
         SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL, 0};
     suspect_store_t *s = wrap(&opts);
-    suspect_rule_t pay = {"Pay", 2, 60, 0}, feed = {"Feed", 2, 60, 0};
-    suspect_rule_t login = {"Login", 2, 60, 0};
+    suspect_rule_t pay = {"Pay", 2, 60, 0, 0, 0, 0, 0},
+                   feed = {"Feed", 2, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t login = {"Login", 2, 60, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
     suspect_decision_t d;
 
@@ -209,7 +210,7 @@ static void test_breaker(void)
     suspect_failover_opts_t opts = {SUSPECT_FAIL_OPEN, NULL, 0, 3, 500, 4000, 0,
                                     on_breaker,        NULL, 0};
     suspect_store_t *s = wrap(&opts);
-    suspect_rule_t r = {"Login", 1000, 60, 0};
+    suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
     suspect_decision_t d;
 
@@ -258,7 +259,7 @@ static void test_breaker(void)
 static void test_lock_cache(void)
 {
     suspect_store_t *s = wrap(NULL);
-    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "u");
     suspect_failover_stats_t st;
     suspect_decision_t d;
@@ -306,7 +307,7 @@ static void test_lock_cache_ttl(void)
     suspect_failover_opts_t o = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 50};
     suspect_store_t *s = wrap(&o);
-    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "u");
 
     CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
@@ -336,7 +337,7 @@ static void test_carry_generic(void)
     suspect_failover_opts_t o = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0};
     suspect_store_t *s = wrap(&o);
-    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
     suspect_key_t v = test_key("Otp", "v");
     suspect_failover_stats_t st;
     suspect_status_t ps;
@@ -385,7 +386,7 @@ static suspect_store_t *redis_failover(unsigned timeout_ms,
 static void test_redis_lock_cache(void)
 {
     suspect_store_t *s = redis_failover(5000, SUSPECT_FAIL_LOCAL);
-    suspect_rule_t r = {"Otp", 1, 60, 600};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "cached");
     suspect_decision_t d;
     long long before, after;
@@ -421,7 +422,7 @@ typedef struct load {
 static void *load_run(void *p)
 {
     load_t *l = p;
-    suspect_rule_t r = {"Load", 1000000, 60, 0};
+    suspect_rule_t r = {"Load", 1000000, 60, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Load", "x");
 
     while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {

@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static char scratch[CGI_OUT_BUF + CGI_IN_BUF];
     fakereq_t fr;
-    mw_fwd_result_t res = {0, false, -1};
+    mw_fwd_result_t res = {0, false, -1, false};
     cgi_run_t r;
     int out[2], err[2], verdict;
     size_t off = 1;

@@ -21,6 +21,9 @@ int register_failover_suite(void);
 int register_request_suite(void);
 int register_normalize_suite(void);
 int register_deny_suite(void);
+/* The response watcher's tests, in the deny suite (test_outcome.c). */
+struct CU_Suite;
+int deny_add_outcome_tests(struct CU_Suite *s);
 int register_fcgi_proto_suite(void);
 int register_fcgi_server_suite(void);
 int register_cgi_suite(void);

@@ -20,7 +20,7 @@
 
 #if SIZE_MAX == UINT64_MAX
 _Static_assert(sizeof(suspect_conf_t) == 336 &&
-                   sizeof(suspect_conf_route_t) == 352 &&
+                   sizeof(suspect_conf_route_t) == 368 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_rule_t) == 40,
                "a configuration structure changed: update the tables of "
@@ -91,6 +91,9 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_ENUM, ROFF(missing), SUSPECT_MISSING_REJECT},
     {COMPILED_INT, ROFF(status), 0},
     {COMPILED_INT, ROFF(line), 0},
+    /* count: suspect-cgi refuses a route that counts by the response
+     * (cgi_check_conf()), so its patterns are not carried */
+    {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
     {0, 0, 0}};
 
 /* Drops the references and the path; s is all zero after. */

@@ -478,6 +478,9 @@ static suspect_rc_t root_end(conf_build_t *b, void *obj, uint32_t seen,
     if (rc == SUSPECT_OK) {
         rc = conf_routes_check(b);
     }
+    if (rc == SUSPECT_OK) {
+        rc = conf_outcomes_check(b);
+    }
     if (rc == SUSPECT_OK && b->conf->nroutes == 0) {
         rc = conf_warn(b, line, "no <Route>: no request is counted");
     }

@@ -175,6 +175,14 @@ extern const conf_elem_t conf_route_elem;
  * root (conf_route.c). */
 suspect_rc_t conf_routes_check(conf_build_t *b);
 
+/* <Failure> and <Success>, children of <Route> (conf_outcome.c). */
+extern const conf_elem_t conf_failure_elem;
+extern const conf_elem_t conf_success_elem;
+
+/* What routes that count by the response need from the whole file: forward
+ * mode, a store that holds attempts in flight (conf_outcome.c). */
+suspect_rc_t conf_outcomes_check(conf_build_t *b);
+
 /* ---- setters (conf_values.c) ---------------------------------------------
  */
 

@@ -84,6 +84,30 @@ typedef enum suspect_param_in {
     SUSPECT_PARAM_ANY = 3 /* query, then form */
 } suspect_param_in_t;
 
+/* <Failure> and <Success> of a route (docs/suspect-xml.md): what in the
+ * application's response says an attempt failed or succeeded.  An element
+ * matches when every criterion it gives holds. */
+#define SUSPECT_CONF_MAX_OUTCOMES   8u  /* elements per route */
+#define SUSPECT_CONF_MAX_STATUSES   16u /* statuses per element */
+#define SUSPECT_CONF_WITHIN_DEFAULT 4096u
+#define SUSPECT_CONF_WITHIN_MAX     65536u
+
+typedef struct suspect_conf_outcome {
+    size_t nstatus; /* 0 = any status */
+    int status[SUSPECT_CONF_MAX_STATUSES];
+    const char *location; /* Location starts with it; NULL = any */
+    const char *body;     /* the body's first `within` bytes hold it */
+    size_t within;        /* bytes searched, default 4096 */
+    int line;
+} suspect_conf_outcome_t;
+
+/* What a route counts. */
+typedef enum suspect_count {
+    SUSPECT_COUNT_ALL = 0,  /* every attempt (the seed's) */
+    SUSPECT_COUNT_FAILURES, /* those a <Failure> matches */
+    SUSPECT_COUNT_UNLESS_OK /* all but those a <Success> matches */
+} suspect_count_t;
+
 typedef struct suspect_conf_route {
     const char *action; /* must exist in the limits file (checked later) */
     size_t nmethods;    /* 0 = any method */
@@ -102,6 +126,10 @@ typedef struct suspect_conf_route {
     suspect_missing_t missing;
     int status; /* denial status 400..599, 0 = 429 */
     int line;
+    /* <Failure> or <Success> (never both): count by the response */
+    suspect_count_t count;
+    size_t noutcomes;
+    const suspect_conf_outcome_t *outcomes;
 } suspect_conf_route_t;
 
 /* How allowed requests reach the app, and how requests are answered. */

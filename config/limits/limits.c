@@ -332,7 +332,7 @@ const char *suspect_limits_warning(const suspect_limits_t *lim, size_t i)
 suspect_rc_t limits_escalation_check(const suspect_limits_t *lim,
                                      suspect_rule_t *rule, int factor_line,
                                      int max_line, int offence_line,
-                                     suspect_err_t *err)
+                                     bool defaults, suspect_err_t *err)
 {
     if (rule->block_factor_pct == 0) {
         if (rule->block_max_s != 0 || rule->offence_s != 0) {
@@ -354,6 +354,11 @@ suspect_rc_t limits_escalation_check(const suspect_limits_t *lim,
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, factor_line,
                                "BlockFactor: needs a BlockDuration to "
                                "multiply");
+    }
+    if (!defaults && (rule->block_max_s == 0 || rule->offence_s == 0)) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, factor_line,
+                               "BlockFactor: without MaxBlockDuration and "
+                               "OffenceDuration");
     }
     if (rule->block_max_s == 0) {
         rule->block_max_s = rule->block_s > SUSPECT_DEFAULT_BLOCK_MAX_S
@@ -394,7 +399,7 @@ static suspect_rc_t rule_check(const suspect_limits_t *lim, suspect_rule_t *r,
                                "%s: a count or duration is out of range",
                                r->action);
     }
-    return limits_escalation_check(lim, r, line, line, line, err);
+    return limits_escalation_check(lim, r, line, line, line, false, err);
 }
 
 /* Builds a snapshot from rules in memory; see the header. */

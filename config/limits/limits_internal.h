@@ -15,6 +15,7 @@
 #ifndef SUSPECT_LIMITS_INTERNAL_H
 #define SUSPECT_LIMITS_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -53,15 +54,17 @@ suspect_rc_t limits_add_rule(suspect_limits_t *lim, const char *action,
                              suspect_err_t *err);
 
 /*
- * Checks the repeat-offender fields of rule against each other and fills
- * in their defaults (see limits.c); the lines are where BlockFactor,
- * MaxBlockDuration and OffenceDuration were given, for messages.
- * SUSPECT_E_CONFIG "file:line: field: why".
+ * Checks the repeat-offender fields of rule against each other and, with
+ * defaults, fills in the two a file may leave out (see limits.c); without,
+ * a rule must give them (a rule in memory: what a file gave once
+ * resolved).  The lines are where BlockFactor, MaxBlockDuration and
+ * OffenceDuration were given, for messages.  SUSPECT_E_CONFIG
+ * "file:line: field: why".
  */
 suspect_rc_t limits_escalation_check(const suspect_limits_t *lim,
                                      suspect_rule_t *rule, int factor_line,
                                      int max_line, int offence_line,
-                                     suspect_err_t *err);
+                                     bool defaults, suspect_err_t *err);
 
 /* Records "name:line: warning: text"; SUSPECT_E_NOMEM when it cannot. */
 suspect_rc_t limits_add_warning(suspect_limits_t *lim, int line,

@@ -465,7 +465,8 @@ static suspect_rc_t make_rule(const field_val_t *vals, int line,
     }
     if (rc == SUSPECT_OK) {
         rc = limits_escalation_check(lim, &rule, lines[F_FACTOR],
-                                     lines[F_BLOCK_MAX], lines[F_OFFENCE], err);
+                                     lines[F_BLOCK_MAX], lines[F_OFFENCE], true,
+                                     err);
     }
     if (rc != SUSPECT_OK) {
         return rc;

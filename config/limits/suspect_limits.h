@@ -63,8 +63,10 @@ suspect_rc_t suspect_limits_parse(const char *buf, size_t len, const char *name,
  * is copied; lines[i] is rule i's line for messages (lines may be NULL);
  * name names the source in messages (NULL: "<memory>").  Fails with
  * SUSPECT_E_CONFIG on an invalid action name, a count or duration out of
- * range, or a duplicate action; SUSPECT_E_NOMEM.  On success *out is a new
- * snapshot with one reference for the caller.
+ * range, a BlockFactor without both MaxBlockDuration and OffenceDuration
+ * (a rule in memory is a resolved one: no defaults are filled in), or a
+ * duplicate action; SUSPECT_E_NOMEM.  fail_mode is not kept.  On success *out
+ * is a new snapshot with one reference for the caller.
  */
 suspect_rc_t suspect_limits_from_rules(const suspect_rule_t *rules,
                                        const int *lines, size_t n,

@@ -97,6 +97,17 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                                "Upstream: suspect-cgi runs CGI programs: use "
                                "<Cgi>");
     }
+    for (size_t i = 0; i < c->nroutes; i++) {
+        if (c->routes[i].count != SUSPECT_COUNT_ALL) {
+            return suspect_err_set(
+                err, SUSPECT_E_CONFIG, c->file, c->routes[i].line,
+                "Route: <%s> needs the program's response, which suspect-cgi "
+                "never sees (it hands the request over with execve): use "
+                "suspect-fcgi",
+                c->routes[i].count == SUSPECT_COUNT_FAILURES ? "Failure"
+                                                             : "Success");
+        }
+    }
     if (c->store_line != 0 && c->store == SUSPECT_STORE_MEMORY) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, c->file, c->store_line,
                                "Store: type memory forgets every count when "

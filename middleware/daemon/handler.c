@@ -10,9 +10,17 @@
  * is refused with an error page (503 when out of memory, else 400); a
  * forwarding error is logged and answered with the status the forwarder
  * chose, unless the application's output had already started.
+ *
+ * A route that counts by the response (<Failure>, <Success>) holds a slot
+ * in flight from the decision on (mw_guard_finish()); the response is
+ * watched as it is relayed (outcome.h) and the slot settled when the
+ * forwarder returns: dropped only when the application's whole response
+ * said the attempt succeeded; a failure, a response that never came or
+ * was cut, a client gone before the end all count.
  */
 #include "handler.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -20,7 +28,9 @@
 #include "forward/cgi.h"
 #include "forward/upstream.h"
 #include "log/log.h"
+#include "alloc.h"
 #include "response/error_page.h"
+#include "response/outcome.h"
 #include "runtime.h"
 
 /* The answer to an allowed request that is not forwarded: an authorizer's
@@ -32,7 +42,8 @@ static void allow_respond(mw_req_t *req)
     mw_req_write(req, ok, sizeof(ok) - 1);
 }
 
-static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
+/* Forwards req; true when the application's whole response was relayed. */
+static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
 {
     mw_upstream_t *upstream = mw_runtime_upstream(rt);
     mw_fwd_result_t res;
@@ -59,8 +70,54 @@ static void forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
         suspect_err_format(&err, msg, sizeof(msg));
         mw_log(MW_LOG_ERROR, "forward: %s", msg);
     }
+    req->watch = NULL; /* an error page is ours, not the app's */
     if (res.status != 0 && !req->output_started) {
         mw_error_respond(req, res.status);
+    }
+    return rc == SUSPECT_OK && res.complete;
+}
+
+/* Forwards a request that holds a slot in flight, watching the response,
+ * and settles the slot by what it said. */
+static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
+                            mw_req_t *req, const mw_resolution_t *res,
+                            const mw_verdict_t *v)
+{
+    mw_watch_t *w = suspect_malloc(sizeof(*w));
+    mw_outcome_t o = MW_OUTCOME_UNKNOWN;
+    suspect_err_t err;
+    bool complete;
+
+    if (w != NULL && !mw_watch_init(w, v->route)) {
+        free(w);
+        w = NULL;
+    }
+    if (w != NULL) {
+        req->watch = mw_watch_feed;
+        req->watch_arg = w;
+    }
+    complete = forward(rt, c, req);
+    req->watch = NULL;
+    req->watch_arg = NULL;
+    if (w != NULL) {
+        o = mw_watch_outcome(w, complete);
+        mw_watch_free(w);
+        free(w);
+    }
+    suspect_err_clear(&err);
+    if (mw_guard_settle(mw_runtime_store(rt), res, v,
+                        !complete || o != MW_OUTCOME_SUCCEEDED, wall_ms(),
+                        &err) != SUSPECT_OK) {
+        char msg[600];
+
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_WARNING,
+               "settle %s: %s; the attempt counts when its slot ends",
+               v->route->action, msg);
+    }
+    if (mw_log_enabled(MW_LOG_DEBUG)) {
+        mw_log(MW_LOG_DEBUG, "settle %s: response %s%s", v->route->action,
+               mw_outcome_name(o), complete ? "" : " (cut: counted)");
     }
 }
 
@@ -88,14 +145,22 @@ void mw_handler_request(mw_req_t *req, void *arg)
     mw_guard_t *g;
     suspect_limits_t *l;
     const suspect_conf_t *c;
+    mw_resolution_t res; /* its keys settle a slot after the forward */
     mw_verdict_t v;
     suspect_err_t err;
+    suspect_rc_t rc;
 
     mw_runtime_acquire(rt, &g, &l);
     c = mw_guard_conf(g);
     suspect_err_clear(&err);
-    if (mw_guard_decide(g, l, mw_runtime_store(rt), req, wall_ms(), &v, &err) !=
-        SUSPECT_OK) {
+    rc = mw_guard_resolve(g, l, req, wall_ms(), &res, &err);
+    if (rc == SUSPECT_OK) {
+        v = res.verdict;
+        if (res.nkeys > 0) {
+            mw_guard_finish(mw_runtime_store(rt), &res, &v);
+        }
+    }
+    if (rc != SUSPECT_OK) {
         char msg[600];
 
         suspect_err_format(&err, msg, sizeof(msg));
@@ -108,8 +173,10 @@ void mw_handler_request(mw_req_t *req, void *arg)
     } else if (req->role == MW_ROLE_AUTHORIZER ||
                c->mode != SUSPECT_MODE_FORWARD) {
         allow_respond(req);
+    } else if (v.ticket.id != 0) {
+        forward_settled(rt, c, req, &res, &v);
     } else {
-        forward(rt, c, req);
+        (void)forward(rt, c, req);
     }
     suspect_limits_unref(l);
     mw_guard_unref(g);

@@ -98,6 +98,8 @@ static void start_request(conn_t *c)
     c->req.body_done = c->req.role == MW_ROLE_AUTHORIZER;
     c->req.output_started = false;
     c->req.cut = false;
+    c->req.watch = NULL;
+    c->req.watch_arg = NULL;
     c->req.has_conn = true;
     c->req.conn_fd = c->fd;
 }

@@ -263,6 +263,8 @@ static suspect_rc_t run_program(cgi_run_t *r, const char *clen,
     if (!r->hdr_done && r->res->status == 0 && !r->killed) {
         no_response(r);
     }
+    r->res->complete = !r->killed && !r->epipe && r->out_eof && r->hdr_done &&
+                       !r->req->cut && r->res->status == 0;
     return SUSPECT_OK;
 }
 
@@ -281,6 +283,7 @@ suspect_rc_t mw_cgi_run(const mw_cgi_opts_t *opts, mw_req_t *req,
 
     res->status = 0;
     res->timed_out = false;
+    res->complete = false;
     res->exit_status = -1;
     st = cgi_resolve(opts, req, script);
     if (st != 0) {

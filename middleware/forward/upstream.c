@@ -215,6 +215,7 @@ static suspect_rc_t conclude(mw_upstream_t *u, const up_xchg_t *x, up_end_t end,
                         u->address, x->proto_status);
     }
     if (end == UP_DONE) {
+        res->complete = true;
         return SUSPECT_OK;
     }
     if (x->what != NULL && x->sys_errno != 0) {
@@ -295,6 +296,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
 
     res->status = 0;
     res->timed_out = false;
+    res->complete = false;
     res->exit_status = -1;
     atomic_fetch_add(&u->requests, 1);
     e.script = u->script;

@@ -73,6 +73,9 @@ typedef struct mw_verdict {
     int64_t now_ms;
     int status;      /* HTTP status for DENY/REJECT/UNAVAILABLE */
     const char *why; /* short reason for the log (never a value) */
+    /* ALLOW of a route that counts by the response: the slot in flight
+     * to settle once the response is known (id 0: none held) */
+    suspect_ticket_t ticket;
 } mw_verdict_t;
 
 /*
@@ -85,6 +88,9 @@ typedef struct mw_verdict {
  */
 typedef struct mw_resolution {
     mw_verdict_t verdict;
+    /* > 0: the route counts by the response, so the store reserves a slot
+     * that lives this long (the forwarding timeout and 10 s) */
+    int64_t reserve_ttl_ms;
     size_t nkeys;
     const char *types[SUSPECT_MAX_IDENTITIES];
     suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
@@ -107,6 +113,17 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
  */
 void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
                      mw_verdict_t *out);
+
+/*
+ * Settles the slot of an ALLOW verdict v that holds one (v->ticket.id !=
+ * 0), made by mw_guard_finish() on res: a hit when failed (the response
+ * said the attempt failed, or did not say), else dropped.  A no-op for a
+ * verdict without a slot.  The store's error is returned (the slot then
+ * becomes a hit at its end).
+ */
+suspect_rc_t mw_guard_settle(suspect_store_t *store, const mw_resolution_t *res,
+                             const mw_verdict_t *v, bool failed, int64_t now_ms,
+                             suspect_err_t *err);
 
 /*
  * Decides req at now_ms: mw_guard_resolve(), then mw_guard_finish() when

@@ -25,9 +25,15 @@
  *     the copy the app reads may lie past the part read;
  *  5. one key per identity; two identities with the same key (the same
  *     value from two sources) are decided once;
- *  6. one suspect_store_decide() for all keys.  A store error (a bare
- *     store) fails closed: UNAVAILABLE (503); a failover store reports its
- *     closed mode as SUSPECT_DEGRADED_CLOSED, also UNAVAILABLE.
+ *  6. one suspect_store_decide() for all keys, or for a route that
+ *     counts by the response (<Failure>, <Success>) one
+ *     suspect_store_reserve(): an allowed request then holds a slot in
+ *     flight, which the caller settles with mw_guard_settle() once the
+ *     response is known.  Such a route refuses a request whose response
+ *     it will not see (an authorizer's: REJECT 500).  A store error (a
+ *     bare store) fails closed: UNAVAILABLE (503); a failover store
+ *     reports its closed mode as SUSPECT_DEGRADED_CLOSED, also
+ *     UNAVAILABLE.
  * mw_guard_resolve() is steps 1 to 5 (an mw_resolution_t: the verdict so
  * far and the keys); mw_guard_finish() is step 6; mw_guard_decide() is
  * the two, so a simulated request resolves exactly as a real one.
@@ -145,12 +151,17 @@ static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
     return SUSPECT_OK;
 }
 
-/* The store's decision on keys, as a verdict. */
+/* The store's decision on keys (with ttl_ms > 0 its reservation), as a
+ * verdict. */
 static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
-                          size_t nkeys, mw_verdict_t *v)
+                          size_t nkeys, int64_t ttl_ms, mw_verdict_t *v)
 {
-    suspect_rc_t rc = suspect_store_decide(store, &v->rule, keys, nkeys,
-                                           v->now_ms, &v->decision, NULL);
+    suspect_rc_t rc =
+        ttl_ms > 0
+            ? suspect_store_reserve(store, &v->rule, keys, nkeys, v->now_ms,
+                                    ttl_ms, &v->decision, &v->ticket, NULL)
+            : suspect_store_decide(store, &v->rule, keys, nkeys, v->now_ms,
+                                   &v->decision, NULL);
 
     if (rc != SUSPECT_OK) {
         verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store failed");
@@ -164,8 +175,21 @@ static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
     } else {
         verdict(v, MW_VERDICT_DENY,
                 v->route->status != 0 ? v->route->status : MW_DENY_STATUS,
-                v->decision.locked ? "locked" : "over the limit");
+                v->decision.locked ? "locked"
+                : v->decision.busy ? "attempts in flight"
+                                   : "over the limit");
     }
+}
+
+/* How long a slot of a route that counts by the response lives: the
+ * forwarding timeout, and 10 s for the response's last bytes and the
+ * settlement; past it the slot is a hit. */
+static int64_t reserve_ttl_ms(const suspect_conf_t *conf)
+{
+    unsigned t =
+        conf->has_upstream ? conf->upstream_timeout_ms : conf->cgi_timeout_ms;
+
+    return (int64_t)(t != 0 ? t : 30000) + 10000;
 }
 
 /* Steps 3 to 5 of the file comment, for the route r. */
@@ -189,6 +213,15 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
      * long as the guard, whatever happens to the limits snapshot. */
     v->rule = *rule;
     v->rule.action = r->conf->action;
+    if (r->conf->count != SUSPECT_COUNT_ALL) {
+        if (guard_call_app_elsewhere(c)) {
+            verdict(v, MW_VERDICT_REJECT, 500,
+                    "route counts by the response, which an authorizer "
+                    "never sees");
+            return SUSPECT_OK;
+        }
+        res->reserve_ttl_ms = reserve_ttl_ms(c->g->conf);
+    }
     rc = resolve_all(c, r, ids, &n, v);
     if (rc == SUSPECT_E_NOTFOUND) {
         return SUSPECT_OK;
@@ -277,6 +310,7 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     v = &out->verdict;
     memset(v, 0, sizeof(*v));
     out->nkeys = 0;
+    out->reserve_ttl_ms = 0;
     v->now_ms = now_ms;
     v->why = "no route";
     rc = guard_paths_build(req, &paths);
@@ -296,7 +330,19 @@ void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
                      mw_verdict_t *out)
 {
     *out = res->verdict;
-    store_verdict(store, res->keys, res->nkeys, out);
+    store_verdict(store, res->keys, res->nkeys, res->reserve_ttl_ms, out);
+}
+
+/* Settles a verdict's slot: see guard.h. */
+suspect_rc_t mw_guard_settle(suspect_store_t *store, const mw_resolution_t *res,
+                             const mw_verdict_t *v, bool failed, int64_t now_ms,
+                             suspect_err_t *err)
+{
+    if (v->ticket.id == 0) {
+        return SUSPECT_OK;
+    }
+    return suspect_store_settle(store, &v->rule, res->keys, res->nkeys,
+                                &v->ticket, failed, now_ms, err);
 }
 
 /* Decides req at now_ms: see the file comment and guard.h. */

@@ -138,6 +138,9 @@ int mw_req_read_fd(mw_req_t *req)
 
 int mw_req_write(mw_req_t *req, const void *buf, size_t n)
 {
+    if (req->watch != NULL) {
+        req->watch(req->watch_arg, buf, n);
+    }
     req->output_started = true;
     return req->ops->write(req, buf, n);
 }

@@ -91,6 +91,11 @@ struct mw_req {
      * and the web server itself ends the program when the client leaves. */
     bool has_conn;
     int conn_fd;
+    /* An observer of the response (a route that counts by it): called
+     * with every byte mw_req_write() is given, in order, before it is
+     * written; NULL = none. */
+    void (*watch)(void *arg, const void *buf, size_t n);
+    void *watch_arg;
 };
 
 /* The value of CGI variable name (NUL-terminated), or NULL; *len gets its

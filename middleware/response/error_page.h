@@ -19,6 +19,9 @@ typedef struct mw_fwd_result {
                         500, 502 or 504 for the caller to answer */
     bool timed_out;  /* the app ran past its timeout */
     int exit_status; /* CGI: the wait status; -1 when unknown */
+    /* The app's response reached its end and all of it was relayed (a
+     * route that counts by the response trusts nothing less). */
+    bool complete;
 } mw_fwd_result_t;
 
 /* Writes a short plain error response with status (no body details). */

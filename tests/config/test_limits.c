@@ -717,6 +717,7 @@ static void test_escalation_fields(void)
     suspect_limits_t *lim = NULL;
     const suspect_rule_t *r;
     suspect_rule_t mem[1] = {{"M", 1, 1, 10, 200, 0, 0, 3}};
+    suspect_rule_t full[1] = {{"M", 1, 1, 10, 200, 600, 700, 3}};
     suspect_rule_t bad[1] = {{"B", 1, 1, 0, 200, 0, 0, 0}};
     suspect_err_t err;
 
@@ -743,10 +744,14 @@ static void test_escalation_fields(void)
     suspect_limits_unref(lim);
 
     lim = NULL;
+    /* in memory, a rule is a resolved one: no defaults */
+    CU_ASSERT_EQUAL(suspect_limits_from_rules(mem, NULL, 1, NULL, &lim, NULL),
+                    SUSPECT_E_CONFIG);
     CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_from_rules(mem, NULL, 1, NULL, &lim, NULL), SUSPECT_OK);
+        suspect_limits_from_rules(full, NULL, 1, NULL, &lim, NULL), SUSPECT_OK);
     r = suspect_limits_find(lim, "M");
-    CU_ASSERT_EQUAL(r->block_max_s, SUSPECT_DEFAULT_BLOCK_MAX_S);
+    CU_ASSERT_EQUAL(r->block_max_s, 600);
+    CU_ASSERT_EQUAL(r->offence_s, 700);
     CU_ASSERT_EQUAL(r->fail_mode, SUSPECT_RULE_FAIL_STORE); /* per call */
     suspect_limits_unref(lim);
     suspect_err_clear(&err);

@@ -413,5 +413,8 @@ int register_e2e_suite(void)
         CU_add_test(s, "CGI timeout", test_cgi_timeout) == NULL) {
         return -1;
     }
-    return e2e_add_ops_tests(s) == 0 && e2e_add_shape_tests(s) == 0 ? 0 : -1;
+    return e2e_add_ops_tests(s) == 0 && e2e_add_shape_tests(s) == 0 &&
+                   e2e_add_failure_tests(s) == 0
+               ? 0
+               : -1;
 }

@@ -202,7 +202,7 @@ static void test_rule_the_store_cannot_apply(void)
     suspect_conf_identity_t ids[] = {gt_ident("Id", "client-ip")};
     suspect_conf_route_t routes[] = {gt_route("Login", "/login", ids, 1)};
     suspect_conf_t conf = gt_conf(routes, 1);
-    suspect_rule_t rules[] = {{"Login", 3, 60, 60, 200, 0, 0, 0}};
+    suspect_rule_t rules[] = {{"Login", 3, 60, 60, 200, 600, 600, 0}};
     int lines[] = {7};
     suspect_limits_t *lim = NULL;
     char msgs[512] = "";

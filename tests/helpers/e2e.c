@@ -287,6 +287,23 @@ int e2e_start_php(const char *const conf_edits[])
     return e2e_start_nginx("nginx/suspect-php.conf");
 }
 
+int e2e_start_login(const char *const conf_edits[])
+{
+    char src[TEST_PATH_MAX];
+    char app[TEST_PATH_MAX];
+    const char *const env[] = {"PHP_FCGI_CHILDREN=8", NULL};
+
+    snprintf(app, sizeof(app), "%s/login.php", e2e.app);
+    if (e2e_prepare("suspect-login.xml", conf_edits) != 0 ||
+        test_copy_file(e2e_src(src, "examples/app/login.php"), app, 0644) !=
+            0 ||
+        test_php_start(&e2e.php, e2e.dir, e2e.php_sock, env) != 0 ||
+        e2e_start_suspect() != 0) {
+        return -1;
+    }
+    return e2e_start_nginx("nginx/suspect-php.conf");
+}
+
 int e2e_start_auth_request(const char *const conf_edits[])
 {
     if (e2e_start_backend("suspect-auth-request.xml", conf_edits) != 0) {

@@ -56,6 +56,9 @@ const char *e2e_src(char path[TEST_PATH_MAX], const char *rel);
  * 0, or -1 with the reason on stderr. */
 int e2e_start_cgi(const char *const conf_edits[]);
 int e2e_start_php(const char *const conf_edits[]);
+/* examples/suspect-login.xml: nginx -> suspect-fcgi -> php-cgi (8
+ * children) running examples/app/login.php. */
+int e2e_start_login(const char *const conf_edits[]);
 int e2e_start_auth_request(const char *const conf_edits[]);
 int e2e_start_authorizer(const char *const conf_edits[]);
 int e2e_start_apache(const char *const conf_edits[]);
@@ -135,6 +138,7 @@ bool e2e_body_starts(const test_http_t *r, int status, const char *prefix);
 /* The tests of test_e2e_ops.c and test_e2e_shapes.c; 0 or -1. */
 struct CU_Suite;
 int e2e_add_ops_tests(struct CU_Suite *s);
+int e2e_add_failure_tests(struct CU_Suite *s);
 int e2e_add_shape_tests(struct CU_Suite *s);
 
 /* ---- raw FastCGI, straight to suspect-fcgi's socket -------------------- */

@@ -725,5 +725,5 @@ int register_deny_suite(void)
             return -1;
         }
     }
-    return 0;
+    return deny_add_outcome_tests(s);
 }

@@ -1,0 +1,224 @@
+/*
+ * conf_outcome.c - <Failure> and <Success> of a <Route>: counting only the
+ * attempts the application's response says failed (seed 004: lock after
+ * three failed verifications).
+ *
+ * Each element is one pattern; it matches a response when every criterion
+ * it gives holds: status (a list of 100..599), location (a prefix of the
+ * Location header) and body (a text among the first `within` bytes of the
+ * body, 4096 by default, at most 64 KiB).  A route with <Failure> counts an
+ * attempt when one of them matches; a route with <Success> counts it
+ * unless one matches, the form an attacker cannot dodge by making a failed
+ * attempt look unusual.  A route has one kind or the other, at most
+ * SUSPECT_CONF_MAX_OUTCOMES elements.
+ *
+ * What the patterns need is checked against the whole file in
+ * conf_outcomes_check(): the response, which only forward mode sees; and
+ * a store that holds attempts in flight.
+ */
+#include "conf_internal.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#define OOFF(field) offsetof(suspect_conf_outcome_t, field)
+#define TEXT_MAX    256
+
+/* status="401 403" (spaces or commas between). */
+static suspect_rc_t set_statuses(conf_build_t *b, const conf_site_t *at,
+                                 void *obj, const conf_attr_t *a, const char *v,
+                                 size_t n)
+{
+    suspect_conf_outcome_t *o = obj;
+    size_t i = 0;
+
+    (void)a;
+    o->nstatus = 0;
+    while (i < n) {
+        int code = 0;
+        size_t digits = 0;
+
+        while (i < n && (v[i] == ' ' || v[i] == ',' || v[i] == '\t')) {
+            i++;
+        }
+        while (i < n && v[i] >= '0' && v[i] <= '9' && digits < 4) {
+            code = code * 10 + (v[i++] - '0');
+            digits++;
+        }
+        if (digits == 0 && i == n) {
+            break;
+        }
+        if (digits != 3 || code < 100 || code > 599 ||
+            (i < n && v[i] != ' ' && v[i] != ',' && v[i] != '\t')) {
+            return conf_bad_value(b, at, v, n,
+                                  "must be HTTP statuses 100 to 599, such as "
+                                  "\"401 403\"");
+        }
+        if (o->nstatus == SUSPECT_CONF_MAX_STATUSES) {
+            return conf_fail(b, at->line, "%s: more than %u statuses", at->elem,
+                             SUSPECT_CONF_MAX_STATUSES);
+        }
+        o->status[o->nstatus++] = code;
+    }
+    if (o->nstatus == 0) {
+        return conf_empty_value(b, at);
+    }
+    return SUSPECT_OK;
+}
+
+/* body="Invalid password": 1 to TEXT_MAX bytes, no control characters
+ * (UTF-8 is fine: it is searched byte for byte). */
+static suspect_rc_t set_body(conf_build_t *b, const conf_site_t *at, void *obj,
+                             const conf_attr_t *a, const char *v, size_t n)
+{
+    char *s;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    if (n > TEXT_MAX) {
+        return conf_fail(b, at->line, "%s: %s is too long (at most %d bytes)",
+                         at->elem, at->attr, TEXT_MAX);
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+
+        if (c < 0x20 || c == 0x7f) {
+            return conf_bad_value(b, at, v, n,
+                                  "must be text without control characters");
+        }
+    }
+    s = conf_strndup(b, v, n);
+    if (s == NULL) {
+        return conf_nomem(b, at->line);
+    }
+    ((suspect_conf_outcome_t *)obj)->body = s;
+    return SUSPECT_OK;
+}
+
+static const conf_text_t location_text = {
+    TEXT_MAX,
+    NULL,
+    0,
+    0,
+    NULL,
+    NULL,
+    "must be printable ASCII without spaces, such as \"/login?error\""};
+static const conf_num_t within_range = {1, SUSPECT_CONF_WITHIN_MAX, CONF_BYTES,
+                                        CONF_SIZE};
+
+enum { OC_STATUS, OC_LOCATION, OC_BODY, OC_WITHIN };
+
+static const conf_attr_t outcome_attrs[] = {
+    [OC_STATUS] = {"status", set_statuses, 0, NULL, 0},
+    [OC_LOCATION] = {"location", conf_set_text, OOFF(location), &location_text,
+                     0},
+    [OC_BODY] = {"body", set_body, 0, NULL, 0},
+    [OC_WITHIN] = {"within", conf_set_num, OOFF(within), &within_range, 0},
+    {NULL, NULL, 0, NULL, 0}};
+
+/* The next outcome slot of the current route, of kind count. */
+static suspect_rc_t outcome_begin(conf_build_t *b, int line, void **obj,
+                                  suspect_count_t count, const char *name)
+{
+    suspect_conf_route_t *r = *obj;
+    suspect_conf_outcome_t *o;
+
+    if (r->count != SUSPECT_COUNT_ALL && r->count != count) {
+        return conf_fail(b, line,
+                         "Route: <Failure> and <Success> exclude each other: "
+                         "count failures, or everything but successes");
+    }
+    if (r->noutcomes == SUSPECT_CONF_MAX_OUTCOMES) {
+        return conf_fail(b, line, "Route: more than %u <%s> elements",
+                         SUSPECT_CONF_MAX_OUTCOMES, name);
+    }
+    if (r->outcomes == NULL) {
+        r->outcomes =
+            conf_alloc(b, SUSPECT_CONF_MAX_OUTCOMES * sizeof(*r->outcomes));
+        if (r->outcomes == NULL) {
+            return conf_nomem(b, line);
+        }
+    }
+    r->count = count;
+    o = (suspect_conf_outcome_t *)&r->outcomes[r->noutcomes++];
+    o->within = SUSPECT_CONF_WITHIN_DEFAULT;
+    *obj = o;
+    return SUSPECT_OK;
+}
+
+static suspect_rc_t failure_begin(conf_build_t *b, int line, size_t nchildren,
+                                  void **obj)
+{
+    (void)nchildren;
+    return outcome_begin(b, line, obj, SUSPECT_COUNT_FAILURES, "Failure");
+}
+
+static suspect_rc_t success_begin(conf_build_t *b, int line, size_t nchildren,
+                                  void **obj)
+{
+    (void)nchildren;
+    return outcome_begin(b, line, obj, SUSPECT_COUNT_UNLESS_OK, "Success");
+}
+
+/* At least one criterion; within only with a body. */
+static suspect_rc_t outcome_end(conf_build_t *b, void *obj, uint32_t seen,
+                                int line)
+{
+    (void)obj;
+    if ((seen & ((1u << OC_STATUS) | (1u << OC_LOCATION) | (1u << OC_BODY))) ==
+        0) {
+        return conf_fail(b, line,
+                         "a <Failure> or <Success> needs status, location or "
+                         "body: an empty one would match every response");
+    }
+    if ((seen & (1u << OC_WITHIN)) && !(seen & (1u << OC_BODY))) {
+        return conf_fail(b, line,
+                         "within is the length of the body "
+                         "searched: it needs a body");
+    }
+    return SUSPECT_OK;
+}
+
+const conf_elem_t conf_failure_elem = {
+    "Failure", outcome_attrs, NULL, failure_begin, outcome_end, OOFF(line), 0};
+
+const conf_elem_t conf_success_elem = {
+    "Success", outcome_attrs, NULL, success_begin, outcome_end, OOFF(line), 0};
+
+/* Whether the store of <Store> holds attempts in flight. */
+static bool store_reserves(const suspect_conf_t *c)
+{
+    return c->store == SUSPECT_STORE_MEMORY;
+}
+
+suspect_rc_t conf_outcomes_check(conf_build_t *b)
+{
+    const suspect_conf_t *c = b->conf;
+
+    for (size_t i = 0; i < c->nroutes; i++) {
+        const suspect_conf_route_t *r = &c->routes[i];
+
+        if (r->count == SUSPECT_COUNT_ALL) {
+            continue;
+        }
+        if (c->mode != SUSPECT_MODE_FORWARD) {
+            return conf_fail(b, r->line,
+                             "Route: <%s> needs the response, which %s mode "
+                             "never sees: use mode=\"forward\"",
+                             r->count == SUSPECT_COUNT_FAILURES ? "Failure"
+                                                                : "Success",
+                             conf_mode_name(c->mode));
+        }
+        if (!store_reserves(c)) {
+            return conf_fail(b, r->line,
+                             "Route: <%s> needs a store that holds attempts in "
+                             "flight (memory)",
+                             r->count == SUSPECT_COUNT_FAILURES ? "Failure"
+                                                                : "Success");
+        }
+    }
+    return SUSPECT_OK;
+}

@@ -1,0 +1,72 @@
+<?php
+/*
+ * login.php - a legacy login and one-time-code form that cannot be
+ * changed, for suspect-fcgi to count only the attempts that failed
+ * (examples/suspect-login.xml).
+ *
+ *   POST ?op=login  user, password  200 "Welcome <user>" on success,
+ *                                   401 "Invalid password" on failure
+ *   POST ?op=otp    user, code      302 to /account on success,
+ *                                   200 with "Invalid code" on failure
+ *   anything else                   the two forms (HTML)
+ *
+ * The accounts are fixed: alice's password is "correct horse", her code
+ * 424242.  It knows nothing about rate limits.  Every attempt it checks
+ * is appended to attempts.log beside it ("login fail alice"), so a test
+ * can compare what the application performed with what was counted.
+ */
+
+$ACCOUNTS = ['alice' => ['password' => 'correct horse', 'code' => '424242']];
+
+function attempt_log($op, $ok, $user)
+{
+    file_put_contents(__DIR__ . '/attempts.log',
+                      sprintf("%s %s %s\n", $op, $ok ? 'ok' : 'fail',
+                              preg_replace('/[^A-Za-z0-9_.-]/', '?', $user)),
+                      FILE_APPEND | LOCK_EX);
+}
+
+$op = $_GET['op'] ?? '';
+$user = (string)($_POST['user'] ?? '');
+
+if ($_SERVER['REQUEST_METHOD'] === 'POST' && $op === 'login') {
+    $ok = isset($ACCOUNTS[$user]) &&
+          hash_equals($ACCOUNTS[$user]['password'],
+                      (string)($_POST['password'] ?? ''));
+    attempt_log('login', $ok, $user);
+    usleep(100000); /* a password hash takes its time */
+    header('Cache-Control: no-store');
+    header('Content-Type: text/plain; charset=utf-8');
+    if (!$ok) {
+        header('Status: 401 Unauthorized');
+        echo "Invalid password\n";
+        exit(0);
+    }
+    echo "Welcome ", htmlspecialchars($user), "\n";
+    exit(0);
+}
+
+if ($_SERVER['REQUEST_METHOD'] === 'POST' && $op === 'otp') {
+    $ok = isset($ACCOUNTS[$user]) &&
+          hash_equals($ACCOUNTS[$user]['code'], (string)($_POST['code'] ?? ''));
+    attempt_log('otp', $ok, $user);
+    header('Cache-Control: no-store');
+    if ($ok) {
+        header('Location: /account');
+        exit(0);
+    }
+    /* The old form is shown again with an error, as a 200. */
+    header('Content-Type: text/html; charset=utf-8');
+    echo "<!DOCTYPE html>\n<html><body><p class=\"error\">Invalid code</p>\n",
+        "<form method=\"post\" action=\"?op=otp\"><input name=\"user\">",
+        "<input name=\"code\"><button>Verify</button></form></body></html>\n";
+    exit(0);
+}
+
+header('Content-Type: text/html; charset=utf-8');
+echo "<!DOCTYPE html>\n<html><body><h1>Sign in</h1>\n",
+    "<form method=\"post\" action=\"?op=login\"><input name=\"user\">",
+    "<input name=\"password\" type=\"password\"><button>Sign in</button>",
+    "</form>\n<h1>One-time code</h1>\n",
+    "<form method=\"post\" action=\"?op=otp\"><input name=\"user\">",
+    "<input name=\"code\"><button>Verify</button></form></body></html>\n";

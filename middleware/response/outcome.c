@@ -1,0 +1,233 @@
+/*
+ * outcome.c - the response watcher (outcome.h).
+ *
+ * Headers.  Bytes go into head until the empty line that ends the CGI
+ * header block (LF or CRLF line ends, as cgi_io.c accepts them); then the
+ * block is parsed once: "Status:" and "Location:", names in any case,
+ * values trimmed.  A block longer than MW_OUTCOME_HEAD_MAX is dropped and
+ * the response judged UNKNOWN (it counts).
+ *
+ * Body.  After the block, the first `want` bytes are copied into a buffer
+ * of that size; a text is searched there with memmem() when the outcome
+ * is asked for, so a text split across two writes is found.
+ *
+ * Judging.  One pattern matches when its statuses hold the status, its
+ * location prefixes the Location value (or, for an absolute URL, the
+ * value's path: "https://host/login?error=1" matches "/login?error"), and
+ * its body text is among the body bytes kept.  A pattern is undecided when
+ * it has a text that was not found and fewer than its `within` bytes came
+ * from a response that was cut.  <Failure> routes: FAILED when a pattern
+ * matches, SUCCEEDED when every pattern is decided and none matches.
+ * <Success> routes: SUCCEEDED when a pattern matches, FAILED when every
+ * pattern is decided and none matches.  Anything else is UNKNOWN, which
+ * the caller counts: an attacker never gains by cutting a response.
+ *
+ * Cost: a copy of the header block and of at most `want` body bytes per
+ * request of such a route, one parse, one search per pattern.
+ */
+#include "outcome.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "alloc.h"
+
+bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route)
+{
+    memset(w, 0, offsetof(mw_watch_t, head));
+    w->route = route;
+    for (size_t i = 0; i < route->noutcomes; i++) {
+        const suspect_conf_outcome_t *o = &route->outcomes[i];
+
+        if (o->body != NULL && o->within > w->want) {
+            w->want = o->within;
+        }
+    }
+    if (w->want > 0) {
+        w->body = suspect_malloc(w->want);
+        return w->body != NULL;
+    }
+    return true;
+}
+
+void mw_watch_free(mw_watch_t *w)
+{
+    free(w->body);
+    w->body = NULL;
+}
+
+/* The value of header name in the block head[0..len), trimmed. */
+static const char *header_value(const char *head, size_t len, const char *name,
+                                size_t *vlen)
+{
+    size_t nlen = strlen(name);
+    const char *p = head, *end = head + len;
+
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *line_end = eol != NULL ? eol : end;
+
+        if ((size_t)(line_end - p) > nlen && p[nlen] == ':' &&
+            strncasecmp(p, name, nlen) == 0) {
+            const char *v = p + nlen + 1;
+
+            while (v < line_end && (*v == ' ' || *v == '\t')) {
+                v++;
+            }
+            while (line_end > v &&
+                   (line_end[-1] == '\r' || line_end[-1] == ' ' ||
+                    line_end[-1] == '\t')) {
+                line_end--;
+            }
+            *vlen = (size_t)(line_end - v);
+            return v;
+        }
+        p = line_end + 1;
+    }
+    return NULL;
+}
+
+/* Parses the finished header block. */
+static void head_parse(mw_watch_t *w)
+{
+    size_t n = 0;
+    const char *st = header_value(w->head, w->head_len, "Status", &n);
+
+    w->location =
+        header_value(w->head, w->head_len, "Location", &w->location_len);
+    if (st != NULL && n >= 3 && st[0] >= '1' && st[0] <= '5' && st[1] >= '0' &&
+        st[1] <= '9' && st[2] >= '0' && st[2] <= '9') {
+        w->status = (st[0] - '0') * 100 + (st[1] - '0') * 10 + (st[2] - '0');
+    } else {
+        w->status = w->location != NULL ? 302 : 200;
+    }
+}
+
+/* Scans header bytes; returns how many of p[0..n) belong to the block. */
+static size_t head_feed(mw_watch_t *w, const char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n && !w->head_done; i++) {
+        char c = p[i];
+
+        if (w->head_len < sizeof(w->head)) {
+            w->head[w->head_len++] = c;
+        } else {
+            w->head_overflow = true;
+        }
+        if (c == '\n') {
+            w->head_done = w->state != 2;
+            w->state = 0;
+        } else if (c == '\r' && w->state == 0) {
+            w->state = 1;
+        } else {
+            w->state = 2;
+        }
+    }
+    if (w->head_done && !w->head_overflow) {
+        head_parse(w);
+    }
+    return i;
+}
+
+void mw_watch_feed(void *arg, const void *buf, size_t n)
+{
+    mw_watch_t *w = arg;
+    const char *p = buf;
+    size_t used = 0;
+
+    if (!w->head_done) {
+        used = head_feed(w, p, n);
+    }
+    if (w->head_done && used < n && w->body_len < w->want) {
+        size_t take = n - used;
+
+        take = take < w->want - w->body_len ? take : w->want - w->body_len;
+        memcpy(w->body + w->body_len, p + used, take);
+        w->body_len += take;
+    }
+}
+
+/* Whether the Location value (or an absolute URL's path) starts with
+ * prefix. */
+static bool location_matches(const mw_watch_t *w, const char *prefix)
+{
+    size_t plen = strlen(prefix), n = w->location_len;
+    const char *v = w->location, *scheme;
+
+    if (v == NULL) {
+        return false;
+    }
+    if (n >= plen && memcmp(v, prefix, plen) == 0) {
+        return true;
+    }
+    scheme = memmem(v, n, "://", 3);
+    if (prefix[0] == '/' && scheme != NULL) {
+        const char *path =
+            memchr(scheme + 3, '/', n - (size_t)(scheme + 3 - v));
+        size_t left = path != NULL ? n - (size_t)(path - v) : 0;
+
+        return path != NULL && left >= plen && memcmp(path, prefix, plen) == 0;
+    }
+    return false;
+}
+
+/* 1 when o matches, 0 when it does not, -1 when it cannot tell. */
+static int pattern_matches(const mw_watch_t *w, const suspect_conf_outcome_t *o,
+                           bool complete)
+{
+    bool status_ok = o->nstatus == 0;
+    size_t len;
+
+    for (size_t i = 0; i < o->nstatus; i++) {
+        status_ok |= o->status[i] == w->status;
+    }
+    if (!status_ok ||
+        (o->location != NULL && !location_matches(w, o->location))) {
+        return 0;
+    }
+    if (o->body == NULL) {
+        return 1;
+    }
+    len = w->body_len < o->within ? w->body_len : o->within;
+    if (memmem(w->body, len, o->body, strlen(o->body)) != NULL) {
+        return 1;
+    }
+    return complete || len >= o->within ? 0 : -1;
+}
+
+mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete)
+{
+    bool failures = w->route->count == SUSPECT_COUNT_FAILURES;
+    bool undecided = false;
+
+    if (!w->head_done || w->head_overflow) {
+        return MW_OUTCOME_UNKNOWN;
+    }
+    for (size_t i = 0; i < w->route->noutcomes; i++) {
+        int m = pattern_matches(w, &w->route->outcomes[i], complete);
+
+        if (m == 1) {
+            return failures ? MW_OUTCOME_FAILED : MW_OUTCOME_SUCCEEDED;
+        }
+        undecided |= m < 0;
+    }
+    if (undecided) {
+        return MW_OUTCOME_UNKNOWN;
+    }
+    return failures ? MW_OUTCOME_SUCCEEDED : MW_OUTCOME_FAILED;
+}
+
+const char *mw_outcome_name(mw_outcome_t o)
+{
+    switch (o) {
+    case MW_OUTCOME_FAILED:
+        return "failed";
+    case MW_OUTCOME_SUCCEEDED:
+        return "succeeded";
+    default:
+        return "unknown";
+    }
+}

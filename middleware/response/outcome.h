@@ -1,0 +1,63 @@
+/*
+ * outcome.h - reads an application's response as it is relayed, to tell
+ * whether the attempt it answers failed (a route's <Failure> or
+ * <Success> patterns, docs/suspect-xml.md).
+ *
+ * A watcher sees every byte of CGI output the forwarder writes, in order
+ * (mw_req_t.watch), and keeps what the patterns need: the status (the
+ * "Status:" header; without one 302 when there is a Location, else 200),
+ * the Location header, and the first bytes of the body, up to the largest
+ * `within` of the route's patterns.  It never changes the output.
+ */
+#ifndef MW_OUTCOME_H
+#define MW_OUTCOME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conf/suspect_conf.h"
+
+/* The header block kept at most; a longer one is never decided. */
+#define MW_OUTCOME_HEAD_MAX 8192
+
+typedef enum mw_outcome {
+    MW_OUTCOME_UNKNOWN = 0, /* the response did not say: it counts */
+    MW_OUTCOME_FAILED,      /* it counts */
+    MW_OUTCOME_SUCCEEDED    /* it does not */
+} mw_outcome_t;
+
+typedef struct mw_watch {
+    const suspect_conf_route_t *route; /* borrowed */
+    size_t head_len;
+    bool head_done;     /* the blank line after the headers was seen */
+    bool head_overflow; /* headers longer than MW_OUTCOME_HEAD_MAX */
+    int state;          /* of the header scan: 0 line start, 1 CR, 2 in */
+    int status;
+    const char *location; /* into head, NULL = none */
+    size_t location_len;
+    size_t want;     /* body bytes the patterns search */
+    size_t body_len; /* kept of them */
+    char *body;      /* want bytes (heap), NULL when want is 0 */
+    char head[MW_OUTCOME_HEAD_MAX];
+} mw_watch_t;
+
+/* Starts watching a response to route (its patterns, borrowed).  false
+ * when out of memory for the body buffer. */
+bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route);
+
+/* Feeds n bytes of output (the signature of mw_req_t.watch). */
+void mw_watch_feed(void *w, const void *buf, size_t n);
+
+/* What the response said, given that it ended (complete: the application
+ * answered it all, not cut short).  A pattern whose criteria cannot all
+ * be judged (headers never ended, a body text not found in what came of a
+ * cut response) judges nothing: then UNKNOWN. */
+mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete);
+
+/* Frees the body buffer. */
+void mw_watch_free(mw_watch_t *w);
+
+/* The keyword of an outcome ("failed", "succeeded", "unknown"). */
+const char *mw_outcome_name(mw_outcome_t o);
+
+#endif

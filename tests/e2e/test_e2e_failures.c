@@ -1,0 +1,220 @@
+/*
+ * test_e2e_failures.c - counting only the attempts that failed, through
+ * a real web server and a real application: nginx -> suspect-fcgi ->
+ * php-cgi running examples/app/login.php (examples/suspect-login.xml),
+ * and nginx -> suspect-fcgi running examples/app/login.cgi.
+ *
+ * The applications log every attempt they check (attempts.log), so each
+ * test compares what the application performed with what Suspect let
+ * through: 100 wrong guesses sent at once reach it at most LimitCount
+ * times (slots in flight hold the limit), the right password never
+ * counts, a wrong code answered "200 Invalid code" counts, and a lock
+ * follows the failures.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers/e2e.h"
+#include "helpers/procs.h"
+#include "helpers/util.h"
+#include "helpers/vgwrap.h"
+
+#define GUESSES 100
+
+/* Lines of DIR/app/attempts.log that start with prefix. */
+static int attempts(const char *prefix)
+{
+    char path[TEST_PATH_MAX];
+    char *text, *p;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/attempts.log", e2e.app);
+    text = test_read_file(path, NULL);
+    for (p = text; p != NULL && *p != '\0';) {
+        char *eol = strchr(p, '\n');
+
+        n += strncmp(p, prefix, strlen(prefix)) == 0;
+        p = eol != NULL ? eol + 1 : p + strlen(p);
+    }
+    free(text);
+    return n;
+}
+
+/* One POST of body to path; its status. */
+static int post(const char *path, const char *body)
+{
+    char url[E2E_URL];
+    const char *args[] = {"-d", body, e2e_url(url, path), NULL};
+
+    return e2e_status(args);
+}
+
+/* GUESSES POSTs of body to path, all at once (one curl, --parallel);
+ * counts the statuses into ok (2xx, 3xx), denied (429) and other. */
+static void storm(const char *path, const char *body, int *ok, int *denied,
+                  int *other)
+{
+    const char *argv[16 + 3 * GUESSES];
+    char url[E2E_URL], log[TEST_PATH_MAX], max_time[16];
+    test_proc_t p;
+    size_t k = 0;
+    char *out, *line;
+
+    snprintf(max_time, sizeof(max_time), "%u", test_scale_ms(30000) / 1000);
+    snprintf(log, sizeof(log), "%s/storm.out", e2e.dir);
+    remove(log);
+    e2e_url(url, path);
+    argv[k++] = "curl";
+    argv[k++] = "-q";
+    argv[k++] = "-s";
+    argv[k++] = "--no-progress-meter";
+    argv[k++] = "--noproxy";
+    argv[k++] = "*";
+    argv[k++] = "--max-time";
+    argv[k++] = max_time;
+    argv[k++] = "-Z";
+    argv[k++] = "--parallel-immediate";
+    argv[k++] = "--parallel-max";
+    argv[k++] = "100";
+    argv[k++] = "-w";
+    argv[k++] = "%{http_code}\\n";
+    argv[k++] = "-d";
+    argv[k++] = body;
+    for (int i = 0; i < GUESSES; i++) {
+        argv[k++] = "-o";
+        argv[k++] = "/dev/null";
+    }
+    for (int i = 0; i < GUESSES; i++) {
+        argv[k++] = url;
+    }
+    argv[k] = NULL;
+    *ok = *denied = *other = 0;
+    CU_ASSERT_FATAL(test_proc_start(&p, argv, NULL, log) == 0);
+    CU_ASSERT_EQUAL(test_proc_wait(&p, test_scale_ms(60000)), 0);
+    out = test_read_file(log, NULL);
+    for (line = out != NULL ? strtok(out, "\n") : NULL; line != NULL;
+         line = strtok(NULL, "\n")) {
+        int code = atoi(line);
+
+        *ok += code >= 200 && code < 400;
+        *denied += code == 429;
+        *other += code < 200 || (code >= 400 && code != 429);
+    }
+    if (*ok + *denied + *other != GUESSES) {
+        fprintf(stderr, "\n  storm: %d ok, %d denied, %d other\n", *ok, *denied,
+                *other);
+    }
+    free(out);
+}
+
+/* PHP: 100 wrong passwords at once, at most LimitCount (3) reach the
+ * application, the others are refused; the next one is locked out; the
+ * right password of another account never counts. */
+static void test_php_wrong_guesses_at_once(void)
+{
+    int ok, denied, other;
+
+    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    storm("/login.php?op=login", "user=eve&password=guess", &ok, &denied,
+          &other);
+    CU_ASSERT_EQUAL(attempts("login fail eve"), 3);
+    CU_ASSERT_EQUAL(ok + denied + other, GUESSES);
+    CU_ASSERT_EQUAL(denied, GUESSES - 3);
+    CU_ASSERT_EQUAL(other, 3); /* the three 401s */
+    CU_ASSERT_EQUAL(post("/login.php?op=login", "user=eve&password=x"), 429);
+    CU_ASSERT_EQUAL(attempts("login fail eve"), 3);
+    /* alice signs in ten times: never counted, never locked */
+    for (int i = 0; i < 10; i++) {
+        CU_ASSERT_EQUAL(
+            post("/login.php?op=login", "user=alice&password=correct+horse"),
+            200);
+    }
+    CU_ASSERT_EQUAL(attempts("login ok alice"), 10);
+    /* two wrong ones of hers count, and the right one still passes */
+    CU_ASSERT_EQUAL(post("/login.php?op=login", "user=alice&password=no"), 401);
+    CU_ASSERT_EQUAL(post("/login.php?op=login", "user=alice&password=no"), 401);
+    CU_ASSERT_EQUAL(
+        post("/login.php?op=login", "user=alice&password=correct+horse"), 200);
+}
+
+/* PHP: the one-time code answers a wrong code with the form again (200,
+ * "Invalid code"): <Success status="302"> counts it; the right code is a
+ * redirect and does not count, even after two wrong ones. */
+static void test_php_otp_counts_the_200_failure(void)
+{
+    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=1"), 200);
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=2"), 200);
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=424242"), 302);
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=424242"), 302);
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=3"), 200);
+    /* three failures: the fourth attempt, even the right code, is locked */
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=424242"), 429);
+    CU_ASSERT_EQUAL(attempts("otp fail alice"), 3);
+    CU_ASSERT_EQUAL(attempts("otp ok alice"), 2);
+}
+
+/* The same judged by the body's text instead of the status:
+ * <Failure status="200" body="Invalid code">; other accounts' right codes
+ * in between do not count. */
+static void test_php_body_text(void)
+{
+    const char *edits[] = {
+        "<Success status=\"302\" location=\"/account\"/>",
+        "<Failure status=\"200\" body=\"Invalid code\" within=\"512\"/>", NULL};
+
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=bob&code=1"), 200);
+        CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=424242"),
+                        302);
+    }
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=bob&code=1"), 429);
+    CU_ASSERT_EQUAL(post("/login.php?op=otp", "user=alice&code=424242"), 302);
+    CU_ASSERT_EQUAL(attempts("otp fail bob"), 3);
+}
+
+/* CGI: login.cgi answers 303 to /welcome or 401; counted unless it says
+ * it succeeded; 100 at once reach it at most 3 times. */
+static void test_cgi_wrong_guesses_at_once(void)
+{
+    char src[TEST_PATH_MAX], app[TEST_PATH_MAX];
+    const char *edits[] = {
+        "</Suspect>",
+        "  <Route action=\"Login\" method=\"POST\" path=\"/login.cgi\">\n"
+        "    <Identity type=\"LoginId\" from=\"form:user\"/>\n"
+        "    <Success status=\"303\" location=\"/welcome\"/>\n"
+        "  </Route>\n</Suspect>",
+        NULL};
+    int ok, denied, other;
+
+    snprintf(app, sizeof(app), "%s/login.cgi", e2e.app);
+    CU_ASSERT_FATAL(e2e_start_cgi(edits) == 0);
+    CU_ASSERT_FATAL(
+        test_copy_file(e2e_src(src, "examples/app/login.cgi"), app, 0755) == 0);
+    storm("/login.cgi", "user=eve&password=guess", &ok, &denied, &other);
+    CU_ASSERT_EQUAL(attempts("login fail eve"), 3);
+    CU_ASSERT_EQUAL(denied, GUESSES - 3);
+    CU_ASSERT_EQUAL(other, 3);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(post("/login.cgi", "user=alice&password=correct+horse"),
+                        303);
+    }
+    CU_ASSERT_EQUAL(attempts("login ok alice"), 6);
+}
+
+int e2e_add_failure_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
+                       test_php_wrong_guesses_at_once) == NULL ||
+                   CU_add_test(s, "failures: OTP 200 Invalid code (php)",
+                               test_php_otp_counts_the_200_failure) == NULL ||
+                   CU_add_test(s, "failures: body text (php)",
+                               test_php_body_text) == NULL ||
+                   CU_add_test(s, "failures: 100 wrong passwords at once (cgi)",
+                               test_cgi_wrong_guesses_at_once) == NULL
+               ? -1
+               : 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * test_outcome.c - the response watcher (middleware/response/outcome.c):
+ * statuses, Location prefixes and body texts judged on responses fed in
+ * pieces, and what a cut or an overlong response is judged.
+ */
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "response/outcome.h"
+#include "suites.h"
+
+/* Judges text fed in pieces of step bytes (0: whole) against route. */
+static mw_outcome_t judge(const suspect_conf_route_t *route, const char *text,
+                          size_t step, bool complete)
+{
+    mw_watch_t *w = calloc(1, sizeof(*w));
+    size_t len = strlen(text);
+    mw_outcome_t o;
+
+    CU_ASSERT_FATAL(w != NULL && mw_watch_init(w, route));
+    for (size_t i = 0; i < len; i += step != 0 ? step : len) {
+        size_t n = step != 0 && len - i > step ? step : len - i;
+        mw_watch_feed(w, text + i, n);
+    }
+    o = mw_watch_outcome(w, complete);
+    mw_watch_free(w);
+    free(w);
+    return o;
+}
+
+static suspect_conf_route_t route_of(suspect_count_t count,
+                                     const suspect_conf_outcome_t *o, size_t n)
+{
+    suspect_conf_route_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.count = count;
+    r.outcomes = o;
+    r.noutcomes = n;
+    return r;
+}
+
+static void test_statuses(void)
+{
+    suspect_conf_outcome_t o[1] = {{2, {401, 403}, NULL, NULL, 4096, 1}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
+
+    CU_ASSERT_EQUAL(judge(&r, "Status: 401 No\r\n\r\nx", 0, true),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r, "status:403\n\n", 3, true), MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r, "Content-Type: text/plain\r\n\r\nhi", 1, true),
+                    MW_OUTCOME_SUCCEEDED); /* no Status: 200 */
+    /* the first three digits, as nginx reads them */
+    CU_ASSERT_EQUAL(judge(&r, "Status: 4011\r\n\r\n", 0, true),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r, "Status: 40", 0, false), MW_OUTCOME_UNKNOWN);
+    CU_ASSERT_EQUAL(judge(&r, "", 0, true), MW_OUTCOME_UNKNOWN);
+}
+
+static void test_location(void)
+{
+    suspect_conf_outcome_t o[1] = {{0, {0}, "/login?error", NULL, 4096, 1}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
+
+    CU_ASSERT_EQUAL(judge(&r, "Location: /login?error=1\r\n\r\n", 5, true),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r,
+                          "Location: https://shop.example/login?error\r\n\r\n",
+                          0, true),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r, "Location: /home\r\n\r\n", 0, true),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(judge(&r, "Status: 200\r\n\r\n", 0, true),
+                    MW_OUTCOME_SUCCEEDED);
+}
+
+static void test_body_text(void)
+{
+    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, "Invalid password", 32, 1}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
+
+    /* found across pieces */
+    CU_ASSERT_EQUAL(judge(&r, "\r\n<p>Invalid password</p>", 2, true),
+                    MW_OUTCOME_FAILED);
+    /* past the bytes searched: not found */
+    CU_ASSERT_EQUAL(judge(&r,
+                          "\r\n0123456789012345678901234567890Invalid password",
+                          0, true),
+                    MW_OUTCOME_SUCCEEDED);
+    /* a cut response that may still have held it: unknown */
+    CU_ASSERT_EQUAL(judge(&r, "\r\n<p>Inval", 0, false), MW_OUTCOME_UNKNOWN);
+    /* a complete short one without it: succeeded */
+    CU_ASSERT_EQUAL(judge(&r, "\r\n<p>Welcome</p>", 0, true),
+                    MW_OUTCOME_SUCCEEDED);
+    /* another status: the pattern does not match */
+    CU_ASSERT_EQUAL(judge(&r, "Status: 500\r\n\r\nInvalid password", 0, true),
+                    MW_OUTCOME_SUCCEEDED);
+}
+
+static void test_success_patterns(void)
+{
+    suspect_conf_outcome_t o[2] = {{1, {302}, "/account", NULL, 4096, 1},
+                                   {1, {200}, NULL, "Welcome", 64, 2}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 2);
+
+    CU_ASSERT_EQUAL(judge(&r, "Location: /account\r\n\r\n", 0, true),
+                    MW_OUTCOME_SUCCEEDED); /* 302 implied */
+    CU_ASSERT_EQUAL(judge(&r, "\r\nWelcome back", 4, true),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(judge(&r, "\r\nInvalid code", 0, true), MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r, "Status: 502\r\n\r\n", 0, true),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge(&r, "\r\nWel", 0, false), MW_OUTCOME_UNKNOWN);
+}
+
+static void test_overlong_headers(void)
+{
+    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, NULL, 4096, 1}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
+    char *big = malloc(MW_OUTCOME_HEAD_MAX + 64);
+
+    memset(big, 'a', MW_OUTCOME_HEAD_MAX + 32);
+    memcpy(big, "X-Pad: ", 7);
+    strcpy(big + MW_OUTCOME_HEAD_MAX + 32, "\r\n\r\nok");
+    CU_ASSERT_EQUAL(judge(&r, big, 1000, true), MW_OUTCOME_UNKNOWN);
+    free(big);
+}
+
+int deny_add_outcome_tests(CU_pSuite s)
+{
+    return CU_add_test(s, "outcome: statuses", test_statuses) == NULL ||
+                   CU_add_test(s, "outcome: location", test_location) == NULL ||
+                   CU_add_test(s, "outcome: body text", test_body_text) ==
+                       NULL ||
+                   CU_add_test(s, "outcome: success patterns",
+                               test_success_patterns) == NULL ||
+                   CU_add_test(s, "outcome: overlong headers",
+                               test_overlong_headers) == NULL
+               ? -1
+               : 0;
+}

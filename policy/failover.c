@@ -50,6 +50,17 @@
  * room (redis/rediscarry.h).  An operation of that kind in the store
  * interface would let the journal move here and the edge go.
  *
+ * Reservations (slots in flight) pass the same three gates as decisions;
+ * the ticket says which store holds the slot, and settling goes there.  A
+ * decision's own fail mode (suspect_rule_t.fail_mode: a route's or an
+ * action's failMode) wins over the wrapper's.
+ *
+ * Length.  About 780 lines: the lock cache, the breaker, the fail modes
+ * and the carrying back are one state machine over one struct, and every
+ * store operation (decide, reserve, settle, and the operator's) passes
+ * through all of it; split, each piece would reach into the others'
+ * fields.
+ *
  * Ownership: the wrapper owns both stores, a copy of the overrides and the
  * journal.
  */

@@ -19,8 +19,8 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 336 &&
-                   sizeof(suspect_conf_route_t) == 368 &&
+_Static_assert(sizeof(suspect_conf_t) == 360 &&
+                   sizeof(suspect_conf_route_t) == 376 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_rule_t) == 40,
                "a configuration structure changed: update the tables of "
@@ -79,6 +79,8 @@ const compiled_field_t compiled_conf_fields[] = {
     /* template_body and template_len: coded by hand */
     {COMPILED_STR, COFF(template_type), 0},
     {COMPILED_INT, COFF(response_line), 0},
+    {COMPILED_STR, COFF(shadow_header), 0},
+    /* actions: applied to the routes at load, not carried */
     {0, 0, 0}};
 
 const compiled_field_t compiled_route_fields[] = {
@@ -94,6 +96,8 @@ const compiled_field_t compiled_route_fields[] = {
     /* count: suspect-cgi refuses a route that counts by the response
      * (cgi_check_conf()), so its patterns are not carried */
     {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
+    {COMPILED_ENUM, ROFF(shadow), SUSPECT_SHADOW_ON},
+    {COMPILED_ENUM, ROFF(fail_mode), SUSPECT_RULE_FAIL_CLOSED},
     {0, 0, 0}};
 
 /* Drops the references and the path; s is all zero after. */

@@ -143,6 +143,23 @@ size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
             fn(arg, msg);
         }
     }
+    for (size_t i = 0; conf != NULL && i < conf->nactions; i++) {
+        const suspect_conf_action_t *a = &conf->actions[i];
+        char msg[SUSPECT_ACTION_MAX * 2 + SUSPECT_ERR_FILE_MAX + 64];
+
+        if (suspect_limits_find(lim, a->name) != NULL) {
+            continue;
+        }
+        n++;
+        if (fn != NULL) {
+            snprintf(msg, sizeof(msg), "%s:%d: <Action> '%s' is not in %s",
+                     conf->file != NULL ? conf->file : "suspect.xml", a->line,
+                     a->name,
+                     conf->limits_path != NULL ? base_name(conf->limits_path)
+                                               : "the limits file");
+            fn(arg, msg);
+        }
+    }
     return n + rule_problems(conf, lim, fn, arg);
 }
 
@@ -158,6 +175,17 @@ suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
             missing_text(conf, r, lim, text, sizeof(text));
             return suspect_err_set(err, SUSPECT_E_CONFIG, conf->file, r->line,
                                    "%s", text);
+        }
+    }
+    for (size_t i = 0; conf != NULL && i < conf->nactions; i++) {
+        const suspect_conf_action_t *a = &conf->actions[i];
+
+        if (suspect_limits_find(lim, a->name) == NULL) {
+            return suspect_err_set(err, SUSPECT_E_CONFIG, conf->file, a->line,
+                                   "<Action> '%s' is not in %s", a->name,
+                                   conf->limits_path != NULL
+                                       ? base_name(conf->limits_path)
+                                       : "the limits file");
         }
     }
     for (size_t i = 0; conf != NULL && i < suspect_limits_count(lim); i++) {

@@ -367,13 +367,24 @@ static const conf_elem_t client_ip_elem = {
     "ClientIp",    client_ip_attrs,     NULL,       NULL,
     client_ip_end, OFF(client_ip_line), CONF_SINGLE};
 
-enum { RS_FORMAT, RS_TEMPLATE, RS_TYPE };
+enum { RS_FORMAT, RS_TEMPLATE, RS_TYPE, RS_SHADOW_HEADER };
+
+static const conf_text_t header_text = {
+    64,
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-",
+    0,
+    0,
+    NULL,
+    NULL,
+    "must be a header name (letters, digits and '-')"};
 
 static const conf_attr_t response_attrs[] = {
     [RS_FORMAT] = {"format", conf_set_enum, OFF(format), &format_enum, 0},
     [RS_TEMPLATE] = {"template", conf_set_file, OFF(template_path), NULL, 0},
     [RS_TYPE] = {"templateType", conf_set_text, OFF(template_type), &ctype_text,
                  0},
+    [RS_SHADOW_HEADER] = {"shadowHeader", conf_set_text, OFF(shadow_header),
+                          &header_text, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* Loads the template now, so a reload with a missing one fails whole. */
@@ -481,18 +492,26 @@ static suspect_rc_t root_end(conf_build_t *b, void *obj, uint32_t seen,
     if (rc == SUSPECT_OK) {
         rc = conf_outcomes_check(b);
     }
+    if (rc == SUSPECT_OK) {
+        rc = conf_actions_apply(b);
+    }
     if (rc == SUSPECT_OK && b->conf->nroutes == 0) {
         rc = conf_warn(b, line, "no <Route>: no request is counted");
     }
     return rc;
 }
 
-static const conf_elem_t *const root_children[] = {
-    &server_elem,     &limits_elem,
-    &store_elem,      &keys_elem,
-    &cgi_elem,        &upstream_elem,
-    &client_ip_elem,  &response_elem,
-    &conf_route_elem, NULL};
+static const conf_elem_t *const root_children[] = {&server_elem,
+                                                   &limits_elem,
+                                                   &store_elem,
+                                                   &keys_elem,
+                                                   &cgi_elem,
+                                                   &upstream_elem,
+                                                   &client_ip_elem,
+                                                   &response_elem,
+                                                   &conf_route_elem,
+                                                   &conf_action_elem,
+                                                   NULL};
 
 static const conf_attr_t no_attrs[] = {{NULL, NULL, 0, NULL, 0}};
 

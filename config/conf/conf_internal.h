@@ -55,7 +55,9 @@ typedef struct conf_build {
     suspect_conf_t *conf;         /* &snap->conf, writable while building */
     suspect_conf_route_t *routes; /* conf->routes, writable */
     size_t routes_cap;
-    size_t identities_cap; /* of the route being read */
+    size_t identities_cap;          /* of the route being read */
+    suspect_conf_action_t *actions; /* conf->actions, writable */
+    size_t actions_cap;
     int root_line;
     suspect_err_t *err; /* may be NULL */
 } conf_build_t;
@@ -285,5 +287,15 @@ typedef struct conf_text {
  */
 char *conf_norm_path(conf_build_t *b, const char *p, size_t n, unsigned flags,
                      const char **why);
+
+/* <Action> (conf_policy.c), and the values of shadow= and failMode= on
+ * it and on <Route>. */
+extern const conf_elem_t conf_action_elem;
+extern const conf_enum_t conf_shadow_enum;
+extern const conf_enum_t conf_rule_fail_enum;
+
+/* Applies each <Action>'s settings to its routes that give none of their
+ * own; refuses two <Action> of one name (conf_policy.c). */
+suspect_rc_t conf_actions_apply(conf_build_t *b);
 
 #endif

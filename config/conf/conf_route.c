@@ -518,7 +518,9 @@ enum {
     RT_PARAM_IN,
     RT_MISSING,
     RT_STATUS,
-    RT_WHEN
+    RT_WHEN,
+    RT_SHADOW,
+    RT_FAIL_MODE
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -532,6 +534,9 @@ static const conf_attr_t route_attrs[] = {
     [RT_MISSING] = {"missing", conf_set_enum, ROFF(missing), &missing_enum, 0},
     [RT_STATUS] = {"status", conf_set_num, ROFF(status), &status_range, 0},
     [RT_WHEN] = {"when", set_when, 0, NULL, 0},
+    [RT_SHADOW] = {"shadow", conf_set_enum, ROFF(shadow), &conf_shadow_enum, 0},
+    [RT_FAIL_MODE] = {"failMode", conf_set_enum, ROFF(fail_mode),
+                      &conf_rule_fail_enum, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route slot, with its identity slots. */

@@ -130,7 +130,25 @@ typedef struct suspect_conf_route {
     suspect_count_t count;
     size_t noutcomes;
     const suspect_conf_outcome_t *outcomes;
+    /* shadow="yes|no" and failMode=, or from the route's <Action>, once
+     * loaded (SUSPECT_SHADOW_*, SUSPECT_RULE_FAIL_*; 0 = not set) */
+    int shadow;
+    int fail_mode;
 } suspect_conf_route_t;
+
+/* suspect_conf_route_t.shadow, suspect_conf_action_t.shadow */
+#define SUSPECT_SHADOW_UNSET 0 /* the action's, else enforced */
+#define SUSPECT_SHADOW_OFF   1 /* enforced */
+#define SUSPECT_SHADOW_ON    2 /* decided and counted, never refused */
+
+/* <Action name="..."/>: settings for every route of one action that a
+ * route does not give itself; applied to the routes when the file loads. */
+typedef struct suspect_conf_action {
+    const char *name;
+    int shadow;    /* SUSPECT_SHADOW_*, 0 = not set */
+    int fail_mode; /* SUSPECT_RULE_FAIL_*, 0 = the store's */
+    int line;
+} suspect_conf_action_t;
 
 /* How allowed requests reach the app, and how requests are answered. */
 typedef enum suspect_conf_mode {
@@ -231,9 +249,19 @@ typedef struct suspect_conf {
     const char *template_type; /* NULL = text/html; charset=utf-8 */
     int response_line;
 
+    /* <Response shadowHeader>: the header a request a shadow route would
+     * have refused gets (forward mode: on the application's response;
+     * else on the 200); NULL = none */
+    const char *shadow_header;
+
     /* <Route>, in file order: the first match wins */
     size_t nroutes;
     const suspect_conf_route_t *routes;
+
+    /* <Action>: already applied to the routes; kept for checks and
+     * listings (not carried by suspect-cgi's compiled configuration) */
+    size_t nactions;
+    const suspect_conf_action_t *actions;
 } suspect_conf_t;
 
 /*

@@ -20,6 +20,7 @@
  */
 #include "handler.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,12 +35,24 @@
 #include "runtime.h"
 
 /* The answer to an allowed request that is not forwarded: an authorizer's
- * or nginx auth_request's 200. */
+ * or nginx auth_request's 200 (with the shadow header of a would-deny,
+ * req->prelude). */
 static void allow_respond(mw_req_t *req)
 {
     static const char ok[] = "Status: 200 OK\r\nContent-Length: 0\r\n\r\n";
 
     mw_req_write(req, ok, sizeof(ok) - 1);
+}
+
+/* The header line of <Response shadowHeader> for a would-deny verdict, in
+ * buf: "X-Suspect-Shadow: would-deny; action=Login; status=429". */
+static size_t shadow_line(const suspect_conf_t *c, const mw_verdict_t *v,
+                          char *buf, size_t size)
+{
+    int n = snprintf(buf, size, "%s: would-deny; action=%s; status=%d\r\n",
+                     c->shadow_header, v->route->action, v->status);
+
+    return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
 /* Forwards req; true when the application's whole response was relayed. */
@@ -121,21 +134,27 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
     }
 }
 
-/* One line per denial or refusal: the path (never the query), the
- * action, the status and why (never a value). */
+/* One line per denial or refusal, and per would-deny of a shadow route
+ * (at notice: the lines an operator rolling a limit out watches): the
+ * path (never the query), the action, the status and why (never a
+ * value). */
 static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
 {
+    mw_log_level_t level = v->would_deny      ? MW_LOG_NOTICE
+                           : v->status >= 500 ? MW_LOG_WARNING
+                                              : MW_LOG_INFO;
     const char *uri;
     int len;
 
-    if (!mw_log_enabled(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO)) {
+    if (!mw_log_enabled(level)) {
         return;
     }
     uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), 0, &len);
-    mw_log(v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO,
-           "%s %.*s action=%s status=%d (%s)",
-           v->kind == MW_VERDICT_DENY ? "deny" : "refuse", len, uri,
-           v->route != NULL ? v->route->action : "-", v->status,
+    mw_log(level, "%s %.*s action=%s status=%d (%s)",
+           v->would_deny                ? "would-deny"
+           : v->kind == MW_VERDICT_DENY ? "deny"
+                                        : "refuse",
+           len, uri, v->route != NULL ? v->route->action : "-", v->status,
            v->why != NULL ? v->why : "");
 }
 
@@ -170,6 +189,21 @@ void mw_handler_request(mw_req_t *req, void *arg)
                v.kind == MW_VERDICT_UNAVAILABLE) {
         log_verdict(req, &v);
         mw_guard_respond(g, req, &v);
+    } else if (v.would_deny) {
+        char line[SUSPECT_ACTION_MAX + 128];
+
+        log_verdict(req, &v);
+        if (c->shadow_header != NULL) {
+            req->prelude = line;
+            req->prelude_len = shadow_line(c, &v, line, sizeof(line));
+        }
+        if (req->role == MW_ROLE_AUTHORIZER ||
+            c->mode != SUSPECT_MODE_FORWARD) {
+            allow_respond(req);
+        } else {
+            (void)forward(rt, c, req); /* nothing was held: nothing counts */
+        }
+        req->prelude = NULL;
     } else if (req->role == MW_ROLE_AUTHORIZER ||
                c->mode != SUSPECT_MODE_FORWARD) {
         allow_respond(req);

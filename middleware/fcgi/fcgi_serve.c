@@ -100,6 +100,8 @@ static void start_request(conn_t *c)
     c->req.cut = false;
     c->req.watch = NULL;
     c->req.watch_arg = NULL;
+    c->req.prelude = NULL;
+    c->req.prelude_len = 0;
     c->req.has_conn = true;
     c->req.conn_fd = c->fd;
 }

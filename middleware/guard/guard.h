@@ -76,6 +76,9 @@ typedef struct mw_verdict {
     /* ALLOW of a route that counts by the response: the slot in flight
      * to settle once the response is known (id 0: none held) */
     suspect_ticket_t ticket;
+    bool shadow;     /* the route is in shadow mode */
+    bool would_deny; /* ALLOW in shadow mode of what enforced would be a
+                        DENY or UNAVAILABLE (status and why say which) */
 } mw_verdict_t;
 
 /*
@@ -106,7 +109,9 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
                               mw_resolution_t *out, suspect_err_t *err);
 
 /*
- * Step 6 alone: the store's decision on a resolution with keys
+ * Step 6 alone (in shadow mode, a DENY or UNAVAILABLE becomes an ALLOW
+ * with would_deny set, status and why kept): the store's decision on a
+ * resolution with keys
  * (res->nkeys > 0), as a verdict in *out.  A store error is a verdict
  * (UNAVAILABLE), as in mw_guard_decide().  Lets a caller that pays for
  * opening its store (suspect-cgi) open it only when a request needs it.

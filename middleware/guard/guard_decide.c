@@ -34,6 +34,10 @@
  *     bare store) fails closed: UNAVAILABLE (503); a failover store
  *     reports its closed mode as SUSPECT_DEGRADED_CLOSED, also
  *     UNAVAILABLE.
+ * A route in shadow mode (shadow="yes", or its <Action>'s) decides and
+ * counts exactly as enforced, but a DENY or UNAVAILABLE becomes an ALLOW
+ * marked would_deny: the caller lets it through and logs it.  A route's
+ * failMode travels to the store in the rule (suspect_rule_t.fail_mode).
  * mw_guard_resolve() is steps 1 to 5 (an mw_resolution_t: the verdict so
  * far and the keys); mw_guard_finish() is step 6; mw_guard_decide() is
  * the two, so a simulated request resolves exactly as a real one.
@@ -213,6 +217,8 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
      * long as the guard, whatever happens to the limits snapshot. */
     v->rule = *rule;
     v->rule.action = r->conf->action;
+    v->rule.fail_mode = (uint32_t)r->conf->fail_mode;
+    v->shadow = r->conf->shadow == SUSPECT_SHADOW_ON;
     if (r->conf->count != SUSPECT_COUNT_ALL) {
         if (guard_call_app_elsewhere(c)) {
             verdict(v, MW_VERDICT_REJECT, 500,
@@ -331,6 +337,13 @@ void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
 {
     *out = res->verdict;
     store_verdict(store, res->keys, res->nkeys, res->reserve_ttl_ms, out);
+    if (out->shadow &&
+        (out->kind == MW_VERDICT_DENY || out->kind == MW_VERDICT_UNAVAILABLE)) {
+        /* decided and counted as enforced (a denial records nothing), but
+         * let through */
+        out->would_deny = true;
+        out->kind = MW_VERDICT_ALLOW;
+    }
 }
 
 /* Settles a verdict's slot: see guard.h. */

@@ -141,6 +141,14 @@ int mw_req_write(mw_req_t *req, const void *buf, size_t n)
     if (req->watch != NULL) {
         req->watch(req->watch_arg, buf, n);
     }
+    if (req->prelude != NULL && !req->output_started && n > 0) {
+        int rc = req->ops->write(req, req->prelude, req->prelude_len);
+
+        req->output_started = true;
+        if (rc != 0) {
+            return rc;
+        }
+    }
     req->output_started = true;
     return req->ops->write(req, buf, n);
 }

@@ -96,6 +96,11 @@ struct mw_req {
      * written; NULL = none. */
     void (*watch)(void *arg, const void *buf, size_t n);
     void *watch_arg;
+    /* Header lines written before the first byte of output (e.g.
+     * "X-Suspect-Shadow: would-deny\r\n"), never seen by watch; NULL =
+     * none.  Borrowed until the request ends. */
+    const char *prelude;
+    size_t prelude_len;
 };
 
 /* The value of CGI variable name (NUL-terminated), or NULL; *len gets its

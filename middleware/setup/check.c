@@ -140,6 +140,25 @@ static void print_route(FILE *out, size_t i, const suspect_conf_t *c,
         print_identity(out, &r->identities[k]);
     }
     fprintf(out, " (missing: %s)\n", missing_name(r->missing));
+    if (r->count != SUSPECT_COUNT_ALL) {
+        fprintf(out, "       counts %s (%zu pattern%s)\n",
+                r->count == SUSPECT_COUNT_FAILURES
+                    ? "only what a <Failure> matches"
+                    : "all but what a <Success> matches",
+                r->noutcomes, r->noutcomes == 1 ? "" : "s");
+    }
+    if (r->shadow == SUSPECT_SHADOW_ON ||
+        r->fail_mode != SUSPECT_RULE_FAIL_STORE) {
+        static const char *const modes[] = {"the store's", "local", "open",
+                                            "closed"};
+
+        fprintf(out, "       %sfail mode %s\n",
+                r->shadow == SUSPECT_SHADOW_ON ? "SHADOW (never refused), "
+                                               : "",
+                r->fail_mode >= 0 && r->fail_mode <= SUSPECT_RULE_FAIL_CLOSED
+                    ? modes[r->fail_mode]
+                    : "?");
+    }
 }
 
 static void print_err(FILE *errs, const suspect_err_t *err)

@@ -28,16 +28,7 @@
 
 static size_t ext_size(uint32_t cap)
 {
-    return sizeof(entry_ext_t) + (size_t)cap * sizeof(mem_slot_t);
-}
-
-void mem_ext_free(shard_t *sh, entry_t *e)
-{
-    if (e->ext != NULL) {
-        sh->bytes -= ext_size(e->ext->cap);
-        free(e->ext);
-        e->ext = NULL;
-    }
+    return entry_ext_size(cap);
 }
 
 suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_slot)
@@ -159,6 +150,19 @@ bool mem_ext_take_slot(entry_t *e, uint64_t id, mem_slot_t *slot)
 void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms)
 {
     if (e->ext != NULL && !entry_ext_live(e, now_ms)) {
-        mem_ext_free(sh, e);
+        entry_ext_release(sh, e);
     }
+}
+
+/* Frees e when nothing in it matters at now, else makes it the most
+ * recently used; returns e or NULL. */
+entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms)
+{
+    mem_ext_trim(sh, e, now_ms);
+    if (e->count == 0 && !entry_locked(e, now_ms) && e->ext == NULL) {
+        mem_shard_remove(sh, e);
+        return NULL;
+    }
+    mem_lru_touch(sh, e);
+    return e;
 }

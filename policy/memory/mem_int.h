@@ -44,6 +44,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "siphash.h"
 #include "suspect_store_impl.h"
@@ -202,6 +203,21 @@ static inline void entry_record(entry_t *e, int64_t now_ms)
     e->count++;
 }
 
+static inline size_t entry_ext_size(uint32_t cap)
+{
+    return sizeof(entry_ext_t) + (size_t)cap * sizeof(mem_slot_t);
+}
+
+/* Frees e's extension and counts its bytes off sh. */
+static inline void entry_ext_release(shard_t *sh, entry_t *e)
+{
+    if (e->ext != NULL) {
+        sh->bytes -= entry_ext_size(e->ext->cap);
+        free(e->ext);
+        e->ext = NULL;
+    }
+}
+
 static inline shard_t *shard_at(memstore_t *ms, size_t i)
 {
     return &ms->slots[i].s;
@@ -246,10 +262,6 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
 suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
                                const suspect_rule_t *rule);
 
-/* Frees e when nothing in it matters at now (no hit, no live lock, no
- * extension), else makes it the most recently used; returns e or NULL. */
-entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms);
-
 /* Makes room in *ep's ring for k more hits (see mem_entry_reserve()). */
 suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
                                  const suspect_rule_t *rule, uint32_t k);
@@ -292,9 +304,6 @@ suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
 
 /* ---- mem_ext.c ---------------------------------------------------------- */
 
-/* Frees e's extension (and counts its bytes off sh). */
-void mem_ext_free(shard_t *sh, entry_t *e);
-
 /* Makes sure e has an extension with room for one more slot when
  * want_slot; SUSPECT_E_NOMEM leaves e as it was. */
 suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_slot);
@@ -321,3 +330,7 @@ void mem_ring_insert(entry_t *e, int64_t ts);
 
 /* Frees e's extension when it holds nothing that matters at now. */
 void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms);
+
+/* Frees e when nothing in it matters at now (no hit, no live lock, no
+ * extension), else makes it the most recently used; returns e or NULL. */
+entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms);

@@ -76,7 +76,7 @@ void mem_lru_touch(shard_t *sh, entry_t *e)
 void mem_shard_remove(shard_t *sh, entry_t *e)
 {
     mem_name_drop(sh, e);
-    mem_ext_free(sh, e);
+    entry_ext_release(sh, e);
     *chain_link(sh, e) = e->next;
     lru_unlink(sh, e);
     sh->count--;
@@ -271,19 +271,6 @@ suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
     free(old);
     *ep = e;
     return SUSPECT_OK;
-}
-
-/* Frees e when nothing in it matters at now, else makes it the most
- * recently used; returns e or NULL. */
-entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms)
-{
-    mem_ext_trim(sh, e, now_ms);
-    if (e->count == 0 && !entry_locked(e, now_ms) && e->ext == NULL) {
-        mem_shard_remove(sh, e);
-        return NULL;
-    }
-    mem_lru_touch(sh, e);
-    return e;
 }
 
 /* Frees every entry of sh and its table; the mutex is left to the caller. */

@@ -407,9 +407,9 @@ static bool ms_supports(const suspect_store_t *store, unsigned what)
 }
 
 static const suspect_store_ops_t memstore_ops = {
-    "memory",   ms_decide,      mem_op_status,  mem_op_reset,
-    mem_op_block, ms_free,      mem_op_unblock, mem_op_foreach_locked,
-    ms_reserve, ms_settle,      ms_supports,
+    "memory",     ms_decide, mem_op_status,  mem_op_reset,
+    mem_op_block, ms_free,   mem_op_unblock, mem_op_foreach_locked,
+    ms_reserve,   ms_settle, ms_supports,
 };
 
 static size_t pow2_ceil(size_t v)

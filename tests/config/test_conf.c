@@ -432,6 +432,40 @@ static void test_refcount_and_args(void)
                            "unknown");
 }
 
+/* <Action> settings reach every route of the action that gives none of its
+ * own; a route's own wins. */
+static void test_action_settings(void)
+{
+    static const char xml[] =
+        "<Suspect><Server mode=\"auth-request\"/>"
+        "<Limits path=\"limits.xml\"/>"
+        "<Response shadowHeader=\"X-Suspect-Shadow\"/>"
+        "<Action name=\"Login\" shadow=\"yes\" failMode=\"closed\"/>"
+        "<Route action=\"Login\" path=\"/a\" failMode=\"open\">"
+        "<Identity type=\"T\" from=\"client-ip\"/></Route>"
+        "<Route action=\"Login\" path=\"/b\" shadow=\"no\">"
+        "<Identity type=\"T\" from=\"client-ip\"/></Route>"
+        "<Route action=\"Other\" path=\"/c\">"
+        "<Identity type=\"T\" from=\"client-ip\"/></Route>"
+        "</Suspect>";
+    const suspect_conf_t *c = NULL;
+    suspect_err_t err;
+
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_conf_parse(xml, sizeof(xml) - 1, "s.xml", "/etc", &c, &err),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(c->nactions, 1);
+    CU_ASSERT_STRING_EQUAL(c->shadow_header, "X-Suspect-Shadow");
+    CU_ASSERT_EQUAL(c->routes[0].shadow, SUSPECT_SHADOW_ON);
+    CU_ASSERT_EQUAL(c->routes[0].fail_mode, SUSPECT_RULE_FAIL_OPEN);
+    CU_ASSERT_EQUAL(c->routes[1].shadow, SUSPECT_SHADOW_OFF);
+    CU_ASSERT_EQUAL(c->routes[1].fail_mode, SUSPECT_RULE_FAIL_CLOSED);
+    CU_ASSERT_EQUAL(c->routes[2].shadow, SUSPECT_SHADOW_UNSET);
+    CU_ASSERT_EQUAL(c->routes[2].fail_mode, SUSPECT_RULE_FAIL_STORE);
+    suspect_conf_unref(c);
+}
+
 int register_conf_suite(void)
 {
     static const struct {
@@ -446,6 +480,7 @@ int register_conf_suite(void)
         {"warnings", test_warnings},
         {"out of memory", test_out_of_memory},
         {"refcount and arguments", test_refcount_and_args},
+        {"action settings", test_action_settings},
     };
     CU_pSuite s = CU_add_suite("conf", NULL, NULL);
 

@@ -205,6 +205,71 @@ static void test_cgi_wrong_guesses_at_once(void)
     CU_ASSERT_EQUAL(attempts("login ok alice"), 6);
 }
 
+/* Occurrences of text in suspect-fcgi's log. */
+static int log_count(const char *text)
+{
+    char *log = test_read_file(e2e.log, NULL);
+    int n = 0;
+
+    for (const char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
+         p += strlen(text)) {
+        n++;
+    }
+    free(log);
+    return n;
+}
+
+/* Shadow mode: six wrong passwords all reach the application; the three
+ * that enforcement would refuse are logged as would-deny and marked by
+ * the shadow header; then one attribute, reloaded, enforces the limit,
+ * and the lock made in shadow holds at once. */
+static void test_shadow_then_enforce(void)
+{
+    const char *shadow[] = {
+        "<Response format=\"auto\"/>",
+        "<Response format=\"auto\" shadowHeader=\"X-Suspect-Shadow\"/>\n"
+        "  <Action name=\"Login\" shadow=\"yes\"/>",
+        NULL};
+    const char *enforce[] = {
+        "<Response format=\"auto\"/>",
+        "<Response format=\"auto\" shadowHeader=\"X-Suspect-Shadow\"/>\n"
+        "  <Action name=\"Login\" shadow=\"no\"/>",
+        NULL};
+    char url[E2E_URL];
+    const char *args[] = {"-d", "user=eve&password=x", url, NULL};
+    test_http_t r;
+    int deadline, status = 0;
+
+    CU_ASSERT_FATAL(e2e_start_login(shadow) == 0);
+    e2e_url(url, "/login.php?op=login");
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL_FATAL(e2e_http(&r, args), 0);
+        CU_ASSERT_EQUAL(r.status, 401);
+        if (i < 3) {
+            CU_ASSERT_PTR_NULL(test_http_header(&r, "X-Suspect-Shadow"));
+        } else {
+            const char *h = test_http_header(&r, "X-Suspect-Shadow");
+
+            CU_ASSERT_PTR_NOT_NULL(h);
+            CU_ASSERT(h != NULL &&
+                      strcmp(h, "would-deny; action=Login; status=429") == 0);
+        }
+        test_http_free(&r);
+    }
+    CU_ASSERT_EQUAL(attempts("login fail eve"), 6);
+    CU_ASSERT_EQUAL(log_count("would-deny /login.php action=Login status=429"),
+                    3);
+    CU_ASSERT_EQUAL_FATAL(
+        e2e_write_example("suspect-login.xml", "suspect.xml", enforce), 0);
+    CU_ASSERT_EQUAL(
+        test_wait_file_text(e2e.log, "reloaded", test_scale_ms(5000)), 0);
+    for (deadline = 0; deadline < 50 && status != 429; deadline++) {
+        status = post("/login.php?op=login", "user=eve&password=x");
+    }
+    CU_ASSERT_EQUAL(status, 429);
+    CU_ASSERT_EQUAL(attempts("login fail eve"), 6 + deadline - 1);
+}
+
 int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
@@ -214,7 +279,9 @@ int e2e_add_failure_tests(CU_pSuite s)
                    CU_add_test(s, "failures: body text (php)",
                                test_php_body_text) == NULL ||
                    CU_add_test(s, "failures: 100 wrong passwords at once (cgi)",
-                               test_cgi_wrong_guesses_at_once) == NULL
+                               test_cgi_wrong_guesses_at_once) == NULL ||
+                   CU_add_test(s, "shadow, then enforced by a reload",
+                               test_shadow_then_enforce) == NULL
                ? -1
                : 0;
 }

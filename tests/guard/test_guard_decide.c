@@ -227,6 +227,45 @@ static void test_rule_the_store_cannot_apply(void)
     suspect_limits_unref(lim);
 }
 
+/* Shadow mode: decided and counted as enforced (the lock is made and
+ * holds), but never refused: a would-deny ALLOW with the status and why
+ * of the denial.  A route's failMode reaches the store in the rule. */
+static void test_shadow_route(void)
+{
+    suspect_conf_identity_t ids[] = {gt_ident("AccountId", "query:account")};
+    suspect_conf_route_t routes[] = {
+        gt_route("SecureForgotAccount", "/forgot.cgi", ids, 1)};
+    suspect_conf_t conf = gt_conf(routes, 1);
+    const char *vars[] = {"REQUEST_URI=/forgot.cgi",
+                          "QUERY_STRING=account=acc-9", NULL};
+    gt_fixture_t f;
+    mw_verdict_t v;
+
+    routes[0].shadow = SUSPECT_SHADOW_ON;
+    routes[0].fail_mode = SUSPECT_RULE_FAIL_CLOSED;
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        v = gt_decide_at(&f, vars, NULL, GT_NOW + i);
+        CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
+        CU_ASSERT_FALSE(v.would_deny);
+        CU_ASSERT_EQUAL(v.rule.fail_mode, SUSPECT_RULE_FAIL_CLOSED);
+    }
+    for (int i = 0; i < 5; i++) {
+        v = gt_decide_at(&f, vars, NULL, GT_NOW + 10 + i);
+        CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
+        CU_ASSERT_TRUE(v.would_deny);
+        CU_ASSERT_EQUAL(v.status, 429);
+        CU_ASSERT_STRING_EQUAL(v.why, "locked");
+        CU_ASSERT_EQUAL(v.decision.restriction_end_ms, GT_NOW + 10 + 1800000);
+    }
+    /* as enforced: denied hits were not recorded */
+    CU_ASSERT_EQUAL(gt_count(&f, "SecureForgotAccount", "acc-9"), 3);
+    gt_close(&f);
+}
+
 /* ---- answers ------------------------------------------------------------ */
 
 static void test_deny_response(void)
@@ -607,6 +646,7 @@ int guard_register_decisions(CU_pSuite s)
                                test_action_not_in_limits) == NULL ||
                    CU_add_test(s, "a rule the store cannot apply",
                                test_rule_the_store_cannot_apply) == NULL ||
+                   CU_add_test(s, "shadow route", test_shadow_route) == NULL ||
                    CU_add_test(s, "deny response", test_deny_response) ==
                        NULL ||
                    CU_add_test(s, "route status", test_route_status) == NULL ||

@@ -18,6 +18,7 @@
 
 #include "helpers/e2e.h"
 #include "helpers/procs.h"
+#include "helpers/redisserver.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -270,6 +271,62 @@ static void test_shadow_then_enforce(void)
     CU_ASSERT_EQUAL(attempts("login fail eve"), 6 + deadline - 1);
 }
 
+/* One request to app.cgi?op=..., with a cookie and a body (NULL: GET). */
+static int app(const char *query, const char *cookie, const char *body)
+{
+    char url[E2E_URL], path[128];
+
+    snprintf(path, sizeof(path), "/app.cgi?%s", query);
+    e2e_url(url, path);
+    if (body == NULL) {
+        return e2e_status((const char *[]){"-b", cookie, url, NULL});
+    }
+    return e2e_status((const char *[]){"-b", cookie, "-d", body, url, NULL});
+}
+
+/* A fail mode per action with Redis stopped: the promotion lookup fails
+ * open, the bank account update closed (503), messages local (counted in
+ * the process), as <Action> says over <Store failMode="local">. */
+static void test_fail_mode_per_action(void)
+{
+    test_redis_t rs;
+    char store[TEST_PATH_MAX + 128];
+    const char *edits[] = {
+        "<Store type=\"memory\"/>", store, "</Suspect>",
+        "  <Action name=\"PromoQuery\" failMode=\"open\"/>\n"
+        "  <Action name=\"BankAccountUpdate\" failMode=\"closed\"/>\n"
+        "</Suspect>",
+        NULL};
+
+    memset(&rs, 0, sizeof(rs));
+    CU_ASSERT_FATAL(test_redis_start(&rs, false, NULL) == 0);
+    snprintf(store, sizeof(store),
+             "<Store type=\"redis\" url=\"%s\" timeoutMs=\"200\" "
+             "failMode=\"local\"/>",
+             rs.url);
+    if (e2e_start_cgi(edits) != 0) {
+        test_redis_stop(&rs);
+        CU_FAIL_FATAL("stack");
+    }
+    CU_ASSERT_EQUAL(app("op=bank", "member=m1", "account=1"), 200);
+    test_redis_kill9(&rs);
+    /* open: 12 lookups where 10 per minute are allowed, all answered */
+    for (int i = 0; i < 12; i++) {
+        CU_ASSERT_EQUAL(app("op=promo&member=m1&code=SPRING24", "x=1", NULL),
+                        200);
+    }
+    /* closed: refused while the store is away */
+    CU_ASSERT_EQUAL(app("op=bank", "member=m2", "account=1"), 503);
+    /* local (the store's): counted here, 5 per 30 min */
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(app("op=compose", "SESSIONID=s1", "to=a&message=b"),
+                        200);
+    }
+    CU_ASSERT_EQUAL(app("op=compose", "SESSIONID=s1", "to=a&message=b"), 429);
+    e2e_stop();
+    test_redis_stop(&rs);
+}
+
 int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
@@ -281,7 +338,9 @@ int e2e_add_failure_tests(CU_pSuite s)
                    CU_add_test(s, "failures: 100 wrong passwords at once (cgi)",
                                test_cgi_wrong_guesses_at_once) == NULL ||
                    CU_add_test(s, "shadow, then enforced by a reload",
-                               test_shadow_then_enforce) == NULL
+                               test_shadow_then_enforce) == NULL ||
+                   CU_add_test(s, "fail mode per action, Redis stopped",
+                               test_fail_mode_per_action) == NULL
                ? -1
                : 0;
 }

@@ -417,7 +417,33 @@ typedef struct load {
     long bad;                /* atomic: allowed when closed, denied otherwise */
     long degraded[4];        /* atomics, by SUSPECT_DEGRADED_* */
     int64_t last_redis_mono; /* atomic: last decision by Redis */
+    int64_t max_ms;          /* atomic: the slowest call so far */
 } load_t;
+
+/* Raises the atomic *max to v. */
+static void raise_max(int64_t *max, int64_t v)
+{
+    int64_t cur = __atomic_load_n(max, __ATOMIC_RELAXED);
+
+    while (v > cur &&
+           !__atomic_compare_exchange_n(max, &cur, v, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+/* Waits (5 s, scaled) until the atomic *counter reaches n. */
+static bool wait_count(long *counter, long n)
+{
+    int64_t end = mono_ms() + test_scale_ms(5000);
+
+    while (__atomic_load_n(counter, __ATOMIC_RELAXED) < n) {
+        if (mono_ms() >= end) {
+            return false;
+        }
+        sleep_ms(5);
+    }
+    return true;
+}
 
 static void *load_run(void *p)
 {
@@ -431,6 +457,7 @@ static void *load_run(void *p)
         suspect_rc_t rc =
             suspect_store_decide(l->store, &r, &key, 1, wall_ms(), &d, NULL);
         __atomic_add_fetch(&l->calls, 1, __ATOMIC_RELAXED);
+        raise_max(&l->max_ms, mono_ms() - t0);
         if (mono_ms() - t0 > test_scale_ms(1000)) {
             __atomic_add_fetch(&l->slow, 1, __ATOMIC_RELAXED);
         }
@@ -454,23 +481,29 @@ static void *load_run(void *p)
 /* kill -9 under load, restart on the same socket: every call returns in
  * time and without error, the fail mode decides while Redis is down (and
  * only it: closed mode never allows then), Redis decides again within a
- * second of its return. */
+ * second of its return (the breaker probes at least every second, as the
+ * daemon configures it), plus the slowest call made while Redis was well:
+ * on a loaded machine every call is late, the fault or not. */
 static void kill9_with_mode(suspect_failmode_t mode, int expect)
 {
+    suspect_failover_opts_t fopts = {mode, NULL, 0,    0,    0,
+                                     1000, 0,    NULL, NULL, 0};
     load_t l;
     pthread_t tid[4];
     suspect_failover_stats_t st;
-    int64_t back;
+    int64_t back, base;
 
     memset(&l, 0, sizeof(l));
-    l.store = redis_failover(200, mode);
+    l.store = test_redis_failover(srv.url, 200, &fopts);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l.store);
     for (int i = 0; i < 4; i++) {
         pthread_create(&tid[i], NULL, load_run, &l);
     }
-    sleep_ms(200);
+    CU_ASSERT_TRUE(wait_count(&l.calls, 20));
+    base = __atomic_load_n(&l.max_ms, __ATOMIC_RELAXED);
     test_redis_kill9(&srv);
-    sleep_ms(600);
-    CU_ASSERT_TRUE(__atomic_load_n(&l.degraded[expect], __ATOMIC_RELAXED) > 0);
+    /* the fail mode decides while Redis is down */
+    CU_ASSERT_TRUE(wait_count(&l.degraded[expect], 10));
     CU_ASSERT_EQUAL_FATAL(test_redis_restart(&srv), 0);
     back = mono_ms();
     while (__atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) <= back &&
@@ -479,8 +512,11 @@ static void kill9_with_mode(suspect_failmode_t mode, int expect)
     }
     CU_ASSERT_TRUE(__atomic_load_n(&l.last_redis_mono, __ATOMIC_RELAXED) -
                        back <
-                   test_scale_ms(1000));
-    sleep_ms(100);
+                   test_scale_ms(1000) + base);
+    /* a few more calls on Redis, then the checks */
+    CU_ASSERT_TRUE(
+        wait_count(&l.degraded[SUSPECT_DEGRADED_NONE],
+                   __atomic_load_n(&l.degraded[0], __ATOMIC_RELAXED) + 20));
     __atomic_store_n(&l.stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 4; i++) {
         pthread_join(tid[i], NULL);

@@ -12,7 +12,16 @@
  *   dokuwiki, non-ASCII  the same with "Ä" in every name (libunistring's
  *             case folding and NFKD run);
  *   alternatives  from="form:u|query:u|auth-user:any" with the recipe's
- *             normalize (only the query is present).
+ *             normalize (only the query is present);
+ *   no list   the default row again, the peer of the two list rows (a
+ *             machine that changes speed during the run moves both): they
+ *             are printed against it, not against the first row;
+ *   deny list  a <Deny file> of 100,000 address blocks (half IPv4 /24,
+ *             half IPv6 /48, none the client's), looked up for every
+ *             request;
+ *   allow list  an <Allow file> of 100,000 blocks and 100,000 User=
+ *             values, none the request's: a value lookup and an address
+ *             lookup per request.
  * The cost is printed as the extra time per request, as a share of the
  * default row's time and, given the CPU time of a whole allowed request
  * through nginx -> suspect-fcgi -> php-cgi (argv[1], microseconds:
@@ -27,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "conf/suspect_conf.h"
@@ -47,16 +57,51 @@ typedef struct row {
     const char *from;
     const char *normalize; /* NULL: none */
     const char *prefix;    /* of each user name */
+    const char *list;      /* "Allow" or "Deny" with a file of LIST_SIZE
+                              entries, or NULL */
 } row_t;
 
+#define LIST_SIZE 100000
+
+static char list_path[64]; /* the list file the list rows share */
+
 static const row_t rows[] = {
-    {"default (trim)", "query:u", NULL, "user"},
-    {"login (trim casefold)", "query:u", "login", "User"},
-    {"dokuwiki recipe, ASCII", "query:u", DOKU_NORM, "User."},
-    {"dokuwiki recipe, non-ASCII", "query:u", DOKU_NORM, "%C3%84user"},
+    {"default (trim)", "query:u", NULL, "user", NULL},
+    {"login (trim casefold)", "query:u", "login", "User", NULL},
+    {"dokuwiki recipe, ASCII", "query:u", DOKU_NORM, "User.", NULL},
+    {"dokuwiki recipe, non-ASCII", "query:u", DOKU_NORM, "%C3%84user", NULL},
     {"alternatives + recipe", "form:u|query:u|auth-user:any", DOKU_NORM,
-     "User."},
+     "User.", NULL},
+    {"no list (the default, again)", "query:u", NULL, "user", NULL},
+    {"deny list, 100,000 blocks", "query:u", NULL, "user", "Deny"},
+    {"allow list, 200,000 entries", "query:u client-ip", NULL, "user", "Allow"},
 };
+
+/* Writes the list file: LIST_SIZE blocks (IPv4 /24 in 10.0.0.0/8 but not
+ * the client's 192.0.2.0/24, IPv6 /48 in 2001:db8::/32), then LIST_SIZE
+ * User= values none of the requests has.  false when it cannot. */
+static bool write_list(void)
+{
+    FILE *f;
+    int fd;
+
+    snprintf(list_path, sizeof(list_path), "/tmp/bench-guard-XXXXXX");
+    fd = mkstemp(list_path);
+    if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+        return false;
+    }
+    for (unsigned i = 0; i < LIST_SIZE; i++) {
+        if (i % 2 == 0) {
+            fprintf(f, "10.%u.%u.0/24\n", (i / 2) >> 8 & 255, (i / 2) & 255);
+        } else {
+            fprintf(f, "2001:db8:%x::/48\n", i & 0xffff);
+        }
+    }
+    for (unsigned i = 0; i < LIST_SIZE; i++) {
+        fprintf(f, "User=listed%06u\n", i);
+    }
+    return fclose(f) == 0;
+}
 
 static const char limits_xml[] =
     "<ArrayOfSuspectUsageSettingEntity><SuspectUsageSettingEntity "
@@ -66,7 +111,7 @@ static const char limits_xml[] =
 /* A request: its CGI variables. */
 typedef struct breq {
     mw_req_t req;
-    mw_param_t params[4];
+    mw_param_t params[5];
     char qs[64];
 } breq_t;
 
@@ -118,10 +163,11 @@ static void build_req(breq_t *b, const char *prefix, int i)
     set_param(&b->params[1], "REQUEST_URI", "/doku.php");
     set_param(&b->params[2], "SCRIPT_NAME", "/doku.php");
     set_param(&b->params[3], "QUERY_STRING", b->qs);
+    set_param(&b->params[4], "REMOTE_ADDR", "192.0.2.1");
     b->req.ops = &ops;
     b->req.role = MW_ROLE_RESPONDER;
     b->req.params = b->params;
-    b->req.nparams = 4;
+    b->req.nparams = 5;
 }
 
 /* The guard of one row, or NULL (the error printed). */
@@ -132,12 +178,17 @@ static mw_guard_t *row_guard(const row_t *r, const suspect_conf_t **conf)
     suspect_err_t err;
     int n;
 
+    char list[128] = "";
+
+    if (r->list != NULL) {
+        snprintf(list, sizeof(list), "<%s file=\"%s\"/>", r->list, list_path);
+    }
     n = snprintf(xml, sizeof(xml),
                  "<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/srv\"/>"
-                 "<Route action=\"Login\" prefix=\"/\" when=\"param:u\">"
+                 "%s<Route action=\"Login\" prefix=\"/\" when=\"param:u\">"
                  "<Identity type=\"User\" from=\"%s\"%s%s%s/></Route>"
                  "</Suspect>",
-                 r->from, r->normalize != NULL ? " normalize=\"" : "",
+                 list, r->from, r->normalize != NULL ? " normalize=\"" : "",
                  r->normalize != NULL ? r->normalize : "",
                  r->normalize != NULL ? "\"" : "");
     suspect_err_clear(&err);
@@ -209,6 +260,10 @@ int main(int argc, char **argv)
     int worst_ok = 1;
 
     suspect_err_clear(&err);
+    if (!write_list()) {
+        fprintf(stderr, "bench-guard: cannot write a list file in /tmp\n");
+        return 1;
+    }
     if (reqs == NULL ||
         suspect_limits_parse(limits_xml, sizeof(limits_xml) - 1, "limits.xml",
                              NULL, &lim, &err) != SUSPECT_OK) {
@@ -224,11 +279,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nrows; i++) {
         double rate = run_row(&rows[i], lim, reqs);
         double us = rate > 0 ? 1e6 / rate : 0;
-        double extra = base > 0 && rate > 0 ? us - 1e6 / base : 0;
+        double extra;
 
-        if (i == 0) {
-            base = rate;
+        if (i == 0 || strncmp(rows[i].name, "no list", 7) == 0) {
+            base = rate; /* the peer of the rows that follow */
         }
+        extra = base > 0 && rate > 0 ? us - 1e6 / base : 0;
         printf("%-30s %12.0f %9.3f %+9.1f%% ", rows[i].name, rate, us,
                base > 0 ? 100.0 * extra / (1e6 / base) : 0);
         if (allowed_us > 0) {
@@ -248,5 +304,6 @@ int main(int argc, char **argv)
     }
     suspect_limits_unref(lim);
     free(reqs);
+    remove(list_path);
     return 0;
 }

@@ -19,8 +19,8 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 360 &&
-                   sizeof(suspect_conf_route_t) == 376 &&
+_Static_assert(sizeof(suspect_conf_t) == 376 &&
+                   sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_rule_t) == 40,
                "a configuration structure changed: update the tables of "
@@ -80,7 +80,8 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_STR, COFF(template_type), 0},
     {COMPILED_INT, COFF(response_line), 0},
     {COMPILED_STR, COFF(shadow_header), 0},
-    /* actions: applied to the routes at load, not carried */
+    /* actions: applied to the routes at load, not carried; allow, deny:
+     * refused by suspect-cgi (cgi_check_conf()), not carried */
     {0, 0, 0}};
 
 const compiled_field_t compiled_route_fields[] = {
@@ -98,6 +99,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
     {COMPILED_ENUM, ROFF(shadow), SUSPECT_SHADOW_ON},
     {COMPILED_ENUM, ROFF(fail_mode), SUSPECT_RULE_FAIL_CLOSED},
+    /* allow, deny: refused by suspect-cgi, not carried */
     {0, 0, 0}};
 
 /* Drops the references and the path; s is all zero after. */

@@ -511,6 +511,8 @@ static const conf_elem_t *const root_children[] = {&server_elem,
                                                    &response_elem,
                                                    &conf_route_elem,
                                                    &conf_action_elem,
+                                                   &conf_allow_elem,
+                                                   &conf_deny_elem,
                                                    NULL};
 
 static const conf_attr_t no_attrs[] = {{NULL, NULL, 0, NULL, 0}};

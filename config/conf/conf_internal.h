@@ -298,4 +298,9 @@ extern const conf_enum_t conf_rule_fail_enum;
  * own; refuses two <Action> of one name (conf_policy.c). */
 suspect_rc_t conf_actions_apply(conf_build_t *b);
 
+/* <Allow> and <Deny>, children of <Suspect> and of <Route>
+ * (conf_lists.c). */
+extern const conf_elem_t conf_allow_elem;
+extern const conf_elem_t conf_deny_elem;
+
 #endif

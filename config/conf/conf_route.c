@@ -592,7 +592,8 @@ static suspect_rc_t route_end(conf_build_t *b, void *obj, uint32_t seen,
 }
 
 static const conf_elem_t *const route_children[] = {
-    &identity_elem, &conf_failure_elem, &conf_success_elem, NULL};
+    &identity_elem,   &conf_failure_elem, &conf_success_elem,
+    &conf_allow_elem, &conf_deny_elem,    NULL};
 
 const conf_elem_t conf_route_elem = {
     "Route", route_attrs, route_children, route_begin, route_end, ROFF(line),

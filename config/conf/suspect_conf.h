@@ -108,6 +108,24 @@ typedef enum suspect_count {
     SUSPECT_COUNT_UNLESS_OK /* all but those a <Success> matches */
 } suspect_count_t;
 
+/* <Allow> or <Deny>: client address blocks and identity values, written
+ * in the element (ip=, identity=) and/or in a file of their own (file=,
+ * read with the snapshot; one entry per line).  Parsed and checked by the
+ * middleware when it compiles the snapshot (the address parser is its). */
+#define SUSPECT_CONF_MAX_LIST_BYTES (64u << 20)
+
+typedef struct suspect_conf_list {
+    const char *ip;        /* "10.0.0.0/8 2001:db8::/32", NULL = none */
+    const char *identity;  /* "LoginId=monitor ...", NULL = none */
+    const char *file;      /* absolute, NULL = none */
+    const char *file_text; /* its content (NUL-terminated) */
+    size_t file_len;
+    uint64_t file_id[5]; /* file_id_t of what was read (dev, ino, size,
+                            mtime, ctime): a reload looks at it */
+    int status;          /* <Deny>: the refusal's, 0 = 403 */
+    int line;
+} suspect_conf_list_t;
+
 typedef struct suspect_conf_route {
     const char *action; /* must exist in the limits file (checked later) */
     size_t nmethods;    /* 0 = any method */
@@ -134,6 +152,9 @@ typedef struct suspect_conf_route {
      * loaded (SUSPECT_SHADOW_*, SUSPECT_RULE_FAIL_*; 0 = not set) */
     int shadow;
     int fail_mode;
+    /* <Allow>, <Deny> of the route (NULL = none) */
+    const suspect_conf_list_t *allow;
+    const suspect_conf_list_t *deny;
 } suspect_conf_route_t;
 
 /* suspect_conf_route_t.shadow, suspect_conf_action_t.shadow */
@@ -262,6 +283,10 @@ typedef struct suspect_conf {
      * listings (not carried by suspect-cgi's compiled configuration) */
     size_t nactions;
     const suspect_conf_action_t *actions;
+
+    /* <Allow>, <Deny> for every request (NULL = none) */
+    const suspect_conf_list_t *allow;
+    const suspect_conf_list_t *deny;
 } suspect_conf_t;
 
 /*
@@ -284,6 +309,12 @@ void suspect_conf_unref(const suspect_conf_t *conf);
 /* Warnings found while loading ("file:line: warning: text"). */
 size_t suspect_conf_warning_count(const suspect_conf_t *conf);
 const char *suspect_conf_warning(const suspect_conf_t *conf, size_t i);
+
+/* Whether a list file of conf (an <Allow file> or <Deny file>) is no
+ * longer what the snapshot read: a reload should load the whole file
+ * again.  *sig gets a digest of what the files are now (to tell, after a
+ * failed load, whether they changed since). */
+bool suspect_conf_lists_changed(const suspect_conf_t *conf, uint64_t *sig);
 
 /* The name of a source kind as written in the file ("cookie", ...). */
 const char *suspect_src_kind_name(suspect_src_kind_t kind);

@@ -97,7 +97,21 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                                "Upstream: suspect-cgi runs CGI programs: use "
                                "<Cgi>");
     }
+    if (c->allow != NULL || c->deny != NULL) {
+        const suspect_conf_list_t *l = c->allow != NULL ? c->allow : c->deny;
+
+        return suspect_err_set(err, SUSPECT_E_CONFIG, c->file, l->line,
+                               "<Allow> and <Deny> need suspect-fcgi (not "
+                               "in suspect-cgi's compiled configuration)");
+    }
     for (size_t i = 0; i < c->nroutes; i++) {
+        if (c->routes[i].allow != NULL || c->routes[i].deny != NULL) {
+            return suspect_err_set(err, SUSPECT_E_CONFIG, c->file,
+                                   c->routes[i].line,
+                                   "Route: <Allow> and <Deny> need "
+                                   "suspect-fcgi (not in suspect-cgi's "
+                                   "compiled configuration)");
+        }
         if (c->routes[i].count != SUSPECT_COUNT_ALL) {
             return suspect_err_set(
                 err, SUSPECT_E_CONFIG, c->file, c->routes[i].line,

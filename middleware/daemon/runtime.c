@@ -48,6 +48,7 @@ struct mw_runtime {
     mw_upstream_t *upstream; /* NULL unless <Upstream> */
     struct stat conf_st;     /* the suspect.xml the guard came from */
     struct stat failed_st;   /* the last bad suspect.xml reported */
+    uint64_t failed_lists;   /* ...and its list files then */
     bool have_failed;
     bool conf_refused;           /* failed_st is valid, refused for the
                                     limits file's sake */
@@ -271,6 +272,8 @@ static void log_kept(const suspect_err_t *err, const char *kept)
  * limits file), so the same file is not reported again. */
 static void conf_failed(mw_runtime_t *rt, const struct stat *st, bool refused)
 {
+    (void)suspect_conf_lists_changed(mw_guard_conf(rt->guard),
+                                     &rt->failed_lists);
     rt->failed_st = *st;
     rt->have_failed = true;
     rt->conf_refused = refused;
@@ -287,16 +290,20 @@ static void step_conf(mw_runtime_t *rt, bool force, bool retry,
     mw_guard_t *g = NULL;
     const suspect_conf_t *c, *cur;
     const char *why;
+    uint64_t lists_now;
+    bool lists;
 
     suspect_err_clear(&err);
     if (stat(rt->conf_path, &st) != 0) {
         memset(&st, 0, sizeof(st));
     }
-    if (!force && file_id_same_stat(&st, &rt->conf_st)) {
+    /* An <Allow file> or <Deny file> edited is suspect.xml reloaded. */
+    lists = suspect_conf_lists_changed(mw_guard_conf(rt->guard), &lists_now);
+    if (!force && !lists && file_id_same_stat(&st, &rt->conf_st)) {
         return;
     }
     if (!force && rt->have_failed && file_id_same_stat(&st, &rt->failed_st) &&
-        !(retry && rt->conf_refused)) {
+        lists_now == rt->failed_lists && !(retry && rt->conf_refused)) {
         return;
     }
     if (load_guard(rt->conf_path, &g, &st, &err) != SUSPECT_OK) {

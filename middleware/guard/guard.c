@@ -244,8 +244,41 @@ static suspect_rc_t compile_route(const suspect_conf_t *conf,
     return SUSPECT_OK;
 }
 
+/* Compiles the allow and deny lists, the global ones and each route's. */
+static suspect_rc_t compile_lists(mw_guard_t *g, const suspect_conf_t *conf,
+                                  suspect_err_t *err)
+{
+    suspect_rc_t rc = SUSPECT_OK;
+
+    if (conf->allow != NULL) {
+        rc = guard_list_compile(conf, conf->allow, false, &g->allow, err);
+    }
+    if (rc == SUSPECT_OK && conf->deny != NULL) {
+        rc = guard_list_compile(conf, conf->deny, true, &g->deny, err);
+    }
+    for (size_t i = 0; rc == SUSPECT_OK && i < conf->nroutes; i++) {
+        const suspect_conf_route_t *cr = &conf->routes[i];
+
+        if (cr->allow != NULL) {
+            rc = guard_list_compile(conf, cr->allow, false, &g->routes[i].allow,
+                                    err);
+        }
+        if (rc == SUSPECT_OK && cr->deny != NULL) {
+            rc = guard_list_compile(conf, cr->deny, true, &g->routes[i].deny,
+                                    err);
+        }
+    }
+    return rc;
+}
+
 static void guard_free(mw_guard_t *g)
 {
+    guard_list_free(g->allow);
+    guard_list_free(g->deny);
+    for (size_t i = 0; g->routes != NULL && i < g->nroutes; i++) {
+        guard_list_free(g->routes[i].allow);
+        guard_list_free(g->routes[i].deny);
+    }
     for (size_t i = 0; g->ids != NULL && i < g->nids; i++) {
         mw_norm_free(g->ids[i].norm);
     }
@@ -302,6 +335,9 @@ static suspect_rc_t compile(mw_guard_t *g, const suspect_conf_t *conf,
         ids += conf->routes[i].nidentities;
     }
     g->nroutes = conf->nroutes;
+    if (rc == SUSPECT_OK) {
+        rc = compile_lists(g, conf, err);
+    }
     g->keyopts.format = conf->key_format;
     g->keyopts.prefix = conf->key_prefix;
     g->form_max = conf->form_max != 0 ? conf->form_max : GUARD_FORM_MAX_DEFAULT;

@@ -241,6 +241,19 @@ suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
 suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
                                   size_t *len)
 {
+    const mw_addr_t *a;
+
+    if (guard_call_client_addr(c, &a) != SUSPECT_OK) {
+        return SUSPECT_E_NOTFOUND;
+    }
+    *val = c->ip;
+    *len = c->ip_len;
+    return SUSPECT_OK;
+}
+
+/* The client address, resolved once per call. */
+suspect_rc_t guard_call_client_addr(guard_call_t *c, const mw_addr_t **out)
+{
     if (c->ip_state == 0) {
         const suspect_conf_t *conf = c->g->conf;
         mw_client_src_t src;
@@ -267,12 +280,12 @@ suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
                              &c->ip_len) != SUSPECT_OK) {
             return SUSPECT_E_NOTFOUND;
         }
+        c->addr = addr;
         c->ip_state = 1;
     }
     if (c->ip_state < 0) {
         return SUSPECT_E_NOTFOUND;
     }
-    *val = c->ip;
-    *len = c->ip_len;
+    *out = &c->addr;
     return SUSPECT_OK;
 }

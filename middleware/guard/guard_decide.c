@@ -81,8 +81,8 @@ static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
  * over form_max ends the decision; SUSPECT_E_IO, SUSPECT_E_NOMEM from the
  * body. */
 static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
-                                suspect_identity_t *ids, size_t *n,
-                                mw_verdict_t *v)
+                                suspect_identity_t *ids, size_t *from,
+                                size_t *n, mw_verdict_t *v)
 {
     *n = 0;
     for (size_t i = 0; i < r->nids; i++) {
@@ -91,6 +91,9 @@ static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
             c, &r->ids[i], &ids[*n], SUSPECT_MAX_IDENTITIES - *n, &k);
 
         if (rc == SUSPECT_OK) {
+            for (size_t j = 0; j < k; j++) {
+                from[*n + j] = i;
+            }
             *n += k;
             continue;
         }
@@ -125,6 +128,90 @@ static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
     }
     if (*n == 0) {
         verdict(v, MW_VERDICT_PASS, 0, "no identity");
+        return SUSPECT_E_NOTFOUND;
+    }
+    return SUSPECT_OK;
+}
+
+/* Whether list l holds the request's client address. */
+static bool address_listed(guard_call_t *c, const guard_list_t *l)
+{
+    const mw_addr_t *a;
+
+    return l != NULL && guard_call_client_addr(c, &a) == SUSPECT_OK &&
+           guard_list_addr(l, a);
+}
+
+/* A refusal by deny list l: before anything is counted; a route in shadow
+ * mode lets it through uncounted, marked would_deny. */
+static void deny_listed(mw_verdict_t *v, const guard_list_t *l)
+{
+    if (v->shadow) {
+        verdict(v, MW_VERDICT_PASS, guard_list_status(l), "deny list");
+        v->would_deny = true;
+        return;
+    }
+    verdict(v, MW_VERDICT_REJECT, guard_list_status(l), "deny list");
+}
+
+/* Whether identity gi counts the client address (a client-ip source). */
+static bool counts_address(const guard_identity_t *gi)
+{
+    for (size_t k = 0; k < gi->nsources; k++) {
+        if (gi->src[k].kind == SUSPECT_SRC_CLIENT_IP) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The allow and deny lists on the route's resolved identities: a value on
+ * a deny list (the route's, or the one for every request) refuses the
+ * request; a value on an allow list, or an identity counting the client
+ * address when the address is on one, is left out.  SUSPECT_E_NOTFOUND
+ * with v set when the request is refused, or when no identity is left
+ * (PASS: never counted).
+ */
+static suspect_rc_t apply_lists(guard_call_t *c, const guard_route_t *r,
+                                suspect_identity_t *ids, const size_t *from,
+                                size_t *n, mw_verdict_t *v)
+{
+    const mw_guard_t *g = c->g;
+    int addr_allowed = -1; /* not looked at yet */
+    size_t kept = 0;
+
+    if (r->allow == NULL && r->deny == NULL && g->allow == NULL &&
+        g->deny == NULL) {
+        return SUSPECT_OK;
+    }
+    for (size_t i = 0; i < *n; i++) {
+        const guard_list_t *d = guard_list_identity(r->deny, &ids[i]) ? r->deny
+                                : guard_list_identity(g->deny, &ids[i])
+                                    ? g->deny
+                                    : NULL;
+        bool allowed;
+
+        if (d != NULL) {
+            deny_listed(v, d);
+            return SUSPECT_E_NOTFOUND;
+        }
+        allowed = guard_list_identity(r->allow, &ids[i]) ||
+                  guard_list_identity(g->allow, &ids[i]);
+        if (!allowed && counts_address(&r->ids[from[i]])) {
+            if (addr_allowed < 0) {
+                addr_allowed =
+                    address_listed(c, r->allow) || address_listed(c, g->allow);
+            }
+            allowed = addr_allowed != 0;
+        }
+        if (!allowed) {
+            ids[kept++] = ids[i];
+        }
+    }
+    *n = kept;
+    if (kept == 0) {
+        verdict(v, MW_VERDICT_PASS, 0, "allow list");
         return SUSPECT_E_NOTFOUND;
     }
     return SUSPECT_OK;
@@ -203,6 +290,7 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
 {
     const suspect_rule_t *rule = suspect_limits_find(lim, r->conf->action);
     suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
+    size_t from[SUSPECT_MAX_IDENTITIES];
     mw_verdict_t *v = &res->verdict;
     size_t n = 0;
     suspect_rc_t rc;
@@ -228,7 +316,14 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
         }
         res->reserve_ttl_ms = reserve_ttl_ms(c->g->conf);
     }
-    rc = resolve_all(c, r, ids, &n, v);
+    if (address_listed(c, r->deny)) {
+        deny_listed(v, r->deny);
+        return SUSPECT_OK;
+    }
+    rc = resolve_all(c, r, ids, from, &n, v);
+    if (rc == SUSPECT_OK) {
+        rc = apply_lists(c, r, ids, from, &n, v);
+    }
     if (rc == SUSPECT_E_NOTFOUND) {
         return SUSPECT_OK;
     }
@@ -325,6 +420,13 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
         return path_verdict(rc, v, err);
     }
     guard_call_begin(&c, g, req);
+    if (address_listed(&c, g->deny)) {
+        /* every request, routed or not, before anything is counted */
+        verdict(v, MW_VERDICT_REJECT, guard_list_status(g->deny), "deny list");
+        guard_paths_free(&paths);
+        guard_call_end(&c);
+        return SUSPECT_OK;
+    }
     rc = resolve_paths(&c, &paths, lim, out, err);
     guard_paths_free(&paths);
     guard_call_end(&c);

@@ -53,8 +53,16 @@ typedef struct guard_identity {
     mw_norm_t *norm; /* the application's reading; NULL: the default */
 } guard_identity_t;
 
+/* An <Allow> or <Deny> compiled (lists.c); opaque. */
+typedef struct guard_list guard_list_t;
+
+/* Entries one list holds at most (address blocks: MW_ADDRSET_MAX). */
+#define GUARD_LIST_MAX_IDS   1000000
+#define GUARD_LIST_VALUE_MAX 1024
+
 typedef struct guard_route {
     const suspect_conf_route_t *conf;
+    guard_list_t *allow, *deny; /* NULL = none */
     size_t path_len;
     size_t method_len[SUSPECT_CONF_MAX_METHODS];
     size_t param_name_len;
@@ -76,7 +84,8 @@ struct mw_guard {
     guard_route_t *routes;
     size_t nids;
     guard_identity_t *ids;
-    char *names; /* header variable names, NUL-separated */
+    char *names;                /* header variable names, NUL-separated */
+    guard_list_t *allow, *deny; /* for every request; NULL = none */
 };
 
 /* Per-call memory for values: a stack part, then one heap block each. */
@@ -104,7 +113,8 @@ typedef struct guard_call {
                            -3 multipart */
     const char *body;
     size_t body_len;
-    int ip_state; /* 0 not looked at, 1 resolved, -1 none */
+    int ip_state;   /* 0 not looked at, 1 resolved, -1 none */
+    mw_addr_t addr; /* the client address, when ip_state is 1 */
     size_t ip_len;
     char ip[MW_ADDR_TEXT_MAX];
     guard_arena_t arena;
@@ -193,6 +203,33 @@ suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
  * usable address. */
 suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
                                   size_t *len);
+
+/* The client address behind trusted proxies, resolved once per call (the
+ * same as guard_call_client_ip()'s): SUSPECT_OK or SUSPECT_E_NOTFOUND. */
+suspect_rc_t guard_call_client_addr(guard_call_t *c, const mw_addr_t **out);
+
+/* ---- lists.c ------------------------------------------------------------ */
+
+/* Compiles cl (deny: a <Deny>) into *out (owned: guard_list_free()).
+ * SUSPECT_E_CONFIG "file:line: Allow: ..." for a bad entry (the list
+ * file's own line for one of its lines), SUSPECT_E_NOMEM. */
+suspect_rc_t guard_list_compile(const suspect_conf_t *conf,
+                                const suspect_conf_list_t *cl, bool deny,
+                                guard_list_t **out, suspect_err_t *err);
+
+void guard_list_free(guard_list_t *l); /* NULL is a no-op */
+
+/* Whether l (NULL: none) holds the address a. */
+bool guard_list_addr(const guard_list_t *l, const mw_addr_t *a);
+
+/* Whether l (NULL: none) holds the identity's value (parts joined '_'). */
+bool guard_list_identity(const guard_list_t *l, const suspect_identity_t *id);
+
+/* A <Deny>'s status (403 when not given). */
+int guard_list_status(const guard_list_t *l);
+
+/* Address ranges of l, and in *ids its identity values (for --check). */
+size_t guard_list_size(const guard_list_t *l, size_t *ids);
 
 /* ---- identity.c --------------------------------------------------------- */
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers/e2e.h"
 #include "helpers/procs.h"
@@ -327,6 +328,63 @@ static void test_fail_mode_per_action(void)
     test_redis_stop(&rs);
 }
 
+/* Writes DIR/name atomically (a temp file renamed over it). */
+static int write_list(const char *name, const char *text)
+{
+    char path[TEST_PATH_MAX], tmp[TEST_PATH_MAX + 8];
+
+    e2e_path(path, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    return test_write_file(tmp, text, strlen(text)) == 0 &&
+                   rename(tmp, path) == 0
+               ? 0
+               : -1;
+}
+
+/* Allow and deny lists through the PHP login: a denied login is refused
+ * before the application runs, an allowed one is never counted; an edit
+ * of the list file is picked up, a bad one keeps the running lists. */
+static void test_lists_and_reload(void)
+{
+    const char *edits[] = {"<Response format=\"auto\"/>",
+                           "<Response format=\"auto\"/>\n"
+                           "  <Deny file=\"deny.txt\"/>\n"
+                           "  <Allow identity=\"LoginId=monitor\"/>",
+                           NULL};
+    int status = 0;
+
+    CU_ASSERT_FATAL(
+        write_list("deny.txt", "# bad accounts\nLoginId=mallory\n") == 0);
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
+    CU_ASSERT_EQUAL(post("/login.php?op=login", "user=mallory&password=x"),
+                    403);
+    CU_ASSERT_EQUAL(attempts("login fail mallory"), 0);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(post("/login.php?op=login", "user=monitor&password=x"),
+                        401);
+    }
+    CU_ASSERT_EQUAL(attempts("login fail monitor"), 6);
+    CU_ASSERT_EQUAL(post("/login.php?op=login", "user=eve&password=x"), 401);
+
+    /* eve added to the file: refused once the file is reloaded */
+    CU_ASSERT_FATAL(write_list("deny.txt", "LoginId=mallory\nLoginId=eve\n") ==
+                    0);
+    for (int i = 0; i < 50 && status != 403; i++) {
+        status = post("/login.php?op=login", "user=eve&password=y");
+        if (status != 403) {
+            usleep(test_scale_ms(100) * 1000);
+        }
+    }
+    CU_ASSERT_EQUAL(status, 403);
+
+    /* a bad line: the running lists stay, and the log says why */
+    CU_ASSERT_FATAL(write_list("deny.txt", "LoginId=mallory\n10.0.0.300\n") ==
+                    0);
+    CU_ASSERT_EQUAL(
+        test_wait_file_text(e2e.log, "deny.txt:2:", test_scale_ms(5000)), 0);
+    CU_ASSERT_EQUAL(post("/login.php?op=login", "user=eve&password=y"), 403);
+}
+
 int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
@@ -340,7 +398,9 @@ int e2e_add_failure_tests(CU_pSuite s)
                    CU_add_test(s, "shadow, then enforced by a reload",
                                test_shadow_then_enforce) == NULL ||
                    CU_add_test(s, "fail mode per action, Redis stopped",
-                               test_fail_mode_per_action) == NULL
+                               test_fail_mode_per_action) == NULL ||
+                   CU_add_test(s, "allow and deny lists, reloaded",
+                               test_lists_and_reload) == NULL
                ? -1
                : 0;
 }

@@ -619,6 +619,7 @@ int register_guard_suite(void)
                    guard_register_decisions(s) != 0 ||
                    guard_register_modes(s) != 0 ||
                    guard_register_bypass(s) != 0 ||
+                   guard_register_lists(s) != 0 ||
                    guard_register_readings(s) != 0
                ? -1
                : 0;

@@ -23,6 +23,9 @@ int request_addr_init(void);
 /* Adds the address tests to suite s; 0 or -1. */
 int request_register_addr(CU_pSuite s);
 
+/* Adds the address set tests (test_addrset.c) to s; 0 or -1. */
+int request_register_addrset(CU_pSuite s);
+
 /* Adds the PHP parameter name tests (test_request_names.c) to s; 0 or
  * -1. */
 int request_register_names(CU_pSuite s);

@@ -568,6 +568,8 @@ int register_request_suite(void)
             return -1;
         }
     }
-    return request_register_addr(s) == 0 && request_register_names(s) == 0 ? 0
-                                                                           : -1;
+    return request_register_addr(s) == 0 && request_register_names(s) == 0 &&
+                   request_register_addrset(s) == 0
+               ? 0
+               : -1;
 }

@@ -71,7 +71,7 @@ static void missing_text(const suspect_conf_t *conf,
 /* Whether the store of <Store> keeps offence counts (repeat offenders). */
 static bool store_gives_escalation(const suspect_conf_t *conf)
 {
-    return conf->store == SUSPECT_STORE_MEMORY;
+    return conf->store != SUSPECT_STORE_REDIS;
 }
 
 /* The message for rule i of lim that the store cannot apply, or false. */
@@ -87,7 +87,7 @@ static bool rule_problem(const suspect_conf_t *conf,
     }
     snprintf(buf, size,
              "%s: BlockFactor: the %s store keeps no offence counts (repeat "
-             "offenders need the memory store)",
+             "offenders need the memory or lmdb store)",
              r->action,
              conf->store <= SUSPECT_STORE_REDIS ? names[conf->store] : "?");
     return true;

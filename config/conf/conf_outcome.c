@@ -191,7 +191,7 @@ const conf_elem_t conf_success_elem = {
 /* Whether the store of <Store> holds attempts in flight. */
 static bool store_reserves(const suspect_conf_t *c)
 {
-    return c->store == SUSPECT_STORE_MEMORY;
+    return c->store != SUSPECT_STORE_REDIS;
 }
 
 suspect_rc_t conf_outcomes_check(conf_build_t *b)
@@ -215,7 +215,7 @@ suspect_rc_t conf_outcomes_check(conf_build_t *b)
         if (!store_reserves(c)) {
             return conf_fail(b, r->line,
                              "Route: <%s> needs a store that holds attempts in "
-                             "flight (memory)",
+                             "flight (memory, lmdb)",
                              r->count == SUSPECT_COUNT_FAILURES ? "Failure"
                                                                 : "Success");
         }

@@ -7,9 +7,10 @@
  *   lmdb_env.c   the environment: open, fork, the rwlock, transactions,
  *                errors;
  *   lmdb_rec.c   records and stored keys: encoding, state, read and write;
- *   lmdb_scan.c  walks over every record: the purges, the lock listing.
+ *   lmdb_scan.c  walks over every record: the purges, the lock listing;
+ *   lmdb_slots.c slots in flight: expiring and settling them.
  *
- * Only these four files include lmdb.h.  Internal failures are kept apart
+ * Only these five files include lmdb.h.  Internal failures are kept apart
  * from LMDB's codes (<= -30800) and errno values (> 0) until lm_fail()
  * turns them into a suspect_rc_t.
  */
@@ -51,7 +52,17 @@ typedef struct lmstore {
     size_t scratch_cap;
 } lmstore_t;
 
-/* A record as found in the map: its header and its hits in place. */
+/* A slot in flight (a reservation), as a record's extension holds it. */
+typedef struct lm_slot {
+    uint64_t id;
+    int64_t at_ms, end_ms;
+} lm_slot_t;
+
+#define EXT_HEADER 16 /* offences u32, nslots u32, offence_until i64 */
+#define SLOT_BYTES 24
+
+/* A record as found in the map: its header and its hits in place, and
+ * its extension (slots in flight, offences) when it has one. */
 typedef struct rec_view {
     bool found;
     uint32_t count;
@@ -59,6 +70,10 @@ typedef struct rec_view {
     int64_t lock_until_ms;
     int64_t expires_ms;
     const unsigned char *hits;
+    uint32_t offences;
+    int64_t offence_until_ms;
+    uint32_t nslots;
+    const unsigned char *slots; /* nslots x SLOT_BYTES, unaligned */
 } rec_view_t;
 
 /* A key as stored: the window key, or its hashed form. */
@@ -67,7 +82,9 @@ typedef struct skey {
     MDB_val val;
 } skey_t;
 
-/* What a record becomes: hits old[from..count) plus add_ts when add. */
+/* What a record becomes: hits old[from..count) plus add_ts when add,
+ * merged with extra[0..nextra) (sorted); its extension: offences and
+ * slots[0..nslots) (lm_rec_new() starts from the old record's). */
 typedef struct rec_new {
     const rec_view_t *old;
     uint32_t from;
@@ -75,6 +92,12 @@ typedef struct rec_new {
     int64_t add_ts;
     int64_t lock_until_ms;
     uint32_t window_s;
+    const int64_t *extra;
+    uint32_t nextra;
+    uint32_t offences;
+    int64_t offence_until_ms;
+    const lm_slot_t *slots;
+    uint32_t nslots;
 } rec_new_t;
 
 /* ---- lmdb_env.c --------------------------------------------------------- */
@@ -112,6 +135,22 @@ bool lm_rec_parse(const MDB_val *v, rec_view_t *r);
 /* The i-th hit of r, oldest first. */
 int64_t lm_rec_hit(const rec_view_t *r, uint32_t i);
 
+/* The i-th slot of r. */
+lm_slot_t lm_rec_slot(const rec_view_t *r, uint32_t i);
+
+/* An array for r's slots and one more (owned: free()); NULL when out of
+ * memory. */
+lm_slot_t *lm_slots_alloc(const rec_view_t *r);
+
+/* A rec_new_t that writes r back as it is (its slots in *slots, an array
+ * of at least r->nslots + 1 the caller owns, so one may be added). */
+void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_slot_t *slots);
+
+/* Adds r's slots and offences at now to st (hits counted by the caller):
+ * live slots as pending, ended ones as hits in the window. */
+void lm_rec_ext_state(const rec_view_t *r, const suspect_rule_t *rule,
+                      int64_t now_ms, suspect_window_state_t *st);
+
 /* The state of r under rule at now; *first gets the oldest hit still in
  * the window. */
 void lm_rec_state(const rec_view_t *r, const suspect_rule_t *rule,
@@ -126,6 +165,19 @@ int lm_rec_get(const lmstore_t *ls, MDB_txn *txn, skey_t *sk, rec_view_t *r);
 /* Writes what nr describes under sk, or deletes the record when it would
  * hold no hit and no lock. */
 int lm_rec_store(lmstore_t *ls, MDB_txn *txn, skey_t *sk, const rec_new_t *nr);
+
+/* ---- lmdb_slots.c ------------------------------------------------------- */
+
+/* Writes back r's slots whose end has come as hits at their times, and
+ * reads the record of sk again into *r (0 when there were none). */
+int lm_slots_expire(lmstore_t *ls, MDB_txn *txn, skey_t *sk, int64_t now_ms,
+                    rec_view_t *r);
+
+/* suspect_store_settle() on the LMDB store. */
+suspect_rc_t lm_op_settle(suspect_store_t *store, const suspect_rule_t *rule,
+                          const suspect_key_t *keys, size_t n,
+                          const suspect_ticket_t *ticket, bool failed,
+                          int64_t now_ms, suspect_err_t *err);
 
 /* ---- lmdb_scan.c -------------------------------------------------------- */
 

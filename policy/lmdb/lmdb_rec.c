@@ -12,10 +12,17 @@
  *
  * Record (native byte order; an LMDB file is not portable across CPUs
  * anyway):
- *   magic u32 "SLR1" | count u32 | window_s u32 | reserved u32 |
- *   lock_until_ms i64 | expires_ms i64 | hits[count] i64, ascending
+ *   magic u32 "SLR1" | count u32 | window_s u32 | ext_len u32 |
+ *   lock_until_ms i64 | expires_ms i64 | hits[count] i64, ascending |
+ *   extension (ext_len bytes, 0 = none):
+ *     offences u32 | nslots u32 | offence_until_ms i64 |
+ *     slots[nslots] (id u64, at_ms i64, end_ms i64)
  * window_s is the window of the last decision on the record; expires_ms is
- * max(newest hit + window, lock_until): after it the record means nothing.
+ * max(newest hit + window, lock_until, offence_until, each slot's end +
+ * window): after it the record means nothing.  The extension holds what
+ * only some identities have: slots in flight (reservations) and an
+ * offence count (escalating rules); a record of the seed's kind has none,
+ * and a file written before it existed reads the same (ext_len was 0).
  * Values are read with memcpy (LMDB gives no alignment).
  *
  * A record is written whole from the store's scratch buffer (only inside a
@@ -58,13 +65,16 @@ static void put_u32(unsigned char *p, uint32_t v)
 bool lm_rec_parse(const MDB_val *v, rec_view_t *r)
 {
     const unsigned char *p = v->mv_data;
+    uint32_t ext;
 
     memset(r, 0, sizeof(*r));
     if (v->mv_size < REC_HEADER || get_u32(p) != REC_MAGIC) {
         return false;
     }
     r->count = get_u32(p + 4);
-    if (v->mv_size != REC_HEADER + (size_t)r->count * 8) {
+    ext = get_u32(p + 12);
+    if (v->mv_size != REC_HEADER + (size_t)r->count * 8 + ext ||
+        (ext != 0 && ext < EXT_HEADER)) {
         return false;
     }
     r->found = true;
@@ -72,7 +82,72 @@ bool lm_rec_parse(const MDB_val *v, rec_view_t *r)
     r->lock_until_ms = get_i64(p + 16);
     r->expires_ms = get_i64(p + 24);
     r->hits = p + REC_HEADER;
+    if (ext != 0) {
+        const unsigned char *x = r->hits + (size_t)r->count * 8;
+
+        r->offences = get_u32(x);
+        r->nslots = get_u32(x + 4);
+        r->offence_until_ms = get_i64(x + 8);
+        r->slots = x + EXT_HEADER;
+        if (ext != EXT_HEADER + (size_t)r->nslots * SLOT_BYTES) {
+            return false;
+        }
+    }
     return true;
+}
+
+lm_slot_t lm_rec_slot(const rec_view_t *r, uint32_t i)
+{
+    const unsigned char *p = r->slots + (size_t)i * SLOT_BYTES;
+    lm_slot_t s;
+
+    memcpy(&s.id, p, 8);
+    s.at_ms = get_i64(p + 8);
+    s.end_ms = get_i64(p + 16);
+    return s;
+}
+
+lm_slot_t *lm_slots_alloc(const rec_view_t *r)
+{
+    return suspect_malloc(((size_t)r->nslots + 1) * sizeof(lm_slot_t));
+}
+
+void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_slot_t *slots)
+{
+    memset(nr, 0, sizeof(*nr));
+    nr->old = r;
+    nr->lock_until_ms = r->lock_until_ms;
+    nr->window_s = r->window_s;
+    nr->offences = r->offences;
+    nr->offence_until_ms = r->offence_until_ms;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        slots[i] = lm_rec_slot(r, i);
+    }
+    nr->slots = slots;
+    nr->nslots = r->nslots;
+}
+
+void lm_rec_ext_state(const rec_view_t *r, const suspect_rule_t *rule,
+                      int64_t now_ms, suspect_window_state_t *st)
+{
+    int64_t cutoff = now_ms - (int64_t)rule->window_s * 1000;
+
+    for (uint32_t i = 0; r->found && i < r->nslots; i++) {
+        lm_slot_t s = lm_rec_slot(r, i);
+
+        if (s.end_ms > now_ms) {
+            st->pending++;
+            if (st->pending_end_ms == 0 || s.end_ms < st->pending_end_ms) {
+                st->pending_end_ms = s.end_ms;
+            }
+        } else if (s.at_ms > cutoff) {
+            st->in_window++; /* a hit not yet moved among the hits */
+        }
+    }
+    if (r->found && suspect_rule_escalates(rule) &&
+        r->offence_until_ms > now_ms) {
+        st->offences = r->offences;
+    }
 }
 
 int64_t lm_rec_hit(const rec_view_t *r, uint32_t i)
@@ -120,7 +195,13 @@ void lm_rec_state(const rec_view_t *r, const suspect_rule_t *rule,
 static uint32_t rec_new_count(const rec_new_t *nr)
 {
     uint32_t kept = nr->old->found ? nr->old->count - nr->from : 0;
-    return kept + (nr->add ? 1 : 0);
+    return kept + (nr->add ? 1 : 0) + nr->nextra;
+}
+
+/* Whether the record needs its extension. */
+static bool rec_new_ext(const rec_new_t *nr)
+{
+    return nr->nslots > 0 || nr->offences > 0;
 }
 
 /* Makes the scratch buffer hold at least size bytes; false on ENOMEM. */
@@ -140,12 +221,55 @@ static bool scratch_reserve(lmstore_t *ls, size_t size)
     return true;
 }
 
+/* Writes the kept hits, the added one and the extra ones, merged in
+ * ascending order, at h. */
+static void put_hits(unsigned char *h, const rec_new_t *nr, uint32_t kept)
+{
+    uint32_t i = 0, j = 0, k = 0;
+
+    while (i < kept || j < nr->nextra) {
+        int64_t a = i < kept ? lm_rec_hit(nr->old, nr->from + i) : 0;
+
+        if (i < kept && (j == nr->nextra || a <= nr->extra[j])) {
+            put_i64(h + (size_t)k++ * 8, a);
+            i++;
+        } else {
+            put_i64(h + (size_t)k++ * 8, nr->extra[j++]);
+        }
+    }
+    if (nr->add) {
+        put_i64(h + (size_t)k * 8, nr->add_ts);
+    }
+}
+
+/* Writes the extension nr describes at x; the latest end of a slot plus
+ * the window, or 0. */
+static int64_t put_ext(unsigned char *x, const rec_new_t *nr)
+{
+    int64_t last = 0;
+
+    put_u32(x, nr->offences);
+    put_u32(x + 4, nr->nslots);
+    put_i64(x + 8, nr->offence_until_ms);
+    for (uint32_t i = 0; i < nr->nslots; i++) {
+        unsigned char *s = x + EXT_HEADER + (size_t)i * SLOT_BYTES;
+
+        memcpy(s, &nr->slots[i].id, 8);
+        put_i64(s + 8, nr->slots[i].at_ms);
+        put_i64(s + 16, nr->slots[i].end_ms);
+        last = nr->slots[i].end_ms > last ? nr->slots[i].end_ms : last;
+    }
+    return last > 0 ? last + (int64_t)nr->window_s * 1000 : 0;
+}
+
 /* Builds the record nr describes in the scratch buffer; *v points at it. */
 static int rec_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
 {
     uint32_t count = rec_new_count(nr);
-    uint32_t kept = count - (nr->add ? 1 : 0);
-    size_t size = REC_HEADER + (size_t)count * 8;
+    uint32_t kept = count - (nr->add ? 1 : 0) - nr->nextra;
+    size_t ext =
+        rec_new_ext(nr) ? EXT_HEADER + (size_t)nr->nslots * SLOT_BYTES : 0;
+    size_t size = REC_HEADER + (size_t)count * 8 + ext;
     int64_t expires = nr->lock_until_ms;
     unsigned char *p;
 
@@ -154,12 +278,13 @@ static int rec_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
     }
     p = ls->scratch;
     memset(p, 0, REC_HEADER);
-    if (kept > 0) {
-        memcpy(p + REC_HEADER, nr->old->hits + (size_t)nr->from * 8,
-               (size_t)kept * 8);
-    }
-    if (nr->add) {
-        put_i64(p + REC_HEADER + (size_t)kept * 8, nr->add_ts);
+    put_hits(p + REC_HEADER, nr, kept);
+    if (ext > 0) {
+        int64_t last = put_ext(p + REC_HEADER + (size_t)count * 8, nr);
+
+        expires = last > expires ? last : expires;
+        expires =
+            nr->offence_until_ms > expires ? nr->offence_until_ms : expires;
     }
     if (count > 0) {
         int64_t newest = get_i64(p + REC_HEADER + (size_t)(count - 1) * 8);
@@ -169,6 +294,7 @@ static int rec_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
     put_u32(p, REC_MAGIC);
     put_u32(p + 4, count);
     put_u32(p + 8, nr->window_s);
+    put_u32(p + 12, (uint32_t)ext);
     put_i64(p + 16, nr->lock_until_ms);
     put_i64(p + 24, expires);
     v->mv_data = p;
@@ -223,7 +349,7 @@ int lm_rec_store(lmstore_t *ls, MDB_txn *txn, skey_t *sk, const rec_new_t *nr)
     MDB_val v;
     int rc;
 
-    if (rec_new_count(nr) == 0 && nr->lock_until_ms == 0) {
+    if (rec_new_count(nr) == 0 && nr->lock_until_ms == 0 && !rec_new_ext(nr)) {
         return nr->old->found ? mdb_del(txn, ls->recs, &sk->val, NULL) : 0;
     }
     rc = rec_build(ls, nr, &v);

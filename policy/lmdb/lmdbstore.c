@@ -10,13 +10,16 @@
  * file), so doing the whole decision in one write transaction makes it
  * exact.  Committed state is in the file: it survives restarts.
  *
- * The store is four files (lmdb_int.h lists what they share): this one
+ * The store is five files (lmdb_int.h lists what they share): this one
  * (decisions, operator operations, life cycle), lmdb_env.c (the file, fork,
- * locking, transactions), lmdb_rec.c (records and stored keys) and
- * lmdb_scan.c (the walks over every record: purges, listing).
+ * locking, transactions), lmdb_rec.c (records and stored keys),
+ * lmdb_scan.c (the walks over every record: purges, listing) and
+ * lmdb_slots.c (slots in flight: expiring and settling them).
  *
  * A decision (one write transaction):
- *   1. read every identity's record, compute its suspect_window_state_t;
+ *   1. read every identity's record (writing back first the slots in
+ *      flight whose end has come as hits, so the hits are the one list),
+ *      compute its suspect_window_state_t;
  *   2. suspect_policy_evaluate();
  *   3. for each identity, read the record again (a put may have moved the
  *      others) and write the trimmed hits, the hit when allowed and the new
@@ -37,6 +40,11 @@
  * caller's fail mode applies.  Live identities are never evicted: dropping
  * a live lock or window would let an attacker who fills the map reset its
  * own limits.
+ *
+ * Slots in flight and offences (suspect_store_reserve(), escalating
+ * rules) live in the record's extension (lmdb_rec.c): a reservation is a
+ * decision that adds a slot instead of a hit; settling and the slots
+ * whose end has come are lmdb_slots.c's.
  *
  * Ownership.  The store owns its environment, path copy and scratch; keys
  * and rules are borrowed for the call; values LMDB returns are valid only
@@ -60,6 +68,7 @@ typedef struct decision_ctx {
     const suspect_rule_t *rule;
     size_t n;
     int64_t now_ms;
+    const suspect_ticket_t *ticket; /* a reservation's, NULL = a decision */
     skey_t sk[SUSPECT_MAX_IDENTITIES];
 } decision_ctx_t;
 
@@ -71,10 +80,15 @@ static int ctx_read(decision_ctx_t *ctx, MDB_txn *txn,
         rec_view_t r;
         uint32_t first;
         int rc = lm_rec_get(ctx->ls, txn, &ctx->sk[i], &r);
+
+        if (rc == 0) {
+            rc = lm_slots_expire(ctx->ls, txn, &ctx->sk[i], ctx->now_ms, &r);
+        }
         if (rc != 0) {
             return rc;
         }
         lm_rec_state(&r, ctx->rule, ctx->now_ms, &st[i], &first);
+        lm_rec_ext_state(&r, ctx->rule, ctx->now_ms, &st[i]);
     }
     return 0;
 }
@@ -86,14 +100,34 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
     suspect_window_state_t st;
     rec_view_t r;
     rec_new_t nr;
+    lm_slot_t *slots;
+    uint32_t from;
     int rc = lm_rec_get(ctx->ls, txn, &ctx->sk[i], &r);
 
     if (rc != 0) {
         return rc;
     }
-    lm_rec_state(&r, ctx->rule, ctx->now_ms, &st, &nr.from);
-    nr.old = &r;
-    nr.add = plan->record;
+    slots = lm_slots_alloc(&r);
+    if (slots == NULL) {
+        return LM_NOMEM;
+    }
+    lm_rec_state(&r, ctx->rule, ctx->now_ms, &st, &from);
+    lm_rec_new(&nr, &r, slots);
+    nr.from = from;
+    if (nr.offence_until_ms <= ctx->now_ms) {
+        nr.offences = 0; /* forgotten */
+        nr.offence_until_ms = 0;
+    }
+    if (plan->offences[i] != 0) {
+        nr.offences = plan->offences[i];
+        nr.offence_until_ms = plan->offence_until_ms[i];
+    }
+    if (plan->record && ctx->ticket != NULL) {
+        slots[nr.nslots].id = ctx->ticket->id;
+        slots[nr.nslots].at_ms = ctx->ticket->at_ms;
+        slots[nr.nslots++].end_ms = ctx->ticket->end_ms;
+    }
+    nr.add = plan->record && ctx->ticket == NULL;
     nr.add_ts = ctx->now_ms;
     if (plan->record && st.in_window > 0) {
         /* A clock stepped back: keep the hits sorted. */
@@ -106,10 +140,15 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
     }
     nr.window_s = ctx->rule->window_s;
     if (r.found && !nr.add && nr.from == 0 &&
-        nr.lock_until_ms == r.lock_until_ms && nr.window_s == r.window_s) {
+        nr.lock_until_ms == r.lock_until_ms && nr.window_s == r.window_s &&
+        nr.nslots == r.nslots && nr.offences == r.offences &&
+        nr.offence_until_ms == r.offence_until_ms) {
+        free(slots);
         return 0; /* unchanged: a denial under a live lock, say */
     }
-    return lm_rec_store(ctx->ls, txn, &ctx->sk[i], &nr);
+    rc = lm_rec_store(ctx->ls, txn, &ctx->sk[i], &nr);
+    free(slots);
+    return rc;
 }
 
 /* One attempt at the whole decision, in one write transaction. */
@@ -136,11 +175,11 @@ static int decide_once(decision_ctx_t *ctx, suspect_decision_t *out)
     return lm_txn_end(txn, rc);
 }
 
-static suspect_rc_t lm_decide(suspect_store_t *store,
-                              const suspect_rule_t *rule,
-                              const suspect_key_t *keys, size_t n,
-                              int64_t now_ms, suspect_decision_t *out,
-                              suspect_err_t *err)
+/* A decision, or with ticket a reservation. */
+static suspect_rc_t lm_run(suspect_store_t *store, const suspect_rule_t *rule,
+                           const suspect_key_t *keys, size_t n, int64_t now_ms,
+                           const suspect_ticket_t *ticket,
+                           suspect_decision_t *out, suspect_err_t *err)
 {
     lmstore_t *ls = (lmstore_t *)store;
     decision_ctx_t ctx;
@@ -155,6 +194,7 @@ static suspect_rc_t lm_decide(suspect_store_t *store,
     ctx.rule = rule;
     ctx.n = n;
     ctx.now_ms = now_ms;
+    ctx.ticket = ticket;
     for (size_t i = 0; i < n; i++) {
         lm_store_key(ls, &keys[i], &ctx.sk[i]);
     }
@@ -167,6 +207,35 @@ static suspect_rc_t lm_decide(suspect_store_t *store,
     src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "decide");
     lm_leave(ls);
     return src;
+}
+
+static suspect_rc_t lm_decide(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              int64_t now_ms, suspect_decision_t *out,
+                              suspect_err_t *err)
+{
+    return lm_run(store, rule, keys, n, now_ms, NULL, out, err);
+}
+
+static suspect_rc_t lm_reserve(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *keys, size_t n,
+                               int64_t now_ms, int64_t ttl_ms,
+                               suspect_decision_t *out,
+                               suspect_ticket_t *ticket, suspect_err_t *err)
+{
+    ticket->at_ms = now_ms;
+    ticket->end_ms = now_ms + ttl_ms;
+    return lm_run(store, rule, keys, n, now_ms, ticket, out, err);
+}
+
+/* Every feature beyond the seed's. */
+static bool lm_supports(const suspect_store_t *store, unsigned what)
+{
+    (void)store;
+    (void)what;
+    return true;
 }
 
 /* ---- operator operations ---------------------------------------------------
@@ -196,16 +265,22 @@ static suspect_rc_t lm_status(suspect_store_t *store,
         rc = lm_rec_get(ls, txn, &sk, &r);
         if (rc == 0) {
             lm_rec_state(&r, rule, now_ms, &st, &first);
+            lm_rec_ext_state(&r, rule, now_ms, &st);
         }
         mdb_txn_abort(txn);
     }
     if (rc == 0) {
         out->in_window = st.in_window;
-        out->remaining = st.in_window < rule->limit_count
-                             ? rule->limit_count - st.in_window
+        out->remaining = st.in_window + st.pending < rule->limit_count
+                             ? rule->limit_count - st.in_window - st.pending
                              : 0;
         out->locked_until_ms = st.lock_until_ms > now_ms ? st.lock_until_ms : 0;
         out->free_at_ms = st.free_at_ms;
+        out->pending = st.pending;
+        if (r.found && r.offence_until_ms > now_ms) {
+            out->offences = r.offences;
+            out->offence_until_ms = r.offence_until_ms;
+        }
     }
     src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "status");
     lm_leave(ls);
@@ -218,19 +293,30 @@ static int change_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk, unsigned what,
 {
     rec_view_t r;
     rec_new_t nr;
+    lm_slot_t *slots;
     int rc = lm_rec_get(ls, txn, sk, &r);
 
     if (rc != 0 || (!r.found && until_ms == 0)) {
         return rc;
     }
-    nr.old = &r;
+    slots = lm_slots_alloc(&r);
+    if (slots == NULL) {
+        return LM_NOMEM;
+    }
+    lm_rec_new(&nr, &r, slots);
     nr.from = (what & SUSPECT_RESET_WINDOW) ? r.count : 0;
-    nr.add = false;
-    nr.add_ts = 0;
+    if (what & SUSPECT_RESET_WINDOW) {
+        nr.nslots = 0; /* slots in flight are hits to be */
+    }
+    if (what & SUSPECT_RESET_OFFENCES) {
+        nr.offences = 0;
+        nr.offence_until_ms = 0;
+    }
     nr.lock_until_ms = (what & SUSPECT_RESET_LOCK) ? 0 : r.lock_until_ms;
     nr.lock_until_ms = until_ms > 0 ? until_ms : nr.lock_until_ms;
-    nr.window_s = r.window_s;
-    return lm_rec_store(ls, txn, sk, &nr);
+    rc = lm_rec_store(ls, txn, sk, &nr);
+    free(slots);
+    return rc;
 }
 
 /* The body of reset and block: one write transaction on one key. */
@@ -278,6 +364,7 @@ static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
     suspect_window_state_t st;
     rec_view_t r;
     rec_new_t nr;
+    lm_slot_t *slots;
     uint32_t first;
     int rc = lm_rec_get(ls, txn, sk, &r);
 
@@ -290,11 +377,16 @@ static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
         out->dropped = st.in_window - rule->limit_count + 1;
     }
     out->kept = st.in_window - out->dropped;
-    memset(&nr, 0, sizeof(nr));
-    nr.old = &r;
+    slots = lm_slots_alloc(&r);
+    if (slots == NULL) {
+        return LM_NOMEM;
+    }
+    lm_rec_new(&nr, &r, slots); /* slots and offences stay */
     nr.from = first + out->dropped;
-    nr.window_s = r.window_s;
-    return lm_rec_store(ls, txn, sk, &nr);
+    nr.lock_until_ms = 0;
+    rc = lm_rec_store(ls, txn, sk, &nr);
+    free(slots);
+    return rc;
 }
 
 static suspect_rc_t lm_unblock(suspect_store_t *store,
@@ -377,8 +469,9 @@ static void lm_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t lmdb_ops = {
-    "lmdb",     lm_decide,         lm_status, lm_reset, lm_block, lm_free,
-    lm_unblock, lm_foreach_locked, NULL,      NULL,     NULL,
+    "lmdb",     lm_decide,    lm_status,   lm_reset,
+    lm_block,   lm_free,      lm_unblock,  lm_foreach_locked,
+    lm_reserve, lm_op_settle, lm_supports,
 };
 
 suspect_rc_t suspect_lmdb_new(const suspect_lmdb_opts_t *opts,

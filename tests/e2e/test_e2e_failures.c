@@ -113,12 +113,12 @@ static void storm(const char *path, const char *body, int *ok, int *denied,
 
 /* PHP: 100 wrong passwords at once, at most LimitCount (3) reach the
  * application, the others are refused; the next one is locked out; the
- * right password of another account never counts. */
-static void test_php_wrong_guesses_at_once(void)
+ * right password of another account never counts.  edits: the store. */
+static void php_wrong_guesses_at_once(const char *const *edits)
 {
     int ok, denied, other;
 
-    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
     storm("/login.php?op=login", "user=eve&password=guess", &ok, &denied,
           &other);
     CU_ASSERT_EQUAL(attempts("login fail eve"), 3);
@@ -139,6 +139,24 @@ static void test_php_wrong_guesses_at_once(void)
     CU_ASSERT_EQUAL(post("/login.php?op=login", "user=alice&password=no"), 401);
     CU_ASSERT_EQUAL(
         post("/login.php?op=login", "user=alice&password=correct+horse"), 200);
+}
+
+static void test_php_wrong_guesses_at_once(void)
+{
+    php_wrong_guesses_at_once(NULL);
+}
+
+/* The same on the LMDB store (one host, many processes). */
+static void test_php_wrong_guesses_lmdb(void)
+{
+    char store[TEST_PATH_MAX + 64];
+    const char *edits[] = {"<Store type=\"memory\"/>", store, NULL};
+
+    snprintf(store, sizeof(store),
+             "<Store type=\"lmdb\" path=\"%s/suspect.mdb\" "
+             "noSync=\"true\"/>",
+             e2e.dir);
+    php_wrong_guesses_at_once(edits);
 }
 
 /* PHP: the one-time code answers a wrong code with the form again (200,
@@ -389,6 +407,8 @@ int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
                        test_php_wrong_guesses_at_once) == NULL ||
+                   CU_add_test(s, "failures: 100 at once (php, lmdb)",
+                               test_php_wrong_guesses_lmdb) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",
                                test_php_otp_counts_the_200_failure) == NULL ||
                    CU_add_test(s, "failures: body text (php)",

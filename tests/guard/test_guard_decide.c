@@ -212,16 +212,18 @@ static void test_rule_the_store_cannot_apply(void)
         suspect_limits_from_rules(rules, lines, 1, NULL, &lim, NULL),
         SUSPECT_OK);
     conf.limits_path = "/etc/suspect/limits.xml";
-    conf.store = SUSPECT_STORE_LMDB;
+    conf.store = SUSPECT_STORE_REDIS;
     CU_ASSERT_EQUAL(suspect_conf_missing_actions(&conf, lim, collect, msgs), 1);
     CU_ASSERT_STRING_EQUAL(msgs,
                            "/etc/suspect/limits.xml:7: Login: BlockFactor: "
-                           "the lmdb store keeps no offence counts (repeat "
-                           "offenders need the memory store)\n");
+                           "the redis store keeps no offence counts (repeat "
+                           "offenders need the memory or lmdb store)\n");
     suspect_err_clear(&err);
     CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, lim, &err),
                     SUSPECT_E_CONFIG);
     CU_ASSERT_EQUAL(err.line, 7);
+    conf.store = SUSPECT_STORE_LMDB;
+    CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, lim, NULL), SUSPECT_OK);
     conf.store = SUSPECT_STORE_MEMORY;
     CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, lim, NULL), SUSPECT_OK);
     suspect_limits_unref(lim);

@@ -7,10 +7,12 @@
  *
  * Input: the bytes a web server sends on one connection.  They are
  * written into one end of a socketpair, whose write side is then shut, and
- * one connection state serves the other end in this thread with
- * mw_fc_serve(), exactly as a worker does after accept().  A second thread
- * reads everything the server answers.  PARAMS are capped at 1 KiB so the
- * over-the-cap answer is reachable.
+ * the other end is served in this thread the way the front thread
+ * (fcgi_front.c) and a worker take turns: mw_fc_front_step() until a
+ * request is in, mw_fc_run() with a worker's scratch lent, and again
+ * until the connection ends.  A second thread reads everything the server
+ * answers.  PARAMS are capped at 1 KiB so the over-the-cap answer is
+ * reachable.
  *
  * The handler checks the variables it is given (non-empty list entries,
  * values NUL-terminated, no name twice after merging) and then, chosen by
@@ -27,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -152,9 +153,43 @@ static void handler(mw_req_t *req, void *arg)
     }
 }
 
+/* Serves the connection c to its end, as the front and a worker would. */
+static void serve(conn_t *c, fc_scratch_t *scratch)
+{
+    int stalls = 0;
+
+    for (;;) {
+        int r = mw_fc_front_step(c);
+
+        if (r == FC_STEP_READY) {
+            int next;
+
+            mw_fc_lend(c, scratch);
+            next = mw_fc_run(c);
+            mw_fc_take_back(c, scratch);
+            if (next != FC_NEXT_KEEP) {
+                break;
+            }
+            continue;
+        }
+        if (r == FC_STEP_MORE && ++stalls < 3) {
+            continue; /* the rest is in the socket, or its end is */
+        }
+        if (r == -EMSGSIZE) {
+            mw_fc_refuse_too_large(c);
+        } else if (r == -ECONNABORTED && mw_fc_end_aborted(c) == 0) {
+            continue;
+        }
+        break;
+    }
+    while (c->linger && mw_fc_linger_step(c) == 0) {
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static fc_shared_t srv;
+    static fc_scratch_t scratch;
     sink_t sink = {0};
     pthread_t th;
     conn_t *c;
@@ -169,10 +204,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         srv.workers = 4;
         srv.io_timeout_ms = 2000;
         srv.idle_timeout_ms = 2000;
+        srv.request_timeout_ms = 2000;
         srv.handler = handler;
-        srv.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        srv.listen_fd = -1;
-        CHECK(srv.stop_fd >= 0);
+        scratch.out = malloc(FCGI_HEADER_LEN + FCGI_MAX_CONTENT);
+        CHECK(scratch.out != NULL);
     }
     if (size > 65536) {
         return 0; /* written before it is read: keep within the buffer */
@@ -187,10 +222,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(shutdown(sv[1], SHUT_WR) == 0);
     sink.fd = sv[1];
     CHECK(pthread_create(&th, NULL, drain, &sink) == 0);
-    c = mw_fc_conn_new(&srv);
+    c = mw_fc_conn_new(&srv, sv[0]);
     CHECK(c != NULL);
-    mw_fc_serve(c, sv[0]); /* closes sv[0] */
-    mw_fc_conn_free(c);
+    c->nowait = true;
+    serve(c, &scratch);
+    mw_fc_conn_free(c); /* closes sv[0] */
     CHECK(pthread_join(th, NULL) == 0);
     close(sv[1]);
     check_output(sink.buf, sink.len);

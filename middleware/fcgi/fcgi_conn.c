@@ -14,15 +14,18 @@
  * (a bad version, a truncated record, PARAMS before BEGIN_REQUEST, STDIN for an
  * unknown id, malformed pairs) closes the connection and counts bad_records.
  *
- * The callers (fcgi_serve.c between requests and while collecting PARAMS,
- * fcgi_req.c inside a body read) ask for the next record they want; every
- * other record is handled here on the way.  A record is only ever read
- * into the fixed input buffer.
+ * The callers (the front, fcgi_front.c, between requests and while the
+ * PARAMS arrive, without ever waiting; fcgi_req.c inside a body read) ask
+ * for the next record they want; every other record is handled here on
+ * the way.  A record is only ever read into the connection's input
+ * buffer, whole before it is handled, so the front can stop at any byte
+ * and go on when more arrives.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "fcgi_conn.h"
 
 static bool is_ignored(const conn_t *c, uint16_t id)
@@ -95,7 +98,7 @@ static int next_record(conn_t *c, int mode, fcgi_header_t *h)
         return 0;
     }
     r = mw_fc_need(c, FCGI_HEADER_LEN + (size_t)h->content_len + h->padding_len,
-                   mode == FC_IDLE ? FC_WAIT : mode);
+                   mode);
     return r == -ECONNRESET ? -EPROTO : r;
 }
 
@@ -245,58 +248,101 @@ int mw_fc_next_stdin(conn_t *c, int mode)
     }
 }
 
-/* Waits for a BEGIN_REQUEST we accept; 0, or a code to close.  Once the
- * server stops, a used connection takes no new request, even one that is
- * already buffered. */
-int mw_fc_wait_begin(conn_t *c)
+/* Resets the per-request state for the request c->id just begun. */
+static void start_request(conn_t *c)
+{
+    c->phase = FC_PH_PARAMS;
+    c->plen = 0;
+    c->stdin_done = false;
+    c->aborted = false;
+    c->broken = 0;
+    c->counted = false;
+    c->rec_left = 0;
+    c->linger = false;
+    c->begun_ms = mono_ms();
+}
+
+/* One whole record in the front: see mw_fc_front_step(). */
+static int front_record(conn_t *c, const fcgi_header_t *h)
+{
+    int r;
+
+    if (c->phase == FC_PH_PARAMS && h->type == FCGI_PARAMS &&
+        h->request_id == c->id) {
+        r = mw_fc_add_params(c, c->in + c->in_off + FCGI_HEADER_LEN,
+                             h->content_len);
+        consume_record(c, h);
+        if (r == 0 && h->content_len == 0) {
+            c->phase = FC_PH_BODY;
+            return FC_STEP_READY;
+        }
+        return r;
+    }
+    if (c->phase == FC_PH_IDLE && !c->fresh && atomic_load(&c->srv->stopping)) {
+        return -ESHUTDOWN;
+    }
+    r = dispatch(c, h);
+    consume_record(c, h);
+    c->fresh = false;
+    if (r == 1) {
+        start_request(c);
+        r = 0;
+    }
+    return r;
+}
+
+int mw_fc_front_step(conn_t *c)
 {
     for (;;) {
         fcgi_header_t h;
-        int r;
+        int r = next_record(c, FC_NOWAIT, &h);
 
-        if (!c->fresh && atomic_load(&c->srv->stopping)) {
-            return -ESHUTDOWN;
+        if (r == -EAGAIN) {
+            return FC_STEP_MORE;
         }
-        r = next_record(c, FC_IDLE, &h);
-        if (r < 0) {
+        if (r == 0) {
+            r = front_record(c, &h);
+        }
+        if (r != 0) {
             return r;
-        }
-        r = dispatch(c, &h);
-        consume_record(c, &h);
-        c->fresh = false;
-        if (r < 0) {
-            return r;
-        }
-        if (r == 1) {
-            return 0;
         }
     }
 }
 
-/* Collects the PARAMS stream of the request (until its empty record). */
-int mw_fc_read_params(conn_t *c)
+bool mw_fc_body_buffered(const conn_t *c)
 {
-    c->plen = 0;
-    for (;;) {
-        fcgi_header_t h;
-        int r = next_record(c, FC_WAIT, &h);
+    size_t off = c->in_off + c->pad_left;
 
-        if (r < 0) {
-            return r;
-        }
-        if (h.type == FCGI_PARAMS && h.request_id == c->id) {
-            r = mw_fc_add_params(c, c->in + c->in_off + FCGI_HEADER_LEN,
-                                 h.content_len);
-            consume_record(c, &h);
-            if (r < 0 || h.content_len == 0) {
-                return r;
-            }
-            continue;
-        }
-        r = dispatch(c, &h);
-        consume_record(c, &h);
-        if (r < 0) {
-            return r;
-        }
+    if (c->req.role == MW_ROLE_AUTHORIZER) {
+        return true;
     }
+    while (off + FCGI_HEADER_LEN <= c->in_len) {
+        fcgi_header_t h;
+
+        if (fcgi_header_decode(c->in + off, &h) != SUSPECT_OK) {
+            return true; /* a worker will meet it and close */
+        }
+        if (h.type == FCGI_STDIN && h.request_id == c->id &&
+            h.content_len == 0) {
+            return true;
+        }
+        off += FCGI_HEADER_LEN + (size_t)h.content_len + h.padding_len;
+    }
+    return false;
+}
+
+int mw_fc_end_aborted(conn_t *c)
+{
+    uint8_t body[8];
+    int r;
+
+    fcgi_end_encode(body, 0, FCGI_REQUEST_COMPLETE);
+    r = mw_fc_send_record(c, FCGI_END_REQUEST, c->id, body, sizeof(body));
+    mw_fc_ignore(c, c->id);
+    c->phase = FC_PH_IDLE;
+    if (r == 0 && !c->keep) {
+        c->linger = true;
+        r = -ECANCELED;
+    }
+    return r;
 }

@@ -4,31 +4,32 @@
  * The mw_req_t ops of the request in progress are fcgi_req.c's.
  *
  * Reading: recv(MSG_DONTWAIT) first, poll() only when it would block, so a
- * read without wait is the same code with no poll, and every blocking read
- * is bounded by io_timeout_ms (idle_timeout_ms while waiting for the next
- * request, when the server's stop eventfd also wakes the poll).
+ * read without wait is the same code with no poll (the front only reads
+ * so), and every blocking read (a worker's, inside a request's body) is
+ * bounded by io_timeout_ms and by the request's deadline
+ * (request_timeout_ms from its BEGIN_REQUEST): a body that trickles in
+ * cannot hold a worker longer than that.  The input buffer grows to what
+ * a record needs, FC_IN_CAP at most, and is freed when the connection is
+ * idle with nothing buffered.
  *
  * Writing: the STDOUT record being built is sent when it is full, on
  * flush, and at the end together with the empty STDOUT record and
  * END_REQUEST in one sendmsg().  Every send uses MSG_NOSIGNAL and is
- * bounded by io_timeout_ms of no progress.
+ * bounded by io_timeout_ms of no progress; in the front (c->nowait), a
+ * send that would block fails instead: the front never waits for one
+ * peer.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "clock.h"
 #include "fcgi_conn.h"
-
-/* How often an idle kept connection looks for starving new ones, and how
- * long a new connection must have waited before one yields to it. */
-#define YIELD_CHECK_MS 20
-#define YIELD_GRACE_MS 10
-/* Lingering close: at most this long (and io_timeout_ms). */
-#define LINGER_MS 5000
 
 static int left_ms(long long deadline)
 {
@@ -37,92 +38,43 @@ static int left_ms(long long deadline)
     return d < 0 ? 0 : (int)d;
 }
 
-/* Claims the accept of a waiting connection for this worker (accepting
- * 0 -> 1); -EBUSY when it did, else 0 (another worker is accepting). */
-static int try_yield(conn_t *c)
+/* Waits until fd is readable (events POLLIN) or writable (POLLOUT) before
+ * deadline: 0, -ETIMEDOUT or -errno. */
+static int wait_fd(conn_t *c, short events, long long deadline)
 {
-    unsigned zero = 0;
-
-    if (atomic_compare_exchange_strong(&c->srv->accepting, &zero, 1)) {
-        c->claimed = true;
-        return -EBUSY;
-    }
-    return 0;
-}
-
-/*
- * Waits until fd is readable (events POLLIN) or writable (POLLOUT) before
- * deadline.  In FC_IDLE mode the stop eventfd also wakes it: a connection
- * that has been used is then closed at once; a fresh one still serves the
- * request whose bytes have already arrived.
- *
- * A used idle connection with nothing buffered also watches the listening
- * socket while no worker is accepting (looking again every YIELD_CHECK_MS
- * otherwise).  When a connection still waits there YIELD_GRACE_MS after it
- * was first seen (a worker about to call accept() again takes it sooner),
- * one idle worker claims it and yields (-EBUSY): idle kept connections
- * cannot starve new ones.
- */
-static int wait_fd(conn_t *c, short events, int mode, long long deadline)
-{
-    fc_shared_t *sh = c->srv;
-    bool may_yield = mode == FC_IDLE && !c->fresh && c->in_len == c->in_off;
-    long long quiet_until = 0, pending_since = -1;
-
     for (;;) {
-        struct pollfd p[3] = {{c->fd, events, 0},
-                              {sh->stop_fd, POLLIN, 0},
-                              {sh->listen_fd, POLLIN, 0}};
-        bool watch = may_yield && atomic_load(&sh->accepting) == 0 &&
-                     mono_ms() >= quiet_until;
-        nfds_t n = mode != FC_IDLE ? 1 : watch ? 3 : 2;
-        int t = left_ms(deadline), r;
+        struct pollfd p = {c->fd, events, 0};
+        int r = poll(&p, 1, left_ms(deadline));
 
-        if (may_yield && !watch && t > YIELD_CHECK_MS) {
-            t = YIELD_CHECK_MS;
-        }
-        r = poll(p, n, t);
         if (r < 0 && errno != EINTR) {
             return -errno;
         }
-        if (r > 0 && n >= 2 && p[1].revents != 0 &&
-            (!c->fresh || p[0].revents == 0)) {
-            return -ESHUTDOWN;
-        }
-        if (r > 0 && p[0].revents != 0) {
+        if (r > 0) {
             return 0;
         }
         if (left_ms(deadline) == 0) {
             return -ETIMEDOUT;
         }
-        if (!watch || r < 0) {
-            continue;
-        }
-        if (p[2].revents == 0) {
-            pending_since = -1;
-        } else if (pending_since < 0) {
-            pending_since = mono_ms();
-            quiet_until = pending_since + YIELD_GRACE_MS;
-        } else if (try_yield(c) != 0) {
-            return -EBUSY;
-        } else {
-            quiet_until = mono_ms() + YIELD_CHECK_MS;
-        }
     }
 }
 
-/* The deadline of a wait in mode. */
-static long long deadline_of(conn_t *c, int mode)
+/* The deadline of a read: io_timeout_ms from now, and never past the
+ * request's own while its body arrives (*whole: that one is nearer). */
+static long long read_deadline(conn_t *c, bool *whole)
 {
-    return mono_ms() +
-           (mode == FC_IDLE ? c->srv->idle_timeout_ms : c->srv->io_timeout_ms);
+    long long d = mono_ms() + c->srv->io_timeout_ms;
+    long long req = c->begun_ms + c->srv->request_timeout_ms;
+
+    *whole = c->phase == FC_PH_BODY && !c->stdin_done && req < d;
+    return *whole ? req : d;
 }
 
 /* Receives up to n bytes into buf; >0 bytes, -ECONNRESET at EOF, -EAGAIN
- * (FC_NOWAIT), -ETIMEDOUT, -ESHUTDOWN, -errno. */
+ * (FC_NOWAIT), -ETIMEDOUT, -errno. */
 ssize_t mw_fc_recv_some(conn_t *c, void *buf, size_t n, int mode)
 {
     long long deadline = -1;
+    bool whole = false;
 
     for (;;) {
         ssize_t r = recv(c->fd, buf, n, MSG_DONTWAIT);
@@ -145,12 +97,50 @@ ssize_t mw_fc_recv_some(conn_t *c, void *buf, size_t n, int mode)
             return -EAGAIN;
         }
         if (deadline < 0) {
-            deadline = deadline_of(c, mode);
+            deadline = read_deadline(c, &whole);
         }
-        w = wait_fd(c, POLLIN, mode, deadline);
+        w = wait_fd(c, POLLIN, deadline);
+        if (w == -ETIMEDOUT && whole) {
+            atomic_fetch_add(&c->srv->timed_out, 1);
+        }
         if (w < 0) {
             return w;
         }
+    }
+}
+
+/* Makes room for want bytes in the input buffer (at most FC_IN_CAP),
+ * keeping what it holds; 0 or -ENOMEM. */
+static int grow_in(conn_t *c, size_t want)
+{
+    size_t cap = c->in_cap < FC_IN_MIN ? FC_IN_MIN : c->in_cap;
+    uint8_t *nb;
+
+    if (want <= c->in_cap) {
+        return 0;
+    }
+    while (cap < want) {
+        cap *= 2;
+    }
+    if (cap > FC_IN_CAP) {
+        cap = FC_IN_CAP;
+    }
+    nb = suspect_realloc(c->in, cap);
+    if (nb == NULL) {
+        return -ENOMEM;
+    }
+    c->in = nb;
+    c->in_cap = cap;
+    return 0;
+}
+
+/* Moves the buffered bytes to the start of the buffer. */
+static void compact(conn_t *c)
+{
+    if (c->in_off > 0) {
+        memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+        c->in_len -= c->in_off;
+        c->in_off = 0;
     }
 }
 
@@ -159,18 +149,49 @@ int mw_fc_need(conn_t *c, size_t n, int mode)
     while (c->in_len - c->in_off < n) {
         ssize_t r;
 
-        if (c->in_off > 0 && c->in_off + n > FC_IN_CAP) {
-            memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
-            c->in_len -= c->in_off;
-            c->in_off = 0;
+        if (c->in_off + n > c->in_cap) {
+            compact(c);
         }
-        r = mw_fc_recv_some(c, c->in + c->in_len, FC_IN_CAP - c->in_len, mode);
+        /* Room for what is needed, and what a usual request brings. */
+        if (grow_in(c, n > c->in_len ? n : c->in_len + 1) != 0) {
+            return -ENOMEM;
+        }
+        r = mw_fc_recv_some(c, c->in + c->in_len, c->in_cap - c->in_len, mode);
         if (r < 0) {
             return (int)r;
         }
         c->in_len += (size_t)r;
     }
     return 0;
+}
+
+ssize_t mw_fc_fill(conn_t *c)
+{
+    ssize_t r;
+
+    compact(c);
+    if (c->in_len == FC_IN_CAP) {
+        return 0;
+    }
+    if (grow_in(c, c->in_len == c->in_cap ? c->in_cap + 1 : c->in_cap) != 0) {
+        return -ENOMEM;
+    }
+    r = mw_fc_recv_some(c, c->in + c->in_len, c->in_cap - c->in_len, FC_NOWAIT);
+    if (r > 0) {
+        c->in_len += (size_t)r;
+    }
+    return r;
+}
+
+void mw_fc_shrink(conn_t *c)
+{
+    if (c->in_len == c->in_off) {
+        free(c->in);
+        c->in = NULL;
+        c->in_cap = 0;
+        c->in_off = 0;
+        c->in_len = 0;
+    }
 }
 
 void mw_fc_consume(conn_t *c, size_t n)
@@ -247,13 +268,13 @@ int mw_fc_sendv(conn_t *c, struct iovec *iov, int n)
         if (errno == EINTR) {
             continue;
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if ((errno == EAGAIN || errno == EWOULDBLOCK) && !c->nowait) {
             int w;
 
             if (deadline < 0) {
-                deadline = deadline_of(c, FC_WAIT);
+                deadline = mono_ms() + c->srv->io_timeout_ms;
             }
-            w = wait_fd(c, POLLOUT, FC_WAIT, deadline);
+            w = wait_fd(c, POLLOUT, deadline);
             if (w == 0) {
                 continue;
             }
@@ -301,27 +322,32 @@ int mw_fc_flush(conn_t *c, bool end, uint8_t proto)
     return r;
 }
 
-void mw_fc_linger(conn_t *c)
+int mw_fc_linger_step(conn_t *c)
 {
-    unsigned ms =
-        c->srv->io_timeout_ms < LINGER_MS ? c->srv->io_timeout_ms : LINGER_MS;
-    long long deadline = mono_ms() + ms;
+    uint8_t sink[4096];
 
-    if (c->peer_closed || shutdown(c->fd, SHUT_WR) != 0) {
-        return;
+    if (c->peer_closed) {
+        return -ECONNRESET;
     }
-    while (left_ms(deadline) > 0) {
-        struct pollfd p = {c->fd, POLLIN, 0};
-        ssize_t r = recv(c->fd, c->in, FC_IN_CAP, MSG_DONTWAIT);
-
-        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN)) {
-            break;
-        }
-        if (r < 0 && errno == EAGAIN && poll(&p, 1, left_ms(deadline)) < 0 &&
-            errno != EINTR) {
-            break;
+    if (!c->half_closed) {
+        c->half_closed = true;
+        if (shutdown(c->fd, SHUT_WR) != 0) {
+            return -errno;
         }
     }
-    c->in_off = 0;
-    c->in_len = 0;
+    c->in_off = c->in_len = 0;
+    for (;;) {
+        ssize_t r = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+        if (r > 0) {
+            continue;
+        }
+        if (r == 0) {
+            return -ECONNRESET;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+    }
 }

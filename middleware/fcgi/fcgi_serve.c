@@ -1,20 +1,20 @@
 /*
- * fcgi_serve.c - serving one accepted FastCGI connection: its requests one
- * after another, each from BEGIN_REQUEST to END_REQUEST.
+ * fcgi_serve.c - one FastCGI request served by a worker, from the moment
+ * its PARAMS have all arrived (the front collected them) to END_REQUEST;
+ * and a connection's life: made at accept, freed at close.
  *
- * A connection is idle (waiting for BEGIN_REQUEST, idle_timeout_ms), then
- * collects the PARAMS of one request (fcgi_params.c), runs the handler
- * with the connection's mw_req_t, drops the STDIN the handler left unread
- * as far as it has arrived, and ends the request: the last STDOUT record,
- * the empty one and END_REQUEST in one send.  Without FCGI_KEEP_CONN the
- * connection then closes (lingering when body bytes may still come, see
- * mw_fc_linger()); with it, the next request follows.
+ * Serving: the PARAMS are decoded (fcgi_params.c), the handler runs with
+ * the connection's mw_req_t, the STDIN the handler left unread is dropped
+ * as far as it has arrived, and the request ends: the last STDOUT record,
+ * the empty one and END_REQUEST in one send.  Then the connection goes
+ * back to the front: to wait for the next request (FCGI_KEEP_CONN), to
+ * linger (body bytes may still come) or to close.
  *
  * Bounds: PARAMS are capped at params_max bytes and pairs_max pairs (over
- * either: a 431 response and close).  Once the server stops, a used
- * connection takes no new request.  Each worker owns one connection object
- * for its whole life (fcgi_conn.h), so a request allocates nothing once
- * the buffers have grown.
+ * either: a 431 response and close).  A worker lends its scratch (the
+ * STDOUT record, the decoded pairs) to the connection it serves, so a
+ * request allocates nothing once the worker's buffers have grown, and a
+ * connection that waits costs none of them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@ static const char too_large_response[] =
     "\r\n"
     "Request header fields too large\n";
 
-conn_t *mw_fc_conn_new(fc_shared_t *srv)
+conn_t *mw_fc_conn_new(fc_shared_t *srv, int fd)
 {
     conn_t *c = suspect_calloc(1, sizeof(*c));
 
@@ -43,13 +43,9 @@ conn_t *mw_fc_conn_new(fc_shared_t *srv)
         return NULL;
     }
     c->srv = srv;
-    c->fd = -1;
-    c->in = suspect_malloc(FC_IN_CAP);
-    c->out = suspect_malloc(FCGI_HEADER_LEN + FCGI_MAX_CONTENT);
-    if (c->in == NULL || c->out == NULL) {
-        mw_fc_conn_free(c);
-        return NULL;
-    }
+    c->fd = fd;
+    c->fresh = true;
+    c->phase = FC_PH_IDLE;
     return c;
 }
 
@@ -58,36 +54,72 @@ void mw_fc_conn_free(conn_t *c)
     if (c == NULL) {
         return;
     }
+    if (c->fd >= 0) {
+        close(c->fd);
+    }
     free(c->in);
-    free(c->out);
     free(c->pbuf);
-    free(c->params);
     free(c);
 }
 
-/* Answers a request whose PARAMS are too large, then closes. */
-static int refuse_too_large(conn_t *c)
+void mw_fc_lend(conn_t *c, fc_scratch_t *s)
 {
+    c->out = s->out;
+    c->params = s->params;
+    c->params_cap = s->params_cap;
+    c->mcap = s->mcap;
+    c->hkey = s->hkey;
+    c->hkey_set = s->hkey_set;
+    c->nowait = false;
+}
+
+void mw_fc_take_back(conn_t *c, fc_scratch_t *s)
+{
+    s->params = c->params;
+    s->params_cap = c->params_cap;
+    s->mcap = c->mcap;
+    s->hkey = c->hkey;
+    s->hkey_set = c->hkey_set;
+    c->out = NULL;
+    c->params = NULL;
+    c->params_cap = 0;
+    c->mcap = 0;
+    c->nowait = true;
+}
+
+void mw_fc_scratch_free(fc_scratch_t *s)
+{
+    free(s->out);
+    free(s->params);
+    memset(s, 0, sizeof(*s));
+}
+
+int mw_fc_refuse_too_large(conn_t *c)
+{
+    uint8_t
+        buf[FCGI_HEADER_LEN + sizeof(too_large_response) + 3 * FCGI_HEADER_LEN];
     size_t n = sizeof(too_large_response) - 1;
+    struct iovec iov = {buf, 0};
 
     atomic_fetch_add(&c->srv->too_large, 1);
-    memcpy(c->out + FCGI_HEADER_LEN, too_large_response, n);
-    c->out_len = n;
-    if (mw_fc_flush(c, true, FCGI_REQUEST_COMPLETE) == 0) {
+    fcgi_header_encode(buf, FCGI_STDOUT, c->id, (uint16_t)n, 0);
+    memcpy(buf + FCGI_HEADER_LEN, too_large_response, n);
+    n += FCGI_HEADER_LEN;
+    fcgi_header_encode(buf + n, FCGI_STDOUT, c->id, 0, 0);
+    fcgi_header_encode(buf + n + 8, FCGI_END_REQUEST, c->id, 8, 0);
+    fcgi_end_encode(buf + n + 16, 0, FCGI_REQUEST_COMPLETE);
+    iov.iov_len = n + 3 * FCGI_HEADER_LEN;
+    if (mw_fc_sendv(c, &iov, 1) == 0) {
         c->linger = true;
     }
+    mw_fc_ignore(c, c->id);
+    c->phase = FC_PH_IDLE;
     return -ECANCELED;
 }
 
-/* Resets the per-request state for request c->id. */
+/* Readies the mw_req_t of the request whose PARAMS arrived. */
 static void start_request(conn_t *c)
 {
-    c->phase = FC_PH_PARAMS;
-    c->stdin_done = false;
-    c->aborted = false;
-    c->broken = 0;
-    c->counted = false;
-    c->rec_left = 0;
     c->out_len = 0;
     c->req.ops = &mw_fc_ops;
     c->req.params = NULL;
@@ -212,60 +244,33 @@ static int end_request(conn_t *c)
     return r;
 }
 
-/* Serves one request whose BEGIN_REQUEST was accepted. */
-static int run_request(conn_t *c)
+/* What the connection does after the request ended with r. */
+static int next_of(conn_t *c, int r)
+{
+    if (r == -EPROTO) {
+        atomic_fetch_add(&c->srv->bad_records, 1);
+    }
+    if (r == 0 && !atomic_load(&c->srv->stopping)) {
+        return FC_NEXT_KEEP;
+    }
+    return c->linger && r != -EPROTO && r != -ECONNRESET ? FC_NEXT_LINGER
+                                                         : FC_NEXT_CLOSE;
+}
+
+int mw_fc_run(conn_t *c)
 {
     int r;
 
     start_request(c);
-    r = mw_fc_read_params(c);
-    if (r == 0) {
-        r = mw_fc_decode_params(c);
-    }
+    r = mw_fc_decode_params(c);
     if (r == -EMSGSIZE) {
-        r = refuse_too_large(c);
+        r = mw_fc_refuse_too_large(c);
     } else if (r == 0) {
-        c->phase = FC_PH_BODY;
         atomic_fetch_add(&c->srv->requests, 1);
         c->srv->handler(&c->req, c->srv->arg);
-        return end_request(c);
-    } else if (r == -ECONNABORTED) {
-        return end_request(c);
-    } else if (r == -ECONNRESET) {
-        mw_fc_count_abort(c);
+        r = end_request(c);
+    } else {
+        c->phase = FC_PH_IDLE;
     }
-    c->phase = FC_PH_IDLE;
-    return r;
-}
-
-void mw_fc_serve(conn_t *c, int fd)
-{
-    int r;
-
-    c->fd = fd;
-    c->in_off = c->in_len = 0;
-    c->pad_left = c->rec_left = 0;
-    c->peer_closed = false;
-    c->out_len = 0;
-    c->werr = 0;
-    c->phase = FC_PH_IDLE;
-    c->linger = false;
-    c->fresh = true;
-    c->nignored = 0;
-    do {
-        r = mw_fc_wait_begin(c);
-        if (r == 0) {
-            atomic_fetch_add(&c->srv->busy, 1);
-            r = run_request(c);
-            atomic_fetch_sub(&c->srv->busy, 1);
-        }
-    } while (r == 0);
-    if (r == -EPROTO) {
-        atomic_fetch_add(&c->srv->bad_records, 1);
-    }
-    if (c->linger) {
-        mw_fc_linger(c);
-    }
-    close(fd);
-    c->fd = -1;
+    return next_of(c, r);
 }

@@ -1,68 +1,58 @@
 /*
- * fcgi_server.c - the worker pool of the FastCGI server.
+ * fcgi_server.c - the FastCGI server: the front thread (fcgi_front.c),
+ * which accepts every connection and holds it while a request arrives,
+ * and a fixed pool of workers, which take whole requests from it, run
+ * the handler and give the connection back.
  *
- * Each of opts.workers threads owns one connection state (fcgi_conn.c)
- * and loops: accept4(SOCK_CLOEXEC) on the shared listening socket (the
- * kernel hands each connection to one blocked thread), serve it to the
- * end, accept again.  Workers inherit the signal mask of the thread that
- * calls mw_server_start(): the daemon blocks every signal first and waits
- * for them in one thread, so no system call here sees EINTR from a
- * handler (EINTR is retried anyway).
+ * Workers inherit the signal mask of the thread that calls
+ * mw_server_start(): the daemon blocks every signal first and waits for
+ * them in one thread, so no system call here sees EINTR from a handler
+ * (EINTR is retried anyway).  Each worker owns a scratch (the STDOUT
+ * record, the decoded pairs) that it lends to the connection it serves.
  *
- * Kept connections: a worker waiting for the next request on an idle kept
- * connection also watches the listening socket while no worker is in
- * accept() (the atomic accepting count); when a connection waits there,
- * one such worker closes its idle connection and accepts instead (see
- * wait_fd() in fcgi_io.c).  Without this, as many idle kept connections
- * as workers (nginx keeps up to "keepalive N" per nginx worker) would
- * starve every new connection for idle_timeout_ms.
- *
- * Stop: the stopping flag is set, the stop eventfd becomes readable (it
- * wakes every worker waiting on an idle connection, which then closes it)
- * and the listening socket is shut down, so every blocked accept() fails
- * and its worker exits.  A request in flight is served to its end first;
- * then the joins return.
+ * Stop: the listening socket is shut down (a connection made from now on
+ * is refused) and the front told; requests in flight are served to their
+ * end, idle connections close, and once no connection is left the front
+ * ends, the workers' next take returns NULL, and the joins return.
  *
  * Counters are atomics, read without a lock by mw_server_stats().
  */
 #include "fcgi_server.h"
 
 #include <errno.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "alloc.h"
 #include "fcgi_conn.h"
+#include "fcgi_front.h"
 
 #define DEFAULT_WORKERS    16
 #define DEFAULT_PARAMS_MAX (128 * 1024)
 #define DEFAULT_IO_MS      30000
 #define DEFAULT_IDLE_MS    5000
-#define ACCEPT_BACKOFF_MS  50
+#define DEFAULT_REQUEST_MS 60000
+#define DEFAULT_BUFFER_MAX (64u << 20)
+/* Descriptors kept for what the workers open (CGI pipes, upstream and
+ * store connections) when the connection cap comes from the limit. */
+#define FDS_PER_WORKER 8
+#define FDS_SPARE      64
+#define CONNS_MAX      65536
 
 struct mw_server {
     fc_shared_t shared;
     int listen_fd;
+    fc_front_t *front;
     pthread_t *threads;
-    conn_t **conns;
-    unsigned started; /* threads running */
+    unsigned started; /* worker threads running */
     pthread_mutex_t lock;
     bool refusing; /* the listening socket is shut down */
     bool stopped;
 };
-
-/* The worker argument: the server and this worker's connection. */
-typedef struct worker {
-    mw_server_t *s;
-    conn_t *c;
-} worker_t;
 
 /* Whether the listening socket is TCP. */
 static bool is_tcp(int fd)
@@ -74,11 +64,54 @@ static bool is_tcp(int fd)
            (ss.ss_family == AF_INET || ss.ss_family == AF_INET6);
 }
 
+/* The connection cap when none is given: what the descriptor limit
+ * leaves once the workers' own are kept. */
+static size_t default_max_conns(unsigned workers)
+{
+    struct rlimit rl;
+    size_t keep = (size_t)workers * FDS_PER_WORKER + FDS_SPARE;
+    size_t n = 1024;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        n = (size_t)rl.rlim_cur;
+    } else if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        n = CONNS_MAX;
+    }
+    n = n > keep + 2 * (size_t)workers ? n - keep : 2 * (size_t)workers;
+    return n < CONNS_MAX ? n : CONNS_MAX;
+}
+
+/* The shared settings of opts, defaults filled in. */
+static void settle(fc_shared_t *sh, const mw_server_opts_t *opts)
+{
+    sh->workers = opts->workers > 0 ? opts->workers : DEFAULT_WORKERS;
+    sh->params_max =
+        opts->params_max > 0 ? opts->params_max : DEFAULT_PARAMS_MAX;
+    /* A pair takes 2 bytes at least; real ones take far more.  This
+     * keeps the pair array about as large as params_max. */
+    sh->pairs_max = sh->params_max / sizeof(mw_param_t) + 64;
+    sh->io_timeout_ms =
+        opts->io_timeout_ms > 0 ? opts->io_timeout_ms : DEFAULT_IO_MS;
+    sh->idle_timeout_ms =
+        opts->idle_timeout_ms > 0 ? opts->idle_timeout_ms : DEFAULT_IDLE_MS;
+    sh->request_timeout_ms = opts->request_timeout_ms > 0
+                                 ? opts->request_timeout_ms
+                                 : DEFAULT_REQUEST_MS;
+    sh->max_conns = opts->max_connections > 0 ? opts->max_connections
+                                              : default_max_conns(sh->workers);
+    if (sh->max_conns < 2 * (size_t)sh->workers) {
+        sh->max_conns = 2 * (size_t)sh->workers;
+    }
+    sh->buffer_max = DEFAULT_BUFFER_MAX;
+    sh->streaming_max = sh->workers > 1 ? sh->workers / 2 : 1;
+    sh->handler = opts->handler;
+    sh->arg = opts->arg;
+}
+
 suspect_rc_t mw_server_new(const mw_server_opts_t *opts, mw_server_t **out,
                            suspect_err_t *err)
 {
     mw_server_t *s;
-    fc_shared_t *sh;
 
     *out = NULL;
     if (opts == NULL || opts->handler == NULL || opts->listen_fd < 0) {
@@ -90,104 +123,48 @@ suspect_rc_t mw_server_new(const mw_server_opts_t *opts, mw_server_t **out,
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "fcgi server: out of memory");
     }
-    sh = &s->shared;
-    sh->workers = opts->workers > 0 ? opts->workers : DEFAULT_WORKERS;
-    sh->params_max =
-        opts->params_max > 0 ? opts->params_max : DEFAULT_PARAMS_MAX;
-    /* A pair takes 2 bytes at least; real ones take far more.  This
-     * keeps the pair array about as large as params_max. */
-    sh->pairs_max = sh->params_max / sizeof(mw_param_t) + 64;
-    sh->io_timeout_ms =
-        opts->io_timeout_ms > 0 ? opts->io_timeout_ms : DEFAULT_IO_MS;
-    sh->idle_timeout_ms =
-        opts->idle_timeout_ms > 0 ? opts->idle_timeout_ms : DEFAULT_IDLE_MS;
-    sh->handler = opts->handler;
-    sh->arg = opts->arg;
-    sh->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (sh->stop_fd < 0) {
-        suspect_err_sys(err, SUSPECT_E_IO, NULL, "fcgi server: eventfd");
+    settle(&s->shared, opts);
+    s->listen_fd = opts->listen_fd;
+    s->shared.tcp = is_tcp(opts->listen_fd);
+    s->front = mw_fc_front_new(&s->shared, opts->listen_fd);
+    if (s->front == NULL) {
+        suspect_err_sys(err, SUSPECT_E_IO, NULL,
+                        "fcgi server: the front (epoll, eventfd)");
         free(s);
         return SUSPECT_E_IO;
     }
-    s->listen_fd = opts->listen_fd;
-    sh->listen_fd = opts->listen_fd;
-    sh->tcp = is_tcp(opts->listen_fd);
     pthread_mutex_init(&s->lock, NULL);
     *out = s;
     return SUSPECT_OK;
 }
 
-/* Sleeps ms, or less when the server stops. */
-static void backoff(mw_server_t *s)
-{
-    struct pollfd p = {s->shared.stop_fd, POLLIN, 0};
-
-    poll(&p, 1, ACCEPT_BACKOFF_MS);
-}
-
 static void *worker_main(void *arg)
 {
-    worker_t *w = arg;
-    mw_server_t *s = w->s;
-    conn_t *c = w->c;
-    int one = 1;
+    mw_server_t *s = arg;
+    fc_scratch_t scratch;
+    conn_t *c;
 
-    free(w);
-    for (;;) {
-        int fd;
+    memset(&scratch, 0, sizeof(scratch));
+    scratch.out = suspect_malloc(FCGI_HEADER_LEN + FCGI_MAX_CONTENT);
+    while (scratch.out != NULL && (c = mw_fc_front_take(s->front)) != NULL) {
+        int next;
 
-        if (!c->claimed) {
-            atomic_fetch_add(&s->shared.accepting, 1);
-        }
-        c->claimed = false;
-        fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-        atomic_fetch_sub(&s->shared.accepting, 1);
-        if (fd < 0) {
-            if (atomic_load(&s->shared.stopping)) {
-                break;
-            }
-            if (errno != EINTR && errno != ECONNABORTED) {
-                backoff(s); /* EMFILE and friends: do not spin */
-            }
-            continue;
-        }
-        atomic_fetch_add(&s->shared.connections, 1);
-        if (s->shared.tcp) {
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        }
-        mw_fc_serve(c, fd);
+        mw_fc_lend(c, &scratch);
+        atomic_fetch_add(&s->shared.busy, 1);
+        next = mw_fc_run(c);
+        atomic_fetch_sub(&s->shared.busy, 1);
+        mw_fc_take_back(c, &scratch);
+        mw_fc_front_give_back(s->front, c, next);
     }
+    mw_fc_scratch_free(&scratch);
     return NULL;
-}
-
-/* Creates worker i; 0 or an error code. */
-static suspect_rc_t spawn(mw_server_t *s, unsigned i, suspect_err_t *err)
-{
-    worker_t *w = suspect_malloc(sizeof(*w));
-    int r;
-
-    s->conns[i] = mw_fc_conn_new(&s->shared);
-    if (w == NULL || s->conns[i] == NULL) {
-        free(w);
-        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
-                               "fcgi server: out of memory");
-    }
-    w->s = s;
-    w->c = s->conns[i];
-    r = pthread_create(&s->threads[i], NULL, worker_main, w);
-    if (r != 0) {
-        free(w);
-        errno = r;
-        return suspect_err_sys(err, SUSPECT_E_IO, NULL,
-                               "fcgi server: starting a worker thread");
-    }
-    return SUSPECT_OK;
 }
 
 suspect_rc_t mw_server_start(mw_server_t *s, suspect_err_t *err)
 {
     unsigned n = s->shared.workers;
     suspect_rc_t rc = SUSPECT_OK;
+    int r;
 
     pthread_mutex_lock(&s->lock);
     if (s->threads != NULL || s->stopped) {
@@ -196,14 +173,21 @@ suspect_rc_t mw_server_start(mw_server_t *s, suspect_err_t *err)
                                "fcgi server: already started");
     }
     s->threads = suspect_calloc(n, sizeof(*s->threads));
-    s->conns = suspect_calloc(n, sizeof(*s->conns));
-    if (s->threads == NULL || s->conns == NULL) {
+    if (s->threads == NULL) {
         rc = suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                              "fcgi server: out of memory");
+    } else if ((r = mw_fc_front_start(s->front)) != 0) {
+        errno = r;
+        rc = suspect_err_sys(err, SUSPECT_E_IO, NULL,
+                             "fcgi server: starting the front thread");
     }
     for (unsigned i = 0; rc == SUSPECT_OK && i < n; i++) {
-        rc = spawn(s, i, err);
-        if (rc == SUSPECT_OK) {
+        r = pthread_create(&s->threads[i], NULL, worker_main, s);
+        if (r != 0) {
+            errno = r;
+            rc = suspect_err_sys(err, SUSPECT_E_IO, NULL,
+                                 "fcgi server: starting a worker thread");
+        } else {
             s->started++;
         }
     }
@@ -217,18 +201,15 @@ suspect_rc_t mw_server_start(mw_server_t *s, suspect_err_t *err)
 /* mw_server_refuse_new(), s->lock held. */
 static void refuse_new(mw_server_t *s)
 {
-    uint64_t one = 1;
-
     if (s->refusing) {
         return;
     }
     s->refusing = true;
     atomic_store(&s->shared.stopping, true);
-    while (write(s->shared.stop_fd, &one, sizeof(one)) < 0 && errno == EINTR) {
-    }
-    if (s->started > 0) {
+    if (s->threads != NULL) {
         shutdown(s->listen_fd, SHUT_RDWR);
     }
+    mw_fc_front_refuse(s->front);
 }
 
 void mw_server_refuse_new(mw_server_t *s)
@@ -247,6 +228,7 @@ void mw_server_stop(mw_server_t *s)
     }
     s->stopped = true;
     refuse_new(s);
+    mw_fc_front_join(s->front);
     for (unsigned i = 0; i < s->started; i++) {
         pthread_join(s->threads[i], NULL);
     }
@@ -263,7 +245,10 @@ void mw_server_stats(mw_server_t *s, mw_server_stats_t *out)
     out->bad_records = atomic_load(&sh->bad_records);
     out->too_large = atomic_load(&sh->too_large);
     out->aborted = atomic_load(&sh->aborted);
+    out->timed_out = atomic_load(&sh->timed_out);
+    out->evicted = atomic_load(&sh->evicted);
     out->busy = atomic_load(&sh->busy);
+    out->open = atomic_load(&sh->open);
 }
 
 void mw_server_free(mw_server_t *s)
@@ -271,15 +256,9 @@ void mw_server_free(mw_server_t *s)
     if (s == NULL) {
         return;
     }
-    if (s->threads != NULL) {
-        mw_server_stop(s);
-    }
-    for (unsigned i = 0; s->conns != NULL && i < s->shared.workers; i++) {
-        mw_fc_conn_free(s->conns[i]);
-    }
-    free(s->conns);
+    mw_server_stop(s);
+    mw_fc_front_free(s->front);
     free(s->threads);
-    close(s->shared.stop_fd);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }

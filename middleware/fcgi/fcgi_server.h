@@ -3,26 +3,33 @@
  * server, read requests, hand each to a handler as an mw_req_t, frame its
  * output as STDOUT records and end it.
  *
- * Threads: a fixed pool of workers, each blocking in accept() on the shared
- * listening socket and serving one connection at a time (no multiplexing:
- * a second BEGIN_REQUEST on a busy connection gets FCGI_CANT_MPX_CONN).
- * With FCGI_KEEP_CONN the worker keeps the connection for the next request
- * until it has been idle for idle_timeout_ms, or until a new connection
- * waits while no worker is free to accept it, so an idle kept connection
- * cannot pin a worker for long.
+ * Threads: one front thread holds every connection while nothing is asked
+ * of a worker: idle ones, and requests still arriving (fcgi_front.c); a
+ * fixed pool of workers runs the handler on requests that have arrived,
+ * one at a time each (no multiplexing: a second BEGIN_REQUEST on a busy
+ * connection gets FCGI_CANT_MPX_CONN).  So a connection that sends slowly,
+ * or nothing, never holds a worker, and a request sent whole (as web
+ * servers send them) is served at once whatever else waits.  With
+ * FCGI_KEEP_CONN the connection waits in the front for its next request
+ * until it has been idle for idle_timeout_ms.
  *
- * Limits: the PARAMS stream is capped (params_max; over it, the connection
- * is answered 431-style and closed), a record with a bad version or a
+ * Limits: a request must arrive whole (BEGIN_REQUEST to the end of its
+ * STDIN) within request_timeout_ms, or its connection is closed; a body
+ * larger than one record's buffer that is still arriving may hold at most
+ * half the workers; at most max_connections connections are held (the
+ * oldest idle, then the oldest arriving one makes room for a new one);
+ * the PARAMS stream is capped (params_max; over it, the connection is
+ * answered 431-style and closed), a record with a bad version or a
  * truncated header closes the connection, ABORT_REQUEST ends the request
  * (body reads return -ECONNABORTED), GET_VALUES is answered with the real
  * pool size, unknown record types get UNKNOWN_TYPE, the FILTER role gets
- * FCGI_UNKNOWN_ROLE.  Nothing the web server sends can make it allocate
- * more than params_max plus one record per connection.
+ * FCGI_UNKNOWN_ROLE.  The front buffers at most 64 MiB in all.
  *
- * Stop: mw_server_stop() shuts the listening socket down (blocked accepts
- * return), lets requests in flight finish, then joins the workers.  All
- * signals must be blocked in the calling thread before mw_server_start()
- * so workers inherit the mask; the daemon handles signals in one thread.
+ * Stop: mw_server_stop() shuts the listening socket down (new connections
+ * are refused), lets requests in flight finish, then joins the threads.
+ * All signals must be blocked in the calling thread before
+ * mw_server_start() so the threads inherit the mask; the daemon handles
+ * signals in one thread.
  */
 #ifndef MW_FCGI_SERVER_H
 #define MW_FCGI_SERVER_H
@@ -43,11 +50,14 @@
 typedef void (*mw_handler_fn)(mw_req_t *req, void *arg);
 
 typedef struct mw_server_opts {
-    int listen_fd;            /* borrowed; the caller closes it after free */
-    unsigned workers;         /* threads; 0 = 16 */
-    size_t params_max;        /* PARAMS bytes per request; 0 = 128 KiB */
-    unsigned io_timeout_ms;   /* a read or write on a connection; 0 = 30 s */
-    unsigned idle_timeout_ms; /* kept connection idle; 0 = 5 s */
+    int listen_fd;               /* borrowed; the caller closes it after free */
+    unsigned workers;            /* threads; 0 = 16 */
+    size_t params_max;           /* PARAMS bytes per request; 0 = 128 KiB */
+    unsigned io_timeout_ms;      /* a read or write on a connection; 0 = 30 s */
+    unsigned idle_timeout_ms;    /* a connection idle; 0 = 5 s */
+    unsigned request_timeout_ms; /* a request's arrival, whole; 0 = 60 s */
+    size_t max_connections;      /* held at once; 0 = what RLIMIT_NOFILE leaves
+                                    once the workers' descriptors are kept */
     mw_handler_fn handler;
     void *arg;
 } mw_server_opts_t;
@@ -60,7 +70,10 @@ typedef struct mw_server_stats {
     uint64_t bad_records; /* connections closed for a protocol error */
     uint64_t too_large;   /* requests refused: PARAMS over params_max */
     uint64_t aborted;     /* ABORT_REQUEST or the peer closed mid-request */
+    uint64_t timed_out;   /* requests that did not arrive in time */
+    uint64_t evicted;     /* connections closed to make room */
     unsigned busy;        /* workers serving a request now */
+    unsigned open;        /* connections held now */
 } mw_server_stats_t;
 
 /* Creates a server (nothing runs yet).  Owned by the caller. */

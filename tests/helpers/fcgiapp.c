@@ -271,6 +271,17 @@ int tsrv_start_on(tsrv_t *t, const char *spec, unsigned workers,
                   size_t params_max, unsigned idle_ms)
 {
     mw_server_opts_t o;
+
+    memset(&o, 0, sizeof(o));
+    o.workers = workers;
+    o.params_max = params_max;
+    o.idle_timeout_ms = idle_ms;
+    return tsrv_start_opts(t, spec, &o);
+}
+
+int tsrv_start_opts(tsrv_t *t, const char *spec, const mw_server_opts_t *opts)
+{
+    mw_server_opts_t o = *opts;
     suspect_err_t err;
     struct sockaddr_in sa;
     socklen_t len = sizeof(sa);
@@ -295,12 +306,10 @@ int tsrv_start_on(tsrv_t *t, const char *spec, unsigned workers,
         snprintf(t->addr, sizeof(t->addr), "tcp:127.0.0.1:%d",
                  ntohs(sa.sin_port));
     }
-    memset(&o, 0, sizeof(o));
     o.listen_fd = t->lfd;
-    o.workers = workers;
-    o.params_max = params_max;
-    o.io_timeout_ms = 3000;
-    o.idle_timeout_ms = idle_ms;
+    if (o.io_timeout_ms == 0) {
+        o.io_timeout_ms = 3000;
+    }
     o.handler = fcgi_test_handler;
     CU_ASSERT_EQUAL_FATAL(mw_server_new(&o, &t->s, &err), SUSPECT_OK);
     CU_ASSERT_EQUAL_FATAL(mw_server_start(t->s, &err), SUSPECT_OK);

@@ -107,6 +107,10 @@ int tsrv_start(tsrv_t *t, unsigned workers, size_t params_max,
  * "tcp:127.0.0.1:0", addr gets the port chosen. */
 int tsrv_start_on(tsrv_t *t, const char *spec, unsigned workers,
                   size_t params_max, unsigned idle_ms);
+/* The same with the options of opts (io_timeout_ms 0: 3 s; listen_fd
+ * and the handler are the test's). */
+int tsrv_start_opts(tsrv_t *t, const char *spec, const mw_server_opts_t *opts);
+
 /* A new connection to the server (mw_connect), or -1. */
 int tsrv_connect(tsrv_t *t);
 /* Stops and frees it, removes the socket and the dir. */
@@ -147,5 +151,6 @@ long tapp_first_read(void);
 /* Suites of the fcgi-server suite kept in other files; 0 or -1. */
 int add_listen_tests(CU_pSuite s);
 int add_fcgi_hostile_tests(CU_pSuite s);
+int add_fcgi_slow_tests(CU_pSuite s);
 
 #endif

@@ -30,6 +30,7 @@
 static const conf_num_t workers_range = {1, 1024, CONF_PLAIN, CONF_UNSIGNED};
 static const conf_num_t mode_range = {0, 0777, CONF_OCTAL, CONF_UNSIGNED};
 static const conf_num_t io_range = {1, 3600000, CONF_SECONDS, CONF_UNSIGNED};
+static const conf_num_t conns_range = {16, 1000000, CONF_PLAIN, CONF_SIZE};
 static const conf_num_t form_range = {1u << 10, 16u << 20, CONF_BYTES,
                                       CONF_SIZE};
 static const conf_num_t params_range = {4u << 10, 16u << 20, CONF_BYTES,
@@ -133,6 +134,8 @@ static const conf_attr_t server_attrs[] = {
     {"ioTimeout", conf_set_num, OFF(io_timeout_ms), &io_range, 0},
     {"formMax", conf_set_num, OFF(form_max), &form_range, 0},
     {"paramsMax", conf_set_num, OFF(params_max), &params_range, 0},
+    {"requestTimeout", conf_set_num, OFF(request_timeout_ms), &io_range, 0},
+    {"maxConnections", conf_set_num, OFF(max_connections), &conns_range, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 static const conf_elem_t server_elem = {

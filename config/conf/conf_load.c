@@ -101,6 +101,7 @@ static void set_defaults(suspect_conf_t *c)
     c->workers = 16;
     c->mode = SUSPECT_MODE_FORWARD;
     c->io_timeout_ms = 30000;
+    c->request_timeout_ms = 60000;
     c->form_max = 64u << 10;
     c->params_max = 128u << 10;
     c->reload_ms = 1000;

@@ -209,9 +209,12 @@ typedef struct suspect_conf {
     unsigned socket_mode; /* unix socket permissions, default 0660 */
     unsigned workers;     /* default 16 */
     suspect_conf_mode_t mode;
-    unsigned io_timeout_ms; /* web server I/O, default 30000 */
-    size_t form_max;        /* bytes buffered for form: sources, 64 KiB */
-    size_t params_max;      /* FastCGI PARAMS bytes accepted, 128 KiB */
+    unsigned io_timeout_ms;      /* web server I/O, default 30000 */
+    size_t form_max;             /* bytes buffered for form: sources, 64 KiB */
+    size_t params_max;           /* FastCGI PARAMS bytes accepted, 128 KiB */
+    unsigned request_timeout_ms; /* a request's arrival, whole, 60000 */
+    size_t max_connections;      /* held at once; 0: what the descriptor
+                                    limit leaves */
     int server_line;
 
     /* <Limits> */

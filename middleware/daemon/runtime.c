@@ -73,7 +73,9 @@ static const char *restart_change(const suspect_conf_t *old,
     if (str_differs(old->listen, c->listen) ||
         old->socket_mode != c->socket_mode || old->mode != c->mode ||
         old->workers != c->workers || old->params_max != c->params_max ||
-        old->io_timeout_ms != c->io_timeout_ms) {
+        old->io_timeout_ms != c->io_timeout_ms ||
+        old->request_timeout_ms != c->request_timeout_ms ||
+        old->max_connections != c->max_connections) {
         return "Server";
     }
     if (old->store != c->store ||

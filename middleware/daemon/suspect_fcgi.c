@@ -22,6 +22,11 @@
  * is removed and the exit status is 0.  SIGPIPE stays blocked: writes report
  * EPIPE.
  *
+ * Descriptors: the soft limit is raised towards the hard one at start
+ * (65536 at most), so the server can hold that many connections (the
+ * front thread holds every waiting one, and its cap comes from this
+ * limit); CGI programs get the limit the daemon was started with.
+ *
  * It always runs in the foreground and logs to stderr: systemd, runit or
  * any supervisor keeps it running and keeps its log.
  */
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,7 +54,8 @@
 #include "runtime.h"
 #include "forward/upstream.h"
 
-#define LISTEN_BACKLOG 1024
+#define LISTEN_BACKLOG 4096
+#define FD_LIMIT       65536 /* descriptors asked for at most */
 /* How long a stop waits for requests in flight by default, and at most. */
 #define GRACE_MS_DEFAULT 10000u
 #define GRACE_MS_MAX     86400000u
@@ -285,6 +292,25 @@ static void drain(mw_server_t *srv, unsigned grace_ms)
     pthread_join(th, NULL);
 }
 
+/* Raises the soft descriptor limit towards the hard one (a stock service
+ * gets 1024 of 524288), to FD_LIMIT at most; CGI programs start with the
+ * limit the daemon was given, as they would under any web server. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    rlim_t was;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= FD_LIMIT ||
+        rl.rlim_cur >= rl.rlim_max) {
+        return;
+    }
+    was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max < FD_LIMIT ? rl.rlim_max : FD_LIMIT;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        mw_cgi_limit_fds((unsigned long)was);
+    }
+}
+
 /* Opens the socket, runs the workers and the signal loop; exit status. */
 static int serve(mw_runtime_t *rt, unsigned grace_ms)
 {
@@ -299,6 +325,7 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     suspect_err_clear(&err);
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
+    raise_fd_limit();
     if (mw_listen_open(listen, LISTEN_BACKLOG, c->socket_mode, &fd, &err) !=
         SUSPECT_OK) {
         log_err("", &err);
@@ -309,6 +336,8 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     so.workers = c->workers;
     so.params_max = c->params_max;
     so.io_timeout_ms = c->io_timeout_ms;
+    so.request_timeout_ms = c->request_timeout_ms;
+    so.max_connections = c->max_connections;
     so.handler = mw_handler_request;
     so.arg = rt;
     if (mw_server_new(&so, &srv, &err) != SUSPECT_OK ||

@@ -42,6 +42,11 @@ typedef struct mw_cgi_opts {
 suspect_rc_t mw_cgi_run(const mw_cgi_opts_t *opts, mw_req_t *req,
                         mw_fwd_result_t *res, suspect_err_t *err);
 
+/* The descriptor limit (RLIMIT_NOFILE, soft) programs start with, when
+ * the daemon raised its own: the one it was started with.  0: theirs is
+ * the daemon's.  Call before the first run. */
+void mw_cgi_limit_fds(unsigned long soft);
+
 /* Kills the process groups of every CGI still running (daemon exit). */
 void mw_cgi_kill_all(void);
 

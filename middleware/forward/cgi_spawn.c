@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -50,6 +51,7 @@
 #define GATEWAY      "GATEWAY_INTERFACE=CGI/1.1"
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long child_nofile; /* mw_cgi_limit_fds(); 0: unchanged */
 static cgi_child_t *reg_head;
 
 /* ---- selection ---------------------------------------------------------- */
@@ -320,11 +322,24 @@ __attribute__((noreturn)) static void child_exec(const child_args_t *a)
     if (chdir(a->img->dir) != 0) {
         goto fail;
     }
+    if (child_nofile != 0) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+            rl.rlim_cur = child_nofile;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+    }
     child_signals();
     execve(a->img->argv[0], a->img->argv, a->img->envp);
 fail:
     *a->exec_errno = errno;
     _exit(127);
+}
+
+void mw_cgi_limit_fds(unsigned long soft)
+{
+    child_nofile = soft;
 }
 
 /* vfork + child_exec, with every signal blocked around it. */

@@ -27,7 +27,8 @@
  * headers, two Cookie lines under nginx auth_request);
  * test_e2e_abuse_paths.c spellings of the script's path through nginx and
  * straight in FastCGI; test_e2e_abuse_env.c what FastCGI parameters can
- * put in a CGI program's environment.
+ * put in a CGI program's environment; test_e2e_abuse_slow.c slow and idle
+ * peers of the socket.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -322,7 +323,8 @@ int register_abuse_suite(void)
         CU_add_test(s, "100k IPv6 addresses: /64 grouping, memory bounded",
                     test_flood_ipv6) == NULL ||
         abuse_add_bytes_tests(s) != 0 || abuse_add_parser_tests(s) != 0 ||
-        abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0) {
+        abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0 ||
+        abuse_add_slow_tests(s) != 0) {
         return -1;
     }
     return 0;

@@ -31,5 +31,6 @@ int abuse_add_bytes_tests(struct CU_Suite *s);
 int abuse_add_parser_tests(struct CU_Suite *s);
 int abuse_add_path_tests(struct CU_Suite *s);
 int abuse_add_env_tests(struct CU_Suite *s);
+int abuse_add_slow_tests(struct CU_Suite *s);
 
 #endif

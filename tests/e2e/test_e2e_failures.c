@@ -58,7 +58,7 @@ static int post(const char *path, const char *body)
 static void storm(const char *path, const char *body, int *ok, int *denied,
                   int *other)
 {
-    const char *argv[16 + 3 * GUESSES];
+    const char *argv[17 + 3 * GUESSES]; /* 16 options, 3 per guess, NULL */
     char url[E2E_URL], log[TEST_PATH_MAX], max_time[16];
     test_proc_t p;
     size_t k = 0;

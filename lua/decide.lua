@@ -1,21 +1,34 @@
--- decide.lua - the whole decision of one request, atomically.
+-- decide.lua - the whole decision of one request, atomically; or, with a
+-- ttl, its reservation (a slot in flight instead of a hit).
 --
 -- Mirrors suspect_policy_evaluate() (policy/evaluate.c), the definition of
 -- the decision.  The C side runs that evaluator again on the states this
 -- script returns and refuses the answer if the writes differ, so the two can
 -- never silently drift apart.
 --
--- KEYS: window key 1, lock key 1, window key 2, lock key 2, ...
--- ARGV: now_ms ("" = use Redis TIME), limit, window_ms, block_ms (0 = basic),
---       member (unique id of this hit), then the lock value of each identity.
+-- KEYS, per identity: window key, lock key, slots key, offences key.
+-- ARGV: now_ms ("" = use Redis TIME), limit, window_ms, block_ms (0 =
+--       basic), member (unique id of this hit), ttl_ms (0 = a decision;
+--       else the slot's life), block factor x 100 (0 = no escalation),
+--       block ceiling ms, offence period ms, then the lock value of each
+--       identity.
 -- Returns: now_ms, allowed (0/1), then per identity: lock_until_ms,
---          in_window, free_at_ms, new_lock_until_ms (0 = no new lock).
+--          in_window, free_at_ms, new_lock_until_ms (0 = no new lock),
+--          slots in flight, their earliest end, offences, new offences
+--          (0 = unchanged).
 --
--- Data model (shared with the .NET SuspectUsageManager/RateLimitManager):
---   window = sorted set, score = epoch ms of the hit, member unique;
---   lock   = string "<identity>|until=<epoch ms>" with a TTL (PX); a lock
---            without "|until=" (written by .NET: value = identity) ends at
---            now + PTTL.
+-- Data model (the window and lock shared with the .NET
+-- SuspectUsageManager/RateLimitManager):
+--   window   = sorted set, score = epoch ms of the hit, member unique;
+--   lock     = string "<identity>|until=<epoch ms>" with a TTL (PX); a lock
+--              without "|until=" (written by .NET: value = identity) ends
+--              at now + PTTL;
+--   slots    = sorted set of slots in flight, score = the slot's end,
+--              member "<taken at ms>:<member>"; one whose end has come is
+--              moved into the window at its taken-at time first;
+--   offences = string "<count>|until=<epoch ms>" with a TTL.
+-- The .NET system reads the window and lock only: it does not see slots
+-- in flight or the escalation (it locks for BlockDuration).
 --
 -- Hits are counted with ZCOUNT (now - window, +inf) and trimmed only when
 -- older than now - window - SLACK: a request decided late (its caller read
@@ -26,18 +39,68 @@ local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local block = tonumber(ARGV[4])
 local member = ARGV[5]
-local n = #KEYS / 2
+local ttl = tonumber(ARGV[6])
+local pct = tonumber(ARGV[7])
+local ceiling = tonumber(ARGV[8])
+local period = tonumber(ARGV[9])
+local n = #KEYS / 4
 
+-- The lock of offence number k: block x factor^(k-1), floored each step,
+-- at most the ceiling (suspect_rule_lock_ms()).
+local function lock_ms(k)
+    local d = block
+    if pct <= 100 then
+        return d
+    end
+    local i = 1
+    while i < k and d < ceiling do
+        d = math.floor(d * pct / 100)
+        i = i + 1
+    end
+    if d > ceiling then
+        d = ceiling
+    end
+    return d
+end
 
 local out = {now, 0}
 local allowed = true
 for i = 1, n do
-    local wk, lk = KEYS[2 * i - 1], KEYS[2 * i]
+    local wk, lk, sk, ok = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1],
+                           KEYS[4 * i]
+    local ended = redis.call('ZRANGEBYSCORE', sk, '-inf', ms(now))
+    for _, m in ipairs(ended) do
+        local at = string.match(m, '^(%d+):')
+        if at then
+            redis.call('ZADD', wk, at, m)
+        end
+        redis.call('ZREM', sk, m)
+    end
+    if #ended > 0 then
+        redis.call('PEXPIRE', wk, ms(window + SLACK))
+    end
     local lu = lock_until(lk)
     local low = '(' .. ms(now - window)
     redis.call('ZREMRANGEBYSCORE', wk, '-inf', ms(now - window - SLACK))
     local count = redis.call('ZCOUNT', wk, low, '+inf')
-    local free_at, new_lock = 0, 0
+    local pending = redis.call('ZCOUNT', sk, '(' .. ms(now), '+inf')
+    local pending_end = 0
+    if pending > 0 then
+        local r = redis.call('ZRANGEBYSCORE', sk, '(' .. ms(now), '+inf',
+                             'WITHSCORES', 'LIMIT', 0, 1)
+        pending_end = tonumber(r[2])
+    end
+    local offences = 0
+    if pct > 100 and block > 0 then
+        local v = redis.call('GET', ok)
+        if v then
+            local c, u = string.match(v, '^(%d+)|until=(%d+)$')
+            if c and tonumber(u) > now then
+                offences = tonumber(c)
+            end
+        end
+    end
+    local free_at, new_lock, new_offences = 0, 0, 0
     if count >= limit then
         local r = redis.call('ZRANGEBYSCORE', wk, low, '+inf', 'WITHSCORES',
                              'LIMIT', count - limit, 1)
@@ -45,24 +108,46 @@ for i = 1, n do
     end
     if lu > now then
         allowed = false
-    elseif count >= limit then
+    elseif count + pending >= limit then
         allowed = false
-        if block > 0 then
-            new_lock = now + block
-            redis.call('SET', lk, ARGV[5 + i] .. '|until=' .. ms(new_lock),
-                       'PX', ms(block))
+        if count >= limit and block > 0 then
+            local k = 0
+            if pct > 100 then
+                k = offences + 1
+            end
+            local d = lock_ms(k)
+            new_lock = now + d
+            redis.call('SET', lk, ARGV[9 + i] .. '|until=' .. ms(new_lock),
+                       'PX', ms(d))
+            if k > 0 then
+                new_offences = k
+                redis.call('SET', ok, k .. '|until=' .. ms(new_lock + period),
+                           'PX', ms(d + period))
+            end
         end
     end
     out[#out + 1] = lu
     out[#out + 1] = count
     out[#out + 1] = free_at
     out[#out + 1] = new_lock
+    out[#out + 1] = pending
+    out[#out + 1] = pending_end
+    out[#out + 1] = offences
+    out[#out + 1] = new_offences
 end
 if allowed then
     for i = 1, n do
-        local wk = KEYS[2 * i - 1]
-        redis.call('ZADD', wk, ms(now), member)
-        redis.call('PEXPIRE', wk, ms(window + SLACK))
+        if ttl > 0 then
+            local sk = KEYS[4 * i - 1]
+            redis.call('ZADD', sk, ms(now + ttl), ms(now) .. ':' .. member)
+            if redis.call('PTTL', sk) < ttl + window + SLACK then
+                redis.call('PEXPIRE', sk, ms(ttl + window + SLACK))
+            end
+        else
+            local wk = KEYS[4 * i - 3]
+            redis.call('ZADD', wk, ms(now), member)
+            redis.call('PEXPIRE', wk, ms(window + SLACK))
+        end
     end
     out[2] = 1
 end

@@ -1,12 +1,14 @@
 -- status.lua - one identity's state, read only.
 --
--- KEYS: window key, lock key.
+-- KEYS: window key, lock key, slots key, offences key.
 -- ARGV: now_ms ("" = use Redis TIME), limit, window_ms.
--- Returns: now_ms, lock_until_ms, in_window, free_at_ms (see decide.lua for
--- the data model; hits with score <= now - window are not counted).
+-- Returns: now_ms, lock_until_ms, in_window, free_at_ms, slots in flight,
+-- offences, the moment they are forgotten (see decide.lua for the data
+-- model; hits with score <= now - window are not counted; a slot whose
+-- end has come counts as a hit).
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-local wk, lk = KEYS[1], KEYS[2]
+local wk, lk, sk, ok = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local low = '(' .. ms(now - window)
 
 local lu = lock_until(lk)
@@ -21,4 +23,19 @@ if count >= limit then
                          'LIMIT', count - limit, 1)
     free_at = tonumber(r[2]) + window
 end
-return {now, lu, count, free_at}
+local pending = redis.call('ZCOUNT', sk, '(' .. ms(now), '+inf')
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', sk, '-inf', ms(now))) do
+    local at = tonumber(string.match(m, '^(%d+):') or '0')
+    if at > now - window then
+        count = count + 1
+    end
+end
+local offences, until_ms = 0, 0
+local v = redis.call('GET', ok)
+if v then
+    local c, u = string.match(v, '^(%d+)|until=(%d+)$')
+    if c and tonumber(u) > now then
+        offences, until_ms = tonumber(c), tonumber(u)
+    end
+end
+return {now, lu, count, free_at, pending, offences, until_ms}

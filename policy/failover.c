@@ -85,6 +85,7 @@ typedef struct slot {
     int64_t until_ms;
     int64_t stale_at; /* monotonic ms: ask the primary again from then */
     uint64_t gen;
+    uint32_t offences; /* the lock's offence count, told again */
 } slot_t;
 
 typedef struct failover {
@@ -129,7 +130,7 @@ static void lock_hash(failover_t *f, const suspect_key_t *key, uint64_t h[2])
  * any_age also from an entry that is no longer trusted over the
  * primary. */
 static int64_t cache_get(failover_t *f, const suspect_key_t *key,
-                         int64_t now_ms, bool any_age)
+                         int64_t now_ms, bool any_age, uint32_t *offences)
 {
     uint64_t h[2];
     int64_t until = 0;
@@ -141,13 +142,16 @@ static int64_t cache_get(failover_t *f, const suspect_key_t *key,
     if (s->gen == f->gen && s->h[0] == h[0] && s->h[1] == h[1] &&
         s->until_ms > now_ms && (any_age || mono_ms() < s->stale_at)) {
         until = s->until_ms;
+        *offences = s->offences;
     }
     pthread_mutex_unlock(&f->cache_mu);
     return until;
 }
 
-/* Remembers that key is locked until until_ms (0 = forget it). */
-static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms)
+/* Remembers that key is locked until until_ms (0 = forget it), the
+ * lock being its offence number offences (0 without escalation). */
+static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms,
+                      uint32_t offences)
 {
     uint64_t h[2];
     slot_t *s;
@@ -161,6 +165,7 @@ static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms)
         s->until_ms = until_ms;
         s->stale_at = mono_ms() + f->cache_ttl_ms;
         s->gen = f->gen;
+        s->offences = offences;
     } else if (s->h[0] == h[0] && s->h[1] == h[1]) {
         s->until_ms = 0;
     }
@@ -174,12 +179,15 @@ static bool cache_deny(failover_t *f, const suspect_rule_t *rule,
 {
     int64_t end = 0;
     int tripped = -1;
+    uint32_t offences = 0;
 
     for (size_t i = 0; i < n; i++) {
-        int64_t until = cache_get(f, &keys[i], now_ms, any_age);
+        uint32_t o = 0;
+        int64_t until = cache_get(f, &keys[i], now_ms, any_age, &o);
         if (until > end) {
             end = until;
             tripped = (int)i;
+            offences = o;
         }
     }
     if (tripped < 0) {
@@ -191,6 +199,7 @@ static bool cache_deny(failover_t *f, const suspect_rule_t *rule,
     out->limit = rule->limit_count;
     out->restriction_end_ms = end;
     out->retry_after_ms = end - now_ms;
+    out->offences = offences;
     return true;
 }
 
@@ -488,7 +497,8 @@ static suspect_rc_t fo_run(failover_t *f, const suspect_rule_t *rule,
         return fail_mode(f, rule, keys, n, now_ms, ttl_ms, ticket, out);
     }
     if (!out->allowed && out->locked && out->tripped >= 0) {
-        cache_put(f, &keys[out->tripped], out->restriction_end_ms);
+        cache_put(f, &keys[out->tripped], out->restriction_end_ms,
+                  out->offences);
     }
     return SUSPECT_OK;
 }
@@ -569,7 +579,7 @@ static suspect_rc_t fo_reset(suspect_store_t *store, const suspect_key_t *key,
     failover_t *f = (failover_t *)store;
 
     if (what & SUSPECT_RESET_LOCK) {
-        cache_put(f, key, 0);
+        cache_put(f, key, 0, 0);
     }
     redis_carry_sync_forget(&f->carry, key, what);
     (void)suspect_store_reset(f->local, key, what, NULL);
@@ -583,7 +593,7 @@ static suspect_rc_t fo_block(suspect_store_t *store, const suspect_key_t *key,
     failover_t *f = (failover_t *)store;
     suspect_rc_t rc;
 
-    cache_put(f, key, until_ms);
+    cache_put(f, key, until_ms, 0);
     (void)suspect_store_block(f->local, key, now_ms, until_ms, NULL);
     rc = suspect_store_block(f->primary, key, now_ms, until_ms, err);
     if (rc != SUSPECT_OK && rc != SUSPECT_E_INVAL) {
@@ -606,7 +616,7 @@ static suspect_rc_t fo_unblock(suspect_store_t *store,
     failover_t *f = (failover_t *)store;
     suspect_unblock_t local;
 
-    cache_put(f, key, 0);
+    cache_put(f, key, 0, 0);
     redis_carry_sync_forget(&f->carry, key, SUSPECT_RESET_ALL);
     (void)suspect_store_unblock(f->local, rule, key, now_ms, &local, NULL);
     return suspect_store_unblock(f->primary, rule, key, now_ms, out, err);

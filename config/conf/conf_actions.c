@@ -9,14 +9,10 @@
  * running pair.  The message names the route's line and, when one is near
  * (near.h), the action that was probably meant.
  *
- * The pair is also refused when the limits file asks the configured
- * store for a feature it does not give (store_gives(): a BlockFactor on a
- * store that keeps no offence counts would lock every repeat offender for
- * BlockDuration only, without a word).
+ * An <Action> element the limits file lacks is refused alike.
  *
  * Cost: one lookup per route, and a distance per action of the limits file
- * only for a route that is missing, which is refused anyway; one look at
- * each rule.
+ * only for a route that is missing, which is refused anyway.
  */
 #include "conf_internal.h"
 #include "limits/suspect_limits.h"
@@ -68,57 +64,6 @@ static void missing_text(const suspect_conf_t *conf,
              near != NULL ? "'?)" : "");
 }
 
-/* Whether the store of <Store> keeps offence counts (repeat offenders). */
-static bool store_gives_escalation(const suspect_conf_t *conf)
-{
-    return conf->store != SUSPECT_STORE_REDIS;
-}
-
-/* The message for rule i of lim that the store cannot apply, or false. */
-static bool rule_problem(const suspect_conf_t *conf,
-                         const suspect_limits_t *lim, size_t i, char *buf,
-                         size_t size)
-{
-    const suspect_rule_t *r = suspect_limits_at(lim, i);
-    static const char *const names[] = {"memory", "lmdb", "redis"};
-
-    if (!suspect_rule_escalates(r) || store_gives_escalation(conf)) {
-        return false;
-    }
-    snprintf(buf, size,
-             "%s: BlockFactor: the %s store keeps no offence counts (repeat "
-             "offenders need the memory or lmdb store)",
-             r->action,
-             conf->store <= SUSPECT_STORE_REDIS ? names[conf->store] : "?");
-    return true;
-}
-
-/* Reports each rule the store cannot apply through fn; how many. */
-static size_t rule_problems(const suspect_conf_t *conf,
-                            const suspect_limits_t *lim,
-                            void (*fn)(void *arg, const char *msg), void *arg)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; conf != NULL && i < suspect_limits_count(lim); i++) {
-        char text[SUSPECT_ACTION_MAX + 160];
-        char msg[sizeof(text) + SUSPECT_ERR_FILE_MAX + 16];
-
-        if (!rule_problem(conf, lim, i, text, sizeof(text))) {
-            continue;
-        }
-        n++;
-        if (fn != NULL) {
-            snprintf(msg, sizeof(msg), "%s:%d: %s",
-                     conf->limits_path != NULL ? conf->limits_path
-                                               : "limits.xml",
-                     suspect_limits_line(lim, i), text);
-            fn(arg, msg);
-        }
-    }
-    return n;
-}
-
 size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
                                     const suspect_limits_t *lim,
                                     void (*fn)(void *arg, const char *msg),
@@ -160,7 +105,7 @@ size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
             fn(arg, msg);
         }
     }
-    return n + rule_problems(conf, lim, fn, arg);
+    return n;
 }
 
 suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
@@ -186,14 +131,6 @@ suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
                                    conf->limits_path != NULL
                                        ? base_name(conf->limits_path)
                                        : "the limits file");
-        }
-    }
-    for (size_t i = 0; conf != NULL && i < suspect_limits_count(lim); i++) {
-        char text[SUSPECT_ACTION_MAX + 160];
-
-        if (rule_problem(conf, lim, i, text, sizeof(text))) {
-            return suspect_err_set(err, SUSPECT_E_CONFIG, conf->limits_path,
-                                   suspect_limits_line(lim, i), "%s", text);
         }
     }
     return SUSPECT_OK;

@@ -181,8 +181,8 @@ suspect_rc_t conf_routes_check(conf_build_t *b);
 extern const conf_elem_t conf_failure_elem;
 extern const conf_elem_t conf_success_elem;
 
-/* What routes that count by the response need from the whole file: forward
- * mode, a store that holds attempts in flight (conf_outcome.c). */
+/* What routes that count by the response need from the whole file:
+ * forward mode (conf_outcome.c). */
 suspect_rc_t conf_outcomes_check(conf_build_t *b);
 
 /* ---- setters (conf_values.c) ---------------------------------------------

@@ -13,8 +13,7 @@
  * SUSPECT_CONF_MAX_OUTCOMES elements.
  *
  * What the patterns need is checked against the whole file in
- * conf_outcomes_check(): the response, which only forward mode sees; and
- * a store that holds attempts in flight.
+ * conf_outcomes_check(): the response, which only forward mode sees.
  */
 #include "conf_internal.h"
 
@@ -188,12 +187,6 @@ const conf_elem_t conf_failure_elem = {
 const conf_elem_t conf_success_elem = {
     "Success", outcome_attrs, NULL, success_begin, outcome_end, OOFF(line), 0};
 
-/* Whether the store of <Store> holds attempts in flight. */
-static bool store_reserves(const suspect_conf_t *c)
-{
-    return c->store != SUSPECT_STORE_REDIS;
-}
-
 suspect_rc_t conf_outcomes_check(conf_build_t *b)
 {
     const suspect_conf_t *c = b->conf;
@@ -211,13 +204,6 @@ suspect_rc_t conf_outcomes_check(conf_build_t *b)
                              r->count == SUSPECT_COUNT_FAILURES ? "Failure"
                                                                 : "Success",
                              conf_mode_name(c->mode));
-        }
-        if (!store_reserves(c)) {
-            return conf_fail(b, r->line,
-                             "Route: <%s> needs a store that holds attempts in "
-                             "flight (memory, lmdb)",
-                             r->count == SUSPECT_COUNT_FAILURES ? "Failure"
-                                                                : "Success");
         }
     }
     return SUSPECT_OK;

@@ -331,18 +331,16 @@ struct suspect_limits;
  * NULL) as "suspect.xml:12: route action 'Logn' is not in limits.xml (did
  * you mean 'Login'?)"; returns how many.  Such a route would let its
  * requests through uncounted, so the pair is refused as a whole: at
- * start, and on a reload of either file.  Also each rule of lim the
- * store of <Store> cannot apply ("limits.xml:4: Login: BlockFactor: the
- * lmdb store keeps no offence counts ...").
+ * start, and on a reload of either file.  Also each <Action> whose name
+ * lim lacks.
  */
 size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
                                     const struct suspect_limits *lim,
                                     void (*fn)(void *arg, const char *msg),
                                     void *arg);
 
-/* SUSPECT_OK when every route's action is in lim and the store can apply
- * every rule, else SUSPECT_E_CONFIG with the first problem in err (file
- * and line of its route or rule). */
+/* SUSPECT_OK when every route's and <Action>'s action is in lim, else
+ * SUSPECT_E_CONFIG with the first problem in err (file and line). */
 suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
                                         const struct suspect_limits *lim,
                                         suspect_err_t *err);

@@ -20,17 +20,19 @@ extern const char redis_lua_decide[];
 extern const char redis_lua_status[];
 extern const char redis_lua_carry[];
 extern const char redis_lua_unblock[];
+extern const char redis_lua_settle[];
 
 enum {
     SCRIPT_DECIDE,
     SCRIPT_STATUS,
     SCRIPT_CARRY,
     SCRIPT_UNBLOCK,
+    SCRIPT_SETTLE,
     NSCRIPTS,
     SCRIPT_NONE = -1
 };
 
-#define REDIS_MAX_ARGS (6 + 3 * SUSPECT_MAX_IDENTITIES + 4)
+#define REDIS_MAX_ARGS (16 + 5 * SUSPECT_MAX_IDENTITIES)
 #define REDIS_SHA_LEN  40
 
 typedef struct redis_pool redis_pool_t;

@@ -27,19 +27,13 @@
 #include "alloc.h"
 #include "redisconn.h"
 #include "redisscan.h"
+#include "redisslots.h"
 #include "redisstore.h"
 #include "redisutil.h"
 #include "suspect_store_impl.h"
 
 #define NUM_LEN   24
 #define LOCK_VMAX (SUSPECT_KEY_MAX + 32)
-
-typedef struct redisstore {
-    suspect_store_t base;
-    redis_pool_t pool;
-    suspect_redis_clock_t clock;
-    size_t prefix_len;
-} redisstore_t;
 
 static const suspect_store_ops_t redis_ops;
 
@@ -80,31 +74,55 @@ static const char *identity_of(const redisstore_t *rs, const suspect_key_t *k,
 /* ---- the store operations ------------------------------------------------
  */
 
-/* Fills the ARGV of decide.lua (numbers in nums, the hit id in id). */
+/* decide.lua's numbers, formatted. */
+typedef struct decide_nums {
+    char n[NUM_LEN], now[NUM_LEN], limit[NUM_LEN], window[NUM_LEN],
+        block[NUM_LEN], ttl[NUM_LEN], pct[NUM_LEN], max[NUM_LEN],
+        period[NUM_LEN];
+} decide_nums_t;
+
+/* Fills the KEYS and ARGV of decide.lua (ttl_ms > 0: a reservation). */
 static void decide_args(redisstore_t *rs, redis_request_t *rq,
                         const suspect_rule_t *rule, const suspect_key_t *keys,
-                        size_t n, int64_t now_ms, char nums[5][NUM_LEN],
-                        const char *id)
+                        size_t n, int64_t now_ms, int64_t ttl_ms,
+                        decide_nums_t *nums, redis_more_keys_t *more,
+                        const char *id, size_t id_len)
 {
-    redis_fmt_i64(nums[0], (int64_t)(2 * n));
+    bool esc = suspect_rule_escalates(rule);
+
+    redis_fmt_i64(nums->n, (int64_t)(4 * n));
     redis_rq_str(rq, "EVALSHA");
     redis_rq_arg(rq, "", 0);
-    redis_rq_str(rq, nums[0]);
+    redis_rq_str(rq, nums->n);
     for (size_t i = 0; i < n; i++) {
+        redis_more_keys(&keys[i], &more[i]);
         redis_rq_arg(rq, keys[i].buf, keys[i].window_len);
         redis_rq_arg(rq, keys[i].buf, keys[i].lock_len);
+        redis_rq_arg(rq, more[i].slots, more[i].slots_len);
+        redis_rq_arg(rq, more[i].offences, more[i].offences_len);
     }
     if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
         redis_rq_arg(rq, "", 0);
     } else {
-        redis_rq_arg(rq, nums[1], redis_fmt_i64(nums[1], now_ms));
+        redis_rq_arg(rq, nums->now, redis_fmt_i64(nums->now, now_ms));
     }
-    redis_rq_arg(rq, nums[2], redis_fmt_i64(nums[2], rule->limit_count));
-    redis_rq_arg(rq, nums[3],
-                 redis_fmt_i64(nums[3], (int64_t)rule->window_s * 1000));
-    redis_rq_arg(rq, nums[4],
-                 redis_fmt_i64(nums[4], (int64_t)rule->block_s * 1000));
-    redis_rq_arg(rq, id, REDIS_ID_LEN);
+    redis_rq_arg(rq, nums->limit,
+                 redis_fmt_i64(nums->limit, rule->limit_count));
+    redis_rq_arg(rq, nums->window,
+                 redis_fmt_i64(nums->window, (int64_t)rule->window_s * 1000));
+    redis_rq_arg(rq, nums->block,
+                 redis_fmt_i64(nums->block, (int64_t)rule->block_s * 1000));
+    redis_rq_arg(rq, id, id_len);
+    redis_rq_arg(rq, nums->ttl, redis_fmt_i64(nums->ttl, ttl_ms));
+    redis_rq_arg(rq, nums->pct,
+                 redis_fmt_i64(nums->pct, esc ? rule->block_factor_pct : 0));
+    redis_rq_arg(
+        rq, nums->max,
+        redis_fmt_i64(nums->max,
+                      esc ? suspect_rule_lock_ms(rule, UINT32_MAX) : 0));
+    redis_rq_arg(
+        rq, nums->period,
+        redis_fmt_i64(nums->period, esc ? suspect_rule_offence_ms(rule) : 0));
     for (size_t i = 0; i < n; i++) {
         size_t len;
         const char *v = identity_of(rs, &keys[i], &len);
@@ -122,6 +140,14 @@ static suspect_rc_t script_ints(const redis_request_t *rq, const redisReply *r,
                      : int_array(r, rq->nints, rq->ints, what, err);
 }
 
+/* Values per identity in decide.lua's answer. */
+#define DECIDE_PER 8
+
+static uint32_t clamp_u32(int64_t v)
+{
+    return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 /* Turns decide.lua's answer v into *out through the policy evaluator, and
  * checks the script wrote what the evaluator planned. */
 static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
@@ -134,15 +160,20 @@ static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
 
     memset(st, 0, sizeof(st));
     for (size_t i = 0; i < n; i++) {
-        const int64_t *s = v + 2 + 4 * i;
+        const int64_t *s = v + 2 + DECIDE_PER * i;
         st[i].lock_until_ms = s[0];
-        st[i].in_window = s[1] > UINT32_MAX ? UINT32_MAX : (uint32_t)s[1];
+        st[i].in_window = clamp_u32(s[1]);
         st[i].free_at_ms = s[2];
+        st[i].pending = clamp_u32(s[4]);
+        st[i].pending_end_ms = s[5];
+        st[i].offences = clamp_u32(s[6]);
     }
     suspect_policy_evaluate(rule, st, n, v[0], &plan, out);
     agree = plan.record == (v[1] != 0);
     for (size_t i = 0; i < n; i++) {
-        agree = agree && plan.lock_until_ms[i] == v[2 + 4 * i + 3];
+        const int64_t *s = v + 2 + DECIDE_PER * i;
+        agree = agree && plan.lock_until_ms[i] == s[3] &&
+                (int64_t)plan.offences[i] == s[7];
     }
     if (!agree) {
         return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
@@ -151,33 +182,77 @@ static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
     return SUSPECT_OK;
 }
 
-static suspect_rc_t rs_decide(suspect_store_t *store,
-                              const suspect_rule_t *rule,
-                              const suspect_key_t *keys, size_t n,
-                              int64_t now_ms, suspect_decision_t *out,
-                              suspect_err_t *err)
+/* A decision, or with ttl_ms > 0 a reservation whose slot *ticket names. */
+static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
+                           const suspect_key_t *keys, size_t n, int64_t now_ms,
+                           int64_t ttl_ms, suspect_ticket_t *ticket,
+                           suspect_decision_t *out, suspect_err_t *err)
 {
-    redisstore_t *rs = (redisstore_t *)store;
     redis_conn_t *c = redis_conn_get(&rs->pool, err);
     redis_request_t rq = {.script = SCRIPT_DECIDE};
-    char nums[5][NUM_LEN], id[REDIS_ID_LEN + 1];
-    int64_t v[2 + 4 * SUSPECT_MAX_IDENTITIES];
+    redis_more_keys_t more[SUSPECT_MAX_IDENTITIES];
+    decide_nums_t nums;
+    char id[REDIS_ID_LEN + 1];
+    int64_t v[2 + DECIDE_PER * SUSPECT_MAX_IDENTITIES];
     redisReply *r;
     suspect_rc_t rc;
 
     if (c == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    redis_ids_next(&c->ids, id);
-    decide_args(rs, &rq, rule, keys, n, now_ms, nums, id);
-    rq.nints = 2 + 4 * n;
+    if (ticket != NULL) {
+        redis_slot_id(ticket->id, id);
+    } else {
+        redis_ids_next(&c->ids, id);
+    }
+    decide_args(rs, &rq, rule, keys, n, now_ms, ttl_ms, &nums, more, id,
+                ticket != NULL ? REDIS_SLOT_ID_LEN : REDIS_ID_LEN);
+    rq.nints = 2 + DECIDE_PER * n;
     rq.ints = v;
     rc = redis_call(c, &rq, &r, err);
     if (rc == SUSPECT_OK) {
         rc = script_ints(&rq, r, "decide.lua", err);
     }
     freeReplyObject(r);
-    return rc == SUSPECT_OK ? decide_reply(v, rule, n, out, err) : rc;
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (ticket != NULL) {
+        /* the slot's member is "<taken at>:<id in hex>", Redis's time when
+         * it keeps the clock */
+        ticket->at_ms = v[0];
+        ticket->end_ms = v[0] + ttl_ms;
+    }
+    return decide_reply(v, rule, n, out, err);
+}
+
+static suspect_rc_t rs_decide(suspect_store_t *store,
+                              const suspect_rule_t *rule,
+                              const suspect_key_t *keys, size_t n,
+                              int64_t now_ms, suspect_decision_t *out,
+                              suspect_err_t *err)
+{
+    return rs_run((redisstore_t *)store, rule, keys, n, now_ms, 0, NULL, out,
+                  err);
+}
+
+static suspect_rc_t rs_reserve(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *keys, size_t n,
+                               int64_t now_ms, int64_t ttl_ms,
+                               suspect_decision_t *out,
+                               suspect_ticket_t *ticket, suspect_err_t *err)
+{
+    return rs_run((redisstore_t *)store, rule, keys, n, now_ms, ttl_ms, ticket,
+                  out, err);
+}
+
+/* Every feature beyond the seed's. */
+static bool rs_supports(const suspect_store_t *store, unsigned what)
+{
+    (void)store;
+    (void)what;
+    return true;
 }
 
 /* The EVALSHA of a one-identity script (status.lua, unblock.lua): its
@@ -185,14 +260,19 @@ static suspect_rc_t rs_decide(suspect_store_t *store,
  * in ms; the numbers are formatted into nums. */
 static void key_script_args(const redisstore_t *rs, redis_request_t *rq,
                             const suspect_rule_t *rule,
-                            const suspect_key_t *key, int64_t now_ms,
+                            const suspect_key_t *key,
+                            const redis_more_keys_t *more, int64_t now_ms,
                             char nums[3][NUM_LEN])
 {
     redis_rq_str(rq, "EVALSHA");
     redis_rq_arg(rq, "", 0);
-    redis_rq_str(rq, "2");
+    redis_rq_str(rq, more != NULL ? "4" : "2");
     redis_rq_arg(rq, key->buf, key->window_len);
     redis_rq_arg(rq, key->buf, key->lock_len);
+    if (more != NULL) {
+        redis_rq_arg(rq, more->slots, more->slots_len);
+        redis_rq_arg(rq, more->offences, more->offences_len);
+    }
     if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
         redis_rq_arg(rq, "", 0);
     } else {
@@ -203,24 +283,27 @@ static void key_script_args(const redisstore_t *rs, redis_request_t *rq,
                  redis_fmt_i64(nums[2], (int64_t)rule->window_s * 1000));
 }
 
-/* Runs script (file name, for errors) on one key: the four integers it
- * answers in v. */
+/* Runs script (file name, for errors) on one key (with its slots and
+ * offences keys for status.lua): the nv integers it answers in v. */
 static suspect_rc_t key_script(redisstore_t *rs, int script, const char *name,
                                const suspect_rule_t *rule,
                                const suspect_key_t *key, int64_t now_ms,
-                               int64_t v[4], suspect_err_t *err)
+                               int64_t *v, size_t nv, suspect_err_t *err)
 {
     redis_conn_t *c = redis_conn_get(&rs->pool, err);
     redis_request_t rq = {.script = script};
     char nums[3][NUM_LEN];
+    redis_more_keys_t more;
     redisReply *r;
     suspect_rc_t rc;
 
     if (c == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    key_script_args(rs, &rq, rule, key, now_ms, nums);
-    rq.nints = 4;
+    redis_more_keys(key, &more);
+    key_script_args(rs, &rq, rule, key, script == SCRIPT_STATUS ? &more : NULL,
+                    now_ms, nums);
+    rq.nints = nv;
     rq.ints = v;
     rc = redis_call(c, &rq, &r, err);
     if (rc == SUSPECT_OK) {
@@ -235,17 +318,21 @@ static suspect_rc_t rs_status(suspect_store_t *store,
                               const suspect_key_t *key, int64_t now_ms,
                               suspect_status_t *out, suspect_err_t *err)
 {
-    int64_t v[4];
+    int64_t v[7];
     suspect_rc_t rc = key_script((redisstore_t *)store, SCRIPT_STATUS,
-                                 "status.lua", rule, key, now_ms, v, err);
+                                 "status.lua", rule, key, now_ms, v, 7, err);
 
     if (rc == SUSPECT_OK) {
         out->locked_until_ms = v[1];
-        out->in_window = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
-        out->remaining = out->in_window < rule->limit_count
-                             ? rule->limit_count - out->in_window
-                             : 0;
+        out->in_window = clamp_u32(v[2]);
+        out->pending = clamp_u32(v[4]);
+        out->remaining =
+            (uint64_t)out->in_window + out->pending < rule->limit_count
+                ? rule->limit_count - out->in_window - out->pending
+                : 0;
         out->free_at_ms = v[3];
+        out->offences = clamp_u32(v[5]);
+        out->offence_until_ms = v[6];
     }
     return rc;
 }
@@ -257,7 +344,7 @@ static suspect_rc_t rs_unblock(suspect_store_t *store,
 {
     int64_t v[4];
     suspect_rc_t rc = key_script((redisstore_t *)store, SCRIPT_UNBLOCK,
-                                 "unblock.lua", rule, key, now_ms, v, err);
+                                 "unblock.lua", rule, key, now_ms, v, 4, err);
 
     if (rc == SUSPECT_OK) {
         out->lock_until_ms = v[1];
@@ -281,18 +368,24 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
 {
     redis_conn_t *c = redis_conn_get(&((redisstore_t *)store)->pool, err);
     redis_request_t rq = {.script = SCRIPT_NONE};
+    redis_more_keys_t more;
     redisReply *r;
     suspect_rc_t rc;
 
     if (c == NULL) {
         return SUSPECT_E_NOMEM;
     }
+    redis_more_keys(key, &more);
     redis_rq_str(&rq, "DEL");
     if (what & SUSPECT_RESET_WINDOW) {
         redis_rq_arg(&rq, key->buf, key->window_len);
+        redis_rq_arg(&rq, more.slots, more.slots_len);
     }
     if (what & SUSPECT_RESET_LOCK) {
         redis_rq_arg(&rq, key->buf, key->lock_len);
+    }
+    if (what & SUSPECT_RESET_OFFENCES) {
+        redis_rq_arg(&rq, more.offences, more.offences_len);
     }
     rc = redis_call(c, &rq, &r, err);
     freeReplyObject(r);
@@ -445,8 +538,9 @@ static void rs_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t redis_ops = {
-    "redis",    rs_decide,         rs_status, rs_reset, rs_block, rs_free,
-    rs_unblock, rs_foreach_locked, NULL,      NULL,     NULL,
+    "redis",     rs_decide,  rs_status,         rs_reset,   rs_block,
+    rs_free,     rs_unblock, rs_foreach_locked, rs_reserve, redis_store_settle,
+    rs_supports,
 };
 
 /* ---- public --------------------------------------------------------------

@@ -9,8 +9,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "redisconn.h"
 #include "redisutil.h"
-#include "suspect_store.h"
+#include "suspect_store_impl.h"
+
+/* The Redis store (its first member a suspect_store_t): its connections,
+ * its clock and the length of the key prefix. */
+typedef struct redisstore {
+    suspect_store_t base;
+    redis_pool_t pool;
+    suspect_redis_clock_t clock;
+    size_t prefix_len;
+} redisstore_t;
 
 /*
  * Writes idents[0..n) (n <= REDIS_CARRY_CHUNK) to the Redis store with one

@@ -454,3 +454,23 @@ void redis_backoff_ok(redis_backoff_t *b)
     b->delay_ms = 0;
     b->not_before_ms = 0;
 }
+
+void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m)
+{
+    memcpy(m->slots, k->buf, k->window_len);
+    memcpy(m->slots + k->window_len, ":slots", 6);
+    m->slots_len = k->window_len + 6;
+    memcpy(m->offences, k->buf, k->window_len);
+    memcpy(m->offences + k->window_len, ":offences", 9);
+    m->offences_len = k->window_len + 9;
+}
+
+void redis_slot_id(uint64_t id, char out[REDIS_SLOT_ID_LEN + 1])
+{
+    static const char hex[] = "0123456789abcdef";
+
+    for (int i = REDIS_SLOT_ID_LEN - 1; i >= 0; i--, id >>= 4) {
+        out[i] = hex[id & 15];
+    }
+    out[REDIS_SLOT_ID_LEN] = '\0';
+}

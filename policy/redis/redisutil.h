@@ -107,4 +107,21 @@ bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms);
 void redis_backoff_fail(redis_backoff_t *b, int64_t mono_ms);
 void redis_backoff_ok(redis_backoff_t *b);
 
+/* The slots and offences keys of an identity: its window key followed by
+ * ":slots" and ":offences" (suffixes with letters no hex value holds, so
+ * no identity's window key is another's; after a hash tag, so one slot of
+ * a cluster holds them all). */
+typedef struct redis_more_keys {
+    char slots[SUSPECT_KEY_MAX + 16];
+    char offences[SUSPECT_KEY_MAX + 16];
+    size_t slots_len, offences_len;
+} redis_more_keys_t;
+
+void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m);
+
+/* A slot's id in its member: a ticket's 64 bits in hex, NUL-terminated. */
+#define REDIS_SLOT_ID_LEN 16
+
+void redis_slot_id(uint64_t id, char out[REDIS_SLOT_ID_LEN + 1]);
+
 #endif

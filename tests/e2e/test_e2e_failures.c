@@ -403,12 +403,30 @@ static void test_lists_and_reload(void)
     CU_ASSERT_EQUAL(post("/login.php?op=login", "user=eve&password=y"), 403);
 }
 
+/* The same on Redis (many hosts), through the failover wrapper. */
+static void test_php_wrong_guesses_redis(void)
+{
+    char store[TEST_PATH_MAX + 64];
+    const char *edits[] = {"<Store type=\"memory\"/>", store, NULL};
+    test_redis_t rs;
+
+    memset(&rs, 0, sizeof(rs));
+    CU_ASSERT_FATAL(test_redis_start(&rs, false, NULL) == 0);
+    snprintf(store, sizeof(store), "<Store type=\"redis\" url=\"%s\"/>",
+             rs.url);
+    php_wrong_guesses_at_once(edits);
+    e2e_stop();
+    test_redis_stop(&rs);
+}
+
 int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
                        test_php_wrong_guesses_at_once) == NULL ||
                    CU_add_test(s, "failures: 100 at once (php, lmdb)",
                                test_php_wrong_guesses_lmdb) == NULL ||
+                   CU_add_test(s, "failures: 100 at once (php, redis)",
+                               test_php_wrong_guesses_redis) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",
                                test_php_otp_counts_the_200_failure) == NULL ||
                    CU_add_test(s, "failures: body text (php)",

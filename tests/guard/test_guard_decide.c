@@ -195,40 +195,6 @@ static void test_action_not_in_limits(void)
     gt_close(&f);
 }
 
-/* A limits file that asks the store for what it does not give is refused
- * with its line; the memory store gives it. */
-static void test_rule_the_store_cannot_apply(void)
-{
-    suspect_conf_identity_t ids[] = {gt_ident("Id", "client-ip")};
-    suspect_conf_route_t routes[] = {gt_route("Login", "/login", ids, 1)};
-    suspect_conf_t conf = gt_conf(routes, 1);
-    suspect_rule_t rules[] = {{"Login", 3, 60, 60, 200, 600, 600, 0}};
-    int lines[] = {7};
-    suspect_limits_t *lim = NULL;
-    char msgs[512] = "";
-    suspect_err_t err;
-
-    CU_ASSERT_EQUAL_FATAL(
-        suspect_limits_from_rules(rules, lines, 1, NULL, &lim, NULL),
-        SUSPECT_OK);
-    conf.limits_path = "/etc/suspect/limits.xml";
-    conf.store = SUSPECT_STORE_REDIS;
-    CU_ASSERT_EQUAL(suspect_conf_missing_actions(&conf, lim, collect, msgs), 1);
-    CU_ASSERT_STRING_EQUAL(msgs,
-                           "/etc/suspect/limits.xml:7: Login: BlockFactor: "
-                           "the redis store keeps no offence counts (repeat "
-                           "offenders need the memory or lmdb store)\n");
-    suspect_err_clear(&err);
-    CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, lim, &err),
-                    SUSPECT_E_CONFIG);
-    CU_ASSERT_EQUAL(err.line, 7);
-    conf.store = SUSPECT_STORE_LMDB;
-    CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, lim, NULL), SUSPECT_OK);
-    conf.store = SUSPECT_STORE_MEMORY;
-    CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, lim, NULL), SUSPECT_OK);
-    suspect_limits_unref(lim);
-}
-
 /* Shadow mode: decided and counted as enforced (the lock is made and
  * holds), but never refused: a would-deny ALLOW with the status and why
  * of the denial.  A route's failMode reaches the store in the rule. */
@@ -646,8 +612,6 @@ int guard_register_decisions(CU_pSuite s)
                        NULL ||
                    CU_add_test(s, "action not in limits",
                                test_action_not_in_limits) == NULL ||
-                   CU_add_test(s, "a rule the store cannot apply",
-                               test_rule_the_store_cannot_apply) == NULL ||
                    CU_add_test(s, "shadow route", test_shadow_route) == NULL ||
                    CU_add_test(s, "deny response", test_deny_response) ==
                        NULL ||

@@ -406,7 +406,8 @@ static const struct {
 /* The kinds that give every feature tested here. */
 static bool kind_covered(const char *name)
 {
-    return strcmp(name, "memory") == 0 || strcmp(name, "lmdb") == 0;
+    (void)name;
+    return true; /* every store gives every feature */
 }
 
 /* Each suite sets the kind it runs on when it starts. */

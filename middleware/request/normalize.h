@@ -62,8 +62,9 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
 
 /*
  * The default reading of a value when its identity declares none: the
- * bytes PHP's trim() removes (" \t\n\r\0\x0B") and form feed dropped at
- * both ends.  Points into in; never copies.
+ * white space PHP's trim(), Perl's \s and Python's str.strip() remove,
+ * dropped at both ends: NUL, " \t\n\v\f\r", 0x1C..0x1F and the Unicode
+ * spaces in UTF-8 (U+00A0, U+3000, ...).  Points into *val; never copies.
  */
 void mw_norm_trim_default(const char **val, size_t *len);
 

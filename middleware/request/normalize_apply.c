@@ -328,19 +328,55 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
     return rc;
 }
 
+/* The white space of Python's str.strip() beyond ASCII, in UTF-8:
+ * U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F,
+ * U+205F, U+3000 (Perl's \s on decoded text takes the same). */
+static const char *const uni_spaces[] = {
+    "\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\x80",
+    "\xe2\x80\x81", "\xe2\x80\x82", "\xe2\x80\x83", "\xe2\x80\x84",
+    "\xe2\x80\x85", "\xe2\x80\x86", "\xe2\x80\x87", "\xe2\x80\x88",
+    "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8", "\xe2\x80\xa9",
+    "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
+
+/* True for the bytes trimmed one by one: NUL, ASCII white space, and
+ * 0x1C..0x1F (Python's str.isspace() takes them). */
+static bool trim_byte(char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == '\0' ||
+           (c >= 0x1c && c <= 0x1f);
+}
+
+/* The length of the white space [p, e) starts (from_end: ends) with. */
+static size_t space_len(const char *p, const char *e, bool from_end)
+{
+    if (p == e) {
+        return 0;
+    }
+    if (trim_byte(from_end ? e[-1] : *p)) {
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(uni_spaces) / sizeof(uni_spaces[0]); i++) {
+        size_t n = strlen(uni_spaces[i]);
+        if ((size_t)(e - p) >= n &&
+            memcmp(from_end ? e - n : p, uni_spaces[i], n) == 0) {
+            return n;
+        }
+    }
+    return 0;
+}
+
 /* The default reading: see normalize.h. */
 void mw_norm_trim_default(const char **val, size_t *len)
 {
     const char *p = *val;
     const char *e = p + *len;
+    size_t n;
 
-    while (p < e &&
-           (*p == '\0' || strchr(MW_NORM_PHP_TRIM, *p) != NULL || *p == '\f')) {
-        p++;
+    while ((n = space_len(p, e, false)) > 0) {
+        p += n;
     }
-    while (e > p && (e[-1] == '\0' || strchr(MW_NORM_PHP_TRIM, e[-1]) != NULL ||
-                     e[-1] == '\f')) {
-        e--;
+    while ((n = space_len(p, e, true)) > 0) {
+        e -= n;
     }
     *val = p;
     *len = (size_t)(e - p);

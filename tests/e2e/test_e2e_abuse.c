@@ -324,7 +324,7 @@ int register_abuse_suite(void)
                     test_flood_ipv6) == NULL ||
         abuse_add_bytes_tests(s) != 0 || abuse_add_parser_tests(s) != 0 ||
         abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0 ||
-        abuse_add_slow_tests(s) != 0) {
+        abuse_add_slow_tests(s) != 0 || abuse_add_readings_tests(s) != 0) {
         return -1;
     }
     return 0;

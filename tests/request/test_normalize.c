@@ -205,15 +205,40 @@ static void test_describe(void)
     CU_ASSERT_STRING_EQUAL(buf, "none");
 }
 
-/* The default reading when none is declared. */
+/* The default reading when none is declared: what PHP, Perl and Python
+ * trim, in UTF-8 too; the middle is kept. */
 static void test_trim_default(void)
 {
-    const char *v = "\0\f alice\v\0";
-    size_t len = 11;
+    static const struct {
+        const char *in;
+        size_t len;
+    } spaced[] = {
+        {"\0\f alice\v\0", 11},
+        {"\xc2\xa0"
+         "alice\x1f",
+         8},
+        {"\xe3\x80\x80\xe2\x80\x89"
+         "alice\xc2\x85",
+         13},
+        {"\x1c\r\nalice", 8},
+    };
 
-    mw_norm_trim_default(&v, &len);
-    CU_ASSERT_EQUAL(len, 5);
-    CU_ASSERT_EQUAL(memcmp(v, "alice", 5), 0);
+    for (size_t i = 0; i < sizeof(spaced) / sizeof(spaced[0]); i++) {
+        const char *v = spaced[i].in;
+        size_t len = spaced[i].len;
+
+        mw_norm_trim_default(&v, &len);
+        CU_ASSERT_EQUAL(len, 5);
+        CU_ASSERT_EQUAL(memcmp(v, "alice", 5), 0);
+    }
+    {
+        const char *v = "a\xc2\xa0"
+                        "b\xc2";
+        size_t len = 5;
+
+        mw_norm_trim_default(&v, &len);
+        CU_ASSERT_EQUAL(len, 5); /* a lone 0xC2 is not white space */
+    }
 }
 
 int register_normalize_suite(void)

@@ -137,15 +137,16 @@ ATTACKS=(
 )
 printf '%s\n' guess1 guess2 guess3 guess4 guess5 guess6 guess7 "$PASSWORD" \
     >"$TMP/passwords"
-# Without Suspect, after the first attack, a short list shows each shape
-# reaches Dovecot and finds the password (a guess costs about a second).
+# After the first attack, a short list (a guess costs about a second):
+# without Suspect it shows each shape reaches Dovecot and finds the
+# password; with Suspect, a shape that were a fresh counter would find it
+# too.
 printf '%s\n' guess1 "$PASSWORD" >"$TMP/passwords-short"
 
 # attack_all LABEL: as in dokuwiki.sh (FOUND, FIRST_MS, ATTACK_MS), and
 # DENIED: the guesses answered 429.  Without Suspect (label bare) every
 # attack starts on a new database, since Roundcube locks a user it has
-# seen after 3 failures a minute, and all but the first use the short
-# list.
+# seen after 3 failures a minute; all but the first use the short list.
 attack_all() {
     local label=$1 a name path place user t0 out list
     FOUND=0
@@ -156,10 +157,8 @@ attack_all() {
         IFS='|' read -r name path place user <<<"$a"
         [[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
         list=$TMP/passwords
-        if [ "$label" = bare ]; then
-            new_db
-            [ "$a" = "${ATTACKS[0]}" ] || list=$TMP/passwords-short
-        fi
+        [ "$label" != bare ] || new_db
+        [ "$a" = "${ATTACKS[0]}" ] || list=$TMP/passwords-short
         out=$(python3 "$HERE/attack.py" "$BASE" "$path" "$place" "$user" \
             "$list" 2>&1)
         echo "$out" >"$TMP/attack-$label-$name.log"

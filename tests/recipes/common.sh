@@ -33,6 +33,9 @@ cleanup() {
     [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
+# Stopped by a signal, the script still stops what it started.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 say() { printf '%s: %s\n' "$RECIPE" "$*"; }
 

@@ -25,7 +25,7 @@ int abuse_decide(int fd, int role, const char *const vars[], char *out,
 long abuse_retry_after(const char *text);
 
 /* The tests of test_e2e_abuse_bytes.c, test_e2e_abuse_parsers.c,
- * test_e2e_abuse_paths.c, test_e2e_abuse_env.c and
+ * test_e2e_abuse_paths.c, test_e2e_abuse_env.c, test_e2e_abuse_slow.c and
  * test_e2e_abuse_readings.c; 0 or -1. */
 struct CU_Suite;
 int abuse_add_bytes_tests(struct CU_Suite *s);

@@ -55,7 +55,7 @@
  * decision's own fail mode (suspect_rule_t.fail_mode: a route's or an
  * action's failMode) wins over the wrapper's.
  *
- * Length.  About 780 lines: the lock cache, the breaker, the fail modes
+ * Length.  About 800 lines: the lock cache, the breaker, the fail modes
  * and the carrying back are one state machine over one struct, and every
  * store operation (decide, reserve, settle, and the operator's) passes
  * through all of it; split, each piece would reach into the others'

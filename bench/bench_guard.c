@@ -31,7 +31,8 @@
  * How: 4096 user names "userNNNN" (hits spread over them, as a login
  * form's are), requests built once (their CGI variables), each decision
  * at a fake clock that moves 1 ms every 64 decisions; each row runs
- * RUN_MS of wall time, best of ROUNDS.
+ * RUN_MS of wall time, best of ROUNDS, the
+ * rounds of all rows interleaved.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,8 @@
 #include "suspect_store.h"
 
 #define NAMES  4096
-#define RUN_MS 500
-#define ROUNDS 3
+#define RUN_MS 200
+#define ROUNDS 9
 
 #define DOKU_NORM                                                              \
     "strip-controls casefold unaccent alnum "                                  \
@@ -201,52 +202,69 @@ static mw_guard_t *row_guard(const row_t *r, const suspect_conf_t **conf)
     return g;
 }
 
-/* Decisions per second of one row (best of ROUNDS). */
-static double run_row(const row_t *r, const suspect_limits_t *lim, breq_t *reqs)
-{
-    const suspect_conf_t *conf = NULL;
-    mw_guard_t *g = row_guard(r, &conf);
-    double best = 0;
+/* A row ready to run: its guard and requests. */
+typedef struct row_run {
+    const suspect_conf_t *conf;
+    mw_guard_t *g;
+    breq_t *reqs; /* NAMES */
+    double best;  /* decisions per second, best round so far */
+} row_run_t;
 
-    if (g == NULL) {
-        suspect_conf_unref(conf);
-        return 0;
+/* Builds the guard and the requests of row r; false (said) on failure. */
+static bool row_open(const row_t *r, row_run_t *rr)
+{
+    rr->best = 0;
+    rr->conf = NULL;
+    rr->g = row_guard(r, &rr->conf);
+    rr->reqs = calloc(NAMES, sizeof(*rr->reqs));
+    if (rr->g == NULL || rr->reqs == NULL) {
+        return false;
     }
     for (int i = 0; i < NAMES; i++) {
-        build_req(&reqs[i], r->prefix, i);
+        build_req(&rr->reqs[i], r->prefix, i);
     }
-    for (int round = 0; round < ROUNDS; round++) {
-        suspect_store_t *store = NULL;
-        int64_t now_ms = 1700000000000LL;
-        uint64_t n = 0, bad = 0;
-        double t0 = now_s(), t;
+    return true;
+}
 
-        if (suspect_memstore_new(NULL, &store, NULL) != SUSPECT_OK) {
-            break;
-        }
-        do {
-            for (int k = 0; k < 256; k++, n++) {
-                mw_verdict_t v;
+static void row_close(row_run_t *rr)
+{
+    mw_guard_unref(rr->g);
+    suspect_conf_unref(rr->conf);
+    free(rr->reqs);
+}
 
-                if (mw_guard_decide(g, lim, store, &reqs[n % NAMES].req,
-                                    now_ms + (int64_t)(n / 64), &v,
-                                    NULL) != SUSPECT_OK ||
-                    v.kind != MW_VERDICT_ALLOW) {
-                    bad++;
-                }
+/* One round of a row: RUN_MS of decisions on a new store; keeps the best
+ * rate in rr. */
+static void row_round(const row_t *r, row_run_t *rr,
+                      const suspect_limits_t *lim)
+{
+    suspect_store_t *store = NULL;
+    int64_t now_ms = 1700000000000LL;
+    uint64_t n = 0, bad = 0;
+    double t0 = now_s(), t;
+
+    if (suspect_memstore_new(NULL, &store, NULL) != SUSPECT_OK) {
+        return;
+    }
+    do {
+        for (int k = 0; k < 256; k++, n++) {
+            mw_verdict_t v;
+
+            if (mw_guard_decide(rr->g, lim, store, &rr->reqs[n % NAMES].req,
+                                now_ms + (int64_t)(n / 64), &v,
+                                NULL) != SUSPECT_OK ||
+                v.kind != MW_VERDICT_ALLOW) {
+                bad++;
             }
-            t = now_s() - t0;
-        } while (t < RUN_MS / 1000.0);
-        if (bad > 0) {
-            fprintf(stderr, "bench-guard: %s: %llu not allowed\n", r->name,
-                    (unsigned long long)bad);
         }
-        best = (double)n / t > best ? (double)n / t : best;
-        suspect_store_free(store);
+        t = now_s() - t0;
+    } while (t < RUN_MS / 1000.0);
+    if (bad > 0) {
+        fprintf(stderr, "bench-guard: %s: %llu not allowed\n", r->name,
+                (unsigned long long)bad);
     }
-    mw_guard_unref(g);
-    suspect_conf_unref(conf);
-    return best;
+    rr->best = (double)n / t > rr->best ? (double)n / t : rr->best;
+    suspect_store_free(store);
 }
 
 int main(int argc, char **argv)
@@ -254,8 +272,8 @@ int main(int argc, char **argv)
     double allowed_us = argc > 1 ? strtod(argv[1], NULL) : 0;
     suspect_limits_t *lim = NULL;
     suspect_err_t err;
-    breq_t *reqs = calloc(NAMES, sizeof(*reqs));
     size_t nrows = sizeof(rows) / sizeof(rows[0]);
+    row_run_t runs[sizeof(rows) / sizeof(rows[0])];
     double base = 0;
     int worst_ok = 1;
 
@@ -264,12 +282,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-guard: cannot write a list file in /tmp\n");
         return 1;
     }
-    if (reqs == NULL ||
-        suspect_limits_parse(limits_xml, sizeof(limits_xml) - 1, "limits.xml",
+    if (suspect_limits_parse(limits_xml, sizeof(limits_xml) - 1, "limits.xml",
                              NULL, &lim, &err) != SUSPECT_OK) {
-        fprintf(stderr, "bench-guard: %s\n",
-                reqs == NULL ? "out of memory" : err.text);
+        fprintf(stderr, "bench-guard: %s\n", err.text);
         return 1;
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        if (!row_open(&rows[i], &runs[i])) {
+            fprintf(stderr, "bench-guard: %s: setup failed\n", rows[i].name);
+            return 1;
+        }
+    }
+    /* Rounds interleave the rows (A B C ... A B C ...), so a machine that
+     * gets busier or quieter during the run weighs on every row alike. */
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t i = 0; i < nrows; i++) {
+            row_round(&rows[i], &runs[i], lim);
+        }
     }
     printf("bench-guard: mw_guard_decide(), allowed, 1 thread, %d names, "
            "best of %d x %d ms\n",
@@ -277,7 +306,7 @@ int main(int argc, char **argv)
     printf("%-30s %12s %9s %10s %12s\n", "identity reading", "decisions/s",
            "us/req", "vs default", "of allowed");
     for (size_t i = 0; i < nrows; i++) {
-        double rate = run_row(&rows[i], lim, reqs);
+        double rate = runs[i].best;
         double us = rate > 0 ? 1e6 / rate : 0;
         double extra;
 
@@ -302,8 +331,10 @@ int main(int argc, char **argv)
         printf("(bench-guard US: the share of an allowed request of US "
                "microseconds; make bench-fcgi passes the one it measures)\n");
     }
+    for (size_t i = 0; i < nrows; i++) {
+        row_close(&runs[i]);
+    }
     suspect_limits_unref(lim);
-    free(reqs);
     remove(list_path);
     return 0;
 }

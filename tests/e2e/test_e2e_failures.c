@@ -419,6 +419,68 @@ static void test_php_wrong_guesses_redis(void)
     test_redis_stop(&rs);
 }
 
+/* The retryAfterMs of a problem+json denial of a wrong password, or -1
+ * when the answer is not a 429 (its status in *status). */
+static long wrong_password(int *status)
+{
+    char url[E2E_URL];
+    const char *args[] = {"-H", "Accept: application/problem+json",
+                          "-d", "user=carol&password=x",
+                          url,  NULL};
+    test_http_t r;
+    const char *p;
+    long ms = -1;
+
+    e2e_url(url, "/login.php?op=login");
+    *status = e2e_http(&r, args) == 0 ? r.status : 0;
+    p = r.body != NULL ? strstr(r.body, "\"retryAfterMs\":") : NULL;
+    if (*status == 429 && p != NULL) {
+        ms = strtol(p + strlen("\"retryAfterMs\":"), NULL, 10);
+    }
+    test_http_free(&r);
+    return ms;
+}
+
+/* Repeat offenders through the whole stack: one failure a second, locked
+ * 1 s, then 2 s, then 4 s (BlockFactor 2): each lock's countdown is
+ * exactly its length, and each starts when the previous one ended. */
+static void test_escalation_through_the_stack(void)
+{
+    static const char limits[] =
+        "<ArrayOfSuspectUsageSettingEntity>\n"
+        "<SuspectUsageSettingEntity Action=\"Login\" LimitCount=\"1\" "
+        "LimitDuration=\"1\" BlockDuration=\"1\" BlockFactor=\"2\" "
+        "MaxBlockDuration=\"8\" OffenceDuration=\"60\"/>\n"
+        "<SuspectUsageSettingEntity Action=\"OtpVerify\" LimitCount=\"3\" "
+        "LimitDuration=\"600\"/>\n"
+        "</ArrayOfSuspectUsageSettingEntity>\n";
+    static const long want[] = {1000, 2000, 4000};
+    int status = 0;
+
+    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    CU_ASSERT_FATAL(e2e_write_limits(limits) == 0);
+    CU_ASSERT_FATAL(test_wait_file_text(e2e.log, "limits reloaded",
+                                        test_scale_ms(5000)) == 0);
+    for (int k = 0; k < 3; k++) {
+        long ms;
+
+        /* the failure that counts (waiting out the last lock first) */
+        for (int i = 0; i < 200; i++) {
+            (void)wrong_password(&status);
+            if (status != 429) {
+                break;
+            }
+            usleep(50000);
+        }
+        CU_ASSERT_EQUAL(status, 401);
+        /* the next attempt makes the lock: its countdown is its length */
+        ms = wrong_password(&status);
+        CU_ASSERT_EQUAL(status, 429);
+        CU_ASSERT_EQUAL(ms, want[k]);
+    }
+    CU_ASSERT_EQUAL(attempts("login fail carol"), 3);
+}
+
 int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
@@ -427,6 +489,8 @@ int e2e_add_failure_tests(CU_pSuite s)
                                test_php_wrong_guesses_lmdb) == NULL ||
                    CU_add_test(s, "failures: 100 at once (php, redis)",
                                test_php_wrong_guesses_redis) == NULL ||
+                   CU_add_test(s, "failures: three locks, longer each time",
+                               test_escalation_through_the_stack) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",
                                test_php_otp_counts_the_200_failure) == NULL ||
                    CU_add_test(s, "failures: body text (php)",

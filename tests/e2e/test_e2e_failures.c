@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "helpers/e2e.h"
 #include "helpers/procs.h"
@@ -481,6 +482,55 @@ static void test_escalation_through_the_stack(void)
     CU_ASSERT_EQUAL(attempts("login fail carol"), 3);
 }
 
+/* An attacker must not gain by killing his own requests, nor by an
+ * application that crashes: with <Success status="303">, a CGI program
+ * that dies before answering (502), and one the client gives up on
+ * before it answers (it would have said success), both count; the
+ * attempt after three of them meets the lock, not attempts in flight. */
+static void test_no_answer_counts(void)
+{
+    const char *edits[] = {
+        "</Suspect>",
+        "  <Route action=\"Login\" method=\"POST\" prefix=\"/try/\">\n"
+        "    <Identity type=\"LoginId\" from=\"form:user\"/>\n"
+        "    <Success status=\"303\"/>\n"
+        "  </Route>\n</Suspect>",
+        NULL};
+    char url[E2E_URL], dir[TEST_PATH_MAX];
+    test_http_t r;
+    const char *retry;
+
+    CU_ASSERT_FATAL(e2e_start_cgi(edits) == 0);
+    CU_ASSERT_FATAL(mkdir(e2e_path(dir, "app/try"), 0755) == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("try/crash.cgi", "#!/bin/sh\n"
+                                                   "echo ran >> @DIR@/ran\n"
+                                                   "kill -9 $$\n") == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("try/slow.cgi",
+                                  "#!/bin/sh\n"
+                                  "echo ran >> @DIR@/ran\n"
+                                  "sleep 3\n"
+                                  "printf 'Status: 303 See Other\\r\\n"
+                                  "Location: /welcome\\r\\n\\r\\n'\n") == 0);
+    CU_ASSERT_EQUAL(post("/try/crash.cgi", "user=dave&password=x"), 502);
+    CU_ASSERT_EQUAL(post("/try/crash.cgi", "user=dave&password=x"), 502);
+    /* the client gives up after 0.3 s: nothing comes back */
+    e2e_url(url, "/try/slow.cgi");
+    CU_ASSERT_EQUAL(
+        e2e_status((const char *[]){"--max-time", "0.3", "-d",
+                                    "user=dave&password=x", url, NULL}),
+        0);
+    /* once the daemon has seen the client go, the attempt is a hit */
+    usleep(test_scale_ms(1000) * 1000);
+    e2e_url(url, "/try/crash.cgi");
+    CU_ASSERT_EQUAL_FATAL(
+        e2e_http(&r, (const char *[]){"-d", "user=dave&password=x", url, NULL}),
+        0);
+    CU_ASSERT_EQUAL(r.status, 429);
+    retry = test_http_header(&r, "Retry-After");
+    CU_ASSERT(retry != NULL && atol(retry) > 60); /* locked, not busy */
+    test_http_free(&r);
+}
+
 int e2e_add_failure_tests(CU_pSuite s)
 {
     return CU_add_test(s, "failures: 100 wrong passwords at once (php)",
@@ -497,6 +547,8 @@ int e2e_add_failure_tests(CU_pSuite s)
                                test_php_body_text) == NULL ||
                    CU_add_test(s, "failures: 100 wrong passwords at once (cgi)",
                                test_cgi_wrong_guesses_at_once) == NULL ||
+                   CU_add_test(s, "failures: no answer counts (cgi)",
+                               test_no_answer_counts) == NULL ||
                    CU_add_test(s, "shadow, then enforced by a reload",
                                test_shadow_then_enforce) == NULL ||
                    CU_add_test(s, "fail mode per action, Redis stopped",

@@ -30,6 +30,28 @@ static void print_rule(FILE *out, const suspect_rule_t *r)
     if (r->block_s > 0) {
         fprintf(out, ", then locked %u s", r->block_s);
     }
+    if (suspect_rule_escalates(r)) {
+        fprintf(out, " x%u.%02u a repeat, at most %u s (offences kept %u s)",
+                r->block_factor_pct / 100, r->block_factor_pct % 100,
+                r->block_max_s, r->offence_s);
+    }
+}
+
+/* One allow or deny list: where its entries come from. */
+static void print_list(FILE *out, const char *indent, const char *name,
+                       const suspect_conf_list_t *l)
+{
+    if (l == NULL) {
+        return;
+    }
+    fprintf(out, "%s%-9s%s%s%s%s%s", indent, name, l->ip != NULL ? " ip" : "",
+            l->identity != NULL ? " identity" : "",
+            l->file != NULL ? " file " : "", l->file != NULL ? l->file : "",
+            "");
+    if (name[0] == 'd') {
+        fprintf(out, ", refused %d", l->status != 0 ? l->status : 403);
+    }
+    fputc('\n', out);
 }
 
 static void print_settings(FILE *out, const suspect_conf_t *c)
@@ -41,6 +63,8 @@ static void print_settings(FILE *out, const suspect_conf_t *c)
                                                  : "forward mode");
     fprintf(out, "limits    %s (looked at every %u ms)\n", c->limits_path,
             c->reload_ms);
+    print_list(out, "", "allow", c->allow);
+    print_list(out, "", "deny", c->deny);
     if (c->store == SUSPECT_STORE_LMDB) {
         fprintf(out, "store     lmdb %s (mode %04o", c->lmdb_path,
                 c->lmdb_mode);
@@ -147,6 +171,8 @@ static void print_route(FILE *out, size_t i, const suspect_conf_t *c,
                     : "all but what a <Success> matches",
                 r->noutcomes, r->noutcomes == 1 ? "" : "s");
     }
+    print_list(out, "       ", "allow", r->allow);
+    print_list(out, "       ", "deny", r->deny);
     if (r->shadow == SUSPECT_SHADOW_ON ||
         r->fail_mode != SUSPECT_RULE_FAIL_STORE) {
         static const char *const modes[] = {"the store's", "local", "open",

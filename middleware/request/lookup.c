@@ -35,14 +35,19 @@
  *
  * Cookies: values are percent-decoded (%XX; '+' stays), as PHP decodes
  * them: "sid=%61bc" is the app's "abc", so it must be Suspect's too.
- * Cookie names are read three ways, because parsers disagree and a cookie
+ * Cookie names are read five ways, because parsers disagree and a cookie
  * the app reads under the configured name must not hide behind another:
- * byte for byte (blanks around the name ignored); as PHP 8 files them
+ * byte for byte (blanks around the name ignored, as RFC 6265 parsers do);
+ * with any white space around it ignored (C's isspace(): space, tab, LF,
+ * VT, FF, CR), as the regular expressions of Perl (\s) and Python's
+ * http.cookies trim it ("member\v" is their "member"); as PHP 8 files them
  * (C white space before the name dropped, the name NOT decoded, then the
  * parameter-name rules above: "member.code", "member code" and
  * "member[code" all reach PHP as "member_code", trailing blank included:
- * "member_code " is PHP's "member_code_"); and percent-decoded, '+' a
- * space, as Perl's CGI::Cookie reads them ("member%5Fcode").  Every parser
+ * "member_code " is PHP's "member_code_"); percent-decoded, '+' a space,
+ * as Perl's CGI::Cookie reads them ("member%5Fcode"); and decoded, then
+ * with white space around it ignored ("member%0B", for an application
+ * that decodes and trims).  Every parser
  * keeps the FIRST cookie of a name, so the first pair named in any way is
  * the value; mw_cookie_ambiguous() tells when the first pair of one way
  * and the first of another differ ("member.code=victim;
@@ -250,9 +255,12 @@ static bool decoded_same(span_t a, span_t b, bool plus)
 
 /* The ways a cookie name can name a cookie (see the file comment). */
 enum cookie_way {
-    WAY_PLAIN,   /* byte for byte, blanks around it ignored */
-    WAY_PHP,     /* PHP's form of the raw name */
-    WAY_DECODED, /* percent-decoded, '+' a space (Perl's CGI::Cookie) */
+    WAY_PLAIN,         /* byte for byte, blanks around it ignored */
+    WAY_SPACE,         /* white space (\s) around it ignored (Perl's and
+                          Python's regular expressions) */
+    WAY_PHP,           /* PHP's form of the raw name */
+    WAY_DECODED,       /* percent-decoded, '+' a space (Perl's CGI::Cookie) */
+    WAY_DECODED_SPACE, /* decoded, then white space around it ignored */
     WAY_COUNT
 };
 
@@ -275,6 +283,48 @@ static bool is_c_space(char c)
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
+/* [p, e) without the bytes C's isspace() takes at both ends. */
+static span_t trim_space(const char *p, const char *e)
+{
+    span_t s;
+
+    while (p < e && is_c_space(*p)) {
+        p++;
+    }
+    while (e > p && is_c_space(e[-1])) {
+        e--;
+    }
+    s.p = p;
+    s.e = e;
+    return s;
+}
+
+/* True when the raw name [p, e) decodes ('+' a space) to name with
+ * white space (is_c_space()) around it; no buffer, one pass. */
+static bool decoded_space_eq(const char *p, const char *e, const char *name,
+                             size_t name_len)
+{
+    size_t i = 0;
+    bool started = false;
+
+    while (p < e) {
+        unsigned char c = decode_next(&p, e);
+
+        if (!started && is_c_space((char)c)) {
+            continue;
+        }
+        started = true;
+        if (i < name_len && c == (unsigned char)name[i]) {
+            i++;
+        } else if (i == name_len && is_c_space((char)c)) {
+            continue; /* trailing white space; only more may follow */
+        } else {
+            return false;
+        }
+    }
+    return i == name_len;
+}
+
 /* The ways (bit 1 << WAY_*) in which the raw name [p, e) names name. */
 static unsigned cookie_ways(const char *p, const char *e, const char *name,
                             size_t name_len)
@@ -284,6 +334,12 @@ static unsigned cookie_ways(const char *p, const char *e, const char *name,
 
     if (span_eq(t, name, name_len)) {
         ways |= 1u << WAY_PLAIN;
+    }
+    if (span_eq(trim_space(p, e), name, name_len)) {
+        ways |= 1u << WAY_SPACE;
+    }
+    if (decoded_space_eq(p, e, name, name_len)) {
+        ways |= 1u << WAY_DECODED_SPACE;
     }
     while (p < e && is_c_space(*p)) {
         p++;

@@ -31,9 +31,12 @@
  * Finds cookie name (case-sensitive) in an HTTP_COOKIE value: pairs
  * separated by ';', blanks around names and values ignored, a value in
  * double quotes unquoted, pairs without '=' skipped.  A pair names name
- * when its name is name byte for byte, or as PHP files it (undecoded:
- * "member.code" and "member code" are PHP's "member_code"), or
- * percent-decoded ("member%5Fcode", as Perl's CGI::Cookie reads it).  The
+ * when its name is name byte for byte, or with any white space around it
+ * ("member\v", as Perl's \s and Python's http.cookies trim it), or as PHP
+ * files it (undecoded: "member.code" and "member code" are PHP's
+ * "member_code"), or percent-decoded ("member%5Fcode", as Perl's
+ * CGI::Cookie reads it), or decoded with white space around it
+ * ("member%0B").  The
  * value is percent-decoded (%XX; '+' stays, as PHP decodes cookies), so
  * "sid=%61bc" is "abc".  The first pair that names it wins.  Linear in
  * hdr_len.

@@ -101,6 +101,19 @@ static const struct {
     {"member_code[]=v; member_code=d", "member_code", "v"},
     {"member%5Fcode=v", "member_code", "v"},
     {"member_codex=v", "member_code", NOTFOUND},
+    /* White space around a name, as Perl's \s and Python's http.cookies
+     * trim it, and the same percent-encoded for an app that decodes and
+     * trims. */
+    {"member\v=alice", "member", "alice"},
+    {"member\f=alice", "member", "alice"},
+    {"member\r=alice", "member", "alice"},
+    {"member\n=alice", "member", "alice"},
+    {"\v\fmember \v=alice", "member", "alice"},
+    {"member%0B=alice", "member", "alice"},
+    {"%0Cmember%20=alice", "member", "alice"},
+    {"member+=alice", "member", "alice"},
+    {"member%0Bx=alice", "member", NOTFOUND},
+    {"mem\vber=alice", "member", NOTFOUND},
 };
 
 static void test_cookie_table(void)
@@ -116,6 +129,36 @@ static void test_cookie_table(void)
                     cookie_cases[i].want);
         }
         CU_ASSERT_STRING_EQUAL(got, cookie_cases[i].want);
+    }
+}
+
+/* Cookies that parsers read differently: the first pair named one way
+ * and the first named another differ (the guard refuses them). */
+static void test_cookie_ambiguous(void)
+{
+    static const struct {
+        const char *hdr;
+        bool want;
+    } cases[] = {
+        {"member=a", false},
+        {"member=a; member=b", false},
+        {"member\v=a; member=b", true},
+        {"member=a; member\v=b", false}, /* every parser: a */
+        {"member%0B=a; member=b", true},
+        {"member.x=a; member_x=b", false},
+        {"member\v=a; member\f=a", false},
+        {"member\v=a; member=a", false},
+        {"member=a; member\v=%61", false},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        bool got = mw_cookie_ambiguous(cases[i].hdr, strlen(cases[i].hdr),
+                                       "member", 6);
+
+        if (got != cases[i].want) {
+            fprintf(stderr, "\nambiguous cookie case %zu: got %d\n", i, got);
+        }
+        CU_ASSERT_EQUAL(got, cases[i].want);
     }
 }
 
@@ -543,6 +586,7 @@ int register_request_suite(void)
     } tests[] = {
         {"cookie table", test_cookie_table},
         {"cookie lengths, not NULs", test_cookie_not_terminated},
+        {"cookies read differently", test_cookie_ambiguous},
         {"cookie among thousands", test_cookie_thousands},
         {"cookie of 64 KiB", test_cookie_64k_value},
         {"query table", test_query_table},

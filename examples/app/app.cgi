@@ -35,6 +35,12 @@
 # an account number or a message: only counts, and names the client chose
 # for itself (its member code).  Only perl-base is needed (no CPAN
 # modules).
+#
+# What it did: when a file performed.log exists next to the program, each
+# operation it performed (a password checked, an account updated...)
+# appends a line "op identity", the identity as the app read it (bytes
+# outside printable ASCII as \xHH).  The tests compare it with what
+# Suspect counted; without the file nothing is written.
 use strict;
 use warnings;
 
@@ -159,6 +165,18 @@ sub index_page {
             . ' compose resend', $html);
 }
 
+# Appends "op who" to performed.log next to the program, if it exists.
+sub performed {
+    my ($op, $who) = @_;
+    my ($dir) = ($0 =~ m{^(.*)/[^/]*$});
+    my $log = ($dir // '.') . '/performed.log';
+    return unless -e $log;
+    $who =~ s/([^\x21-\x7e])/sprintf('\\x%02x', ord($1))/ge;
+    open(my $f, '>>', $log) or return;
+    print $f "$op $who\n";
+    close($f);
+}
+
 sub need {
     my ($op, $p, @names) = @_;
     for my $n (@names) {
@@ -170,6 +188,7 @@ sub need {
 sub op_login {
     my ($q) = @_;
     need('login', $q, 'member', 'password');
+    performed('login', $q->{member});
     if ($q->{password} ne 'demo') {
         respond('401 Unauthorized', [], 'error login: wrong password');
     }
@@ -187,6 +206,7 @@ sub op_login {
 sub op_forgot {
     my ($q) = @_;
     need('forgot', $q, 'account');
+    performed('forgot', $q->{account});
     respond('200 OK', [],
         'ok forgot: if the account exists, a reset code was sent');
 }
@@ -197,12 +217,14 @@ sub op_bank {
     my $member = $c->{member} // '';
     respond('403 Forbidden', [], 'error bank: sign in first')
         if $member eq '';
+    performed('bank', $member);
     respond('200 OK', [], 'ok bank: account updated');
 }
 
 sub op_promo {
     my ($q) = @_;
     need('promo', $q, 'member', 'code');
+    performed('promo', "$q->{member}_$q->{code}");
     my $code = $q->{code};
     my $valid = $code =~ /^[A-Z0-9]{4,16}$/ ? 'valid' : 'not valid';
     respond('200 OK', [], "ok promo: the code is $valid");
@@ -211,6 +233,7 @@ sub op_promo {
 sub op_compose {
     my ($q, $c) = @_;
     need('compose', $q, 'to', 'message');
+    performed('compose', $c->{SESSIONID} // '');
     my $n = length($q->{message});
     respond('200 OK', [], "ok compose: message sent ($n bytes)");
 }
@@ -219,6 +242,7 @@ sub op_resend {
     my $account = $ENV{HTTP_X_ACCOUNT_ID} // '';
     respond('400 Bad Request', [], 'error resend: no account')
         if $account eq '';
+    performed('resend', $account);
     respond('200 OK', [], 'ok resend: a new verification code was sent');
 }
 

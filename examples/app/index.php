@@ -15,7 +15,25 @@
  * promotion lookup (a GET form) from $_GET.  It knows nothing about rate
  * limits and never writes back a password, an account number or a
  * message.
+ *
+ * What it did: when a file performed.log exists next to the script, each
+ * operation it performed (a password checked, an account updated...)
+ * appends a line "op identity", the identity as the app read it (bytes
+ * outside printable ASCII as \xHH), as app.cgi does.  The tests compare
+ * it with what Suspect counted; without the file nothing is written.
  */
+
+/* Appends "$op $who" to performed.log next to the script, if it exists. */
+function performed($op, $who)
+{
+    $log = __DIR__ . '/performed.log';
+    if (!file_exists($log)) {
+        return;
+    }
+    $who = preg_replace_callback('/[^\x21-\x7e]/',
+        fn($m) => sprintf('\\x%02x', ord($m[0])), $who);
+    file_put_contents($log, "$op $who\n", FILE_APPEND | LOCK_EX);
+}
 
 function wants_html()
 {
@@ -115,6 +133,7 @@ function method_allowed($op, ...$methods)
 function op_login()
 {
     need('login', 'member', 'password');
+    performed('login', field('member'));
     if (field('password') !== 'demo') {
         respond('401 Unauthorized', 'error login: wrong password');
     }
@@ -132,6 +151,7 @@ function op_login()
 function op_forgot()
 {
     need('forgot', 'account');
+    performed('forgot', field('account'));
     respond('200 OK', 'ok forgot: if the account exists, a reset code was sent');
 }
 
@@ -141,6 +161,7 @@ function op_bank()
     if (($_COOKIE['member'] ?? '') === '') {
         respond('403 Forbidden', 'error bank: sign in first');
     }
+    performed('bank', $_COOKIE['member']);
     respond('200 OK', 'ok bank: account updated');
 }
 
@@ -153,6 +174,8 @@ function op_promo()
             respond('400 Bad Request', "error promo: $n is missing");
         }
     }
+    performed('promo', field_of($_GET, 'member') . '_'
+        . field_of($_GET, 'code'));
     $valid = preg_match('/^[A-Z0-9]{4,16}$/', field_of($_GET, 'code'))
         ? 'valid' : 'not valid';
     respond('200 OK', "ok promo: the code is $valid");
@@ -161,6 +184,7 @@ function op_promo()
 function op_compose()
 {
     need('compose', 'to', 'message');
+    performed('compose', (string)($_COOKIE['SESSIONID'] ?? ''));
     $n = strlen(field('message'));
     respond('200 OK', "ok compose: message sent ($n bytes)");
 }
@@ -170,6 +194,7 @@ function op_resend()
     if (($_SERVER['HTTP_X_ACCOUNT_ID'] ?? '') === '') {
         respond('400 Bad Request', 'error resend: no account');
     }
+    performed('resend', $_SERVER['HTTP_X_ACCOUNT_ID']);
     respond('200 OK', 'ok resend: a new verification code was sent');
 }
 

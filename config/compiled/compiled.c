@@ -19,7 +19,7 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 392 &&
+_Static_assert(sizeof(suspect_conf_t) == 400 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_rule_t) == 40,
@@ -39,6 +39,7 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_SIZE, COFF(form_max), 0},
     {COMPILED_SIZE, COFF(params_max), 0},
     {COMPILED_UINT, COFF(request_timeout_ms), 0},
+    {COMPILED_STR, COFF(index_files), 0},
     {COMPILED_SIZE, COFF(max_connections), 0},
     {COMPILED_INT, COFF(server_line), 0},
     {COMPILED_STR_REQ, COFF(limits_path), 0},

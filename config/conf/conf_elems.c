@@ -126,6 +126,39 @@ static const conf_text_t ctype_text = {
 
 /* ---- <Server> and <Limits> ----------------------------------------------- */
 
+static const conf_text_t index_text = {
+    1024,
+    NULL,
+    1,
+    1,
+    NULL,
+    NULL,
+    "must be file names (no '/'), separated by blanks"};
+
+/* index="index.php app.cgi": the web server's index names, in its order:
+ * file names, at most SUSPECT_CONF_MAX_INDEX. */
+static suspect_rc_t set_index(conf_build_t *b, const conf_site_t *at, void *obj,
+                              const conf_attr_t *a, const char *v, size_t n)
+{
+    unsigned names = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == '/' ||
+            (v[i] == '.' && (i == 0 || v[i - 1] == ' ') &&
+             (i + 1 == n || v[i + 1] == ' ' ||
+              (v[i + 1] == '.' && (i + 2 == n || v[i + 2] == ' '))))) {
+            return conf_bad_value(b, at, v, n,
+                                  "must be file names (no '/', '.' or "
+                                  "'..'), separated by blanks");
+        }
+        names += v[i] != ' ' && (i == 0 || v[i - 1] == ' ');
+    }
+    if (names > SUSPECT_CONF_MAX_INDEX) {
+        return conf_bad_value(b, at, v, n, "names more than 8 files");
+    }
+    return conf_set_text(b, at, obj, a, v, n);
+}
+
 static const conf_attr_t server_attrs[] = {
     {"listen", conf_set_endpoint, OFF(listen), "listen", 0},
     {"socketMode", conf_set_num, OFF(socket_mode), &mode_range, 0},
@@ -136,6 +169,7 @@ static const conf_attr_t server_attrs[] = {
     {"paramsMax", conf_set_num, OFF(params_max), &params_range, 0},
     {"requestTimeout", conf_set_num, OFF(request_timeout_ms), &io_range, 0},
     {"maxConnections", conf_set_num, OFF(max_connections), &conns_range, 0},
+    {"index", set_index, OFF(index_files), &index_text, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 static const conf_elem_t server_elem = {

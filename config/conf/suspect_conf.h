@@ -29,6 +29,7 @@
 #define SUSPECT_CONF_MAX_ROUTES   1000u
 #define SUSPECT_CONF_MAX_METHODS  8u
 #define SUSPECT_CONF_MAX_TEMPLATE (64u << 10)
+#define SUSPECT_CONF_MAX_INDEX    8u
 
 /* Where an identity value comes from. */
 typedef enum suspect_src_kind {
@@ -213,6 +214,9 @@ typedef struct suspect_conf {
     size_t form_max;             /* bytes buffered for form: sources, 64 KiB */
     size_t params_max;           /* FastCGI PARAMS bytes accepted, 128 KiB */
     unsigned request_timeout_ms; /* a request's arrival, whole, 60000 */
+    const char *index_files;     /* index="...": the names the web server
+                                    tries for a directory, blank-separated
+                                    (at most SUSPECT_CONF_MAX_INDEX); NULL */
     size_t max_connections;      /* held at once; 0: what the descriptor
                                     limit leaves */
     int server_line;

@@ -42,6 +42,17 @@ typedef struct mw_cgi_opts {
 suspect_rc_t mw_cgi_run(const mw_cgi_opts_t *opts, mw_req_t *req,
                         mw_fwd_result_t *res, suspect_err_t *err);
 
+/*
+ * The program mw_cgi_run() would run for req, without running it: its
+ * resolved path (realpath: no symbolic link left) into script (PATH_MAX
+ * bytes), and in *root_len the length of the resolved <Cgi root> it lies
+ * under (its path from there on is script + *root_len; 0 for a fixed
+ * program, or the root "/").  0, or the status mw_cgi_run() would answer
+ * instead (403, 404, 500): then no program runs.
+ */
+int mw_cgi_which(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script,
+                 size_t *root_len);
+
 /* The descriptor limit (RLIMIT_NOFILE, soft) programs start with, when
  * the daemon raised its own: the one it was started with.  0: theirs is
  * the daemon's.  Call before the first run. */

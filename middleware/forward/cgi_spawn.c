@@ -132,6 +132,22 @@ int cgi_resolve(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script)
     return 0;
 }
 
+int mw_cgi_which(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script,
+                 size_t *root_len)
+{
+    char root[PATH_MAX];
+    int st = cgi_resolve(opts, req, script);
+
+    *root_len = 0;
+    if (st == 0 && opts->program == NULL) {
+        if (realpath(opts->root, root) == NULL) {
+            return 500;
+        }
+        *root_len = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    }
+    return st;
+}
+
 /* ---- the image: argv, envp, directory ----------------------------------- */
 
 /* Whether the request variable p goes into the environment as it is. */

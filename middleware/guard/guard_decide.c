@@ -414,10 +414,16 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     out->reserve_ttl_ms = 0;
     v->now_ms = now_ms;
     v->why = "no route";
-    rc = guard_paths_build(req, &paths);
+    rc = guard_paths_build(g, req, &paths);
     if (rc != SUSPECT_OK) {
         guard_paths_free(&paths);
         return path_verdict(rc, v, err);
+    }
+    if (paths.unknown != NULL) {
+        /* what runs cannot be told (target.c): refuse, never guess */
+        verdict(v, MW_VERDICT_REJECT, 500, paths.unknown);
+        guard_paths_free(&paths);
+        return SUSPECT_OK;
     }
     guard_call_begin(&c, g, req);
     if (address_listed(&c, g->deny)) {

@@ -132,8 +132,10 @@ suspect_rc_t guard_path_build(const char *a, size_t alen, const char *b,
                               size_t blen, bool decode, char *buf, size_t size,
                               size_t *out_len);
 
-/* REQUEST_URI, SCRIPT_NAME + PATH_INFO, DOCUMENT_URI. */
-#define GUARD_MAX_PATHS 3
+/* REQUEST_URI, SCRIPT_NAME + PATH_INFO, DOCUMENT_URI, the file that runs
+ * (target.c); each directory among them read as each index name. */
+#define GUARD_BASE_PATHS 4
+#define GUARD_MAX_PATHS  (GUARD_BASE_PATHS * (1 + SUSPECT_CONF_MAX_INDEX))
 
 /* The normalised paths of a request, each once (see path.c); they point
  * into stack or heap. */
@@ -141,20 +143,51 @@ typedef struct guard_paths {
     size_t n;
     const char *path[GUARD_MAX_PATHS];
     size_t len[GUARD_MAX_PATHS];
+    const char *unknown; /* what runs cannot be told: refuse (500), why */
     char *heap;
     char stack[GUARD_PATH_STACK];
 } guard_paths_t;
 
 /*
- * Fills out with the normalised paths of req.  SUSPECT_OK (out->n >= 1),
- * SUSPECT_E_NOTFOUND when req has none of the variables,
- * SUSPECT_E_INVAL when one of them is unusable (see mw_path_normalize()),
+ * Fills out with the normalised paths of req under g: the readings of
+ * path.c and target.c.  SUSPECT_OK (out->n >= 1, or out->unknown set),
+ * SUSPECT_E_NOTFOUND when req has none of the variables, SUSPECT_E_INVAL
+ * when one of them is unusable (see mw_path_normalize()),
  * SUSPECT_E_NOMEM.  guard_paths_free() frees it, whatever the result.
  */
-suspect_rc_t guard_paths_build(const mw_req_t *req, guard_paths_t *out);
+suspect_rc_t guard_paths_build(const mw_guard_t *g, const mw_req_t *req,
+                               guard_paths_t *out);
 
 /* Frees what guard_paths_build() allocated. */
 void guard_paths_free(guard_paths_t *p);
+
+/* ---- target.c ----------------------------------------------------------- */
+
+/* What target.c tells path.c about a request. */
+typedef struct guard_target {
+    bool script_given;   /* not an auth_request subrequest whose
+                            location runs no script (empty SCRIPT_NAME) */
+    const char *unknown; /* see guard_paths_t */
+} guard_target_t;
+
+/*
+ * The file that runs, as a path under the document root (or <Cgi root>),
+ * into buf (size bytes, NUL-terminated; *len 0: no such reading), and *t.
+ * SUSPECT_OK, or SUSPECT_E_FULL when it does not fit.
+ */
+suspect_rc_t guard_target_file(const mw_guard_t *g, const mw_req_t *req,
+                               char *buf, size_t size, size_t *len,
+                               guard_target_t *t);
+
+/* Whether a directory among the paths is read as each <Server index>
+ * name. */
+bool guard_target_expand(const mw_guard_t *g, const mw_req_t *req,
+                         const guard_target_t *t);
+
+/* Why what runs for paths (all directories, no index named, an
+ * authorizer's request, a route under one) cannot be told, or NULL. */
+const char *guard_target_check(const mw_guard_t *g, const mw_req_t *req,
+                               const guard_paths_t *paths);
 
 /* ---- guard_call.c ------------------------------------------------------- */
 

@@ -28,19 +28,24 @@
  * differ.  With nginx's "index index.php", try_files or a rewrite,
  * "POST /?op=login" runs /index.php, so REQUEST_URI's path ("/") alone
  * would miss a route for "/index.php".  So the request is matched by up to
- * three paths, each normalised the same way and kept once:
+ * four paths, each normalised the same way and kept once:
  *   REQUEST_URI's path (decoded here: the raw request target);
  *   SCRIPT_NAME + PATH_INFO (already decoded by the web server): the
  *     script that runs;
- *   DOCUMENT_URI (nginx's $document_uri, decoded, after rewrites).
- * A path that is present but unusable refuses the request (400), whichever
- * it is; none at all is the web server's misconfiguration (500).
+ *   DOCUMENT_URI (nginx's $document_uri, decoded, after rewrites);
+ *   the file that runs, under the document root (target.c);
+ * and each of them that is a directory, as each <Server index> name
+ * (target.c says when).  A path that is present but unusable refuses the
+ * request (400), whichever it is; none at all is the web server's
+ * misconfiguration (500), and so is a request whose script cannot be
+ * told (target.c).
  *
  * Invariant: the output never holds more bytes than the input consumed
  * plus one, so a buffer of len + 2 bytes is always big enough.
  */
 #include "guard_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,12 +269,14 @@ static const char *var(const mw_req_t *req, const char *name, size_t *len)
     return v != NULL && *len > 0 ? v : NULL;
 }
 
-/* The paths req has (see the file comment) into in; how many. */
-static size_t path_inputs(const mw_req_t *req, path_in_t in[GUARD_MAX_PATHS])
+/* The paths req has (see the file comment) into in, file[0..file_len)
+ * the one of target.c; how many. */
+static size_t path_inputs(const mw_req_t *req, const char *file,
+                          size_t file_len, path_in_t in[GUARD_BASE_PATHS])
 {
     size_t n = 0;
 
-    memset(in, 0, GUARD_MAX_PATHS * sizeof(*in));
+    memset(in, 0, GUARD_BASE_PATHS * sizeof(*in));
     in[n].a = var(req, "REQUEST_URI", &in[n].alen);
     in[n].decode = true;
     n += in[n].a != NULL;
@@ -278,6 +285,12 @@ static size_t path_inputs(const mw_req_t *req, path_in_t in[GUARD_MAX_PATHS])
     in[n].decode = false;
     n += in[n].a != NULL || in[n].b != NULL;
     in[n].a = var(req, "DOCUMENT_URI", &in[n].alen);
+    in[n].b = NULL;
+    in[n].blen = 0;
+    in[n].decode = false;
+    n += in[n].a != NULL;
+    in[n].a = file_len > 0 ? file : NULL;
+    in[n].alen = file_len;
     in[n].b = NULL;
     in[n].blen = 0;
     in[n].decode = false;
@@ -296,60 +309,132 @@ static bool path_seen(const guard_paths_t *out, const char *p, size_t len)
     return false;
 }
 
-/* Builds in[0..n) into buf[0..size), one after the other, NUL-separated;
- * fails as guard_path_build(). */
-static suspect_rc_t paths_fill(guard_paths_t *out, const path_in_t *in,
-                               size_t n, char *buf, size_t size)
+/* A writer of paths into one buffer, NUL-separated. */
+typedef struct path_buf {
+    char *buf;
+    size_t size;
+    size_t used;
+} path_buf_t;
+
+/* Builds one input into b and adds it to out unless it is there; fails
+ * as guard_path_build(). */
+static suspect_rc_t add_path(guard_paths_t *out, path_buf_t *b,
+                             const path_in_t *in)
 {
-    size_t used = 0;
+    size_t len = 0;
+    suspect_rc_t rc =
+        b->size - b->used < 2
+            ? SUSPECT_E_FULL
+            : guard_path_build(in->a, in->alen, in->b, in->blen, in->decode,
+                               b->buf + b->used, b->size - b->used, &len);
 
-    out->n = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len = 0;
-        suspect_rc_t rc =
-            size - used < 2
-                ? SUSPECT_E_FULL
-                : guard_path_build(in[i].a, in[i].alen, in[i].b, in[i].blen,
-                                   in[i].decode, buf + used, size - used, &len);
+    if (rc == SUSPECT_OK && !path_seen(out, b->buf + b->used, len) &&
+        out->n < GUARD_MAX_PATHS) {
+        out->path[out->n] = b->buf + b->used;
+        out->len[out->n++] = len;
+        b->used += len + 1;
+    }
+    return rc;
+}
 
-        if (rc != SUSPECT_OK) {
-            return rc;
+/* Reads each directory among out's first base paths as each name of the
+ * blank-separated list names (dir + name). */
+static suspect_rc_t add_index(guard_paths_t *out, size_t base, path_buf_t *b,
+                              const char *names)
+{
+    for (size_t i = 0; i < base; i++) {
+        const char *dir = out->path[i];
+        size_t dir_len = out->len[i];
+        const char *p = names;
+
+        if (dir_len == 0 || dir[dir_len - 1] != '/') {
+            continue;
         }
-        if (!path_seen(out, buf + used, len)) {
-            out->path[out->n] = buf + used;
-            out->len[out->n++] = len;
-            used += len + 1;
+        while (*p != '\0') {
+            size_t n;
+            path_in_t in = {dir, dir_len, NULL, 0, false};
+            suspect_rc_t rc;
+
+            p += strspn(p, " ");
+            n = strcspn(p, " ");
+            in.b = p;
+            in.blen = n;
+            rc = n > 0 ? add_path(out, b, &in) : SUSPECT_OK;
+            if (rc != SUSPECT_OK) {
+                return rc;
+            }
+            p += n;
         }
     }
     return SUSPECT_OK;
 }
 
-/* The normalised paths of req: see guard_internal.h. */
-suspect_rc_t guard_paths_build(const mw_req_t *req, guard_paths_t *out)
+/* Builds in[0..n) (and the index readings when index is not NULL) into
+ * buf[0..size); fails as guard_path_build(). */
+static suspect_rc_t paths_fill(guard_paths_t *out, const path_in_t *in,
+                               size_t n, const char *index, char *buf,
+                               size_t size)
 {
-    path_in_t in[GUARD_MAX_PATHS];
-    size_t n = path_inputs(req, in);
-    size_t need = 0;
+    path_buf_t b = {buf, size, 0};
+    suspect_rc_t rc = SUSPECT_OK;
+
+    out->n = 0;
+    for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
+        rc = add_path(out, &b, &in[i]);
+    }
+    if (rc == SUSPECT_OK && index != NULL) {
+        rc = add_index(out, out->n, &b, index);
+    }
+    return rc;
+}
+
+/* The normalised paths of req: see guard_internal.h. */
+suspect_rc_t guard_paths_build(const mw_guard_t *g, const mw_req_t *req,
+                               guard_paths_t *out)
+{
+    char file[PATH_MAX];
+    size_t file_len = 0, n, need = 0;
+    path_in_t in[GUARD_BASE_PATHS];
+    guard_target_t t;
+    const char *index;
     suspect_rc_t rc;
 
     out->n = 0;
     out->heap = NULL;
+    out->unknown = NULL;
+    rc = guard_target_file(g, req, file, sizeof(file), &file_len, &t);
+    if (rc != SUSPECT_OK) {
+        return SUSPECT_E_INVAL; /* a file path longer than PATH_MAX */
+    }
+    if (t.unknown != NULL) {
+        out->unknown = t.unknown;
+        return SUSPECT_OK;
+    }
+    index = guard_target_expand(g, req, &t) ? g->conf->index_files : NULL;
+    n = path_inputs(req, file, file_len, in);
     if (n == 0) {
         return SUSPECT_E_NOTFOUND;
     }
-    rc = paths_fill(out, in, n, out->stack, sizeof(out->stack));
-    if (rc != SUSPECT_E_FULL) {
-        return rc;
-    }
-    /* Each output fits in its input's length + 2: see the invariant. */
+    /* Each output fits in its input's length + 2 (see the invariant);
+     * each index reading in its directory's and its name's. */
     for (size_t i = 0; i < n; i++) {
-        need += in[i].alen + in[i].blen + 2;
+        need += (in[i].alen + in[i].blen + 2) *
+                (1 + (index != NULL ? SUSPECT_CONF_MAX_INDEX : 0));
     }
-    out->heap = suspect_malloc(need);
-    if (out->heap == NULL) {
-        return SUSPECT_E_NOMEM;
+    need += index != NULL ? n * strlen(index) : 0;
+    if (need > sizeof(out->stack)) {
+        out->heap = suspect_malloc(need);
+        if (out->heap == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
     }
-    return paths_fill(out, in, n, out->heap, need);
+    rc = paths_fill(out, in, n, index,
+                    out->heap != NULL ? out->heap : out->stack,
+                    out->heap != NULL ? need : sizeof(out->stack));
+    if (rc == SUSPECT_OK) {
+        out->unknown = guard_target_check(g, req, out);
+    }
+    return rc;
 }
 
 /* Frees what guard_paths_build() allocated. */

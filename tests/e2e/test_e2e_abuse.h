@@ -33,6 +33,8 @@ int abuse_add_parser_tests(struct CU_Suite *s);
 int abuse_add_path_tests(struct CU_Suite *s);
 int abuse_add_env_tests(struct CU_Suite *s);
 int abuse_add_slow_tests(struct CU_Suite *s);
+int abuse_add_target_tests(struct CU_Suite *s);
+int abuse_add_cookie_tests(struct CU_Suite *s);
 int abuse_add_readings_tests(struct CU_Suite *s);
 
 #endif

@@ -78,5 +78,6 @@ int guard_register_modes(CU_pSuite s);
 int guard_register_bypass(CU_pSuite s);
 int guard_register_readings(CU_pSuite s);
 int guard_register_lists(CU_pSuite s);
+int guard_register_targets(CU_pSuite s);
 
 #endif

@@ -526,6 +526,8 @@ static void test_from_xml(void)
         "</Suspect>\n";
     const char *vars[] = {"REQUEST_METHOD=POST",
                           "REQUEST_URI=/app.cgi/x?op=bank",
+                          "SCRIPT_NAME=/app.cgi",
+                          "PATH_INFO=/x",
                           "QUERY_STRING=op=bank",
                           "HTTP_COOKIE=member=M7",
                           "REMOTE_ADDR=10.1.2.3",
@@ -620,6 +622,7 @@ int register_guard_suite(void)
                    guard_register_modes(s) != 0 ||
                    guard_register_bypass(s) != 0 ||
                    guard_register_lists(s) != 0 ||
+                   guard_register_targets(s) != 0 ||
                    guard_register_readings(s) != 0
                ? -1
                : 0;

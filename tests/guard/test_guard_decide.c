@@ -87,6 +87,7 @@ static int open_bank(gt_fixture_t *f, suspect_conf_identity_t *ids,
 
 static const char *const bank_vars[] = {"REQUEST_METHOD=POST",
                                         "REQUEST_URI=/bank.cgi",
+                                        "SCRIPT_NAME=/bank.cgi",
                                         "HTTP_COOKIE=member=SECRETMEMBER",
                                         "REMOTE_ADDR=198.51.100.77",
                                         "HTTP_ACCEPT=application/json",
@@ -310,7 +311,7 @@ static void test_auth_request(void)
     char hv[GT_HEADER_MAX];
     suspect_conf_identity_t ids[2];
     suspect_conf_route_t route;
-    const char *bad[] = {"REQUEST_URI=/%2e%2e/bank.cgi", NULL};
+    const char *bad[] = {"REQUEST_URI=/%2e%2e/bank.cgi", "SCRIPT_NAME=", NULL};
     gt_fixture_t f;
     mw_verdict_t v;
     const char *r;

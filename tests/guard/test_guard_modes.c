@@ -67,9 +67,11 @@ static void mode_role_case(suspect_conf_mode_t mode, int role)
     char ans[ANSWER_MAX];
     char hv[GT_HEADER_MAX];
     static const char *const vars[] = {
-        "REQUEST_METHOD=GET", "REQUEST_URI=/bank.cgi", "HTTP_COOKIE=member=M1",
+        "REQUEST_METHOD=GET",        "REQUEST_URI=/bank.cgi",
+        "SCRIPT_NAME=/bank.cgi",     "HTTP_COOKIE=member=M1",
         "REMOTE_ADDR=198.51.100.77", NULL};
-    static const char *const bad[] = {"REQUEST_URI=/%2e%2e/bank.cgi", NULL};
+    static const char *const bad[] = {"REQUEST_URI=/%2e%2e/bank.cgi",
+                                      "SCRIPT_NAME=", NULL};
     suspect_conf_identity_t ids[] = {gt_ident("MemberCode", "cookie:member"),
                                      gt_ident("ClientIp", "client-ip")};
     suspect_conf_route_t routes[] = {gt_route("Two", "/bank.cgi", ids, 2)};
@@ -138,8 +140,11 @@ typedef struct form_result {
 static form_result_t form_post(suspect_conf_mode_t mode, int role)
 {
     static const char *const vars[] = {
-        "REQUEST_METHOD=POST", "REQUEST_URI=/app.cgi",
-        "CONTENT_TYPE=application/x-www-form-urlencoded", "CONTENT_LENGTH=19",
+        "REQUEST_METHOD=POST",
+        "REQUEST_URI=/app.cgi",
+        "SCRIPT_NAME=/app.cgi",
+        "CONTENT_TYPE=application/x-www-form-urlencoded",
+        "CONTENT_LENGTH=19",
         NULL};
     const char *body = "op=login&member=bob";
     suspect_conf_identity_t ids[] = {gt_ident("LoginId", "form:member")};

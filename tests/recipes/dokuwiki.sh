@@ -94,9 +94,10 @@ ATTACKS=(
     "bearer|curl|/doku.php|Bearer"
     "any-scheme|curl|/feed.php|Xxxxxx"
 )
-# Seven wrong guesses, then the password: more than the limit allows.
-printf '%s\n' guess1 guess2 guess3 guess4 guess5 guess6 guess7 "$PASSWORD" \
-    >"$TMP/passwords"
+# Eleven wrong guesses, then the password: more than the limit (5) and
+# hydra's parallel tasks (4, whose guesses may arrive out of order) allow.
+printf '%s\n' guess1 guess2 guess3 guess4 guess5 guess6 guess7 guess8 guess9 \
+    guess10 guess11 "$PASSWORD" >"$TMP/passwords"
 
 # curl_run NAME PATH SCHEME: the password list in "Authorization: SCHEME
 # base64(alice:guess)"; true when a guess was let in (the login cookie).

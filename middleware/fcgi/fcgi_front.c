@@ -53,6 +53,10 @@
  * bytes have arrived, requests arriving may finish arriving; the thread
  * ends when no connection is left anywhere (workers included).
  *
+ * Length.  About 800 lines: one epoll loop and the six places it moves a
+ * connection between.  Every transition reads and writes the same lists,
+ * budgets and deadlines, so they are kept in one file to be read together.
+ *
  * Ownership: the front frees every connection (mw_fc_conn_free), except
  * one that a worker gives back to close, which the worker frees (one
  * wake of the front less per request); a worker owns one only between

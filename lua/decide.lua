@@ -6,12 +6,15 @@
 -- script returns and refuses the answer if the writes differ, so the two can
 -- never silently drift apart.
 --
--- KEYS, per identity: window key, lock key, slots key, offences key.
+-- KEYS, per identity: window key, lock key, slots key, offences key; or,
+--       for one identity whose lock lives in another slot of a Redis
+--       Cluster (the seed's keys there), window key, slots key, offences
+--       key: the caller read the lock (lock.lua) and writes a new one.
 -- ARGV: now_ms ("" = use Redis TIME), limit, window_ms, block_ms (0 =
---       basic), member (unique id of this hit), ttl_ms (0 = a decision;
---       else the slot's life), block factor x 100 (0 = no escalation),
---       block ceiling ms, offence period ms, then the lock value of each
---       identity.
+--       basic), member (unique id of this hit; "" = record nothing),
+--       ttl_ms (0 = a decision; else the slot's life), block factor x 100
+--       (0 = no escalation), block ceiling ms, offence period ms, then the
+--       lock value of each identity (without the lock key: its end).
 -- Returns: now_ms, allowed (0/1), then per identity: lock_until_ms,
 --          in_window, free_at_ms, new_lock_until_ms (0 = no new lock),
 --          slots in flight, their earliest end, offences, new offences
@@ -30,6 +33,11 @@
 -- The .NET system reads the window and lock only: it does not see slots
 -- in flight or the escalation (it locks for BlockDuration).
 --
+-- A Redis Cluster decision whose identities live in several slots runs this
+-- once per identity (policy/redis/rediscross.c): each but the last takes a
+-- slot in flight for a second instead of a hit, dropped again when another
+-- identity denies, a hit at its end otherwise.
+--
 -- Hits are counted with ZCOUNT (now - window, +inf) and trimmed only when
 -- older than now - window - SLACK: a request decided late (its caller read
 -- the clock, then was descheduled, or its host's clock is behind) must still
@@ -43,7 +51,8 @@ local ttl = tonumber(ARGV[6])
 local pct = tonumber(ARGV[7])
 local ceiling = tonumber(ARGV[8])
 local period = tonumber(ARGV[9])
-local n = #KEYS / 4
+local apart = #KEYS == 3
+local n = apart and 1 or #KEYS / 4
 
 -- The lock of offence number k: block x factor^(k-1), floored each step,
 -- at most the ceiling (suspect_rule_lock_ms()).
@@ -68,6 +77,9 @@ local allowed = true
 for i = 1, n do
     local wk, lk, sk, ok = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1],
                            KEYS[4 * i]
+    if apart then
+        lk, sk, ok = nil, KEYS[2], KEYS[3]
+    end
     local ended = redis.call('ZRANGEBYSCORE', sk, '-inf', ms(now))
     for _, m in ipairs(ended) do
         local at = string.match(m, '^(%d+):')
@@ -79,7 +91,12 @@ for i = 1, n do
     if #ended > 0 then
         redis.call('PEXPIRE', wk, ms(window + SLACK))
     end
-    local lu = lock_until(lk)
+    local lu
+    if apart then
+        lu = tonumber(ARGV[10])
+    else
+        lu = lock_until(lk)
+    end
     local low = '(' .. ms(now - window)
     redis.call('ZREMRANGEBYSCORE', wk, '-inf', ms(now - window - SLACK))
     local count = redis.call('ZCOUNT', wk, low, '+inf')
@@ -117,8 +134,10 @@ for i = 1, n do
             end
             local d = lock_ms(k)
             new_lock = now + d
-            redis.call('SET', lk, ARGV[9 + i] .. '|until=' .. ms(new_lock),
-                       'PX', ms(d))
+            if not apart then
+                redis.call('SET', lk, ARGV[9 + i] .. '|until=' ..
+                           ms(new_lock), 'PX', ms(d))
+            end
             if k > 0 then
                 new_offences = k
                 redis.call('SET', ok, k .. '|until=' .. ms(new_lock + period),
@@ -135,10 +154,10 @@ for i = 1, n do
     out[#out + 1] = offences
     out[#out + 1] = new_offences
 end
-if allowed then
+if allowed and member ~= '' then
     for i = 1, n do
         if ttl > 0 then
-            local sk = KEYS[4 * i - 1]
+            local sk = apart and KEYS[2] or KEYS[4 * i - 1]
             redis.call('ZADD', sk, ms(now + ttl), ms(now) .. ':' .. member)
             if redis.call('PTTL', sk) < ttl + window + SLACK then
                 redis.call('PEXPIRE', sk, ms(ttl + window + SLACK))
@@ -149,6 +168,8 @@ if allowed then
             redis.call('PEXPIRE', wk, ms(window + SLACK))
         end
     end
+end
+if allowed then
     out[2] = 1
 end
 return out

@@ -1,6 +1,8 @@
 -- status.lua - one identity's state, read only.
 --
--- KEYS: window key, lock key, slots key, offences key.
+-- KEYS: window key, lock key, slots key, offences key; or window key,
+--       slots key, offences key when the lock lives in another slot (the
+--       seed's keys on a Redis Cluster: lock.lua reads it there).
 -- ARGV: now_ms ("" = use Redis TIME), limit, window_ms.
 -- Returns: now_ms, lock_until_ms, in_window, free_at_ms, slots in flight,
 -- offences, the moment they are forgotten (see decide.lua for the data
@@ -9,9 +11,15 @@
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local wk, lk, sk, ok = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+if #KEYS == 3 then
+    lk, sk, ok = nil, KEYS[2], KEYS[3]
+end
 local low = '(' .. ms(now - window)
 
-local lu = lock_until(lk)
+local lu = 0
+if lk then
+    lu = lock_until(lk)
+end
 if lu <= now then
     lu = 0
 end

@@ -6,7 +6,9 @@
 -- whose clock runs a little behind might still count them.
 --
 -- KEYS: window key, lock key (the seed's or the typed format's; a lock
--- the .NET system wrote is dropped alike).
+-- the .NET system wrote is dropped alike).  The lock key is absent when
+-- the lock lives in another slot (the seed's keys on a Redis Cluster): the
+-- caller reads and drops it there.
 -- ARGV: now_ms ("" = use Redis TIME), limit, window_ms.
 -- Returns: now_ms, the end of the live lock dropped (0 = none), hits
 -- dropped from the window, hits kept in it.
@@ -15,11 +17,14 @@ local window = tonumber(ARGV[3])
 local wk, lk = KEYS[1], KEYS[2]
 local cut = ms(now - window)
 
-local lu = lock_until(lk)
-if lu <= now then
-    lu = 0
+local lu = 0
+if lk then
+    lu = lock_until(lk)
+    if lu <= now then
+        lu = 0
+    end
+    redis.call('DEL', lk)
 end
-redis.call('DEL', lk)
 
 local count = redis.call('ZCOUNT', wk, '(' .. cut, '+inf')
 local old = redis.call('ZCOUNT', wk, '-inf', cut)

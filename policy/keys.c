@@ -4,6 +4,12 @@
  * Key formats (the seed's .NET keys by default):
  *   seed:   {prefix}{Action}:{Value}          lock: ...:locked
  *   typed:  {prefix}{Action}:{Type}:{Value}   lock: ...:locked
+ * With the hash tag (Redis Cluster), what follows the prefix is put in
+ * braces, "{prefix}{{Action}:{Value}}" and "...}:locked", so that Redis
+ * Cluster hashes only that part: an identity's window and lock share a
+ * slot, and one script holds both.  Braces in values are then escaped
+ * too, and refused in the prefix, so the tag always ends where it was
+ * closed.
  * A composite identity's value is its parts joined with '_'.
  *
  * Values come from clients, so they are escaped to make the mapping
@@ -97,9 +103,10 @@ static void sink_escape(sink_t *s, unsigned char c)
     sink_put(s, unit, 3);
 }
 
-/* Writes one escaped part into s. */
+/* Writes one escaped part into s (braces too when tagged: the hash tag
+ * must end where Suspect closed it). */
 static void escape_part(sink_t *s, const unsigned char *p, size_t len,
-                        bool composite)
+                        bool composite, bool tagged)
 {
     if (part_is_address(p, len)) {
         for (size_t i = 0; i < len; i++) {
@@ -118,7 +125,8 @@ static void escape_part(sink_t *s, const unsigned char *p, size_t len,
             }
             sink_escape(s, c);
         } else if (c < 0x21 || c == 0x7f || c == '%' || c == ':' ||
-                   (composite && c == '_')) {
+                   (composite && c == '_') ||
+                   (tagged && (c == '{' || c == '}'))) {
             sink_escape(s, c);
         } else {
             sink_put(s, (const char *)p + i, 1);
@@ -128,14 +136,14 @@ static void escape_part(sink_t *s, const unsigned char *p, size_t len,
 }
 
 /* Writes the escaped value of id (parts joined by '_') into s. */
-static void escape_value(sink_t *s, const suspect_identity_t *id)
+static void escape_value(sink_t *s, const suspect_identity_t *id, bool tagged)
 {
     for (size_t i = 0; i < id->nparts; i++) {
         if (i > 0) {
             sink_put(s, "_", 1);
         }
         escape_part(s, (const unsigned char *)id->part[i].ptr, id->part[i].len,
-                    id->nparts > 1);
+                    id->nparts > 1, tagged);
     }
 }
 
@@ -203,6 +211,11 @@ static suspect_rc_t check_args(const suspect_keyopts_t *opts,
                                    "key: prefix must be printable ASCII "
                                    "without spaces");
         }
+        if (opts->hash_tag && (c == '{' || c == '}')) {
+            return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                                   "key: a prefix with '{' or '}' would move "
+                                   "the hash tag");
+        }
     }
     return SUSPECT_OK;
 }
@@ -211,7 +224,8 @@ suspect_rc_t suspect_key_build(const suspect_keyopts_t *opts,
                                const char *action, const suspect_identity_t *id,
                                suspect_key_t *out, suspect_err_t *err)
 {
-    static const suspect_keyopts_t defaults = {SUSPECT_KEYS_SEED, NULL, 0};
+    static const suspect_keyopts_t defaults = {SUSPECT_KEYS_SEED, NULL, 0,
+                                               false};
     size_t prefix_len, cap, head;
     sink_t s;
     suspect_rc_t rc;
@@ -229,6 +243,9 @@ suspect_rc_t suspect_key_build(const suspect_keyopts_t *opts,
     s.buf = out->buf;
     s.room = sizeof(out->buf);
     sink_put(&s, opts->prefix != NULL ? opts->prefix : "", prefix_len);
+    if (opts->hash_tag) {
+        sink_put(&s, "{", 1);
+    }
     sink_put(&s, action, strlen(action));
     sink_put(&s, ":", 1);
     if (opts->format == SUSPECT_KEYS_TYPED) {
@@ -238,16 +255,20 @@ suspect_rc_t suspect_key_build(const suspect_keyopts_t *opts,
     head = s.used;
 
     s.room = head + cap;
-    escape_value(&s, id);
+    escape_value(&s, id, opts->hash_tag);
     if (s.truncated) {
         s.used = head;
         s.total = head;
         s.truncated = false;
         s.room = head + cap - DIGEST_TAIL;
-        escape_value(&s, id);
+        escape_value(&s, id, opts->hash_tag);
         s.truncated = false;
         s.room = head + cap;
         append_digest(&s, id);
+    }
+    if (opts->hash_tag) {
+        s.room = head + cap + 1;
+        sink_put(&s, "}", 1);
     }
     out->window_len = s.used;
     memcpy(out->buf + s.used, SUSPECT_LOCK_SUFFIX, SUSPECT_LOCK_SUFFIX_LEN + 1);

@@ -189,6 +189,11 @@ typedef struct suspect_keyopts {
     suspect_key_format_t format;
     const char *prefix;   /* NULL or "" = none; printable, no spaces */
     size_t max_value_len; /* cap on an escaped value, 0 = default (256) */
+    /* Redis Cluster: what follows the prefix goes in braces, a hash tag
+     * ({prefix}{{Action}:{Value}}), so that an identity's window and lock
+     * share a slot; '{' and '}' are then escaped in values and refused in
+     * the prefix. */
+    bool hash_tag;
 } suspect_keyopts_t;
 
 #define SUSPECT_KEY_MAX         1024
@@ -213,9 +218,10 @@ typedef struct suspect_key {
  * that a value made only of hex digits, ':', '.' and '/' (an IP address or
  * prefix) is kept as it is, for keys equal to the .NET system's.  A value
  * longer than the cap once escaped keeps its head and gets "%~" and a
- * SHA-256 digest of the whole value.  opts may be NULL for the defaults.
- * Fails with SUSPECT_E_INVAL on an empty value, a bad action or type name,
- * or too many parts.
+ * SHA-256 digest of the whole value.  With opts->hash_tag, the key after
+ * the prefix is in braces (see suspect_keyopts_t).  opts may be NULL for
+ * the defaults.  Fails with SUSPECT_E_INVAL on an empty value, a bad
+ * action or type name, too many parts, or a prefix with braces when tagged.
  */
 suspect_rc_t suspect_key_build(const suspect_keyopts_t *opts,
                                const char *action, const suspect_identity_t *id,

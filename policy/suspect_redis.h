@@ -72,6 +72,12 @@ typedef struct suspect_redis_stats {
     uint64_t errors;       /* calls that returned an error */
     uint64_t timeouts;     /* ...of which timeouts */
     uint64_t reloads;      /* NOSCRIPT answers, followed by SCRIPT LOAD */
+    uint64_t redirects;    /* Cluster MOVED and ASK followed */
+    uint64_t retries;      /* TRYAGAIN, CLUSTERDOWN, LOADING waited out */
+    uint64_t lookups;      /* slot maps read, masters asked of sentinels */
+    uint64_t switches;     /* master changes seen (Sentinel) */
+    uint64_t cross_slot;   /* decisions whose keys span slots (Cluster) */
+    uint64_t rollbacks;    /* hits reserved, then taken back (a denial) */
 } suspect_redis_stats_t;
 
 /*

@@ -59,6 +59,8 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_INT, COFF(store_line), 0},
     {COMPILED_ENUM, COFF(key_format), SUSPECT_KEYS_TYPED},
     {COMPILED_STR, COFF(key_prefix), 0},
+    {COMPILED_INT, COFF(key_hash_tag), 0},
+    {COMPILED_INT, COFF(keys_line), 0},
     {COMPILED_BOOL, COFF(has_cgi), 0},
     {COMPILED_STR, COFF(cgi_root), 0},
     {COMPILED_STR, COFF(cgi_program), 0},

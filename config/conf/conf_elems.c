@@ -17,6 +17,7 @@
 #include "conf_internal.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <strings.h>
 
 #include "suspect_failover.h"
@@ -67,6 +68,9 @@ static const conf_enum_t fail_enum = {fail_items, 0};
 static const conf_enum_item_t keys_items[] = {
     {"seed", SUSPECT_KEYS_SEED}, {"typed", SUSPECT_KEYS_TYPED}, {NULL, 0}};
 static const conf_enum_t keys_enum = {keys_items, 0};
+static const conf_enum_item_t tag_items[] = {
+    {"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
+static const conf_enum_t tag_enum = {tag_items, 0};
 
 static const conf_enum_item_t fwd_items[] = {
     {"none", SUSPECT_FWD_NONE},
@@ -104,9 +108,11 @@ static const conf_text_t url_text = {
     NULL,
     0,
     0,
-    "redis://|unix://",
+    "redis://|unix://|redis+sentinel://|redis+cluster://",
     NULL,
-    "must be redis://host[:port][/db] or unix:///path"};
+    "must be redis://host[:port][/db], unix:///path, "
+    "redis+sentinel://host[:port][,host[:port]...]/NAME or "
+    "redis+cluster://host[:port][,host[:port]...]"};
 static const conf_text_t proxies_text = {
     4096,
     "0123456789abcdefABCDEF.:/,",
@@ -280,10 +286,32 @@ static const conf_elem_t store_elem = {
 static const conf_attr_t keys_attrs[] = {
     {"format", conf_set_enum, OFF(key_format), &keys_enum, 0},
     {"prefix", conf_set_text, OFF(key_prefix), &prefix_text, 0},
+    {"hashTag", conf_set_enum, OFF(key_hash_tag), &tag_enum, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-static const conf_elem_t keys_elem = {"Keys", keys_attrs, NULL,       NULL,
-                                      NULL,   0,          CONF_SINGLE};
+static const conf_elem_t keys_elem = {"Keys", keys_attrs,     NULL,       NULL,
+                                      NULL,   OFF(keys_line), CONF_SINGLE};
+
+/* hashTag auto: yes with Redis Cluster, whose scripts need an identity's
+ * window and lock in one slot; a prefix must not move the tag. */
+static suspect_rc_t keys_check(conf_build_t *b)
+{
+    suspect_conf_t *c = b->conf;
+    const char *p = c->key_prefix != NULL ? c->key_prefix : "";
+
+    if (c->key_hash_tag < 0) {
+        c->key_hash_tag = c->redis_url != NULL &&
+                          strncmp(c->redis_url, "redis+cluster://", 16) == 0;
+    }
+    if (c->key_hash_tag && strpbrk(p, "{}") != NULL) {
+        return conf_fail(b, c->keys_line,
+                         "Keys: prefix '%s' holds '{' or '}', which would "
+                         "move the hash tag (hashTag=\"no\", or another "
+                         "prefix)",
+                         p);
+    }
+    return SUSPECT_OK;
+}
 
 /* ---- <Cgi> and <Upstream> -------------------------------------------------
  */
@@ -523,6 +551,9 @@ static suspect_rc_t root_end(conf_build_t *b, void *obj, uint32_t seen,
                          "required");
     }
     rc = check_target(b, line);
+    if (rc == SUSPECT_OK) {
+        rc = keys_check(b);
+    }
     if (rc == SUSPECT_OK) {
         rc = conf_routes_check(b);
     }

@@ -110,6 +110,7 @@ static void set_defaults(suspect_conf_t *c)
     c->lmdb_group = -1;
     c->fail_mode = SUSPECT_FAIL_LOCAL;
     c->key_format = SUSPECT_KEYS_SEED;
+    c->key_hash_tag = -1;
     c->cgi_timeout_ms = 30000;
     c->upstream_timeout_ms = 30000;
     c->upstream_connect_timeout_ms = 1000;

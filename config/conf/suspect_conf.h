@@ -243,6 +243,10 @@ typedef struct suspect_conf {
     /* <Keys> (restart to change) */
     suspect_key_format_t key_format;
     const char *key_prefix; /* NULL = none */
+    /* hashTag: 1 yes, 0 no once loaded (auto, -1, becomes yes with a
+     * redis+cluster:// store); see suspect_keyopts_t.hash_tag */
+    int key_hash_tag;
+    int keys_line;
 
     /* <Cgi> or <Upstream>: present in forward mode, exactly one */
     bool has_cgi;

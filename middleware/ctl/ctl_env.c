@@ -151,6 +151,14 @@ bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
     if (len < plen || memcmp(key, prefix != NULL ? prefix : "", plen) != 0) {
         return false;
     }
+    if (c->setup.conf->key_hash_tag) {
+        /* prefix{Action:...}: the value ends before the closing brace. */
+        if (len < plen + 2 || key[plen] != '{' || end[-1] != '}') {
+            return false;
+        }
+        plen++;
+        end--;
+    }
     p->action = key + plen;
     colon = memchr(p->action, ':', (size_t)(end - p->action));
     if (colon == NULL) {
@@ -315,11 +323,14 @@ static int target_from_key(ctl_t *c, bool need_rule, ctl_target_t *t)
     }
     if (len + SUSPECT_LOCK_SUFFIX_LEN >= sizeof(t->key.buf) ||
         !ctl_key_split(c, c->key, len, &p)) {
+        bool tag = c->setup.conf->key_hash_tag != 0;
         return ctl_fail(
-            c, CTL_USAGE, "'%s' is not a key of %s (%sAction:%svalue)", c->key,
-            c->conf_path,
+            c, CTL_USAGE, "'%s' is not a key of %s (%s%sAction:%svalue%s)",
+            c->key, c->conf_path,
             c->setup.conf->key_prefix != NULL ? c->setup.conf->key_prefix : "",
-            c->setup.conf->key_format == SUSPECT_KEYS_TYPED ? "Type:" : "");
+            tag ? "{" : "",
+            c->setup.conf->key_format == SUSPECT_KEYS_TYPED ? "Type:" : "",
+            tag ? "}" : "");
     }
     memcpy(t->abuf, p.action, p.action_len);
     t->action = t->abuf;
@@ -344,7 +355,8 @@ int ctl_target(ctl_t *c, const char *action, const char *identity,
                const char *type, bool need_rule, ctl_target_t *t)
 {
     suspect_keyopts_t ko = {c->setup.conf->key_format,
-                            c->setup.conf->key_prefix, 0};
+                            c->setup.conf->key_prefix, 0,
+                            c->setup.conf->key_hash_tag != 0};
     suspect_identity_t id;
     suspect_err_t err;
     int rc;

@@ -3,7 +3,8 @@
  *
  * LMDB: suspect_lmdb_foreach_locked(), one read transaction, in key order.
  * Redis: suspect_redis_foreach_locked(), SCAN MATCH "<prefix><action>:*
- * :locked" with COUNT, so a large Redis is never blocked; it is not a
+ * :locked" ("<prefix>{<action>:*" with the hash tag) with COUNT, on every
+ * master of a Cluster, so a large Redis is never blocked; it is not a
  * snapshot and may name a key twice, so the keys are sorted and deduped
  * here.  Both report window keys; each is printed with its lock end and,
  * for --json, cut into action, type and the identity's raw value (null
@@ -111,8 +112,9 @@ static suspect_rc_t list_locks(ctl_t *c, lock_list_t *l, suspect_err_t *err)
         return suspect_lmdb_foreach_locked(c->setup.store, c->now_ms, collect,
                                            l, err);
     }
-    snprintf(match, sizeof(match), "%s%s%s",
+    snprintf(match, sizeof(match), "%s%s%s%s",
              c->setup.conf->key_prefix != NULL ? c->setup.conf->key_prefix : "",
+             l->action != NULL && c->setup.conf->key_hash_tag ? "{" : "",
              l->action != NULL ? l->action : "", l->action != NULL ? ":" : "");
     return suspect_redis_foreach_locked(c->setup.store, match, c->now_ms,
                                         collect, l, err);

@@ -91,6 +91,7 @@ static const char *restart_change(const suspect_conf_t *old,
         return "Store";
     }
     if (old->key_format != c->key_format ||
+        old->key_hash_tag != c->key_hash_tag ||
         str_differs(old->key_prefix, c->key_prefix)) {
         return "Keys";
     }

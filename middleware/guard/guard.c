@@ -340,6 +340,7 @@ static suspect_rc_t compile(mw_guard_t *g, const suspect_conf_t *conf,
     }
     g->keyopts.format = conf->key_format;
     g->keyopts.prefix = conf->key_prefix;
+    g->keyopts.hash_tag = conf->key_hash_tag != 0;
     g->form_max = conf->form_max != 0 ? conf->form_max : GUARD_FORM_MAX_DEFAULT;
     return rc;
 }

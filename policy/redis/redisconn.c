@@ -1,14 +1,15 @@
 /*
- * redisconn.c - the Redis store's connections: one hiredis connection per
- * thread per store, with redisstore.c the only user of hiredis.
+ * redisconn.c - one hiredis connection to one Redis server (redisconn.h).
+ * With the other files of policy/redis/, the only users of hiredis in
+ * libsuspect.
  *
- * A connection is found through a pthread key whose destructor frees it
- * when its thread exits; the pool keeps every connection on a list (under
- * mu) to free the rest and to sum the counters.  It is opened lazily, with
- * the connect timeout, then gets the command timeout (redisSetTimeout, again
- * on every reconnect), its fd made close-on-exec, AUTH and SELECT when the
- * URL asks, and SCRIPT LOAD of every script (the SHA1s Redis answers are
- * kept per connection).
+ * A connection is opened lazily, with the connect timeout, then gets the
+ * command timeout (redisSetTimeout, again on every reconnect), its fd made
+ * close-on-exec, AUTH and SELECT when asked, ROLE when it must reach a
+ * master (a Sentinel's master may have been demoted meanwhile: a replica is
+ * refused and flagged, so the caller asks the sentinels again), and SCRIPT
+ * LOAD of every script on a data node (the SHA1s Redis answers are kept per
+ * connection: a node of a Cluster or a promoted replica may not have them).
  *
  * Commands are encoded here (redisutil.c) into a buffer kept per
  * connection and sent with send(MSG_NOSIGNAL): a server gone away is EPIPE,
@@ -17,17 +18,19 @@
  * the whole integer array a script answers is decoded without hiredis and
  * without an allocation; anything else is fed to hiredis's reader, which
  * finishes it.  So a decision costs one send(), one read() (and a poll()
- * on a unix socket) and no allocation.
+ * on a unix socket) and no allocation.  A Cluster ASK redirection sends
+ * ASKING in the same write, and its +OK is read through hiredis first.
  * Any transport error drops the connection; the next call reconnects once
- * the backoff allows (redisutil.c).  NOSCRIPT (SCRIPT FLUSH, a restart)
- * triggers SCRIPT LOAD and one retry.  A connection found closed by the
- * server on its first use by a call (CLIENT KILL, a Redis restart) is
- * replaced and the call retried once; a timeout is never retried, since the
- * script may have run.
+ * the backoff allows (redisutil.c).  NOSCRIPT (SCRIPT FLUSH, a restart, a
+ * node that never had the script) triggers SCRIPT LOAD and one retry.  A
+ * connection found closed by the server on its first use by a call (CLIENT
+ * KILL, a Redis restart) is replaced and the call retried once; a timeout
+ * is never retried, since the script may have run.  An error reply is
+ * copied into the request, so the router can act on MOVED, ASK, READONLY.
  *
- * Invariants: a connection is used only by the thread that owns it; its
- * counters are updated with atomics so redis_pool_stats() may read them
- * from any thread.
+ * Invariants: a connection is used by one thread at a time; its counters
+ * are its thread's, updated with atomics so that they may be read from any
+ * thread.
  */
 #include "redisconn.h"
 
@@ -43,27 +46,29 @@
 #include "alloc.h"
 #include "clock.h"
 
-/* One read of this much takes a decision's whole answer (2 + 4 integers
- * per identity); a longer answer is finished by hiredis. */
+/* One read of this much takes a decision's whole answer (2 + 8 integers
+ * per identity, for a few identities); a longer answer is finished by
+ * hiredis. */
 #define REDIS_FAST_READ 1024
 
 static const char *const script_names[NSCRIPTS] = {"decide.lua", "status.lua",
-                                                   "carry.lua", "unblock.lua"};
+                                                   "carry.lua",  "unblock.lua",
+                                                   "settle.lua", "lock.lua"};
 
 /* ---- counters ------------------------------------------------------------
  */
 
-#define STAT_ADD(c, field)                                                     \
-    __atomic_add_fetch(&(c)->stats.field, 1, __ATOMIC_RELAXED)
+#define STAT_ADD(c, field) REDIS_STAT_ADD((c)->stats, field, 1)
 
-static void stats_add(suspect_redis_stats_t *to, suspect_redis_stats_t *from)
+void redis_stats_add(suspect_redis_stats_t *to,
+                     const suspect_redis_stats_t *from)
 {
-    to->commands += __atomic_load_n(&from->commands, __ATOMIC_RELAXED);
-    to->connects += __atomic_load_n(&from->connects, __ATOMIC_RELAXED);
-    to->connect_errs += __atomic_load_n(&from->connect_errs, __ATOMIC_RELAXED);
-    to->errors += __atomic_load_n(&from->errors, __ATOMIC_RELAXED);
-    to->timeouts += __atomic_load_n(&from->timeouts, __ATOMIC_RELAXED);
-    to->reloads += __atomic_load_n(&from->reloads, __ATOMIC_RELAXED);
+    const uint64_t *f = (const uint64_t *)from;
+    uint64_t *t = (uint64_t *)to;
+
+    for (size_t i = 0; i < sizeof(*to) / sizeof(uint64_t); i++) {
+        t[i] += __atomic_load_n(&f[i], __ATOMIC_RELAXED);
+    }
 }
 
 /* ---- connections ---------------------------------------------------------
@@ -77,66 +82,27 @@ static void conn_disconnect(redis_conn_t *c)
     }
 }
 
-/* Unlinks and frees c; the caller holds p->mu. */
-static void conn_free_locked(redis_conn_t *c)
+struct timeval redis_ms_tv(unsigned ms)
 {
-    redis_pool_t *p = c->pool;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    return tv;
+}
 
-    stats_add(&p->dead, &c->stats);
-    if (c->prev != NULL) {
-        c->prev->next = c->next;
-    } else {
-        p->conns = c->next;
-    }
-    if (c->next != NULL) {
-        c->next->prev = c->prev;
-    }
+void redis_conn_init(redis_conn_t *c, const redis_conf_t *cf,
+                     const redis_endpoint_t *ep, suspect_redis_stats_t *stats)
+{
+    memset(c, 0, sizeof(*c));
+    c->cf = cf;
+    c->ep = *ep;
+    c->stats = stats;
+}
+
+void redis_conn_close(redis_conn_t *c)
+{
     conn_disconnect(c);
     free(c->obuf);
-    free(c);
-}
-
-/* pthread key destructor: the owning thread exits. */
-static void conn_thread_exit(void *arg)
-{
-    redis_conn_t *c = arg;
-    redis_pool_t *p = c->pool;
-
-    pthread_mutex_lock(&p->mu);
-    conn_free_locked(c);
-    pthread_mutex_unlock(&p->mu);
-}
-
-/* The calling thread's connection object (not necessarily connected). */
-redis_conn_t *redis_conn_get(redis_pool_t *p, suspect_err_t *err)
-{
-    redis_conn_t *c = pthread_getspecific(p->tls);
-
-    if (c != NULL) {
-        return c;
-    }
-    c = suspect_calloc(1, sizeof(*c));
-    if (c == NULL) {
-        suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "redis: out of memory");
-        return NULL;
-    }
-    c->pool = p;
-    redis_ids_init(&c->ids);
-    pthread_mutex_lock(&p->mu);
-    c->next = p->conns;
-    if (p->conns != NULL) {
-        p->conns->prev = c;
-    }
-    p->conns = c;
-    pthread_mutex_unlock(&p->mu);
-    if (pthread_setspecific(p->tls, c) != 0) {
-        pthread_mutex_lock(&p->mu);
-        conn_free_locked(c);
-        pthread_mutex_unlock(&p->mu);
-        suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "redis: out of memory");
-        return NULL;
-    }
-    return c;
+    c->obuf = NULL;
+    c->ocap = 0;
 }
 
 /* Maps a transport error to a code and a message, and drops the
@@ -146,7 +112,7 @@ static suspect_rc_t transport_error(redis_conn_t *c, int kind,
                                     const char *errstr, int e,
                                     suspect_err_t *err)
 {
-    const redis_pool_t *p = c->pool;
+    const redis_conf_t *cf = c->cf;
     suspect_rc_t rc = SUSPECT_E_STORE;
     char text[160];
 
@@ -159,9 +125,8 @@ static suspect_rc_t transport_error(redis_conn_t *c, int kind,
         rc = SUSPECT_E_TIMEOUT;
         snprintf(text, sizeof(text), "%s within %u ms",
                  c->connecting ? "cannot connect" : "no answer",
-                 c->connecting ? (unsigned)(p->connect_tv.tv_sec * 1000 +
-                                            p->connect_tv.tv_usec / 1000)
-                               : p->command_timeout_ms);
+                 c->connecting ? cf->connect_timeout_ms
+                               : cf->command_timeout_ms);
         STAT_ADD(c, timeouts);
     } else if (kind == REDIS_ERR_EOF) {
         snprintf(text, sizeof(text), "server closed the connection");
@@ -174,8 +139,7 @@ static suspect_rc_t transport_error(redis_conn_t *c, int kind,
         }
     }
     conn_disconnect(c);
-    return suspect_err_set(err, rc, NULL, 0, "redis %s: %s", p->addr.name,
-                           text);
+    return suspect_err_set(err, rc, NULL, 0, "redis %s: %s", c->ep.name, text);
 }
 
 /* The error hiredis recorded on c->ctx. */
@@ -208,11 +172,17 @@ static suspect_rc_t send_all(redis_conn_t *c, const char *buf, size_t len,
     return SUSPECT_OK;
 }
 
+/* ASKING, encoded: sent in front of a request an ASK redirection sends
+ * to another node. */
+static const char asking[] = "*1\r\n$6\r\nASKING\r\n";
+#define ASKING_LEN (sizeof(asking) - 1)
+
 /* Encodes rq into c->obuf (grown when needed, then kept) and sends it. */
 static suspect_rc_t send_request(redis_conn_t *c, const redis_request_t *rq,
                                  suspect_err_t *err)
 {
-    size_t size = redis_resp_size(rq->argc, rq->len);
+    size_t pre = rq->asking ? ASKING_LEN : 0;
+    size_t size = pre + redis_resp_size(rq->argc, rq->len);
 
     if (size > c->ocap) {
         char *grown = suspect_realloc(c->obuf, size);
@@ -223,7 +193,8 @@ static suspect_rc_t send_request(redis_conn_t *c, const redis_request_t *rq,
         c->obuf = grown;
         c->ocap = size;
     }
-    redis_resp_encode(c->obuf, rq->argc, rq->argv, rq->len);
+    memcpy(c->obuf, asking, pre);
+    redis_resp_encode(c->obuf + pre, rq->argc, rq->argv, rq->len);
     return send_all(c, c->obuf, size, err);
 }
 
@@ -238,11 +209,11 @@ static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
     struct pollfd p = {c->ctx->fd, POLLIN, 0};
     int n;
 
-    if (!c->pool->addr.is_unix) {
+    if (!c->ep.is_unix) {
         return SUSPECT_OK;
     }
     do {
-        n = poll(&p, 1, (int)c->pool->command_timeout_ms);
+        n = poll(&p, 1, (int)c->cf->command_timeout_ms);
     } while (n < 0 && errno == EINTR);
     if (n == 0) {
         return transport_error(c, REDIS_ERR_IO, "timeout", EAGAIN, err);
@@ -250,6 +221,24 @@ static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
     if (n < 0) {
         int e = errno;
         return transport_error(c, REDIS_ERR_IO, strerror(e), e, err);
+    }
+    return SUSPECT_OK;
+}
+
+/* Reads the +OK that answers ASKING (through hiredis: rare). */
+static suspect_rc_t recv_asking(redis_conn_t *c, suspect_err_t *err)
+{
+    redisReply *r = NULL;
+    bool ok;
+
+    errno = 0;
+    if (redisGetReply(c->ctx, (void **)&r) != REDIS_OK || r == NULL) {
+        return context_error(c, errno, err);
+    }
+    ok = r->type == REDIS_REPLY_STATUS;
+    freeReplyObject(r);
+    if (!ok) {
+        return transport_error(c, REDIS_ERR_PROTOCOL, "ASKING refused", 0, err);
     }
     return SUSPECT_OK;
 }
@@ -267,6 +256,12 @@ static suspect_rc_t recv_reply(redis_conn_t *c, redis_request_t *rq,
     ssize_t r;
     suspect_rc_t rc;
 
+    if (rq->asking) {
+        rc = recv_asking(c, err);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
     if (rd->pos >= rd->len) {
         rc = wait_readable(c, err);
         if (rc != SUSPECT_OK) {
@@ -318,19 +313,28 @@ static suspect_rc_t exec_raw(redis_conn_t *c, redis_request_t *rq,
     return rc;
 }
 
+/* When *out is an error reply: copies it into rq->error, frees it and
+ * returns SUSPECT_E_STORE "redis: <reply>"; else rc. */
+static suspect_rc_t reply_error(redis_request_t *rq, suspect_rc_t rc,
+                                redisReply **out, suspect_err_t *err)
+{
+    if (rc != SUSPECT_OK || *out == NULL || (*out)->type != REDIS_REPLY_ERROR) {
+        return rc;
+    }
+    snprintf(rq->error, sizeof(rq->error), "%.*s", (int)(*out)->len,
+             (*out)->str);
+    rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
+                         (int)(*out)->len, (*out)->str);
+    freeReplyObject(*out);
+    *out = NULL;
+    return rc;
+}
+
 /* As exec_raw, but an error reply becomes SUSPECT_E_STORE "redis: ...". */
 static suspect_rc_t exec_ok(redis_conn_t *c, redis_request_t *rq,
                             redisReply **out, suspect_err_t *err)
 {
-    suspect_rc_t rc = exec_raw(c, rq, out, err);
-
-    if (rc == SUSPECT_OK && *out != NULL && (*out)->type == REDIS_REPLY_ERROR) {
-        rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
-                             (int)(*out)->len, (*out)->str);
-        freeReplyObject(*out);
-        *out = NULL;
-    }
-    return rc;
+    return reply_error(rq, exec_raw(c, rq, out, err), out, err);
 }
 
 void redis_rq_arg(redis_request_t *rq, const char *s, size_t len)
@@ -359,8 +363,8 @@ static suspect_rc_t exec_simple(redis_conn_t *c, redis_request_t *rq,
 static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
 {
     const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status,
-                                  redis_lua_carry, redis_lua_unblock,
-                                  redis_lua_settle};
+                                  redis_lua_carry,  redis_lua_unblock,
+                                  redis_lua_settle, redis_lua_lock};
     redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
     suspect_rc_t rc;
@@ -384,30 +388,61 @@ static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
     return SUSPECT_OK;
 }
 
-/* AUTH, SELECT and SCRIPT LOAD on a fresh connection. */
+/* ROLE: fails (and flags c) unless the server is a master. */
+static suspect_rc_t check_master(redis_conn_t *c, suspect_err_t *err)
+{
+    redis_request_t rq = {.script = SCRIPT_NONE};
+    redisReply *r = NULL;
+    suspect_rc_t rc;
+
+    redis_rq_str(&rq, "ROLE");
+    rc = exec_ok(c, &rq, &r, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        strcmp(r->element[0]->str, "master") != 0) {
+        c->not_master = true;
+        rc = suspect_err_set(
+            err, SUSPECT_E_STORE, NULL, 0,
+            "redis %s: not a master (ROLE says %s)", c->ep.name,
+            r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING
+                ? r->element[0]->str
+                : "something else");
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* AUTH, SELECT, ROLE and SCRIPT LOAD on a fresh connection, as c->cf
+ * asks. */
 static suspect_rc_t handshake(redis_conn_t *c, suspect_err_t *err)
 {
-    const redis_addr_t *a = &c->pool->addr;
+    const redis_conf_t *cf = c->cf;
     redis_request_t rq = {.script = SCRIPT_NONE};
     char db[24];
     suspect_rc_t rc = SUSPECT_OK;
 
-    if (a->password[0] != '\0') {
+    if (cf->password[0] != '\0') {
         redis_rq_str(&rq, "AUTH");
-        if (a->user[0] != '\0') {
-            redis_rq_str(&rq, a->user);
+        if (cf->user[0] != '\0') {
+            redis_rq_str(&rq, cf->user);
         }
-        redis_rq_str(&rq, a->password);
+        redis_rq_str(&rq, cf->password);
         rc = exec_simple(c, &rq, err);
     }
-    if (rc == SUSPECT_OK && a->db != 0) {
+    if (rc == SUSPECT_OK && cf->db != 0) {
         rq.argc = 0;
-        snprintf(db, sizeof(db), "%d", a->db);
+        snprintf(db, sizeof(db), "%d", cf->db);
         redis_rq_str(&rq, "SELECT");
         redis_rq_str(&rq, db);
         rc = exec_simple(c, &rq, err);
     }
-    for (int i = 0; i < NSCRIPTS && rc == SUSPECT_OK; i++) {
+    if (rc == SUSPECT_OK && cf->need_master) {
+        rc = check_master(c, err);
+    }
+    for (int i = 0; i < NSCRIPTS && rc == SUSPECT_OK && cf->scripts; i++) {
         rc = load_script(c, i, err);
     }
     return rc;
@@ -416,7 +451,7 @@ static suspect_rc_t handshake(redis_conn_t *c, suspect_err_t *err)
 /* Connects c if it is not, respecting the backoff. */
 static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
 {
-    redis_pool_t *p = c->pool;
+    const redis_conf_t *cf = c->cf;
     suspect_err_t e;
     suspect_rc_t rc;
 
@@ -430,10 +465,11 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
     suspect_err_clear(&e);
     c->used = false;
     c->eof = false;
-    c->ctx = p->addr.is_unix
-                 ? redisConnectUnixWithTimeout(p->addr.host, p->connect_tv)
-                 : redisConnectWithTimeout(p->addr.host, p->addr.port,
-                                           p->connect_tv);
+    c->not_master = false;
+    c->ctx =
+        c->ep.is_unix
+            ? redisConnectUnixWithTimeout(c->ep.host, cf->connect_tv)
+            : redisConnectWithTimeout(c->ep.host, c->ep.port, cf->connect_tv);
     if (c->ctx == NULL) {
         rc = suspect_err_set(&e, SUSPECT_E_NOMEM, NULL, 0,
                              "redis: out of memory");
@@ -443,7 +479,7 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
         c->connecting = false;
     } else {
         (void)fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
-        redisSetTimeout(c->ctx, p->command_tv);
+        redisSetTimeout(c->ctx, cf->command_tv);
         rc = handshake(c, &e);
     }
     if (rc == SUSPECT_OK) {
@@ -483,13 +519,7 @@ static suspect_rc_t exec_request(redis_conn_t *c, redis_request_t *rq,
             rc = exec_raw(c, rq, out, err);
         }
     }
-    if (rc == SUSPECT_OK && *out != NULL && (*out)->type == REDIS_REPLY_ERROR) {
-        rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "redis: %.*s",
-                             (int)(*out)->len, (*out)->str);
-        freeReplyObject(*out);
-        *out = NULL;
-    }
-    return rc;
+    return reply_error(rq, rc, out, err);
 }
 
 /* Connects if needed and runs rq; a connection the server had closed
@@ -501,10 +531,12 @@ suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
     suspect_rc_t rc;
 
     *out = NULL;
+    rq->error[0] = '\0';
     for (int attempt = 0;; attempt++) {
         bool reused = c->ctx != NULL && c->used;
         suspect_err_clear(&e);
         rc = conn_ensure(c, &e);
+        c->unsent = rc != SUSPECT_OK;
         if (rc == SUSPECT_OK) {
             rc = exec_request(c, rq, out, &e);
         }
@@ -513,59 +545,67 @@ suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
         }
     }
     if (rc != SUSPECT_OK) {
-        STAT_ADD(c, errors);
         suspect_err_set(err, rc, NULL, 0, "%s", e.text);
     }
     return rc;
 }
 
-/* ---- the pool ------------------------------------------------------------
- */
-
-static struct timeval ms_to_tv(unsigned ms)
-{
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-    return tv;
-}
-
-suspect_rc_t redis_pool_init(redis_pool_t *p, const char *url,
-                             unsigned connect_ms, unsigned command_ms,
+suspect_rc_t redis_conn_poll(redis_conn_t *c, redisReply **out,
                              suspect_err_t *err)
 {
-    suspect_rc_t rc = redis_addr_parse(url, &p->addr, err);
+    char buf[REDIS_FAST_READ];
+    void *reply = NULL;
 
-    if (rc != SUSPECT_OK) {
-        return rc;
+    *out = NULL;
+    if (c->ctx == NULL) {
+        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
+                               "redis %s: not connected", c->ep.name);
     }
-    if (pthread_key_create(&p->tls, conn_thread_exit) != 0) {
-        return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
-                               "redis: no thread-specific key left");
+    for (;;) {
+        ssize_t r;
+
+        if (redisReaderGetReply(c->ctx->reader, &reply) != REDIS_OK) {
+            return transport_error(c, REDIS_ERR_PROTOCOL,
+                                   c->ctx->reader->errstr, 0, err);
+        }
+        if (reply != NULL) {
+            *out = reply;
+            return SUSPECT_OK;
+        }
+        r = recv(c->ctx->fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return SUSPECT_OK;
+        }
+        if (r <= 0) {
+            int e = r < 0 ? errno : 0;
+            return transport_error(c, r < 0 ? REDIS_ERR_IO : REDIS_ERR_EOF,
+                                   strerror(e), e, err);
+        }
+        if (redisReaderFeed(c->ctx->reader, buf, (size_t)r) != REDIS_OK) {
+            return transport_error(c, REDIS_ERR_OOM, "out of memory", 0, err);
+        }
     }
-    pthread_mutex_init(&p->mu, NULL);
-    p->connect_tv = ms_to_tv(connect_ms);
-    p->command_tv = ms_to_tv(command_ms);
-    p->command_timeout_ms = command_ms;
+}
+
+suspect_rc_t redis_script_ints(const redis_request_t *rq, const redisReply *r,
+                               const char *what, suspect_err_t *err)
+{
+    if (r == NULL) {
+        return SUSPECT_OK;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != rq->nints) {
+        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
+                               "redis: %s answered an unexpected shape", what);
+    }
+    for (size_t i = 0; i < rq->nints; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER) {
+            return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
+                                   "redis: %s answered a non-integer", what);
+        }
+        rq->ints[i] = r->element[i]->integer;
+    }
     return SUSPECT_OK;
-}
-
-void redis_pool_destroy(redis_pool_t *p)
-{
-    pthread_key_delete(p->tls);
-    pthread_mutex_lock(&p->mu);
-    while (p->conns != NULL) {
-        conn_free_locked(p->conns);
-    }
-    pthread_mutex_unlock(&p->mu);
-    pthread_mutex_destroy(&p->mu);
-}
-
-void redis_pool_stats(redis_pool_t *p, suspect_redis_stats_t *out)
-{
-    memset(out, 0, sizeof(*out));
-    pthread_mutex_lock(&p->mu);
-    stats_add(out, &p->dead);
-    for (redis_conn_t *c = p->conns; c != NULL; c = c->next) {
-        stats_add(out, &c->stats);
-    }
-    pthread_mutex_unlock(&p->mu);
 }

@@ -1,17 +1,19 @@
 /*
- * redisconn.h - the Redis store's connections (redisconn.c): one hiredis
- * connection per thread, requests sent and answered, errors mapped.
- * Private to the library; with redisstore.c the only user of hiredis.
+ * redisconn.h - one hiredis connection to one Redis server (redisconn.c):
+ * connected lazily with a backoff, logged in, scripts loaded, requests
+ * sent and answered, errors mapped.  Which server a request goes to (the
+ * one of the URL, the master the sentinels name, the node owning a
+ * Cluster slot) is redisroute.c's.  Private to the library.
  */
 #ifndef SUSPECT_REDISCONN_H
 #define SUSPECT_REDISCONN_H
 
 #include <hiredis/hiredis.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/time.h>
 
+#include "redisurl.h"
 #include "redisutil.h"
 #include "suspect_redis.h"
 
@@ -21,6 +23,7 @@ extern const char redis_lua_status[];
 extern const char redis_lua_carry[];
 extern const char redis_lua_unblock[];
 extern const char redis_lua_settle[];
+extern const char redis_lua_lock[];
 
 enum {
     SCRIPT_DECIDE,
@@ -28,71 +31,72 @@ enum {
     SCRIPT_CARRY,
     SCRIPT_UNBLOCK,
     SCRIPT_SETTLE,
+    SCRIPT_LOCK,
     NSCRIPTS,
     SCRIPT_NONE = -1
 };
 
-#define REDIS_MAX_ARGS (16 + 5 * SUSPECT_MAX_IDENTITIES)
-#define REDIS_SHA_LEN  40
+#define REDIS_MAX_ARGS  (16 + 5 * SUSPECT_MAX_IDENTITIES)
+#define REDIS_SHA_LEN   40
+#define REDIS_ERROR_MAX 160
 
-typedef struct redis_pool redis_pool_t;
+/* How a store's connections log in and how long they wait: shared by
+ * them, fixed once the store is made. */
+typedef struct redis_conf {
+    struct timeval connect_tv, command_tv;
+    unsigned connect_timeout_ms, command_timeout_ms;
+    const char *user;     /* "" = AUTH with the password alone */
+    const char *password; /* "" = no AUTH */
+    int db;               /* SELECT when not 0 */
+    bool scripts;         /* SCRIPT LOAD on connect (data nodes) */
+    bool need_master;     /* ROLE must say master (Sentinel) */
+} redis_conf_t;
 
-/* One thread's connection. */
+/* One connection, used by one thread at a time. */
 typedef struct redis_conn {
-    redis_pool_t *pool;
-    redisContext *ctx; /* NULL while disconnected */
-    bool used;         /* ctx has served a command */
-    bool eof;          /* the last error was the server closing */
-    bool connecting;   /* errors are about the connect itself */
-    redis_ids_t ids;   /* hit ids of this connection */
+    const redis_conf_t *cf;
+    redis_endpoint_t ep;
+    suspect_redis_stats_t *stats; /* its thread's counters (atomics) */
+    redisContext *ctx;            /* NULL while disconnected */
+    bool used;                    /* ctx has served a command */
+    bool eof;                     /* the last error was the server closing */
+    bool connecting;              /* errors are about the connect itself */
+    bool not_master;              /* the last connect met a replica */
+    bool unsent;                  /* the last call failed before sending */
     redis_backoff_t backoff;
     suspect_rc_t last_rc; /* the last connect error, while backing off */
     char last_err[SUSPECT_ERR_TEXT_MAX];
     char sha[NSCRIPTS][REDIS_SHA_LEN + 1];
     char *obuf; /* the encoded request, kept for the next one */
     size_t ocap;
-    suspect_redis_stats_t stats; /* atomics */
-    struct redis_conn *prev, *next;
 } redis_conn_t;
-
-/* The connections of one store, and where they go. */
-struct redis_pool {
-    redis_addr_t addr;
-    struct timeval connect_tv, command_tv;
-    unsigned command_timeout_ms;
-    pthread_key_t tls;
-    pthread_mutex_t mu;         /* guards conns and dead */
-    redis_conn_t *conns;        /* every live connection */
-    suspect_redis_stats_t dead; /* counters of freed connections */
-};
 
 /* One request: argv[0..argc) with lengths.  When nints > 0, an answer that
  * is an array of exactly nints integers is decoded into ints[] without
- * hiredis (the decision's path); anything else comes back as a reply. */
+ * hiredis (the decision's path); anything else comes back as a reply.
+ * When the answer is an error reply, its text is copied into error (cut
+ * to fit), so that a router can read MOVED, ASK, READONLY...; "" else. */
 typedef struct redis_request {
     int script; /* SCRIPT_*: argv[0..1] are filled with EVALSHA sha */
     int argc;
+    bool asking; /* send ASKING first (a Cluster ASK redirection) */
     const char *argv[REDIS_MAX_ARGS];
     size_t len[REDIS_MAX_ARGS];
     size_t nints;
     int64_t *ints;
+    char error[REDIS_ERROR_MAX];
 } redis_request_t;
 
-/* Parses url and sets the pool up (nothing is connected yet).
- * SUSPECT_E_INVAL on a bad URL, SUSPECT_E_FULL without a pthread key. */
-suspect_rc_t redis_pool_init(redis_pool_t *p, const char *url,
-                             unsigned connect_ms, unsigned command_ms,
-                             suspect_err_t *err);
+/* Milliseconds for a timeval. */
+struct timeval redis_ms_tv(unsigned ms);
 
-/* Closes and frees every connection of p. */
-void redis_pool_destroy(redis_pool_t *p);
+/* Sets c up to reach ep (nothing is connected yet); counters go to
+ * *stats. */
+void redis_conn_init(redis_conn_t *c, const redis_conf_t *cf,
+                     const redis_endpoint_t *ep, suspect_redis_stats_t *stats);
 
-/* Sums the counters of every connection, live or gone. */
-void redis_pool_stats(redis_pool_t *p, suspect_redis_stats_t *out);
-
-/* The calling thread's connection (created, not connected, on first use);
- * NULL when out of memory. */
-redis_conn_t *redis_conn_get(redis_pool_t *p, suspect_err_t *err);
+/* Closes c's connection and frees its buffers (c can be set up again). */
+void redis_conn_close(redis_conn_t *c);
 
 /* Appends an argument to rq. */
 void redis_rq_arg(redis_request_t *rq, const char *s, size_t len);
@@ -101,12 +105,32 @@ void redis_rq_str(redis_request_t *rq, const char *s);
 /*
  * Connects c if needed (respecting the backoff) and runs rq; *out gets the
  * reply, owned by the caller (NULL on failure, and when the answer was
- * decoded into rq->ints).  An EVALSHA answered
- * NOSCRIPT loads the script and runs once more; a connection the server had
- * closed before this call is replaced and rq sent once more.  Error replies
- * become SUSPECT_E_STORE "redis: <reply>".
+ * decoded into rq->ints).  An EVALSHA answered NOSCRIPT loads the script
+ * and runs once more; a connection the server had closed before this call
+ * is replaced and rq sent once more.  Error replies become SUSPECT_E_STORE
+ * "redis: <reply>", with the reply in rq->error.
  */
 suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
                         suspect_err_t *err);
+
+/* Reads what the server pushed (pub/sub messages) without waiting: *out
+ * gets the next complete reply (the caller's), NULL when none is whole
+ * yet.  A closed or broken connection is an error, and dropped. */
+suspect_rc_t redis_conn_poll(redis_conn_t *c, redisReply **out,
+                             suspect_err_t *err);
+
+/* The answer of a script: rq->ints when it was decoded on the fast path
+ * (r NULL), else the reply r, which must then be an array of exactly
+ * rq->nints integers (copied into rq->ints).  SUSPECT_E_STORE "redis:
+ * <what> answered an unexpected shape" else. */
+suspect_rc_t redis_script_ints(const redis_request_t *rq, const redisReply *r,
+                               const char *what, suspect_err_t *err);
+
+/* Sums the counters *from into *to (atomic reads of *from). */
+void redis_stats_add(suspect_redis_stats_t *to,
+                     const suspect_redis_stats_t *from);
+
+#define REDIS_STAT_ADD(stats, field, n)                                        \
+    __atomic_add_fetch(&(stats)->field, (n), __ATOMIC_RELAXED)
 
 #endif

@@ -15,12 +15,19 @@
  * listed, and SCAN may return a key twice (the caller dedupes if it
  * counts).  Keys that are not strings (MGET answers nil) and keys longer
  * than any Suspect key are skipped.
+ *
+ * A Redis Cluster is walked master by master (SCAN covers one node); the
+ * values are read with one GET-sized MGET per key there, each sent to the
+ * master of its slot (a key may have moved meanwhile: MOVED is followed),
+ * since an MGET's keys must share a slot.
  */
 #include "redisscan.h"
 
 #include <hiredis/hiredis.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "redisslot.h"
 
 #define NUM_LEN 24
 
@@ -30,7 +37,10 @@
 #define YEAR_MS     31536000000LL /* a lock without a TTL: as status.lua */
 
 typedef struct scan {
-    redis_conn_t *c;
+    redis_thread_t *t;
+    int master;   /* the node SCAN walks */
+    size_t batch; /* keys per MGET: 1 on a Cluster */
+    bool cluster;
     int64_t now_ms;
     suspect_redis_locked_fn fn;
     void *ud;
@@ -84,7 +94,17 @@ static int64_t value_until(const char *v, size_t len)
     return ms;
 }
 
-/* Runs a one-argument command on s's connection. */
+/* Runs rq (whose first key, if any, is argv[1]) where its key lives. */
+static suspect_rc_t scan_route(scan_t *s, redis_request_t *rq, redisReply **r,
+                               suspect_err_t *err)
+{
+    int slot = s->cluster && rq->argc > 1
+                   ? redis_key_slot(rq->argv[1], rq->len[1])
+                   : -1;
+    return redis_route_call(s->t, slot, rq, r, err);
+}
+
+/* Runs a one-argument command where its key lives. */
 static suspect_rc_t scan_cmd(scan_t *s, const char *cmd, const char *arg,
                              size_t len, redisReply **r, suspect_err_t *err)
 {
@@ -94,7 +114,7 @@ static suspect_rc_t scan_cmd(scan_t *s, const char *cmd, const char *arg,
     if (arg != NULL) {
         redis_rq_arg(&rq, arg, len);
     }
-    return redis_call(s->c, &rq, r, err);
+    return scan_route(s, &rq, r, err);
 }
 
 /* The end of the lock key k from its PTTL (a lock without "|until="). */
@@ -140,7 +160,7 @@ static suspect_rc_t scan_batch(scan_t *s, redisReply **keys, size_t n,
     for (size_t i = 0; i < n; i++) {
         redis_rq_arg(&rq, keys[i]->str, keys[i]->len);
     }
-    rc = redis_call(s->c, &rq, &r, err);
+    rc = scan_route(s, &rq, &r, err);
     if (rc == SUSPECT_OK &&
         (r->type != REDIS_REPLY_ARRAY || r->elements != n)) {
         rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
@@ -212,27 +232,13 @@ static suspect_rc_t server_now(scan_t *s, suspect_err_t *err)
     return rc;
 }
 
-/* Walks the live locks under match: see redisscan.h. */
-suspect_rc_t redis_scan_locked(redis_pool_t *pool, suspect_redis_clock_t clock,
-                               const char *match, int64_t now_ms,
-                               suspect_redis_locked_fn fn, void *ud,
-                               suspect_err_t *err)
+/* Walks master s->master with SCAN from cursor 0 to the end. */
+static suspect_rc_t scan_master(scan_t *s, const char *pattern,
+                                suspect_err_t *err)
 {
-    char pattern[PATTERN_MAX], cursor[NUM_LEN] = "0";
-    scan_t s = {NULL, now_ms, fn, ud, false};
-    suspect_rc_t rc;
+    char cursor[NUM_LEN] = "0";
+    suspect_rc_t rc = SUSPECT_OK;
 
-    rc = scan_pattern(match, pattern, err);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    s.c = redis_conn_get(pool, err);
-    if (s.c == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
-    if (clock == SUSPECT_REDIS_CLOCK_SERVER) {
-        rc = server_now(&s, err);
-    }
     do {
         redis_request_t rq = {.script = SCRIPT_NONE};
         redisReply *r = NULL, **keys = NULL;
@@ -244,18 +250,51 @@ suspect_rc_t redis_scan_locked(redis_pool_t *pool, suspect_redis_clock_t clock,
         redis_rq_str(&rq, pattern);
         redis_rq_str(&rq, "COUNT");
         redis_rq_str(&rq, SCAN_COUNT);
-        if (rc == SUSPECT_OK) {
-            rc = redis_call(s.c, &rq, &r, err);
-        }
+        rc = redis_route_call_master(s->t, s->master, &rq, &r, err);
         if (rc == SUSPECT_OK) {
             rc = scan_reply(r, cursor, &keys, &n, err);
         }
-        for (size_t i = 0; rc == SUSPECT_OK && i < n && !s.stop;
-             i += MGET_BATCH) {
-            rc = scan_batch(&s, keys + i,
-                            n - i < MGET_BATCH ? n - i : MGET_BATCH, err);
+        for (size_t i = 0; rc == SUSPECT_OK && i < n && !s->stop;
+             i += s->batch) {
+            rc = scan_batch(s, keys + i, n - i < s->batch ? n - i : s->batch,
+                            err);
         }
         freeReplyObject(r);
-    } while (rc == SUSPECT_OK && !s.stop && strcmp(cursor, "0") != 0);
+    } while (rc == SUSPECT_OK && !s->stop && strcmp(cursor, "0") != 0);
+    return rc;
+}
+
+/* Walks the live locks under match: see redisscan.h. */
+suspect_rc_t redis_scan_locked(redis_pool_t *pool, suspect_redis_clock_t clock,
+                               const char *match, int64_t now_ms,
+                               suspect_redis_locked_fn fn, void *ud,
+                               suspect_err_t *err)
+{
+    char pattern[PATTERN_MAX];
+    int masters[REDIS_MAX_NODES];
+    size_t nmasters = 0;
+    scan_t s = {NULL, 0, MGET_BATCH, false, now_ms, fn, ud, false};
+    suspect_rc_t rc;
+
+    rc = scan_pattern(match, pattern, err);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    s.t = redis_thread_get(pool, err);
+    if (s.t == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    s.cluster = pool->addr.kind == REDIS_CLUSTER;
+    s.batch = s.cluster ? 1 : MGET_BATCH;
+    if (clock == SUSPECT_REDIS_CLOCK_SERVER) {
+        rc = server_now(&s, err);
+    }
+    if (rc == SUSPECT_OK) {
+        rc = redis_route_masters(s.t, masters, REDIS_MAX_NODES, &nmasters, err);
+    }
+    for (size_t i = 0; i < nmasters && rc == SUSPECT_OK && !s.stop; i++) {
+        s.master = masters[i];
+        rc = scan_master(&s, pattern, err);
+    }
     return rc;
 }

@@ -6,7 +6,7 @@
 #ifndef SUSPECT_REDISSCAN_H
 #define SUSPECT_REDISSCAN_H
 
-#include "redisconn.h"
+#include "redisroute.h"
 #include "suspect_redis.h"
 
 /* Walks the locks live at now (the server's time with

@@ -1,21 +1,28 @@
 /*
- * redisstore.c - the Redis store backend (suspect_redis.h).  With
- * redisconn.c, the only files of libsuspect that include hiredis.
+ * redisstore.c - the Redis store backend (suspect_redis.h).
  *
- * Algorithm: a decision is one EVALSHA of lua/decide.lua with the window and
- * lock keys of every identity in KEYS.  The script gathers each identity's
- * state (lock end, hits in the window after trimming, the moment one more
- * hit fits), applies the writes suspect_policy_evaluate() would plan (locks
- * for identities over the limit, the hit on every window when allowed) and
- * returns the states and what it wrote.  This file then runs
+ * Algorithm: a decision is one EVALSHA of lua/decide.lua with the keys of
+ * every identity in KEYS (window, lock, slots in flight, offences).  The
+ * script gathers each identity's state (lock end, hits in the window after
+ * trimming, the moment one more hit fits, slots in flight, offences),
+ * applies the writes suspect_policy_evaluate() would plan (locks for
+ * identities over the limit, the hit or the slot on every identity when
+ * allowed) and returns the states and what it wrote.  This file then runs
  * suspect_policy_evaluate() on those states: the decision the caller gets is
  * computed by the one definition of the semantics, and if the script's
  * writes differ from the evaluator's plan the call fails loudly instead of
  * drifting.  status is lua/status.lua, unblock lua/unblock.lua; reset (DEL)
  * and block (SET PX) are plain commands.
  *
- * Connections, timeouts, reconnects, NOSCRIPT and SIGPIPE are redisconn.c's;
- * URLs, hit ids and backoff redisutil.c's; listing locks redisscan.c's.
+ * On a Redis Cluster every command goes to the master of its keys' slot;
+ * a decision, status or unblock whose keys hash to several slots (several
+ * identities, or the seed's keys, whose window and lock hash apart) is
+ * rediscross.c's, a reset is a DEL per slot, and carrying a journal back
+ * is redisback.c's.
+ *
+ * Where requests go (a server, a Sentinel's master, a Cluster's nodes) is
+ * redisroute.c's; connections, timeouts, reconnects, NOSCRIPT and SIGPIPE
+ * redisconn.c's; listing locks redisscan.c's.
  */
 #include "suspect_redis.h"
 
@@ -25,11 +32,11 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "redisconn.h"
+#include "rediscross.h"
 #include "redisscan.h"
+#include "redisslot.h"
 #include "redisslots.h"
 #include "redisstore.h"
-#include "redisutil.h"
 #include "suspect_store_impl.h"
 
 #define NUM_LEN   24
@@ -37,38 +44,60 @@
 
 static const suspect_store_ops_t redis_ops;
 
-/* ---- replies -------------------------------------------------------------
+/* ---- keys ----------------------------------------------------------------
  */
 
-/* Copies an array reply of exactly n integers into v. */
-static suspect_rc_t int_array(const redisReply *r, size_t n, int64_t *v,
-                              const char *what, suspect_err_t *err)
-{
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != n) {
-        return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
-                               "redis: %s answered an unexpected shape", what);
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER) {
-            return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
-                                   "redis: %s answered a non-integer", what);
-        }
-        v[i] = r->element[i]->integer;
-    }
-    return SUSPECT_OK;
-}
-
-/* The identity part of key (after the prefix and "Action:"): the lock's
- * value, as the .NET code writes it. */
-static const char *identity_of(const redisstore_t *rs, const suspect_key_t *k,
-                               size_t *len)
+/* The identity part of key (after the prefix and "Action:", inside the
+ * hash tag's braces of the Cluster layout): the lock's value, as the .NET
+ * code writes it. */
+const char *redis_identity_of(const redisstore_t *rs, const suspect_key_t *k,
+                              size_t *len)
 {
     size_t start = rs->prefix_len < k->window_len ? rs->prefix_len : 0;
-    const char *colon = memchr(k->buf + start, ':', k->window_len - start);
+    size_t end = k->window_len;
+    const char *colon;
 
+    if (end - start >= 2 && k->buf[start] == '{' && k->buf[end - 1] == '}') {
+        start++;
+        end--;
+    }
+    colon = memchr(k->buf + start, ':', end - start);
     start = colon != NULL ? (size_t)(colon - k->buf) + 1 : start;
-    *len = k->window_len - start;
+    *len = end - start;
     return k->buf + start;
+}
+
+/* The slot of key (bytes [0, len)) on a Cluster, -1 elsewhere (the
+ * router ignores it). */
+static int slot_of(const redisstore_t *rs, const char *key, size_t len)
+{
+    return rs->pool.addr.kind == REDIS_CLUSTER ? redis_key_slot(key, len) : -1;
+}
+
+/* True when key's window and lock live in different slots (the seed's
+ * keys on a Cluster). */
+static bool key_split(const redisstore_t *rs, const suspect_key_t *key)
+{
+    return rs->pool.addr.kind == REDIS_CLUSTER &&
+           redis_key_slot(key->buf, key->window_len) !=
+               redis_key_slot(key->buf, key->lock_len);
+}
+
+/* The request of several slots, handed to rediscross.c. */
+static void cross_of(redisstore_t *rs, redis_thread_t *t,
+                     const suspect_rule_t *rule, const suspect_key_t *keys,
+                     size_t n, int64_t now_ms, redis_cross_t *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->t = t;
+    x->rule = rule;
+    x->keys = keys;
+    x->n = n;
+    x->server_clock = rs->clock == SUSPECT_REDIS_CLOCK_SERVER;
+    x->now_ms = now_ms;
+    for (size_t i = 0; i < n; i++) {
+        x->ident[i] = redis_identity_of(rs, &keys[i], &x->ident_len[i]);
+    }
 }
 
 /* ---- the store operations ------------------------------------------------
@@ -125,27 +154,9 @@ static void decide_args(redisstore_t *rs, redis_request_t *rq,
         redis_fmt_i64(nums->period, esc ? suspect_rule_offence_ms(rule) : 0));
     for (size_t i = 0; i < n; i++) {
         size_t len;
-        const char *v = identity_of(rs, &keys[i], &len);
+        const char *v = redis_identity_of(rs, &keys[i], &len);
         redis_rq_arg(rq, v, len);
     }
-}
-
-/* The answer of a script: rq->ints when it was decoded on the fast path,
- * else the reply r, which must then be an array of exactly rq->nints
- * integers (copied into rq->ints). */
-static suspect_rc_t script_ints(const redis_request_t *rq, const redisReply *r,
-                                const char *what, suspect_err_t *err)
-{
-    return r == NULL ? SUSPECT_OK
-                     : int_array(r, rq->nints, rq->ints, what, err);
-}
-
-/* Values per identity in decide.lua's answer. */
-#define DECIDE_PER 8
-
-static uint32_t clamp_u32(int64_t v)
-{
-    return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
 /* Turns decide.lua's answer v into *out through the policy evaluator, and
@@ -158,22 +169,14 @@ static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
     suspect_plan_t plan;
     bool agree;
 
-    memset(st, 0, sizeof(st));
     for (size_t i = 0; i < n; i++) {
-        const int64_t *s = v + 2 + DECIDE_PER * i;
-        st[i].lock_until_ms = s[0];
-        st[i].in_window = clamp_u32(s[1]);
-        st[i].free_at_ms = s[2];
-        st[i].pending = clamp_u32(s[4]);
-        st[i].pending_end_ms = s[5];
-        st[i].offences = clamp_u32(s[6]);
+        redis_decide_state(v + 2 + REDIS_DECIDE_PER * i, &st[i]);
     }
     suspect_policy_evaluate(rule, st, n, v[0], &plan, out);
     agree = plan.record == (v[1] != 0);
     for (size_t i = 0; i < n; i++) {
-        const int64_t *s = v + 2 + DECIDE_PER * i;
-        agree = agree && plan.lock_until_ms[i] == s[3] &&
-                (int64_t)plan.offences[i] == s[7];
+        agree = agree &&
+                redis_decide_agrees(&plan, i, v + 2 + REDIS_DECIDE_PER * i);
     }
     if (!agree) {
         return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
@@ -182,48 +185,60 @@ static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
     return SUSPECT_OK;
 }
 
-/* A decision, or with ttl_ms > 0 a reservation whose slot *ticket names. */
+/* A decision, or with ttl_ms > 0 a reservation whose slot *ticket names;
+ * on a Cluster, rediscross.c's when its keys span slots. */
 static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
                            const suspect_key_t *keys, size_t n, int64_t now_ms,
                            int64_t ttl_ms, suspect_ticket_t *ticket,
                            suspect_decision_t *out, suspect_err_t *err)
 {
-    redis_conn_t *c = redis_conn_get(&rs->pool, err);
+    redis_thread_t *t = redis_thread_get(&rs->pool, err);
     redis_request_t rq = {.script = SCRIPT_DECIDE};
     redis_more_keys_t more[SUSPECT_MAX_IDENTITIES];
     decide_nums_t nums;
     char id[REDIS_ID_LEN + 1];
-    int64_t v[2 + DECIDE_PER * SUSPECT_MAX_IDENTITIES];
+    int64_t v[2 + REDIS_DECIDE_PER * SUSPECT_MAX_IDENTITIES];
     redisReply *r;
     suspect_rc_t rc;
+    int slot = -1;
 
-    if (c == NULL) {
+    if (t == NULL) {
         return SUSPECT_E_NOMEM;
     }
     if (ticket != NULL) {
         redis_slot_id(ticket->id, id);
     } else {
-        redis_ids_next(&c->ids, id);
+        redis_ids_next(&t->ids, id);
     }
-    decide_args(rs, &rq, rule, keys, n, now_ms, ttl_ms, &nums, more, id,
-                ticket != NULL ? REDIS_SLOT_ID_LEN : REDIS_ID_LEN);
-    rq.nints = 2 + DECIDE_PER * n;
-    rq.ints = v;
-    rc = redis_call(c, &rq, &r, err);
-    if (rc == SUSPECT_OK) {
-        rc = script_ints(&rq, r, "decide.lua", err);
+    if (rs->pool.addr.kind == REDIS_CLUSTER &&
+        redis_cross_needed(keys, n, &slot)) {
+        redis_cross_t x;
+        cross_of(rs, t, rule, keys, n, now_ms, &x);
+        x.ttl_ms = ttl_ms;
+        x.member = id;
+        x.member_len = ticket != NULL ? REDIS_SLOT_ID_LEN : REDIS_ID_LEN;
+        rc = redis_cross_decide(&x, out, &v[0], err);
+    } else {
+        decide_args(rs, &rq, rule, keys, n, now_ms, ttl_ms, &nums, more, id,
+                    ticket != NULL ? REDIS_SLOT_ID_LEN : REDIS_ID_LEN);
+        rq.nints = 2 + REDIS_DECIDE_PER * n;
+        rq.ints = v;
+        rc = redis_route_call(t, slot, &rq, &r, err);
+        if (rc == SUSPECT_OK) {
+            rc = redis_script_ints(&rq, r, "decide.lua", err);
+        }
+        freeReplyObject(r);
+        if (rc == SUSPECT_OK) {
+            rc = decide_reply(v, rule, n, out, err);
+        }
     }
-    freeReplyObject(r);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    if (ticket != NULL) {
+    if (rc == SUSPECT_OK && ticket != NULL) {
         /* the slot's member is "<taken at>:<id in hex>", Redis's time when
          * it keeps the clock */
         ticket->at_ms = v[0];
         ticket->end_ms = v[0] + ttl_ms;
     }
-    return decide_reply(v, rule, n, out, err);
+    return rc;
 }
 
 static suspect_rc_t rs_decide(suspect_store_t *store,
@@ -283,31 +298,29 @@ static void key_script_args(const redisstore_t *rs, redis_request_t *rq,
                  redis_fmt_i64(nums[2], (int64_t)rule->window_s * 1000));
 }
 
-/* Runs script (file name, for errors) on one key (with its slots and
- * offences keys for status.lua): the nv integers it answers in v. */
-static suspect_rc_t key_script(redisstore_t *rs, int script, const char *name,
-                               const suspect_rule_t *rule,
+/* Runs script (file name, for errors) on one key whose keys share a slot
+ * (with its slots and offences keys for status.lua): the nv integers it
+ * answers in v. */
+static suspect_rc_t key_script(redisstore_t *rs, redis_thread_t *t, int script,
+                               const char *name, const suspect_rule_t *rule,
                                const suspect_key_t *key, int64_t now_ms,
                                int64_t *v, size_t nv, suspect_err_t *err)
 {
-    redis_conn_t *c = redis_conn_get(&rs->pool, err);
     redis_request_t rq = {.script = script};
     char nums[3][NUM_LEN];
     redis_more_keys_t more;
     redisReply *r;
     suspect_rc_t rc;
 
-    if (c == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
     redis_more_keys(key, &more);
     key_script_args(rs, &rq, rule, key, script == SCRIPT_STATUS ? &more : NULL,
                     now_ms, nums);
     rq.nints = nv;
     rq.ints = v;
-    rc = redis_call(c, &rq, &r, err);
+    rc = redis_route_call(t, slot_of(rs, key->buf, key->window_len), &rq, &r,
+                          err);
     if (rc == SUSPECT_OK) {
-        rc = script_ints(&rq, r, name, err);
+        rc = redis_script_ints(&rq, r, name, err);
     }
     freeReplyObject(r);
     return rc;
@@ -318,20 +331,32 @@ static suspect_rc_t rs_status(suspect_store_t *store,
                               const suspect_key_t *key, int64_t now_ms,
                               suspect_status_t *out, suspect_err_t *err)
 {
+    redisstore_t *rs = (redisstore_t *)store;
+    redis_thread_t *t = redis_thread_get(&rs->pool, err);
     int64_t v[7];
-    suspect_rc_t rc = key_script((redisstore_t *)store, SCRIPT_STATUS,
-                                 "status.lua", rule, key, now_ms, v, 7, err);
+    suspect_rc_t rc;
 
+    if (t == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    if (key_split(rs, key)) {
+        redis_cross_t x;
+        cross_of(rs, t, rule, key, 1, now_ms, &x);
+        rc = redis_cross_status(&x, v, err);
+    } else {
+        rc = key_script(rs, t, SCRIPT_STATUS, "status.lua", rule, key, now_ms,
+                        v, 7, err);
+    }
     if (rc == SUSPECT_OK) {
         out->locked_until_ms = v[1];
-        out->in_window = clamp_u32(v[2]);
-        out->pending = clamp_u32(v[4]);
+        out->in_window = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
+        out->pending = v[4] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[4];
         out->remaining =
             (uint64_t)out->in_window + out->pending < rule->limit_count
                 ? rule->limit_count - out->in_window - out->pending
                 : 0;
         out->free_at_ms = v[3];
-        out->offences = clamp_u32(v[5]);
+        out->offences = v[5] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[5];
         out->offence_until_ms = v[6];
     }
     return rc;
@@ -342,10 +367,21 @@ static suspect_rc_t rs_unblock(suspect_store_t *store,
                                const suspect_key_t *key, int64_t now_ms,
                                suspect_unblock_t *out, suspect_err_t *err)
 {
+    redisstore_t *rs = (redisstore_t *)store;
+    redis_thread_t *t = redis_thread_get(&rs->pool, err);
     int64_t v[4];
-    suspect_rc_t rc = key_script((redisstore_t *)store, SCRIPT_UNBLOCK,
-                                 "unblock.lua", rule, key, now_ms, v, 4, err);
+    suspect_rc_t rc;
 
+    if (t == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    if (key_split(rs, key)) {
+        redis_cross_t x;
+        cross_of(rs, t, rule, key, 1, now_ms, &x);
+        return redis_cross_unblock(&x, out, err);
+    }
+    rc = key_script(rs, t, SCRIPT_UNBLOCK, "unblock.lua", rule, key, now_ms, v,
+                    4, err);
     if (rc == SUSPECT_OK) {
         out->lock_until_ms = v[1];
         out->dropped = v[2] > UINT32_MAX ? UINT32_MAX : (uint32_t)v[2];
@@ -363,33 +399,66 @@ static suspect_rc_t rs_foreach_locked(suspect_store_t *store,
     return suspect_redis_foreach_locked(store, prefix, now_ms, fn, arg, err);
 }
 
-static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
-                             unsigned what, suspect_err_t *err)
+/* DEL of keys[0..n) (lengths lens) in one slot. */
+static suspect_rc_t del_keys(redisstore_t *rs, redis_thread_t *t,
+                             const char *const *keys, const size_t *lens,
+                             size_t n, suspect_err_t *err)
 {
-    redis_conn_t *c = redis_conn_get(&((redisstore_t *)store)->pool, err);
     redis_request_t rq = {.script = SCRIPT_NONE};
-    redis_more_keys_t more;
     redisReply *r;
     suspect_rc_t rc;
 
-    if (c == NULL) {
-        return SUSPECT_E_NOMEM;
+    if (n == 0) {
+        return SUSPECT_OK;
     }
-    redis_more_keys(key, &more);
     redis_rq_str(&rq, "DEL");
-    if (what & SUSPECT_RESET_WINDOW) {
-        redis_rq_arg(&rq, key->buf, key->window_len);
-        redis_rq_arg(&rq, more.slots, more.slots_len);
+    for (size_t i = 0; i < n; i++) {
+        redis_rq_arg(&rq, keys[i], lens[i]);
     }
-    if (what & SUSPECT_RESET_LOCK) {
-        redis_rq_arg(&rq, key->buf, key->lock_len);
-    }
-    if (what & SUSPECT_RESET_OFFENCES) {
-        redis_rq_arg(&rq, more.offences, more.offences_len);
-    }
-    rc = redis_call(c, &rq, &r, err);
+    rc = redis_route_call(t, slot_of(rs, keys[0], lens[0]), &rq, &r, err);
     freeReplyObject(r);
     return rc;
+}
+
+static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
+                             unsigned what, suspect_err_t *err)
+{
+    redisstore_t *rs = (redisstore_t *)store;
+    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    bool apart = key_split(rs, key);
+    const char *w[3];
+    size_t wl[3], nw = 0, ll = key->lock_len;
+    redis_more_keys_t more;
+    suspect_rc_t rc = SUSPECT_OK;
+
+    if (t == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    if (apart) {
+        redis_more_keys_apart(key, &more);
+    } else {
+        redis_more_keys(key, &more);
+    }
+    /* The window's slot holds its slots and offences keys too; the lock
+     * is in it unless the seed's keys on a Cluster put it elsewhere. */
+    if (what & SUSPECT_RESET_WINDOW) {
+        w[nw] = key->buf;
+        wl[nw++] = key->window_len;
+        w[nw] = more.slots;
+        wl[nw++] = more.slots_len;
+    }
+    if (what & SUSPECT_RESET_OFFENCES) {
+        w[nw] = more.offences;
+        wl[nw++] = more.offences_len;
+    }
+    if ((what & SUSPECT_RESET_LOCK) && apart) {
+        const char *lk = key->buf;
+        rc = del_keys(rs, t, &lk, &ll, 1, err);
+    } else if (what & SUSPECT_RESET_LOCK) {
+        w[nw] = key->buf;
+        wl[nw++] = key->lock_len;
+    }
+    return rc == SUSPECT_OK ? del_keys(rs, t, w, wl, nw, err) : rc;
 }
 
 static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
@@ -397,15 +466,15 @@ static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
                              suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_conn_t *c = redis_conn_get(&rs->pool, err);
+    redis_thread_t *t = redis_thread_get(&rs->pool, err);
     redis_request_t rq = {.script = SCRIPT_NONE};
     char value[LOCK_VMAX], ttl[NUM_LEN];
     size_t len;
-    const char *ident = identity_of(rs, key, &len);
+    const char *ident = redis_identity_of(rs, key, &len);
     redisReply *r;
     suspect_rc_t rc;
 
-    if (c == NULL) {
+    if (t == NULL) {
         return SUSPECT_E_NOMEM;
     }
     snprintf(value, sizeof(value), "%.*s|until=%lld", (int)len, ident,
@@ -416,116 +485,9 @@ static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
     redis_rq_str(&rq, value);
     redis_rq_str(&rq, "PX");
     redis_rq_str(&rq, ttl);
-    rc = redis_call(c, &rq, &r, err);
+    rc =
+        redis_route_call(t, slot_of(rs, key->buf, key->lock_len), &rq, &r, err);
     freeReplyObject(r);
-    return rc;
-}
-
-/* ---- carrying a journal back (rediscarry.h) ------------------------------
- */
-
-/* "<lock_until> <window_ms> <t> <member> ..." of ident into a new buffer
- * (the caller frees it); NULL when out of memory. */
-static char *carry_fields(const redis_carry_ident_t *ident, size_t *len)
-{
-    size_t cap = 2 * NUM_LEN + ident->nhits * (NUM_LEN + REDIS_ID_LEN + 2);
-    char *buf = suspect_malloc(cap), *p = buf;
-
-    if (buf == NULL) {
-        return NULL;
-    }
-    p += redis_fmt_i64(p, ident->lock_until_ms);
-    *p++ = ' ';
-    p += redis_fmt_i64(p, ident->window_ms);
-    for (size_t k = 0; k < ident->nhits; k++) {
-        *p++ = ' ';
-        p += redis_fmt_i64(p, ident->hits[k].at_ms);
-        *p++ = ' ';
-        memcpy(p, ident->hits[k].id, REDIS_ID_LEN);
-        p += REDIS_ID_LEN;
-    }
-    *len = (size_t)(p - buf);
-    return buf;
-}
-
-/* Fills rq with carry.lua's KEYS and ARGV for idents[0..n); fields[i]
- * gets the buffers it points into (freed by the caller). */
-static suspect_rc_t carry_args(redisstore_t *rs, redis_request_t *rq,
-                               const redis_carry_ident_t *idents, size_t n,
-                               char *now, char **fields, suspect_err_t *err)
-{
-    char *nkeys = now + NUM_LEN;
-
-    redis_rq_str(rq, "EVALSHA");
-    redis_rq_arg(rq, "", 0);
-    redis_rq_arg(rq, nkeys, redis_fmt_i64(nkeys, (int64_t)(2 * n)));
-    for (size_t i = 0; i < n; i++) {
-        redis_rq_arg(rq, idents[i].key, idents[i].window_len);
-        redis_rq_arg(rq, idents[i].key,
-                     idents[i].window_len + SUSPECT_LOCK_SUFFIX_LEN);
-    }
-    redis_rq_str(rq, now);
-    for (size_t i = 0; i < n; i++) {
-        suspect_key_t key;
-        size_t len;
-        const char *v;
-
-        redis_carry_key(&idents[i], &key);
-        v = identity_of(rs, &key, &len);
-        /* v points into key: the argument must point into idents[i]. */
-        redis_rq_arg(rq, idents[i].key + (v - key.buf), len);
-        fields[i] = carry_fields(&idents[i], &len);
-        if (fields[i] == NULL) {
-            return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
-                                   "redis: out of memory");
-        }
-        redis_rq_arg(rq, fields[i], len);
-    }
-    return SUSPECT_OK;
-}
-
-suspect_rc_t redis_store_carry(suspect_store_t *store,
-                               const redis_carry_ident_t *idents, size_t n,
-                               int64_t now_ms, uint64_t *locks, uint64_t *hits,
-                               suspect_err_t *err)
-{
-    redisstore_t *rs = (redisstore_t *)store;
-    redis_request_t rq = {.script = SCRIPT_CARRY};
-    char nums[2 * NUM_LEN], *fields[REDIS_CARRY_CHUNK] = {NULL};
-    redis_conn_t *c;
-    redisReply *r = NULL;
-    int64_t v[2];
-    suspect_rc_t rc;
-
-    if (!suspect_store_is_redis(store) || n > REDIS_CARRY_CHUNK) {
-        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "redis: cannot carry that");
-    }
-    c = redis_conn_get(&rs->pool, err);
-    if (c == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
-    nums[0] = '\0';
-    if (rs->clock != SUSPECT_REDIS_CLOCK_SERVER) {
-        redis_fmt_i64(nums, now_ms);
-    }
-    rc = carry_args(rs, &rq, idents, n, nums, fields, err);
-    rq.nints = 2;
-    rq.ints = v;
-    if (rc == SUSPECT_OK) {
-        rc = redis_call(c, &rq, &r, err);
-    }
-    if (rc == SUSPECT_OK) {
-        rc = script_ints(&rq, r, "carry.lua", err);
-    }
-    freeReplyObject(r);
-    for (size_t i = 0; i < n; i++) {
-        free(fields[i]);
-    }
-    if (rc == SUSPECT_OK) {
-        *locks += (uint64_t)v[0];
-        *hits += (uint64_t)v[1];
-    }
     return rc;
 }
 
@@ -588,24 +550,16 @@ bool suspect_store_is_redis(const suspect_store_t *store)
     return store != NULL && store->ops == &redis_ops;
 }
 
-suspect_rc_t suspect_redis_ping(suspect_store_t *store, suspect_err_t *err)
+/* PING on master id (redis_route_masters()). */
+static suspect_rc_t ping_master(redisstore_t *rs, redis_thread_t *t, int id,
+                                suspect_err_t *err)
 {
-    redisstore_t *rs = (redisstore_t *)store;
     redis_request_t rq = {.script = SCRIPT_NONE};
-    redis_conn_t *c;
     redisReply *r;
     suspect_rc_t rc;
 
-    if (!suspect_store_is_redis(store)) {
-        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "redis: not a Redis store");
-    }
-    c = redis_conn_get(&rs->pool, err);
-    if (c == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
     redis_rq_str(&rq, "PING");
-    rc = redis_call(c, &rq, &r, err);
+    rc = redis_route_call_master(t, id, &rq, &r, err);
     if (rc == SUSPECT_OK &&
         (r->type != REDIS_REPLY_STATUS || strcmp(r->str, "PONG") != 0)) {
         rc = suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
@@ -613,6 +567,30 @@ suspect_rc_t suspect_redis_ping(suspect_store_t *store, suspect_err_t *err)
                              rs->pool.addr.name);
     }
     freeReplyObject(r);
+    return rc;
+}
+
+suspect_rc_t suspect_redis_ping(suspect_store_t *store, suspect_err_t *err)
+{
+    redisstore_t *rs = (redisstore_t *)store;
+    int ids[REDIS_MAX_NODES];
+    redis_thread_t *t;
+    size_t n;
+    suspect_rc_t rc = SUSPECT_OK;
+
+    if (!suspect_store_is_redis(store)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "redis: not a Redis store");
+    }
+    t = redis_thread_get(&rs->pool, err);
+    if (t == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    /* Every master of a Cluster: each connects and loads the scripts. */
+    rc = redis_route_masters(t, ids, REDIS_MAX_NODES, &n, err);
+    for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
+        rc = ping_master(rs, t, ids[i], err);
+    }
     return rc;
 }
 

@@ -1,7 +1,8 @@
 /*
- * redisstore.h - what the Redis store (redisstore.c) gives the rest of its
- * room: the write-back of the failover wrapper's outage journal
- * (rediscarry.c) in one script call per chunk.  Private to the library.
+ * redisstore.h - the Redis store's structure (redisstore.c) and what the
+ * rest of its room needs of it: the identity a lock names, and the
+ * write-back of the failover wrapper's outage journal (redisback.c, for
+ * rediscarry.c).  Private to the library.
  */
 #ifndef SUSPECT_REDISSTORE_H
 #define SUSPECT_REDISSTORE_H
@@ -9,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "redisconn.h"
+#include "redisroute.h"
 #include "redisutil.h"
 #include "suspect_store_impl.h"
 
@@ -22,11 +23,18 @@ typedef struct redisstore {
     size_t prefix_len;
 } redisstore_t;
 
+/* The identity part of key k (after the prefix and "Action:", inside the
+ * hash tag's braces of the Cluster layout): the lock's value, as the .NET
+ * code writes it; *len gets its length.  Points into k. */
+const char *redis_identity_of(const redisstore_t *rs, const suspect_key_t *k,
+                              size_t *len);
+
 /*
  * Writes idents[0..n) (n <= REDIS_CARRY_CHUNK) to the Redis store with one
- * EVALSHA of lua/carry.lua: each lock unless Redis holds a longer one, each
- * hit still in its window; *locks and *hits get what was written.  Returns
- * the store's error, SUSPECT_E_INVAL when store is not a Redis store.
+ * EVALSHA of lua/carry.lua (one or two per identity on a Cluster): each
+ * lock unless Redis holds a longer one, each hit still in its window;
+ * *locks and *hits get what was written.  Returns the store's error,
+ * SUSPECT_E_INVAL when store is not a Redis store.
  */
 suspect_rc_t redis_store_carry(suspect_store_t *store,
                                const redis_carry_ident_t *idents, size_t n,

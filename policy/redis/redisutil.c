@@ -1,18 +1,12 @@
 /*
- * redisutil.c - the Redis store's helpers that need no hiredis.
- *
- * URL forms (suspect_redis.h):
- *   redis://[[user]:password@]host[:port][/db]
- *   unix:///path/to.sock[?db=N][&password=P][&user=U]
- * user and password are %XX-decoded; a host in brackets is an IPv6
- * address.  Everything is copied into fixed buffers: a field that does not
- * fit is an error, never truncated.
+ * redisutil.c - the Redis store's helpers that need no hiredis (URLs
+ * are redisurl.c's).
  *
  * Hit ids: Redis sorted-set members must be unique or two hits in the same
- * millisecond collapse into one.  Each connection draws a random 64-bit salt
- * (getrandom) and counts; the id is salt and counter laid out like a GUID,
- * as the .NET code's members are.  Ids from one connection never repeat;
- * ids from two connections collide only if their salts are equal and their
+ * millisecond collapse into one.  Each thread's connections draw a random
+ * 64-bit salt (getrandom) and counts; the id is salt and counter laid out like
+ * a GUID, as the .NET code's members are.  Ids from one source never repeat;
+ * ids from two sources collide only if their salts are equal and their
  * counters meet, a 2^-64 event per pair.
  *
  * RESP: commands are encoded here into one buffer (lengths by hand, no
@@ -21,6 +15,8 @@
  * types, a reply split over reads) is left to hiredis's reader.
  */
 #include "redisutil.h"
+
+#include "redisslot.h"
 #include "text.h"
 
 #include <stdio.h>
@@ -42,218 +38,28 @@ void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out)
     memcpy(out->buf, ident->key, lock_len + 1);
 }
 
-/* Copies s[0..len) into dst (size REDIS_FIELD_MAX), %XX-decoded when
- * decode; false when it does not fit or an escape is malformed. */
-static bool copy_field(char *dst, const char *s, size_t len, bool decode)
-{
-    size_t o = 0;
+/* ---- decide.lua's answer ------------------------------------------------
+ */
 
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (decode && c == '%') {
-            int hi, lo;
-            if (i + 2 >= len) {
-                return false;
-            }
-            hi = hex_value(s[i + 1]);
-            lo = hex_value(s[i + 2]);
-            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
-                return false;
-            }
-            c = (char)(hi * 16 + lo);
-            i += 2;
-        }
-        if (o + 1 >= REDIS_FIELD_MAX) {
-            return false;
-        }
-        dst[o++] = c;
-    }
-    dst[o] = '\0';
-    return true;
+static uint32_t clamp_u32(int64_t v)
+{
+    return v < 0 ? 0 : v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-/* Parses the decimal number s[0..len) into *out, within lo..hi. */
-static bool parse_int(const char *s, size_t len, int lo, int hi, int *out)
+void redis_decide_state(const int64_t *v, suspect_window_state_t *st)
 {
-    long v = 0;
-
-    if (len == 0 || len > 9) {
-        return false;
-    }
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < lo || v > hi) {
-        return false;
-    }
-    *out = (int)v;
-    return true;
+    memset(st, 0, sizeof(*st));
+    st->lock_until_ms = v[0];
+    st->in_window = clamp_u32(v[1]);
+    st->free_at_ms = v[2];
+    st->pending = clamp_u32(v[4]);
+    st->pending_end_ms = v[5];
+    st->offences = clamp_u32(v[6]);
 }
 
-static suspect_rc_t bad_url(suspect_err_t *err, const char *why)
+bool redis_decide_agrees(const suspect_plan_t *plan, size_t i, const int64_t *v)
 {
-    return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0, "redis URL: %s", why);
-}
-
-/* Parses "[user]:password" (userinfo of a redis:// URL). */
-static suspect_rc_t parse_userinfo(const char *s, size_t len, redis_addr_t *a,
-                                   suspect_err_t *err)
-{
-    const char *colon = memchr(s, ':', len);
-
-    if (colon == NULL) {
-        return bad_url(err, "write the password as :password@");
-    }
-    if (!copy_field(a->user, s, (size_t)(colon - s), true) ||
-        !copy_field(a->password, colon + 1, len - (size_t)(colon - s) - 1,
-                    true)) {
-        return bad_url(err, "bad or too long user or password");
-    }
-    return SUSPECT_OK;
-}
-
-/* Parses "host[:port]" or "[v6]:port". */
-static suspect_rc_t parse_hostport(const char *s, size_t len, redis_addr_t *a,
-                                   suspect_err_t *err)
-{
-    const char *end = s + len, *host = s, *hend, *port = NULL;
-
-    if (len > 0 && s[0] == '[') {
-        host = s + 1;
-        hend = memchr(host, ']', len - 1);
-        if (hend == NULL) {
-            return bad_url(err, "unclosed '[' in host");
-        }
-        if (hend + 1 < end) {
-            if (hend[1] != ':') {
-                return bad_url(err, "junk after ']'");
-            }
-            port = hend + 2;
-        }
-    } else {
-        hend = memchr(s, ':', len);
-        if (hend != NULL) {
-            port = hend + 1;
-        } else {
-            hend = end;
-        }
-    }
-    if (hend == host ||
-        !copy_field(a->host, host, (size_t)(hend - host), false)) {
-        return bad_url(err, "missing or too long host");
-    }
-    if (port != NULL &&
-        !parse_int(port, (size_t)(end - port), 1, 65535, &a->port)) {
-        return bad_url(err, "port must be 1..65535");
-    }
-    return SUSPECT_OK;
-}
-
-static suspect_rc_t parse_tcp(const char *s, redis_addr_t *a,
-                              suspect_err_t *err)
-{
-    size_t alen = strcspn(s, "/?#");
-    const char *at = NULL, *rest = s + alen;
-    suspect_rc_t rc;
-
-    for (size_t i = 0; i < alen; i++) {
-        at = s[i] == '@' ? s + i : at;
-    }
-    if (at != NULL) {
-        rc = parse_userinfo(s, (size_t)(at - s), a, err);
-        if (rc != SUSPECT_OK) {
-            return rc;
-        }
-        alen -= (size_t)(at + 1 - s);
-        s = at + 1;
-    }
-    rc = parse_hostport(s, alen, a, err);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    if (*rest == '/' && rest[1] != '\0' &&
-        !parse_int(rest + 1, strlen(rest + 1), 0, 1000000, &a->db)) {
-        return bad_url(err, "db must be a number");
-    }
-    if (*rest != '\0' && *rest != '/') {
-        return bad_url(err, "no query or fragment in redis:// URLs");
-    }
-    snprintf(a->name, sizeof(a->name), "%s:%d", a->host, a->port);
-    return SUSPECT_OK;
-}
-
-/* Parses one "name=value" of a unix:// query. */
-static suspect_rc_t parse_param(const char *s, size_t len, redis_addr_t *a,
-                                suspect_err_t *err)
-{
-    const char *eq = memchr(s, '=', len);
-    size_t nlen, vlen;
-    const char *v;
-
-    if (eq == NULL) {
-        return bad_url(err, "query parameters are name=value");
-    }
-    nlen = (size_t)(eq - s);
-    v = eq + 1;
-    vlen = len - nlen - 1;
-    if (nlen == 2 && memcmp(s, "db", 2) == 0) {
-        return parse_int(v, vlen, 0, 1000000, &a->db)
-                   ? SUSPECT_OK
-                   : bad_url(err, "db must be a number");
-    }
-    if (nlen == 8 && memcmp(s, "password", 8) == 0) {
-        return copy_field(a->password, v, vlen, true)
-                   ? SUSPECT_OK
-                   : bad_url(err, "bad or too long password");
-    }
-    if (nlen == 4 && memcmp(s, "user", 4) == 0) {
-        return copy_field(a->user, v, vlen, true)
-                   ? SUSPECT_OK
-                   : bad_url(err, "bad or too long user");
-    }
-    return bad_url(err, "unknown query parameter (db, password, user)");
-}
-
-static suspect_rc_t parse_unix(const char *s, redis_addr_t *a,
-                               suspect_err_t *err)
-{
-    size_t plen = strcspn(s, "?");
-    const char *q = s + plen;
-    suspect_rc_t rc = SUSPECT_OK;
-
-    a->is_unix = true;
-    if (plen < 2 || s[0] != '/' || !copy_field(a->host, s, plen, false)) {
-        return bad_url(err, "unix:// needs an absolute socket path");
-    }
-    while (*q != '\0' && rc == SUSPECT_OK) {
-        size_t len;
-        q++;
-        len = strcspn(q, "&");
-        rc = parse_param(q, len, a, err);
-        q += len;
-    }
-    snprintf(a->name, sizeof(a->name), "%s", a->host);
-    return rc;
-}
-
-suspect_rc_t redis_addr_parse(const char *url, redis_addr_t *out,
-                              suspect_err_t *err)
-{
-    memset(out, 0, sizeof(*out));
-    out->port = 6379;
-    if (url == NULL) {
-        return bad_url(err, "none given");
-    }
-    if (strncmp(url, "redis://", 8) == 0) {
-        return parse_tcp(url + 8, out, err);
-    }
-    if (strncmp(url, "unix://", 7) == 0) {
-        return parse_unix(url + 7, out, err);
-    }
-    return bad_url(err, "must start with redis:// or unix://");
+    return plan->lock_until_ms[i] == v[3] && (int64_t)plan->offences[i] == v[7];
 }
 
 /* ---- hit ids -------------------------------------------------------------
@@ -463,6 +269,24 @@ void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m)
     memcpy(m->offences, k->buf, k->window_len);
     memcpy(m->offences + k->window_len, ":offences", 9);
     m->offences_len = k->window_len + 9;
+}
+
+void redis_more_keys_apart(const suspect_key_t *k, redis_more_keys_t *m)
+{
+    int slot = redis_key_slot(k->buf, k->window_len);
+
+    redis_more_keys(k, m);
+    if (redis_key_slot(m->slots, m->slots_len) == slot) {
+        return; /* the window key's own tag keeps them together */
+    }
+    m->slots[0] = '{';
+    memcpy(m->slots + 1, k->buf, k->window_len);
+    memcpy(m->slots + 1 + k->window_len, "}:slots", 7);
+    m->slots_len = k->window_len + 8;
+    m->offences[0] = '{';
+    memcpy(m->offences + 1, k->buf, k->window_len);
+    memcpy(m->offences + 1 + k->window_len, "}:offences", 10);
+    m->offences_len = k->window_len + 11;
 }
 
 void redis_slot_id(uint64_t id, char out[REDIS_SLOT_ID_LEN + 1])

@@ -1,10 +1,10 @@
 /*
- * redisutil.h - the parts of the Redis store that need no hiredis: the
- * server address parsed from a URL, unique hit ids, the reconnect backoff,
- * the RESP encoding of commands and decoding of integer arrays (the
- * decision's hot path), and an identity of the outage journal as the
- * journal (rediscarry.c) keeps it and the store (redisstore.c) writes it
- * back.  Private to the library.
+ * redisutil.h - the parts of the Redis store that need no hiredis: unique
+ * hit ids, the reconnect backoff, the RESP encoding of commands and
+ * decoding of integer arrays (the decision's hot path), and an identity of
+ * the outage journal as the journal (rediscarry.c) keeps it and the store
+ * (redisstore.c) writes it back.  URLs are redisurl.h's.  Private to the
+ * library.
  */
 #ifndef SUSPECT_REDISUTIL_H
 #define SUSPECT_REDISUTIL_H
@@ -16,24 +16,7 @@
 #include "suspect_error.h"
 #include "suspect_policy.h"
 
-#define REDIS_FIELD_MAX 256
-
-/* Where a Redis server is, and how to log in. */
-typedef struct redis_addr {
-    bool is_unix;
-    char host[REDIS_FIELD_MAX]; /* host name or address, or socket path */
-    int port;
-    int db;
-    char user[REDIS_FIELD_MAX];     /* "" = none (AUTH password only) */
-    char password[REDIS_FIELD_MAX]; /* "" = no AUTH */
-    char name[REDIS_FIELD_MAX + 8]; /* "host:port" or the path, for errors */
-} redis_addr_t;
-
-/* Parses url (see suspect_redis.h) into *out; SUSPECT_E_INVAL on a bad one. */
-suspect_rc_t redis_addr_parse(const char *url, redis_addr_t *out,
-                              suspect_err_t *err);
-
-/* A source of unique hit ids: a random 64-bit salt per connection plus a
+/* A source of unique hit ids: a random 64-bit salt per source plus a
  * counter, formatted like a GUID (what the .NET code stores). */
 typedef struct redis_ids {
     uint64_t salt;
@@ -66,6 +49,22 @@ void redis_resp_encode(char *out, int argc, const char *const *argv,
  * them); false for anything else: another type, an error, a reply not
  * complete yet, trailing bytes (the caller then lets hiredis parse it). */
 bool redis_resp_ints(const char *buf, size_t len, int64_t *v, size_t n);
+
+/* ---- decide.lua's answer ---- */
+
+/* Integers decide.lua answers per identity, after now and allowed: lock
+ * end, hits, free_at, new lock, slots in flight, their earliest end,
+ * offences, new offences. */
+#define REDIS_DECIDE_PER 8
+
+/* The state of one identity from its REDIS_DECIDE_PER integers v (the
+ * new lock and offences are v[3] and v[7], not states). */
+void redis_decide_state(const int64_t *v, suspect_window_state_t *st);
+
+/* True when the plan's writes for identity i are what its integers v say
+ * the script wrote (the new lock, the new offence count). */
+bool redis_decide_agrees(const suspect_plan_t *plan, size_t i,
+                         const int64_t *v);
 
 /* ---- the outage journal's identities (rediscarry.h) ---- */
 
@@ -118,6 +117,12 @@ typedef struct redis_more_keys {
 } redis_more_keys_t;
 
 void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m);
+
+/* As redis_more_keys, for a window whose lock lives in another slot of a
+ * Redis Cluster (the seed's keys there): the two keys must still share the
+ * window's slot, so when the window key holds no hash tag they are named
+ * "{<window>}:slots" and "{<window>}:offences". */
+void redis_more_keys_apart(const suspect_key_t *k, redis_more_keys_t *m);
 
 /* A slot's id in its member: a ticket's 64 bits in hex, NUL-terminated. */
 #define REDIS_SLOT_ID_LEN 16

@@ -2,7 +2,8 @@
  * bench_redis.c - decisions per second through the Redis store, against
  * redis-benchmark sending the very same EVALSHA, in the same run.
  *
- *   bench-redis [CLIENTS [REQUESTS [ROUNDS [tcp]]]]  (8, 50000, 5, unix)
+ *   bench-redis [CLIENTS [REQUESTS [ROUNDS [tcp|unix [single]]]]]
+ *                                          (8, 50000, 5, unix)
  *
  * Starts a private redis-server (a unix socket in a temp dir, and with
  * "tcp" a loopback TCP port, which both sides then use instead), then:
@@ -19,7 +20,10 @@
  *      is the result;
  *   3. a locked identity decided through the failover wrapper: served by
  *      the lock cache, so INFO commandstats shows the same EVALSHA count
- *      before and after.
+ *      before and after;
+ *   4. the cluster rows (bench_redis_cluster.c): one Redis, a Redis
+ *      Cluster of one master and one of three, in the same run.
+ * "bench-redis ... single" stops after 3.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -30,6 +34,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench_cluster.h"
 #include "clock.h"
 #include "helpers/redisserver.h"
 #include "suspect_failover.h"
@@ -245,6 +250,7 @@ int main(int argc, char **argv)
     long requests = argc > 2 ? atol(argv[2]) : 50000;
     int rounds = argc > 3 ? atoi(argv[3]) : 5;
     bool tcp = argc > 4 && strcmp(argv[4], "tcp") == 0;
+    bool single_only = argc > 5 && strcmp(argv[5], "single") == 0;
     test_redis_t srv;
     double ratio[MAX_ROUNDS], cache_rps;
     int ok = 1;
@@ -252,7 +258,8 @@ int main(int argc, char **argv)
     if (clients < 1 || clients > 256 || requests < clients || rounds < 1 ||
         rounds > MAX_ROUNDS) {
         fprintf(stderr,
-                "usage: bench-redis [CLIENTS [REQUESTS [ROUNDS [tcp]]]]\n");
+                "usage: bench-redis [CLIENTS [REQUESTS [ROUNDS [tcp|unix "
+                "[single]]]]]\n");
         return 2;
     }
     if (test_redis_start(&srv, tcp, NULL) != 0) {
@@ -299,5 +306,8 @@ int main(int argc, char **argv)
     printf("  lock cache, locked identity: %10.0f decisions/s, 0%% allowed\n",
            cache_rps);
     test_redis_stop(&srv);
+    if (!single_only) {
+        ok = ok && bench_cluster_rows(clients, requests, rounds) == 0;
+    }
     return ok && cache_rps > 0 ? 0 : 1;
 }

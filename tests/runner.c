@@ -38,6 +38,7 @@ static int (*const registrars[])(void) = {
     register_faults_suite,      register_dropins_suite,
     register_libfcgi_suite,     register_normalize_suite,
     register_log_suite,         register_beyond_suite,
+    register_sentinel_suite,    register_cluster_suite,
 };
 
 /* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose

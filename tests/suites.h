@@ -39,5 +39,7 @@ int register_faults_suite(void);
 int register_dropins_suite(void);
 int register_libfcgi_suite(void);
 int register_log_suite(void);
+int register_sentinel_suite(void);
+int register_cluster_suite(void);
 
 #endif

@@ -164,6 +164,8 @@ static void conf_equal(const suspect_conf_t *a, const suspect_conf_t *b)
     CU_ASSERT_EQUAL(a->store_line, b->store_line);
     CU_ASSERT_EQUAL(a->key_format, b->key_format);
     CU_ASSERT(str_eq(a->key_prefix, b->key_prefix));
+    CU_ASSERT_EQUAL(a->key_hash_tag, b->key_hash_tag);
+    CU_ASSERT_EQUAL(a->keys_line, b->keys_line);
     CU_ASSERT_EQUAL(a->has_cgi, b->has_cgi);
     CU_ASSERT(str_eq(a->cgi_root, b->cgi_root));
     CU_ASSERT(str_eq(a->cgi_program, b->cgi_program));

@@ -409,6 +409,46 @@ static void test_caps(void)
     suspect_conf_unref(c);
 }
 
+/* <Keys hashTag>: auto is yes with a Cluster, no otherwise; a prefix
+ * with braces cannot keep the tag. */
+static void test_hash_tag(void)
+{
+    static const struct {
+        const char *store, *keys;
+        int tag;
+    } cases[] = {
+        {"", "", 0},
+        {"<Store type='redis' url='redis://h'/>", "", 0},
+        {"<Store type='redis' url='redis+sentinel://h/m'/>", "", 0},
+        {"<Store type='redis' url='redis+cluster://h:7000'/>", "", 1},
+        {"<Store type='redis' url='redis+cluster://h:7000'/>",
+         "<Keys hashTag='no'/>", 0},
+        {"<Store type='redis' url='redis://h'/>", "<Keys hashTag='yes'/>", 1},
+        {"<Store type='redis' url='redis+cluster://h:7000'/>",
+         "<Keys prefix='a{b}' hashTag='no'/>", 0},
+    };
+    char body[512], msg[CONF_TEST_MSG_MAX];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const suspect_conf_t *c;
+
+        snprintf(body, sizeof(body), BASE "%s%s", cases[i].store,
+                 cases[i].keys);
+        c = conf_test_body(body);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        CU_ASSERT_EQUAL(c->key_hash_tag, cases[i].tag);
+        suspect_conf_unref(c);
+    }
+    CU_ASSERT_STRING_EQUAL(
+        conf_test_fail(msg, BASE "<Store type='redis' "
+                                 "url='redis+cluster://h:7000'/>\n"
+                                 "<Keys prefix='app{1}:'/>"),
+        "t.xml:2: Keys: prefix 'app{1}:' holds '{' or '}', which would move "
+        "the hash tag (hashTag=\"no\", or another prefix)");
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(conf_test_fail(msg, BASE "<Keys hashTag='maybe'/>"), "hashTag"));
+}
+
 /* Past 100 warnings, one closing line counts the rest. */
 static void test_many_warnings(void)
 {
@@ -478,6 +518,7 @@ int conf_add_value_tests(CU_pSuite s)
         {"routes", test_routes},
         {"route and identity caps", test_caps},
         {"many warnings", test_many_warnings},
+        {"hash tag", test_hash_tag},
         {"lines", test_lines},
     };
 

@@ -4,7 +4,8 @@
  * on Redis keys with a prefix, the SCAN-based locked list (also a lock the .NET
  * system wrote), simulate, an unreachable Redis (exit 3), and the ACL users of
  * examples/redis/suspect-acl.conf: enough for deciding and for every suspectctl
- * command, and nothing more.
+ * command, and nothing more; and a Redis Cluster (hash-tagged keys, each
+ * command on its slot's master, locks listed from every master).
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "clock.h"
 #include "ctl_test.h"
 #include "helpers/e2e.h"
+#include "helpers/redisha.h"
 #include "helpers/redisserver.h"
 #include "suspect_redis.h"
 #include "helpers/util.h"
@@ -41,7 +43,7 @@ static int redis_hits(const char *url, const char *value, int n)
 {
     suspect_redis_opts_t o = {url, 1000, 1000, SUSPECT_REDIS_CLOCK_CALLER,
                               "app1:"};
-    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0};
+    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0, false};
     suspect_identity_t id = test_identity("MemberCode", value);
     suspect_rule_t rule = {"Login", 3, 60, 300, 0, 0, 0, 0};
     suspect_store_t *s = NULL;
@@ -228,12 +230,71 @@ static void test_redis_acl(void)
     test_redis_stop(&rs);
 }
 
+/* The Cluster: the hash tag on by default, each command on the master of
+ * its key's slot, the lock listing over every master. */
+static void test_redis_cluster(void)
+{
+    char cpath[TEST_PATH_MAX], key[64];
+    const char *values[2] = {"42", NULL};
+    test_cluster_t c;
+    const char *conf;
+    ctl_run_t r;
+    int owner[2];
+
+    CU_ASSERT_EQUAL_FATAL(test_cluster_start(&c, 3, 0, 5000), 0);
+    conf = redis_conf(cpath, c.url);
+    /* A second identity whose key lives on another master than 42's. */
+    for (int i = 0; values[1] == NULL && i < 1000; i++) {
+        static char v[16];
+        int s[2];
+        snprintf(v, sizeof(v), "%d", i);
+        for (int k = 0; k < 2; k++) {
+            snprintf(key, sizeof(key), "app1:{Login:%s}",
+                     k == 0 ? values[0] : v);
+            s[k] = (int)test_redis_int(&c.node[0], "CLUSTER KEYSLOT %s", key);
+            owner[k] = test_cluster_slot_owner(&c, 0, s[k]);
+        }
+        values[1] = owner[0] != owner[1] ? v : NULL;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(values[1]);
+    for (int k = 0; k < 2; k++) {
+        CTL_RUN(&r, "-c", conf, "block", "Login", values[k], "60");
+        CU_ASSERT_EQUAL(r.status, 0);
+        snprintf(key, sizeof(key), "key app1:{Login:%s}", values[k]);
+        CU_ASSERT_TRUE(ctl_has(r.out, key));
+        ctl_run_free(&r);
+        CU_ASSERT_EQUAL(test_redis_int(&c.node[owner[k]],
+                                       "EXISTS app1:{Login:%s}:locked",
+                                       values[k]),
+                        1);
+    }
+    CTL_RUN(&r, "-c", conf, "--json", "locked", "Login");
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"count\":2"));
+    CU_ASSERT_TRUE(ctl_has(r.out,
+                           "\"key\":\"app1:{Login:42}\",\"action\":"
+                           "\"Login\",\"type\":null,\"identity\":\"42\""));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", conf, "-k", "app1:{Login:42}", "unblock");
+    CU_ASSERT_EQUAL(r.status, 0);
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(
+        test_redis_int(&c.node[owner[0]], "EXISTS app1:{Login:42}:locked"), 0);
+    CTL_RUN(&r, "-c", conf, "status", "Login", values[1]);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "locked until"));
+    ctl_run_free(&r);
+    test_cluster_stop(&c);
+}
+
 /* Adds this file's tests to the suspectctl suite s. */
 int ctl_add_redis_tests(CU_pSuite s)
 {
     if (!CU_add_test(s, "redis status, locked, unblock, reset", test_redis) ||
         !CU_add_test(s, "redis unreachable exits 3", test_redis_unreachable) ||
-        !CU_add_test(s, "redis ACL of the example", test_redis_acl)) {
+        !CU_add_test(s, "redis ACL of the example", test_redis_acl) ||
+        !CU_add_test(s, "redis cluster: tagged keys, every master",
+                     test_redis_cluster)) {
         return -1;
     }
     return 0;

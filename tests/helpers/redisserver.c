@@ -101,7 +101,7 @@ static void sleep_ms(long ms)
 static void exec_server(const test_redis_t *r)
 {
     char port[16], log[700];
-    const char *argv[24];
+    const char *argv[64];
     int n = 0;
 
     snprintf(port, sizeof(port), "%d", r->port);
@@ -126,6 +126,9 @@ static void exec_server(const test_redis_t *r)
     if (r->password[0] != '\0') {
         argv[n++] = "--requirepass";
         argv[n++] = r->password;
+    }
+    for (int i = 0; r->extra != NULL && r->extra[i] != NULL && n < 63; i++) {
+        argv[n++] = r->extra[i];
     }
     argv[n] = NULL;
     execvp("redis-server", (char *const *)argv);
@@ -208,7 +211,14 @@ static int spawn(test_redis_t *r)
 
 int test_redis_start(test_redis_t *r, bool tcp, const char *password)
 {
+    return test_redis_start_ex(r, tcp, password, NULL);
+}
+
+int test_redis_start_ex(test_redis_t *r, bool tcp, const char *password,
+                        const char *const *extra)
+{
     memset(r, 0, sizeof(*r));
+    r->extra = extra;
     r->dir = test_mkdtemp();
     if (r->dir == NULL) {
         return -1;

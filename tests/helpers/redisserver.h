@@ -26,11 +26,20 @@ typedef struct test_redis {
     char password[64]; /* requirepass, "" = none */
     char url[600];     /* unix:///.../redis.sock[?password=...] */
     redisContext *ctx; /* the helpers' own connection */
+    /* More redis-server arguments (NULL-terminated, borrowed; NULL =
+     * none), kept for restarts. */
+    const char *const *extra;
 } test_redis_t;
 
 /* Starts a server (tcp: also listen on a free loopback port; password:
  * NULL or requirepass).  0 on success, else -1 with a message on stderr. */
 int test_redis_start(test_redis_t *r, bool tcp, const char *password);
+
+/* As test_redis_start, with more redis-server arguments (extra,
+ * NULL-terminated, borrowed until the server is stopped), given after the
+ * helper's own so that they win. */
+int test_redis_start_ex(test_redis_t *r, bool tcp, const char *password,
+                        const char *const *extra);
 
 /* Stops the server (SIGKILL), reaps it and removes its directory. */
 void test_redis_stop(test_redis_t *r);

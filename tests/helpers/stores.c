@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "redisha.h"
 #include "redisserver.h"
 #include "suspect_failover.h"
 #include "suspect_lmdb.h"
@@ -23,8 +24,8 @@ static suspect_store_t *open_memory(void)
                                                                    : NULL;
 }
 
-static const test_store_kind_t memory_kind = {"memory", NULL, NULL,
-                                              open_memory};
+static const test_store_kind_t memory_kind = {"memory", NULL, NULL, open_memory,
+                                              NULL};
 
 /* The lmdb kind: a fresh database in a new temp dir per open(); the dirs
  * are remembered and removed by teardown(). */
@@ -63,7 +64,7 @@ static int teardown_lmdb(void)
 }
 
 static const test_store_kind_t lmdb_kind = {"lmdb", NULL, teardown_lmdb,
-                                            open_lmdb};
+                                            open_lmdb, NULL};
 
 /* The failover kind: Redis behind the failover wrapper, on a server of
  * its own. */
@@ -89,9 +90,14 @@ static suspect_store_t *open_failover(void)
 }
 
 static const test_store_kind_t failover_kind = {
-    "failover", setup_failover, teardown_failover, open_failover};
+    "failover", setup_failover, teardown_failover, open_failover, NULL};
 
 /* The redis kind (tests/policy/redis/test_redis.c) starts its own redis-server.
  */
-const test_store_kind_t *const test_store_kinds[] = {
-    &memory_kind, &lmdb_kind, &test_redis_kind, &failover_kind, NULL};
+const test_store_kind_t *const test_store_kinds[] = {&memory_kind,
+                                                     &lmdb_kind,
+                                                     &test_redis_kind,
+                                                     &failover_kind,
+                                                     &test_cluster_kind,
+                                                     &test_cluster_seed_kind,
+                                                     NULL};

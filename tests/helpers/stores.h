@@ -4,7 +4,8 @@
  * The scenario suite (test_scenarios.c) is registered once per kind listed
  * in test_store_kinds, so every store must give the same decisions.  A kind
  * that needs a server starts it in setup() and stops it in teardown();
- * open() returns a fresh, empty store for one test.
+ * open() returns a fresh, empty store for one test; the suites build keys
+ * with the kind's key options.
  */
 #ifndef SUSPECT_TESTS_STORES_H
 #define SUSPECT_TESTS_STORES_H
@@ -16,6 +17,8 @@ typedef struct test_store_kind {
     int (*setup)(void);    /* 0 on success; NULL = nothing to do */
     int (*teardown)(void); /* 0 on success; NULL = nothing to do */
     suspect_store_t *(*open)(void);
+    /* The keys' options (the Cluster's hash tag); NULL = the defaults. */
+    const suspect_keyopts_t *keyopts;
 } test_store_kind_t;
 
 /* NULL-terminated. */

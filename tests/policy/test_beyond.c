@@ -425,11 +425,15 @@ KIND_HOOKS(0)
 KIND_HOOKS(1)
 KIND_HOOKS(2)
 KIND_HOOKS(3)
+KIND_HOOKS(4)
+KIND_HOOKS(5)
 
 static int (*const suite_inits[])(void) = {suite_init_0, suite_init_1,
-                                           suite_init_2, suite_init_3};
+                                           suite_init_2, suite_init_3,
+                                           suite_init_4, suite_init_5};
 static int (*const suite_cleans[])(void) = {suite_clean_0, suite_clean_1,
-                                            suite_clean_2, suite_clean_3};
+                                            suite_clean_2, suite_clean_3,
+                                            suite_clean_4, suite_clean_5};
 
 int register_beyond_suite(void)
 {

@@ -58,12 +58,44 @@ static void test_addresses_kept_as_is(void)
 static void test_typed_format_and_prefix(void)
 {
     char win[SUSPECT_KEY_MAX];
-    suspect_keyopts_t opts = {SUSPECT_KEYS_TYPED, "app1:", 0};
+    suspect_keyopts_t opts = {SUSPECT_KEYS_TYPED, "app1:", 0, false};
     CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "10.0.0.1", 8),
                            "app1:Login:MemberCode:10.0.0.1");
     opts.format = SUSPECT_KEYS_SEED;
     CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "u", 1),
                            "app1:Login:u");
+}
+
+/* Redis Cluster's hash tag: what follows the prefix in braces, braces in
+ * values escaped (the tag ends where it was closed), none in the prefix;
+ * a capped value keeps its tag too. */
+static void test_hash_tag(void)
+{
+    char win[SUSPECT_KEY_MAX], big[600];
+    suspect_keyopts_t opts = {SUSPECT_KEYS_SEED, "app1:", 0, true};
+    suspect_identity_t id = test_identity("MemberCode", "x");
+    suspect_key_t k;
+
+    CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "alice", 5),
+                           "app1:{Login:alice}");
+    CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "a}b{c", 5),
+                           "app1:{Login:a%7Db%7Bc}");
+    opts.format = SUSPECT_KEYS_TYPED;
+    CU_ASSERT_STRING_EQUAL(window_of(win, &opts, "Login", "10.0.0.1", 8),
+                           "app1:{Login:MemberCode:10.0.0.1}");
+    CU_ASSERT_EQUAL(suspect_key_build(&opts, "Login", &id, &k, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(k.buf, "app1:{Login:MemberCode:x}:locked");
+    memset(big, 'v', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    id = test_identity("MemberCode", big);
+    CU_ASSERT_EQUAL(suspect_key_build(&opts, "Login", &id, &k, NULL), 0);
+    CU_ASSERT_EQUAL(k.buf[k.window_len - 1], '}');
+    CU_ASSERT_PTR_NOT_NULL(strstr(k.buf, "%~"));
+    opts.prefix = "app{1}:";
+    CU_ASSERT_EQUAL(suspect_key_build(&opts, "Login", &id, &k, NULL),
+                    SUSPECT_E_INVAL);
+    opts.hash_tag = false;
+    CU_ASSERT_EQUAL(suspect_key_build(&opts, "Login", &id, &k, NULL), 0);
 }
 
 static void test_composite_joins_with_underscore(void)
@@ -169,7 +201,7 @@ static void test_long_values_capped_distinctly(void)
 static void test_invalid_arguments(void)
 {
     suspect_identity_t id = test_identity("MemberCode", "x");
-    suspect_keyopts_t opts = {SUSPECT_KEYS_SEED, "bad prefix", 0};
+    suspect_keyopts_t opts = {SUSPECT_KEYS_SEED, "bad prefix", 0, false};
     suspect_key_t key;
     suspect_err_t err;
 
@@ -255,6 +287,7 @@ int register_keys_suite(void)
         !CU_add_test(s, "typed format and prefix",
                      test_typed_format_and_prefix) ||
         !CU_add_test(s, "composite", test_composite_joins_with_underscore) ||
+        !CU_add_test(s, "hash tag", test_hash_tag) ||
         !CU_add_test(s, "value cannot name a lock",
                      test_value_cannot_name_a_lock) ||
         !CU_add_test(s, "hostile bytes escaped", test_hostile_bytes_escaped) ||

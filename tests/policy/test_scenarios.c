@@ -1,8 +1,9 @@
 /*
  * test_scenarios.c - the seed's scenarios, end to end through the store
  * interface, on every store kind (suite "scenarios-<kind>",
- * tests/helpers/stores.c: memory, lmdb, redis, failover), which must all give
- * the same decisions.
+ * tests/helpers/stores.c: memory, lmdb, redis, failover, and Redis Cluster
+ * with hash-tagged keys and with the seed's), which must all give the same
+ * decisions.
  *
  * Time is a fake clock: T0 plus offsets in ms.  T0 is deliberately not a
  * multiple of any window, so an implementation with fixed windows (buckets
@@ -29,6 +30,23 @@ static const suspect_rule_t login = {
     "SecureLoginForceForgotAccount", 2, 86400, 86400, 0, 0, 0, 0};
 static const suspect_rule_t promo = {"PromoQuery", 3, 60, 0, 0, 0, 0, 0};
 
+/* The key of value for action, with the kind's key options. */
+static suspect_key_t skey(const char *action, const char *value)
+{
+    suspect_identity_t id = test_identity("Id", value);
+    suspect_key_t key;
+
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_key_build(kind->keyopts, action, &id, &key, NULL), SUSPECT_OK);
+    return key;
+}
+
+/* Whether the kind's keys carry the Cluster's hash tag. */
+static bool tagged(void)
+{
+    return kind->keyopts != NULL && kind->keyopts->hash_tag;
+}
+
 /* Decides one request at T0 + at_ms for the given keys. */
 static suspect_decision_t decide(const suspect_rule_t *rule,
                                  const suspect_key_t *keys, size_t n,
@@ -50,15 +68,15 @@ static suspect_decision_t decide2(const suspect_rule_t *rule,
                                   const char *member, const char *ip,
                                   int64_t at_ms)
 {
-    suspect_key_t keys[2] = {test_key(rule->action, member),
-                             test_key(rule->action, ip)};
+    suspect_key_t keys[2] = {skey(rule->action, member),
+                             skey(rule->action, ip)};
     return decide(rule, keys, 2, at_ms);
 }
 
 static suspect_decision_t decide1(const suspect_rule_t *rule, const char *id,
                                   int64_t at_ms)
 {
-    suspect_key_t key = test_key(rule->action, id);
+    suspect_key_t key = skey(rule->action, id);
     return decide(rule, &key, 1, at_ms);
 }
 
@@ -221,12 +239,15 @@ static void test_promo_composite(void)
     a.nparts = 2;
     a.part[1].ptr = "SPRING";
     a.part[1].len = 6;
-    CU_ASSERT_EQUAL_FATAL(suspect_key_build(NULL, promo.action, &a, &k1, NULL),
-                          SUSPECT_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_key_build(kind->keyopts, promo.action, &a, &k1, NULL),
+        SUSPECT_OK);
     a.part[1].ptr = "AUTUMN";
-    CU_ASSERT_EQUAL_FATAL(suspect_key_build(NULL, promo.action, &a, &k2, NULL),
-                          SUSPECT_OK);
-    CU_ASSERT_STRING_EQUAL(k1.buf, "PromoQuery:M1_SPRING:locked");
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_key_build(kind->keyopts, promo.action, &a, &k2, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_STRING_EQUAL(k1.buf, tagged() ? "{PromoQuery:M1_SPRING}:locked"
+                                            : "PromoQuery:M1_SPRING:locked");
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_TRUE(decide(&promo, &k1, 1, i).allowed);
     }
@@ -237,7 +258,7 @@ static void test_promo_composite(void)
 /* Operators: status, unblock, reset, block. */
 static void test_operator_operations(void)
 {
-    suspect_key_t key = test_key(forgot.action, "ops");
+    suspect_key_t key = skey(forgot.action, "ops");
     suspect_status_t st;
     suspect_decision_t d;
 
@@ -273,7 +294,7 @@ static void test_operator_operations(void)
     CU_ASSERT_EQUAL(st.free_at_ms, 0);
 
     /* Block for 60 s, even on a basic action. */
-    key = test_key(bank.action, "ops");
+    key = skey(bank.action, "ops");
     CU_ASSERT_EQUAL(suspect_store_block(store, &key, T0, T0 + 60 * SEC, NULL),
                     SUSPECT_OK);
     d = decide1(&bank, "ops", 1);
@@ -287,8 +308,8 @@ static void test_operator_operations(void)
  * the oldest hits of a full window, so exactly one more fits. */
 static void test_unblock(void)
 {
-    suspect_key_t key = test_key(forgot.action, "unb");
-    suspect_key_t bkey = test_key(bank.action, "unb");
+    suspect_key_t key = skey(forgot.action, "unb");
+    suspect_key_t bkey = skey(bank.action, "unb");
     suspect_unblock_t u;
     suspect_status_t st;
     suspect_decision_t d;
@@ -326,7 +347,7 @@ static void test_unblock(void)
     CU_ASSERT_TRUE(decide1(&bank, "unb", 4 * SEC).allowed);
 
     /* Nothing stored: nothing to drop. */
-    key = test_key(forgot.action, "nobody");
+    key = skey(forgot.action, "nobody");
     CU_ASSERT_EQUAL(suspect_store_unblock(store, &forgot, &key, T0, &u, NULL),
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(u.lock_until_ms, 0);
@@ -342,8 +363,8 @@ typedef struct seen_locks {
 static int count_lock(void *arg, const char *key, size_t len, int64_t until)
 {
     seen_locks_t *s = arg;
-    suspect_key_t a = test_key(forgot.action, "lockA");
-    suspect_key_t b = test_key(bank.action, "lockB");
+    suspect_key_t a = skey(forgot.action, "lockA");
+    suspect_key_t b = skey(bank.action, "lockB");
 
     s->n++;
     if (len == a.window_len && memcmp(key, a.buf, len) == 0) {
@@ -356,10 +377,16 @@ static int count_lock(void *arg, const char *key, size_t len, int64_t until)
     return 0;
 }
 
+/* The key prefix of the bank action's identities. */
+static const char *bank_prefix(void)
+{
+    return tagged() ? "{BankAccountUpdate:" : "BankAccountUpdate:";
+}
+
 /* The locks live now, by key prefix, on every store. */
 static void test_foreach_locked(void)
 {
-    suspect_key_t b = test_key(bank.action, "lockB");
+    suspect_key_t b = skey(bank.action, "lockB");
     seen_locks_t s = {0, 0, 0, 0};
 
     for (int i = 0; i < 4; i++) {
@@ -374,24 +401,24 @@ static void test_foreach_locked(void)
     CU_ASSERT_TRUE(s.a && s.b);
     CU_ASSERT_EQUAL(s.until_a, T0 + 3 * SEC + 1800 * SEC);
     memset(&s, 0, sizeof(s));
-    CU_ASSERT_EQUAL(
-        suspect_store_foreach_locked(store, "BankAccountUpdate:", T0 + 5 * SEC,
-                                     count_lock, &s, NULL),
-        SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_store_foreach_locked(store, bank_prefix(),
+                                                 T0 + 5 * SEC, count_lock, &s,
+                                                 NULL),
+                    SUSPECT_OK);
     CU_ASSERT_TRUE(!s.a && s.b);
     /* After the block's end it is not listed. */
     memset(&s, 0, sizeof(s));
-    CU_ASSERT_EQUAL(
-        suspect_store_foreach_locked(store, "BankAccountUpdate:", T0 + 61 * SEC,
-                                     count_lock, &s, NULL),
-        SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_store_foreach_locked(store, bank_prefix(),
+                                                 T0 + 61 * SEC, count_lock, &s,
+                                                 NULL),
+                    SUSPECT_OK);
     CU_ASSERT_EQUAL(s.n, 0);
 }
 
 /* Invalid calls are refused before the backend sees them. */
 static void test_invalid_calls(void)
 {
-    suspect_key_t keys[2] = {test_key("A", "x"), test_key("A", "x")};
+    suspect_key_t keys[2] = {skey("A", "x"), skey("A", "x")};
     suspect_rule_t zero = {"A", 0, 10, 0, 0, 0, 0, 0};
     suspect_decision_t d;
 
@@ -435,11 +462,15 @@ KIND_HOOKS(0)
 KIND_HOOKS(1)
 KIND_HOOKS(2)
 KIND_HOOKS(3)
+KIND_HOOKS(4)
+KIND_HOOKS(5)
 
 static int (*const suite_inits[])(void) = {suite_init_0, suite_init_1,
-                                           suite_init_2, suite_init_3};
+                                           suite_init_2, suite_init_3,
+                                           suite_init_4, suite_init_5};
 static int (*const suite_cleans[])(void) = {suite_clean_0, suite_clean_1,
-                                            suite_clean_2, suite_clean_3};
+                                            suite_clean_2, suite_clean_3,
+                                            suite_clean_4, suite_clean_5};
 
 static const struct {
     const char *name;

@@ -479,7 +479,7 @@ static suspect_key_t long_key(char last)
 {
     static const char type[] = "MemberCode";
     char prefix[129], value[600];
-    suspect_keyopts_t ko = {SUSPECT_KEYS_TYPED, prefix, 512};
+    suspect_keyopts_t ko = {SUSPECT_KEYS_TYPED, prefix, 512, false};
     suspect_identity_t id;
     suspect_key_t key;
 

@@ -76,7 +76,7 @@ static suspect_store_t *kind_open(void)
 }
 
 const test_store_kind_t test_redis_kind = {"redis", kind_setup, kind_teardown,
-                                           kind_open};
+                                           kind_open, NULL};
 
 /* ---- options -------------------------------------------------------------
  */
@@ -84,16 +84,50 @@ const test_store_kind_t test_redis_kind = {"redis", kind_setup, kind_teardown,
 static void test_urls(void)
 {
     static const char *const bad[] = {
-        "http://x",       "redis://",           "redis://:pw",
-        "redis://h:0",    "redis://h:99999",    "redis://h/x",
-        "redis://[::1",   "redis://h?db=1",     "unix://relative",
-        "unix:///s?db=x", "unix:///s?foo=1",    "redis://pw@h",
-        "redis://:%zz@h", "unix:///s?password",
+        "http://x",
+        "redis://",
+        "redis://:pw",
+        "redis://h:0",
+        "redis://h:99999",
+        "redis://h/x",
+        "redis://[::1",
+        "redis://h?db=1",
+        "unix://relative",
+        "unix:///s?db=x",
+        "unix:///s?foo=1",
+        "redis://pw@h",
+        "redis://:%zz@h",
+        "unix:///s?password",
+        /* Sentinel: the master's name is required, the db a query. */
+        "redis+sentinel://h:26379",
+        "redis+sentinel://h:26379/",
+        "redis+sentinel://h,/m",
+        "redis+sentinel://h:0/m",
+        "redis+sentinel://h/m/2",
+        "redis+sentinel://h/m?foo=1",
+        "redis+sentinel://h/m?db=x",
+        "redis+sentinel://h/m?password=x",
+        "redis+sentinel://h1,h2,h3,h4,h5,h6,h7,h8,h9,h10,h11,h12,h13,h14,h15,"
+        "h16,h17/m",
+        /* Cluster: hosts only. */
+        "redis+cluster://",
+        "redis+cluster://h:7000/0",
+        "redis+cluster://h:7000?db=1",
+        "redis+cluster://h:70000",
+        "rediss://h",
     };
     static const char *const good[] = {
-        "redis://127.0.0.1",     "redis://h:6380/3",
-        "redis://:p%40ss@h:1/0", "redis://user:pw@[::1]:6379/2",
-        "unix:///tmp/r.sock",    "unix:///tmp/r.sock?db=2&password=x",
+        "redis://127.0.0.1",
+        "redis://h:6380/3",
+        "redis://:p%40ss@h:1/0",
+        "redis://user:pw@[::1]:6379/2",
+        "unix:///tmp/r.sock",
+        "unix:///tmp/r.sock?db=2&password=x",
+        "redis+sentinel://h/mymaster",
+        "redis+sentinel://:pw@h1:26379,h2:26380,[::1]/my%20master?db=2"
+        "&sentinelPassword=s%40p&sentinelUser=u",
+        "redis+cluster://h:7000",
+        "redis+cluster://app:pw@h:7000,h:7001,[::1]:7002",
     };
     suspect_store_t *store;
     suspect_err_t err;
@@ -663,7 +697,7 @@ static void test_cloexec(void)
 static void test_key_prefix(void)
 {
     suspect_redis_opts_t opts = {srv.url, 5000, 5000, 0, "app1:"};
-    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0};
+    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0, false};
     suspect_identity_t id = test_identity("MemberCode", "M7");
     suspect_rule_t rule = {"Otp", 1, 60, 60, 0, 0, 0, 0};
     suspect_store_t *store = NULL;

@@ -83,7 +83,7 @@ static int suite_clean(void)
 static void test_lists_locks(void)
 {
     suspect_store_t *s = store_new(SUSPECT_REDIS_CLOCK_CALLER);
-    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "p:", 0};
+    suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "p:", 0, false};
     suspect_identity_t id = test_identity("MemberCode", "42");
     int64_t now = wall_ms();
     suspect_key_t k;

@@ -1,0 +1,591 @@
+/*
+ * test_cluster_load.c - suite "cluster": the store under load while the
+ * cluster changes, in this order (the last ones kill nodes):
+ *   - exactness: 2 processes x 16 threads for EX_RUN_MS, a rule of
+ *     EX_LIMIT hits per second; no EX_LIMIT + 1 admitted hits of one
+ *     identity within one second, on one identity, on two member + IP
+ *     pairs sharing the member (three masters: the member's and both
+ *     IPs' on different nodes), with hash-tagged keys and with the seed's;
+ *   - a slot moved under load, step by step as redis-cli --cluster
+ *     reshard does it: no decision fails, every admitted hit is on the new
+ *     owner once, and MOVED and ASK were followed;
+ *   - its master killed: the fail mode in the gap, decisions back on the
+ *     promoted replica, no request past its bound;
+ *   - a slot without a master, then no master at all: every decision is
+ *     the fail mode's, each breaker transition reported once, no request
+ *     past its bound.
+ */
+#include <CUnit/CUnit.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cluster_parts.h"
+#include "helpers/util.h"
+#include "helpers/vgwrap.h"
+#include "suspect_failover.h"
+#include "suspect_redis.h"
+
+#define EX_THREADS 16
+#define EX_PROCS   2
+#define EX_LIMIT   10
+#define EX_RUN_MS  1500
+#define EX_MAX     4096
+
+static test_cluster_t *cl;
+
+/* ---- exactness -----------------------------------------------------------
+ */
+
+static const suspect_rule_t ex_rule = {"ExactC", EX_LIMIT, 1, 0, 0, 0, 0, 0};
+
+/* The identities of a run: each thread decides pair[thread % npairs]. */
+typedef struct ex_plan {
+    size_t nkeys; /* keys per decision: 1 or 2 */
+    int npairs;
+    suspect_key_t pair[2][2];
+} ex_plan_t;
+
+typedef struct ex_thread {
+    suspect_store_t *store;
+    const ex_plan_t *plan;
+    int which; /* the pair it decides */
+    int64_t allowed[EX_MAX];
+    int nallowed;
+    int errors;
+} ex_thread_t;
+
+static void *ex_run(void *p)
+{
+    ex_thread_t *t = p;
+    const suspect_key_t *keys = t->plan->pair[t->which];
+    int64_t end = mono_ms() + EX_RUN_MS;
+
+    while (mono_ms() < end) {
+        suspect_decision_t d;
+        int64_t now = wall_ms();
+        if (suspect_store_decide(t->store, &ex_rule, keys, t->plan->nkeys, now,
+                                 &d, NULL) != SUSPECT_OK) {
+            t->errors++;
+        } else if (d.allowed && t->nallowed < EX_MAX) {
+            t->allowed[t->nallowed++] = now * 2 + t->which;
+        }
+    }
+    return NULL;
+}
+
+/* One process of a run: writes (time * 2 + pair) of each admitted
+ * decision to fd, then its errors as a negative number. */
+static void ex_process(const ex_plan_t *plan, int fd)
+{
+    static ex_thread_t th[EX_THREADS];
+    pthread_t tid[EX_THREADS];
+    suspect_store_t *store =
+        test_redis_store(cl->url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
+    int64_t errors = 0;
+
+    if (store == NULL) {
+        _exit(2);
+    }
+    for (int i = 0; i < EX_THREADS; i++) {
+        th[i].store = store;
+        th[i].plan = plan;
+        th[i].which = i % plan->npairs;
+        pthread_create(&tid[i], NULL, ex_run, &th[i]);
+    }
+    for (int i = 0; i < EX_THREADS; i++) {
+        pthread_join(tid[i], NULL);
+        if (write(fd, th[i].allowed, sizeof(int64_t) * th[i].nallowed) < 0) {
+            _exit(3);
+        }
+        errors += th[i].errors;
+    }
+    errors = -1 - errors;
+    if (write(fd, &errors, sizeof(errors)) < 0) {
+        _exit(3);
+    }
+    suspect_store_free(store);
+    _exit(0);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* True when the sorted times t[0..n) hold EX_LIMIT + 1 within 1 s. */
+static bool over_admitted(const int64_t *t, size_t n)
+{
+    for (size_t i = 0; i + EX_LIMIT < n; i++) {
+        if (t[i + EX_LIMIT] - t[i] < 1000) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Runs plan in EX_PROCS processes; checks every identity's admissions:
+ * the pair's first key is shared by the pairs (the member), the second
+ * belongs to one pair. */
+static void ex_check(const ex_plan_t *plan)
+{
+    static int64_t all[EX_PROCS * EX_THREADS * EX_MAX];
+    static int64_t ident[3][EX_PROCS * EX_THREADS * EX_MAX];
+    size_t n = 0, ni[3] = {0, 0, 0};
+    int64_t errors = 0, v;
+    pid_t pid[EX_PROCS];
+    int fds[2], status;
+
+    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+    for (int p = 0; p < EX_PROCS; p++) {
+        pid[p] = fork();
+        CU_ASSERT_FATAL(pid[p] >= 0);
+        if (pid[p] == 0) {
+            close(fds[0]);
+            ex_process(plan, fds[1]);
+        }
+    }
+    close(fds[1]);
+    while (read(fds[0], &v, sizeof(v)) == sizeof(v)) {
+        if (v < 0) {
+            errors += -1 - v;
+        } else if (n < sizeof(all) / sizeof(all[0])) {
+            all[n++] = v;
+        }
+    }
+    close(fds[0]);
+    for (int p = 0; p < EX_PROCS; p++) {
+        CU_ASSERT_EQUAL(waitpid(pid[p], &status, 0), pid[p]);
+        CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    CU_ASSERT_EQUAL(errors, 0);
+    for (size_t i = 0; i < n; i++) {
+        int which = (int)(all[i] & 1);
+        ident[0][ni[0]++] = all[i] / 2;
+        if (plan->nkeys == 2) {
+            ident[1 + which][ni[1 + which]++] = all[i] / 2;
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        qsort(ident[k], ni[k], sizeof(int64_t), cmp_i64);
+        if (over_admitted(ident[k], ni[k])) {
+            CU_FAIL("more than limit_count hits admitted in one window");
+        }
+    }
+    printf("\n    %zu admitted (member %zu, ip1 %zu, ip2 %zu)\n    ", n, ni[0],
+           ni[1], ni[2]);
+    /* The limit is reached: the test did test something. */
+    CU_ASSERT_TRUE(ni[0] >= EX_LIMIT);
+}
+
+static void flush_all(void)
+{
+    for (int i = 0; i < cl->n; i++) {
+        if (cl->node[i].pid > 0) {
+            freeReplyObject(test_redis_cmd(&cl->node[i], "FLUSHALL"));
+        }
+    }
+}
+
+static void test_exact_one(void)
+{
+    ex_plan_t plan = {1, 1, {{cluster_key(ex_rule.action, "one")}}};
+
+    flush_all();
+    ex_check(&plan);
+}
+
+/* The member on master 0, the two IPs on masters 1 and 2. */
+static void test_exact_pairs(void)
+{
+    char m[32], x[32], y[32];
+    ex_plan_t plan = {2, 2, {{{0}}}};
+
+    CU_ASSERT_FATAL(
+        cluster_value_on(cl, 0, ex_rule.action, "m", m, sizeof(m)) >= 0);
+    CU_ASSERT_FATAL(
+        cluster_value_on(cl, 1, ex_rule.action, "10.0.0.", x, sizeof(x)) >= 0);
+    CU_ASSERT_FATAL(
+        cluster_value_on(cl, 2, ex_rule.action, "10.1.0.", y, sizeof(y)) >= 0);
+    plan.pair[0][0] = cluster_key(ex_rule.action, m);
+    plan.pair[0][1] = cluster_key(ex_rule.action, x);
+    plan.pair[1][0] = plan.pair[0][0];
+    plan.pair[1][1] = cluster_key(ex_rule.action, y);
+    flush_all();
+    ex_check(&plan);
+}
+
+/* The seed's keys: every identity's window and lock in two slots. */
+static void test_exact_pairs_seed(void)
+{
+    ex_plan_t plan = {2, 2, {{{0}}}};
+
+    plan.pair[0][0] = test_key(ex_rule.action, "member");
+    plan.pair[0][1] = test_key(ex_rule.action, "192.0.2.1");
+    plan.pair[1][0] = plan.pair[0][0];
+    plan.pair[1][1] = test_key(ex_rule.action, "192.0.2.2");
+    flush_all();
+    ex_check(&plan);
+}
+
+/* ---- a slot moved under load ---------------------------------------------
+ */
+
+#define MOVE_THREADS 6
+
+typedef struct mover {
+    suspect_store_t *store;
+    const suspect_key_t *key;
+    volatile int *stop;
+    long allowed, errors, decisions;
+} mover_t;
+
+static const suspect_rule_t move_rule = {"Move", 1000000, 600, 0, 0, 0, 0, 0};
+
+static void *move_load(void *arg)
+{
+    mover_t *m = arg;
+
+    while (!__atomic_load_n(m->stop, __ATOMIC_ACQUIRE)) {
+        suspect_decision_t d;
+        if (suspect_store_decide(m->store, &move_rule, m->key, 1, wall_ms(), &d,
+                                 NULL) != SUSPECT_OK) {
+            m->errors++;
+        } else {
+            m->allowed += d.allowed;
+        }
+        m->decisions++;
+    }
+    return NULL;
+}
+
+/* Moves every key of slot from node a to node b with MIGRATE. */
+static int migrate_keys(int slot, int a, int b)
+{
+    for (;;) {
+        redisReply *r =
+            test_redis_cmd(&cl->node[a], "CLUSTER GETKEYSINSLOT %d 100", slot);
+        size_t n = r != NULL && r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
+
+        if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
+            freeReplyObject(r);
+            return -1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            redisReply *m = test_redis_cmd(
+                &cl->node[a], "MIGRATE 127.0.0.1 %d %b 0 5000",
+                cl->node[b].port, r->element[i]->str, r->element[i]->len);
+            bool ok = m != NULL && m->type == REDIS_REPLY_STATUS;
+            freeReplyObject(m);
+            if (!ok) {
+                freeReplyObject(r);
+                return -1;
+            }
+        }
+        freeReplyObject(r);
+        if (n == 0) {
+            return 0;
+        }
+    }
+}
+
+/* Runs a command on node i expecting +OK. */
+static bool node_ok(int i, const char *fmt, int slot, const char *id)
+{
+    redisReply *r = test_redis_cmd(&cl->node[i], fmt, slot, id);
+    bool ok = r != NULL && r->type == REDIS_REPLY_STATUS;
+
+    if (!ok) {
+        fprintf(stderr, "node %d: %s\n", i,
+                r != NULL && r->type == REDIS_REPLY_ERROR ? r->str : "?");
+    }
+    freeReplyObject(r);
+    return ok;
+}
+
+static void test_slot_moved(void)
+{
+    suspect_store_t *store =
+        test_redis_store(cl->url, 2000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
+    char value[32], ida[41], idb[41];
+    volatile int stop = 0;
+    mover_t m[MOVE_THREADS];
+    pthread_t tid[MOVE_THREADS];
+    static const suspect_keyopts_t other_keys = {SUSPECT_KEYS_SEED, "other:", 0,
+                                                 true};
+    suspect_key_t key, other;
+    suspect_identity_t id;
+    suspect_redis_stats_t st;
+    long allowed = 0, errors = 0, decisions = 0;
+    int slot;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    flush_all();
+    slot =
+        cluster_value_on(cl, 0, move_rule.action, "mv", value, sizeof(value));
+    CU_ASSERT_FATAL(slot >= 0);
+    CU_ASSERT_FATAL(test_cluster_node_id(cl, 0, ida) == 0 &&
+                    test_cluster_node_id(cl, 1, idb) == 0);
+    key = cluster_key(move_rule.action, value);
+    id = test_identity("Id", value);
+    CU_ASSERT_FATAL(suspect_key_build(&other_keys, move_rule.action, &id,
+                                      &other, NULL) == SUSPECT_OK);
+    for (int i = 0; i < MOVE_THREADS; i++) {
+        m[i] = (mover_t){store, &key, &stop, 0, 0, 0};
+        pthread_create(&tid[i], NULL, move_load, &m[i]);
+    }
+    test_ha_sleep_ms(200);
+    /* As redis-cli --cluster reshard: importing, migrating, the keys,
+     * then the slot's new owner told to both and to the third master. */
+    CU_ASSERT(node_ok(1, "CLUSTER SETSLOT %d IMPORTING %s", slot, ida));
+    CU_ASSERT(node_ok(0, "CLUSTER SETSLOT %d MIGRATING %s", slot, idb));
+    test_ha_sleep_ms(100);
+    CU_ASSERT_EQUAL(migrate_keys(slot, 0, 1), 0);
+    /* Between the keys and the owner: a lock written now, on a key of
+     * the same slot (same hash tag, another prefix), goes where ASK says
+     * (a one-key command the importing node serves). */
+    CU_ASSERT_EQUAL(
+        suspect_store_block(store, &other, wall_ms(), wall_ms() + 60000, NULL),
+        SUSPECT_OK);
+    test_ha_sleep_ms(100);
+    CU_ASSERT(node_ok(1, "CLUSTER SETSLOT %d NODE %s", slot, idb));
+    CU_ASSERT(node_ok(0, "CLUSTER SETSLOT %d NODE %s", slot, idb));
+    CU_ASSERT(node_ok(2, "CLUSTER SETSLOT %d NODE %s", slot, idb));
+    test_ha_sleep_ms(300);
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < MOVE_THREADS; i++) {
+        pthread_join(tid[i], NULL);
+        allowed += m[i].allowed;
+        errors += m[i].errors;
+        decisions += m[i].decisions;
+    }
+    suspect_redis_stats(store, &st);
+    printf("\n    slot %d moved under load: %ld decisions, %ld admitted, %ld "
+           "errors; %llu redirections, %llu waits\n    ",
+           slot, decisions, allowed, errors, (unsigned long long)st.redirects,
+           (unsigned long long)st.retries);
+    CU_ASSERT_EQUAL(errors, 0);
+    CU_ASSERT_TRUE(allowed > 0);
+    /* Every admitted hit is on the new owner, once. */
+    CU_ASSERT_EQUAL(
+        test_redis_int(&cl->node[1], "ZCARD %b", key.buf, key.window_len),
+        allowed);
+    CU_ASSERT_EQUAL(
+        test_redis_int(&cl->node[0], "CLUSTER COUNTKEYSINSLOT %d", slot), 0);
+    CU_ASSERT_EQUAL(
+        test_redis_int(&cl->node[1], "EXISTS %b", other.buf, other.lock_len),
+        1);
+    CU_ASSERT_TRUE(st.redirects >= 2);
+    suspect_store_free(store);
+}
+
+/* ---- nodes killed --------------------------------------------------------
+ */
+
+#define KILL_THREADS 4
+#define TIMEOUT_MS   200
+
+typedef struct victim {
+    suspect_store_t *store;
+    const suspect_key_t *key;
+    volatile int *stop;
+    long worst_ms, degraded, ok, errors;
+    long long first_back; /* a Redis decision after the last degraded one */
+    long long last_degraded;
+} victim_t;
+
+static const suspect_rule_t kill_rule = {"Killed", 1000000, 600, 0, 0, 0, 0, 0};
+
+static void *victim_load(void *arg)
+{
+    victim_t *v = arg;
+
+    while (!__atomic_load_n(v->stop, __ATOMIC_ACQUIRE)) {
+        suspect_decision_t d;
+        long long t0 = mono_ms(), dt;
+
+        if (suspect_store_decide(v->store, &kill_rule, v->key, 1, wall_ms(), &d,
+                                 NULL) != SUSPECT_OK) {
+            v->errors++;
+            continue;
+        }
+        dt = mono_ms() - t0;
+        v->worst_ms = dt > v->worst_ms ? dt : v->worst_ms;
+        if (d.degraded != SUSPECT_DEGRADED_NONE) {
+            v->degraded++;
+            v->last_degraded = mono_ms();
+            v->first_back = 0;
+        } else {
+            v->ok++;
+            if (v->first_back == 0) {
+                v->first_back = mono_ms();
+            }
+        }
+        test_ha_sleep_ms(1);
+    }
+    return NULL;
+}
+
+/* Breaker transitions, as the daemon would log them. */
+static int transitions;
+
+static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
+                       const suspect_err_t *why)
+{
+    (void)arg;
+    (void)from;
+    (void)to;
+    (void)why;
+    __atomic_add_fetch(&transitions, 1, __ATOMIC_RELAXED);
+}
+
+/* The store suspect-fcgi builds, fail mode closed, transitions counted. */
+static suspect_store_t *wrapped(void)
+{
+    suspect_failover_opts_t fo;
+
+    memset(&fo, 0, sizeof(fo));
+    fo.mode = SUSPECT_FAIL_CLOSED;
+    fo.max_open_ms = 1000;
+    fo.on_breaker = on_breaker;
+    return test_redis_failover(cl->url, TIMEOUT_MS, &fo);
+}
+
+/* Runs the load on key while fault() happens, until until() is true or
+ * the deadline; fills the summed tally into *sum. */
+typedef struct load {
+    victim_t v[KILL_THREADS];
+    pthread_t tid[KILL_THREADS];
+    volatile int stop;
+} load_t;
+
+static void load_start(load_t *l, suspect_store_t *store,
+                       const suspect_key_t *key)
+{
+    memset(l, 0, sizeof(*l));
+    for (int i = 0; i < KILL_THREADS; i++) {
+        l->v[i].store = store;
+        l->v[i].key = key;
+        l->v[i].stop = &l->stop;
+        pthread_create(&l->tid[i], NULL, victim_load, &l->v[i]);
+    }
+}
+
+static void load_stop(load_t *l, victim_t *sum)
+{
+    memset(sum, 0, sizeof(*sum));
+    __atomic_store_n(&l->stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < KILL_THREADS; i++) {
+        pthread_join(l->tid[i], NULL);
+        sum->worst_ms =
+            l->v[i].worst_ms > sum->worst_ms ? l->v[i].worst_ms : sum->worst_ms;
+        sum->degraded += l->v[i].degraded;
+        sum->ok += l->v[i].ok;
+        sum->errors += l->v[i].errors;
+        sum->first_back = l->v[i].first_back > sum->first_back
+                              ? l->v[i].first_back
+                              : sum->first_back;
+    }
+}
+
+/* The first master's replica takes over when it is killed. */
+static void test_master_killed(void)
+{
+    suspect_store_t *store = wrapped();
+    char value[32];
+    long long killed;
+    suspect_key_t key;
+    victim_t sum;
+    load_t l;
+    int slot, owner;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    slot = cluster_value_on(cl, 2, kill_rule.action, "k", value, sizeof(value));
+    CU_ASSERT_FATAL(slot >= 0);
+    key = cluster_key(kill_rule.action, value);
+    load_start(&l, store, &key);
+    test_ha_sleep_ms(200);
+    test_redis_kill9(&cl->node[2]);
+    killed = mono_ms();
+    CU_ASSERT_EQUAL(test_cluster_wait_ok(cl, slot, 2, 20000), 0);
+    /* Decisions come back once the map is read again. */
+    test_ha_sleep_ms(1500);
+    load_stop(&l, &sum);
+    owner = test_cluster_slot_owner(cl, 0, slot);
+    printf("\n    master killed: %ld fail-mode answers, %ld from Redis, back "
+           "%lld ms after the kill, slowest %ld ms\n    ",
+           sum.degraded, sum.ok,
+           sum.first_back > 0 ? sum.first_back - killed : -1, sum.worst_ms);
+    CU_ASSERT_EQUAL(sum.errors, 0);
+    CU_ASSERT_TRUE(sum.degraded > 0);
+    CU_ASSERT_TRUE(sum.first_back > killed);
+    CU_ASSERT_TRUE(owner == 5);
+    CU_ASSERT_TRUE(
+        test_redis_int(&cl->node[5], "ZCARD %b", key.buf, key.window_len) > 0);
+    CU_ASSERT_TRUE(sum.worst_ms <= (long)test_scale_ms(3 * TIMEOUT_MS + 300));
+    suspect_store_free(store);
+}
+
+/* Kills the promoted replica (its slots have no master left: the cluster
+ * is down), then every node: the fail mode, bounded, one report per
+ * breaker transition. */
+static void test_no_master(void)
+{
+    suspect_store_t *store;
+    suspect_failover_stats_t fs;
+    char value[32];
+    suspect_key_t key;
+    victim_t sum;
+    load_t l;
+
+    transitions = 0;
+    store = wrapped();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    CU_ASSERT_FATAL(cluster_value_on(cl, 0, kill_rule.action, "d", value,
+                                     sizeof(value)) >= 0);
+    key = cluster_key(kill_rule.action, value);
+    load_start(&l, store, &key);
+    test_ha_sleep_ms(200);
+    test_redis_kill9(&cl->node[5]);
+    CU_ASSERT_EQUAL(test_cluster_wait_fail(cl, 20000), 0);
+    test_ha_sleep_ms(1000);
+    for (int i = 0; i < cl->n; i++) {
+        test_redis_kill9(&cl->node[i]);
+    }
+    test_ha_sleep_ms(1000);
+    load_stop(&l, &sum);
+    suspect_failover_stats(store, &fs);
+    printf("\n    no master: %ld fail-mode answers, %ld from Redis before, "
+           "slowest %ld ms, %d breaker transitions\n    ",
+           sum.degraded, sum.ok, sum.worst_ms, transitions);
+    CU_ASSERT_EQUAL(sum.errors, 0);
+    CU_ASSERT_TRUE(sum.degraded > 0);
+    CU_ASSERT_TRUE(fs.opens >= 1);
+    CU_ASSERT_EQUAL((uint64_t)transitions, fs.opens + fs.probes + fs.closes);
+    CU_ASSERT_TRUE(sum.worst_ms <= (long)test_scale_ms(3 * TIMEOUT_MS + 300));
+    suspect_store_free(store);
+}
+
+int cluster_load_register(CU_pSuite s, test_cluster_t *c)
+{
+    cl = c;
+    if (!CU_add_test(s, "exact: one identity, 2 processes x 16 threads",
+                     test_exact_one) ||
+        !CU_add_test(s, "exact: member + IP on three masters",
+                     test_exact_pairs) ||
+        !CU_add_test(s, "exact: member + IP, the seed's keys",
+                     test_exact_pairs_seed) ||
+        !CU_add_test(s, "a slot moved under load", test_slot_moved) ||
+        !CU_add_test(s, "a master killed, its replica promoted",
+                     test_master_killed) ||
+        !CU_add_test(s, "no master for a slot, then none: fail mode",
+                     test_no_master)) {
+        return -1;
+    }
+    return 0;
+}

@@ -242,12 +242,15 @@ static void test_reserved_no_lock(void)
     CU_ASSERT_TRUE_FATAL(slot >= 0);
     owner = &cl.node[test_cluster_slot_owner(&cl, 0, slot)];
     flush_masters();
-    snprintf(reserved, sizeof(reserved),
-             "0000aaaa-0000-0000-0000-000000000001~%lld",
-             (long long)(t0 + 500));
-    freeReplyObject(test_redis_cmd(owner, "ZADD %b %lld plain1 %lld %s", k.buf,
-                                   k.window_len, (long long)(t0 - 10),
-                                   (long long)(t0 - 5), reserved));
+    /* One hit, and a slot in flight until t0 + 500, as a decision across
+     * slots reserves it ("<taken at>:<id>" in the window's slots key). */
+    snprintf(reserved, sizeof(reserved), "%lld:0000aaaa-0000",
+             (long long)(t0 - 5));
+    freeReplyObject(test_redis_cmd(owner, "ZADD %b %lld plain1", k.buf,
+                                   k.window_len, (long long)(t0 - 10)));
+    freeReplyObject(test_redis_cmd(owner, "ZADD %b:slots %lld %s", k.buf,
+                                   k.window_len, (long long)(t0 + 500),
+                                   reserved));
     CU_ASSERT_EQUAL(suspect_store_decide(store, &rule, &k, 1, t0, &d, NULL),
                     SUSPECT_OK);
     CU_ASSERT_FALSE(d.allowed);
@@ -257,7 +260,7 @@ static void test_reserved_no_lock(void)
     CU_ASSERT_TRUE(d.busy);
     CU_ASSERT_EQUAL(d.restriction_end_ms, t0 + 500);
     CU_ASSERT_EQUAL(test_redis_int(owner, "EXISTS %b", k.buf, k.lock_len), 0);
-    /* The reservation is an ordinary hit from t0 + 500: now it locks. */
+    /* The slot is a hit (at t0 - 5) from its end on: now it locks. */
     CU_ASSERT_EQUAL(
         suspect_store_decide(store, &rule, &k, 1, t0 + 600, &d, NULL),
         SUSPECT_OK);

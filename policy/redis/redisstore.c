@@ -426,8 +426,8 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
     redisstore_t *rs = (redisstore_t *)store;
     redis_thread_t *t = redis_thread_get(&rs->pool, err);
     bool apart = key_split(rs, key);
-    const char *w[3];
-    size_t wl[3], nw = 0, ll = key->lock_len;
+    const char *w[4];
+    size_t wl[4], nw = 0, ll = key->lock_len;
     redis_more_keys_t more;
     suspect_rc_t rc = SUSPECT_OK;
 

@@ -255,7 +255,8 @@ static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
                                    &v->decision, NULL);
 
     if (rc != SUSPECT_OK) {
-        verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store failed");
+        verdict(v, MW_VERDICT_UNAVAILABLE, 503,
+                rc == SUSPECT_E_FULL ? "store full" : "store failed");
     } else if (v->decision.degraded == SUSPECT_DEGRADED_CLOSED) {
         verdict(v, MW_VERDICT_UNAVAILABLE, 503, "store unavailable");
     } else if (v->decision.allowed) {

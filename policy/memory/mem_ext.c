@@ -163,6 +163,6 @@ entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms)
         mem_shard_remove(sh, e);
         return NULL;
     }
-    mem_lru_touch(sh, e);
+    mem_lru_touch(sh, e, now_ms);
     return e;
 }

@@ -8,11 +8,11 @@
  * Layout.  S shards (a power of two, default 64), each with its own mutex,
  * a chained hash table of power-of-two size (doubling when it holds more
  * entries than buckets, up to the shard's bound), an LRU list (head = most
- * recently used) and counters of entries and bytes.  An entry is 64 bytes
+ * recently used) and counters of entries and bytes.  An entry is 72 bytes
  * (checked below) followed by a ring of int64 hit timestamps:
  *
  *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
- *   head, count, cap 4 x 3 | window_s 31 bits, named 1 bit | ext 8 |
+ *   head, count, cap 4 x 3 | window_s 30 bits, named, held 1 bit | ext 8 |
  *   hits[cap] 8 each
  *
  * The ring holds the hits oldest first from index head, ascending (a hit is
@@ -89,8 +89,9 @@ typedef struct entry {
     uint32_t head;          /* ring index of the oldest hit */
     uint32_t count;         /* hits in the ring */
     uint32_t cap;           /* ring slots */
-    uint32_t window_s : 31; /* window of the last decision, for expiry */
+    uint32_t window_s : 30; /* window of the last decision, for expiry */
     uint32_t named : 1;     /* its key is in the shard's names */
+    uint32_t held : 1;      /* in the shard's list of held entries */
     entry_ext_t *ext;       /* slots and offences, NULL = none */
     int64_t hits[];
 } entry_t;
@@ -101,11 +102,12 @@ _Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 72,
 typedef struct shard {
     pthread_mutex_t mu;
     entry_t **buckets;
-    size_t nbuckets; /* a power of two */
-    size_t count;    /* entries */
-    size_t bytes;    /* entry, bucket and name allocations */
-    entry_t *lru_head, *lru_tail;
-    lock_name_t *names; /* keys of locked entries, for listing */
+    size_t nbuckets;                /* a power of two */
+    size_t count;                   /* entries */
+    size_t bytes;                   /* entry, bucket and name allocations */
+    entry_t *lru_head, *lru_tail;   /* counters: neither locked nor held */
+    entry_t *held_head, *held_tail; /* locked or holding slots, offences */
+    lock_name_t *names;             /* keys of locked entries, for listing */
     size_t names_bytes;
 } shard_t;
 
@@ -118,7 +120,8 @@ typedef union shard_slot {
 typedef struct memstore {
     suspect_store_t base; /* first: a suspect_store_t * is a memstore_t * */
     suspect_siphash_key_t secret;
-    size_t nshards; /* a power of two */
+    size_t nshards;     /* a power of two */
+    size_t max_entries; /* as configured, for messages */
     size_t max_per_shard;
     size_t max_buckets; /* a power of two >= max_per_shard */
     size_t names_max;   /* name bytes per shard at most */
@@ -248,13 +251,16 @@ static inline entry_t *shard_find(shard_t *sh, const uint64_t h[2])
 void mem_shard_remove(shard_t *sh, entry_t *e);
 
 /* Moves e to the head of the LRU list (most recently used). */
-void mem_lru_touch(shard_t *sh, entry_t *e);
+void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms);
 
 /* Creates the entry h with cap ring slots at the LRU head of sh, making
- * room first (never evicting an entry of ws).  NULL when out of memory
- * (the store is then as it was, less what making room dropped). */
+ * room first (never evicting an entry of ws, nor a live lock).  NULL when
+ * out of memory, or with *full set when the shard is full of entries that
+ * are held (locks, slots, offences) or in ws: nothing may go (the store
+ * is then as it was, less what making room dropped).  full may be NULL. */
 entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
-                          const uint64_t h[2], uint32_t cap, int64_t now_ms);
+                          const uint64_t h[2], uint32_t cap, int64_t now_ms,
+                          bool *full);
 
 /* Makes room in *ep's ring for one more hit under rule, moving the entry
  * to a larger block if needed (its links follow).  SUSPECT_E_NOMEM leaves

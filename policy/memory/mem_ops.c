@@ -126,9 +126,10 @@ suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
     shard_t *sh = lock_key(ms, key, h);
     entry_t *e = shard_find(sh, h);
     working_set_t ws = {{NULL}, 0};
+    bool full = false;
 
     if (e == NULL) {
-        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms);
+        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
     }
     if (e != NULL) {
         e->lock_until_ms = until_ms;
@@ -136,6 +137,12 @@ suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
         (void)mem_entry_tidy(sh, e, now_ms);
     }
     pthread_mutex_unlock(&sh->mu);
+    if (e == NULL && full) {
+        return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
+                               "memory store: full of live locks "
+                               "(maxEntries %zu)",
+                               ms->max_entries);
+    }
     if (e == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "memory store: out of memory");

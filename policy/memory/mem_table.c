@@ -6,12 +6,20 @@
  *
  * Bounds.  A shard holds at most ceil(max_entries / S) entries; S is lowered
  * (to a power of two) when max_entries is smaller than S, so the store holds
- * at most max_entries + S - 1.  Every insert first frees up to 2 expired
- * entries at the LRU tail (as nginx limit_req does).  If the shard is still
- * full, it looks at up to 16 entries from the tail and drops the first
- * expired one, else the first one that is not locked, else the tail itself.
- * Entries of the decision in progress are never evicted by it; if a shard
- * holds nothing else it goes over its bound by at most n - 1 entries until
+ * at most max_entries + S - 1.  A shard keeps two LRU lists: counters (an
+ * entry with hits and nothing else) and held entries (locked, or holding
+ * slots in flight or offences); an entry moves between them when a
+ * decision or an operator changes it, and a held entry whose lock has
+ * ended since counts as a counter.  Every insert first frees up to 2
+ * expired entries at the tail of each list (as nginx limit_req does).  If
+ * the shard is still full, it drops the oldest counter (an expired one
+ * first, among the 16 oldest), else a held entry that has ended; a live
+ * lock is never evicted.  A shard full of live locks takes no new entry:
+ * the insert fails (*full) and the decision with it (SUSPECT_E_FULL), so
+ * the locks hold and the operator's max_entries, not an attacker's flood,
+ * is the bound.  Entries of the decision in progress are never evicted by
+ * it; if a shard holds nothing else it goes over its bound by at most n - 1
+ * entries until the next insert expires or evicts them.
  *
  * Names.  The keys of locked entries (mem_int.h) use at most
  * ms->names_max bytes per shard: past that a new lock keeps no name, so a
@@ -38,38 +46,56 @@ static entry_t **chain_link(shard_t *sh, const entry_t *e)
     return link;
 }
 
+/* The head and tail of the list e is in. */
+static entry_t **list_head(shard_t *sh, const entry_t *e)
+{
+    return e->held ? &sh->held_head : &sh->lru_head;
+}
+
+static entry_t **list_tail(shard_t *sh, const entry_t *e)
+{
+    return e->held ? &sh->held_tail : &sh->lru_tail;
+}
+
 static void lru_unlink(shard_t *sh, entry_t *e)
 {
     if (e->lru_prev != NULL) {
         e->lru_prev->lru_next = e->lru_next;
     } else {
-        sh->lru_head = e->lru_next;
+        *list_head(sh, e) = e->lru_next;
     }
     if (e->lru_next != NULL) {
         e->lru_next->lru_prev = e->lru_prev;
     } else {
-        sh->lru_tail = e->lru_prev;
+        *list_tail(sh, e) = e->lru_prev;
     }
 }
 
+/* Puts e at the head of the list its held bit names. */
 static void lru_push_head(shard_t *sh, entry_t *e)
 {
+    entry_t **head = list_head(sh, e);
+
     e->lru_prev = NULL;
-    e->lru_next = sh->lru_head;
-    if (sh->lru_head != NULL) {
-        sh->lru_head->lru_prev = e;
+    e->lru_next = *head;
+    if (*head != NULL) {
+        (*head)->lru_prev = e;
     } else {
-        sh->lru_tail = e;
+        *list_tail(sh, e) = e;
     }
-    sh->lru_head = e;
+    *head = e;
 }
 
-void mem_lru_touch(shard_t *sh, entry_t *e)
+void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms)
 {
-    if (sh->lru_head != e) {
-        lru_unlink(sh, e);
-        lru_push_head(sh, e);
+    bool held = entry_held(e, now_ms);
+
+    if (*list_head(sh, e) == e && e->held == held) {
+        return;
     }
+    lru_unlink(sh, e);
+    e->held = held;
+    lru_push_head(sh, e);
 }
 
 /* Unlinks e from its chain and the LRU list and frees it. */
@@ -127,12 +153,13 @@ static bool in_working_set(const working_set_t *ws, const entry_t *e)
     return false;
 }
 
-/* Frees up to max expired entries from the LRU tail, stopping at the first
- * live one (nginx's "expire a few on every insert"). */
-static void shard_expire_tail(shard_t *sh, const working_set_t *ws,
-                              int64_t now_ms, int max)
+/* Frees up to max expired entries from the tail of the list starting at
+ * tail, stopping at the first live one (nginx's "expire a few on every
+ * insert"). */
+static void shard_expire_tail(shard_t *sh, entry_t *tail,
+                              const working_set_t *ws, int64_t now_ms, int max)
 {
-    entry_t *e = sh->lru_tail;
+    entry_t *e = tail;
     while (max > 0 && e != NULL) {
         entry_t *prev = e->lru_prev;
         if (!in_working_set(ws, e)) {
@@ -146,12 +173,15 @@ static void shard_expire_tail(shard_t *sh, const working_set_t *ws,
     }
 }
 
-/* Drops one entry of a full shard: among the EVICT_SCAN oldest, the first
- * expired one, else the first unlocked one, else the oldest. */
-static void shard_evict_one(shard_t *sh, const working_set_t *ws,
+/* Drops one entry of a full shard: among the EVICT_SCAN oldest counters,
+ * the first expired one, else the oldest; without one, the first held
+ * entry among the EVICT_SCAN oldest that holds nothing any more (a lock
+ * that ended).  False when nothing may go: the shard is full of live
+ * locks, slots or offences (and the decision's own entries). */
+static bool shard_evict_one(shard_t *sh, const working_set_t *ws,
                             int64_t now_ms)
 {
-    entry_t *oldest = NULL, *unlocked = NULL;
+    entry_t *oldest = NULL;
     int seen = 0;
 
     for (entry_t *e = sh->lru_tail; e != NULL && seen < EVICT_SCAN;
@@ -162,42 +192,66 @@ static void shard_evict_one(shard_t *sh, const working_set_t *ws,
         seen++;
         if (entry_expired(e, now_ms)) {
             mem_shard_remove(sh, e);
-            return;
+            return true;
         }
         if (oldest == NULL) {
             oldest = e;
         }
-        if (unlocked == NULL && !entry_held(e, now_ms)) {
-            unlocked = e;
-        }
     }
-    if (unlocked != NULL) {
-        mem_shard_remove(sh, unlocked);
-    } else if (oldest != NULL) {
+    if (oldest != NULL) {
         mem_shard_remove(sh, oldest);
+        return true;
     }
+    seen = 0;
+    for (entry_t *e = sh->held_tail; e != NULL && seen < EVICT_SCAN;
+         e = e->lru_prev) {
+        if (!in_working_set(ws, e) && !entry_held(e, now_ms)) {
+            mem_shard_remove(sh, e);
+            return true;
+        }
+        seen++;
+    }
+    return false;
 }
 
-/* Makes room for one more entry in sh. */
-static void shard_make_room(memstore_t *ms, shard_t *sh,
+/* Makes room for one more entry in sh; false when the shard is full and
+ * nothing may go. */
+static bool shard_make_room(memstore_t *ms, shard_t *sh,
                             const working_set_t *ws, int64_t now_ms)
 {
-    shard_expire_tail(sh, ws, now_ms, EXPIRE_ON_INSERT);
-    if (sh->count >= ms->max_per_shard) {
-        shard_evict_one(sh, ws, now_ms);
+    size_t own = 0;
+
+    shard_expire_tail(sh, sh->lru_tail, ws, now_ms, EXPIRE_ON_INSERT);
+    shard_expire_tail(sh, sh->held_tail, ws, now_ms, EXPIRE_ON_INSERT);
+    if (sh->count < ms->max_per_shard || shard_evict_one(sh, ws, now_ms)) {
+        return true;
     }
+    /* The decision's own entries do not count against the bound. */
+    for (size_t i = 0; i < ws->n; i++) {
+        own += ws->e[i] != NULL && shard_find(sh, ws->e[i]->h) == ws->e[i];
+    }
+    return sh->count < ms->max_per_shard + own;
 }
 
 /* Creates the entry h with cap ring slots at the LRU head of sh, making
  * room first.  NULL when out of memory (the store is then as it was, less
  * what making room dropped). */
 entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
-                          const uint64_t h[2], uint32_t cap, int64_t now_ms)
+                          const uint64_t h[2], uint32_t cap, int64_t now_ms,
+                          bool *full)
 {
     entry_t *e;
     entry_t **b;
 
-    shard_make_room(ms, sh, ws, now_ms);
+    if (full != NULL) {
+        *full = false;
+    }
+    if (!shard_make_room(ms, sh, ws, now_ms)) {
+        if (full != NULL) {
+            *full = true;
+        }
+        return NULL;
+    }
     e = suspect_malloc(entry_size(cap));
     if (e == NULL) {
         return NULL;
@@ -260,12 +314,12 @@ suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
     if (e->lru_prev != NULL) {
         e->lru_prev->lru_next = e;
     } else {
-        sh->lru_head = e;
+        *list_head(sh, e) = e;
     }
     if (e->lru_next != NULL) {
         e->lru_next->lru_prev = e;
     } else {
-        sh->lru_tail = e;
+        *list_tail(sh, e) = e;
     }
     sh->bytes += entry_size(cap) - entry_size(old->cap);
     free(old);
@@ -281,12 +335,15 @@ void mem_shard_clear(shard_t *sh)
         free(n);
     }
     sh->names = NULL;
-    entry_t *e = sh->lru_head;
-    while (e != NULL) {
-        entry_t *next = e->lru_next;
-        free(e->ext);
-        free(e);
-        e = next;
+    for (int list = 0; list < 2; list++) {
+        entry_t *e = list == 0 ? sh->lru_head : sh->held_head;
+
+        while (e != NULL) {
+            entry_t *next = e->lru_next;
+            free(e->ext);
+            free(e);
+            e = next;
+        }
     }
     free(sh->buckets);
 }

@@ -221,10 +221,12 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
 
     if (ctx->ws.e[i] == NULL &&
         (plan->record || plan->lock_until_ms[i] || plan->offences[i])) {
+        bool full = false;
+
         ctx->ws.e[i] = mem_shard_insert(ctx->ms, sh, &ctx->ws, ctx->h[i],
-                                        hit ? first : 0, ctx->now_ms);
+                                        hit ? first : 0, ctx->now_ms, &full);
         if (ctx->ws.e[i] == NULL) {
-            return SUSPECT_E_NOMEM;
+            return full ? SUSPECT_E_FULL : SUSPECT_E_NOMEM;
         }
         ctx->created[i] = true;
     }
@@ -242,9 +244,11 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
 static suspect_rc_t ctx_reserve(decision_ctx_t *ctx, const suspect_plan_t *plan)
 {
     for (size_t i = 0; i < ctx->n; i++) {
-        if (ctx_reserve_one(ctx, plan, i) != SUSPECT_OK) {
+        suspect_rc_t rc = ctx_reserve_one(ctx, plan, i);
+
+        if (rc != SUSPECT_OK) {
             ctx_rollback(ctx);
-            return SUSPECT_E_NOMEM;
+            return rc;
         }
     }
     return SUSPECT_OK;
@@ -301,6 +305,12 @@ static suspect_rc_t ms_run(suspect_store_t *store, const suspect_rule_t *rule,
         ctx_apply(&ctx, &plan);
     }
     unlock_shards(ctx.ms, ctx.order, ctx.m);
+    if (rc == SUSPECT_E_FULL) {
+        return suspect_err_set(err, rc, NULL, 0,
+                               "memory store: full of live locks "
+                               "(maxEntries %zu)",
+                               ctx.ms->max_entries);
+    }
     if (rc != SUSPECT_OK) {
         return suspect_err_set(err, rc, NULL, 0, "memory store: out of memory");
     }
@@ -486,6 +496,7 @@ static void memstore_configure(memstore_t *ms,
         shards = pow2_floor(max);
     }
     ms->nshards = shards;
+    ms->max_entries = max;
     ms->max_per_shard = (max + shards - 1) / shards;
     ms->max_buckets = pow2_ceil(ms->max_per_shard);
     ms->names_max = ms->max_per_shard * NAME_BYTES_PER_ENTRY;

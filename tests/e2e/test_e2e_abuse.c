@@ -20,6 +20,9 @@
  *   - IPv6 client addresses rotated inside one /64 are one identity (two
  *     allowed, then the lock), inside a hundred thousand /64s a hundred
  *     thousand identities (all allowed), memory bounded the same way.
+ *   - locked sessions fill the store: a flood of counters evicts counters,
+ *     never a lock; once only live locks are left, a new session is
+ *     refused (503, "store full") and every lock still holds.
  * test_e2e_abuse_bytes.c has hostile values (64 KiB, NUL, CR/LF, many
  * cookies, a Cookie header of the PARAMS limit); test_e2e_abuse_parsers.c
  * where an application's parser could read another identity than
@@ -313,6 +316,100 @@ static void test_flood_ipv6(void)
     close(fd);
 }
 
+/* Sessions "tag-first" .. "tag-(first+n-1)" compose twice each (the
+ * second locks); locked[i - first] says which ones were locked (200 then
+ * 429).  Counts the pairs by outcome: locked, refused with 503, other. */
+static void lock_sessions(int fd, const char *tag, unsigned first, unsigned n,
+                          bool *locked, long *nlocked, long *n503, long *other)
+{
+    char sid[64], out[2048];
+
+    for (unsigned i = first; i < first + n; i++) {
+        int a, b;
+
+        snprintf(sid, sizeof(sid), "%s-%u", tag, i);
+        a = compose(fd, sid, out, sizeof(out));
+        b = a == 200 ? compose(fd, sid, out, sizeof(out)) : a;
+        locked[i - first] = a == 200 && b == 429;
+        *nlocked += locked[i - first];
+        *n503 += a == 503;
+        *other += !locked[i - first] && a != 503;
+    }
+}
+
+/* How many of the sessions locked[] marks are no longer refused. */
+static long locks_lost(int fd, const char *tag, unsigned n, const bool *locked)
+{
+    char sid[64], out[2048];
+    long lost = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (locked[i]) {
+            snprintf(sid, sizeof(sid), "%s-%u", tag, i);
+            lost += compose(fd, sid, out, sizeof(out)) != 429;
+        }
+    }
+    return lost;
+}
+
+/* Locked identities fill the store: counters go before any lock; once
+ * only locks are left, a new identity is refused (503, "store full") and
+ * every lock holds, the oldest included. */
+static void test_flood_locks(void)
+{
+    enum { FIRST = ABUSE_CAP / 2, MORE = 3 * ABUSE_CAP };
+    static bool first_locked[FIRST], more_locked[MORE];
+    long nlocked = 0, n503 = 0, other = 0, lost, retry;
+    char out[4096];
+    long long t0;
+    char *log;
+    int fd;
+
+    CU_ASSERT_FATAL(abuse_start_authorizer(ABUSE_CAP) == 0);
+    fd = e2e_fcgi_connect();
+    CU_ASSERT_FATAL(fd >= 0);
+    t0 = mono_ms();
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 200);
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
+
+    /* Half the store locked, then a flood of counters: they evict each
+     * other, never a lock (before, a shard whose 16 oldest entries were
+     * locks evicted its oldest lock: the victim's among them). */
+    lock_sessions(fd, "lock", 0, FIRST, first_locked, &nlocked, &n503, &other);
+    CU_ASSERT_EQUAL(nlocked, FIRST);
+    CU_ASSERT_EQUAL(flood_sessions(fd, "count", 0, 10 * ABUSE_CAP),
+                    10 * ABUSE_CAP);
+    lost = locks_lost(fd, "lock", FIRST, first_locked);
+    fprintf(stderr, "\n  %d locks, %d counters: %ld locks lost ", FIRST,
+            10 * ABUSE_CAP, lost);
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
+
+    /* Three times the store's size in more locks: they take the
+     * counters' room; past that, new identities are refused. */
+    nlocked = n503 = other = 0;
+    lock_sessions(fd, "more", 0, MORE, more_locked, &nlocked, &n503, &other);
+    fprintf(stderr,
+            "\n  %d more lock attempts (cap %d): %ld locked, %ld 503, "
+            "%ld other ",
+            MORE, ABUSE_CAP, nlocked, n503, other);
+    CU_ASSERT(n503 > 0);
+    CU_ASSERT_EQUAL(other, 0);
+    CU_ASSERT(FIRST + 1 + nlocked <= ABUSE_CAP + 64);
+    CU_ASSERT_EQUAL(compose(fd, "fresh", out, sizeof(out)), 503);
+
+    /* Every lock holds, with its original end. */
+    CU_ASSERT_EQUAL(locks_lost(fd, "lock", FIRST, first_locked), 0);
+    CU_ASSERT_EQUAL(locks_lost(fd, "more", MORE, more_locked), 0);
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
+    retry = abuse_retry_after(out);
+    CU_ASSERT(retry <= LOCK_S && retry >= LOCK_S - 1 - (mono_ms() - t0) / 1000);
+    close(fd);
+    log = test_read_file(e2e.log, NULL);
+    CU_ASSERT_PTR_NOT_NULL(log != NULL ? strstr(log, "(store full)") : NULL);
+    free(log);
+}
+
 /* Registers the "abuse" suite. */
 int register_abuse_suite(void)
 {
@@ -324,6 +421,8 @@ int register_abuse_suite(void)
                     test_flood_sessions) == NULL ||
         CU_add_test(s, "100k IPv6 addresses: /64 grouping, memory bounded",
                     test_flood_ipv6) == NULL ||
+        CU_add_test(s, "locks fill the store: none evicted",
+                    test_flood_locks) == NULL ||
         abuse_add_bytes_tests(s) != 0 || abuse_add_parser_tests(s) != 0 ||
         abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0 ||
         abuse_add_slow_tests(s) != 0 || abuse_add_readings_tests(s) != 0 ||

@@ -554,25 +554,92 @@ static void test_evict_lru_unlocked(void)
     suspect_store_free(store);
 }
 
-static void test_evict_all_locked(void)
+/* Locks identity value of rule at now (limit + 1 hits); asserts it. */
+static suspect_key_t lock_one(suspect_store_t *store,
+                              const suspect_rule_t *rule, const char *value,
+                              int64_t now_ms)
 {
-    suspect_store_t *store = new_store(4, 1);
-    suspect_rule_t rule = rule_of("Lk", 5, 100, 0);
-    suspect_key_t k[5];
-    char value[8];
+    suspect_key_t key = test_key(rule->action, value);
+    suspect_decision_t d = {0};
 
-    for (int i = 0; i < 5; i++) {
-        snprintf(value, sizeof(value), "k%d", i);
-        k[i] = test_key("Lk", value);
-        CU_ASSERT_EQUAL(suspect_store_block(store, &k[i], i, 1000000, NULL),
-                        SUSPECT_OK);
+    for (uint32_t i = 0; i <= rule->limit_count; i++) {
+        d = decide1(store, rule, &key, now_ms);
     }
-    /* all four were locked: the oldest, k0, went */
-    CU_ASSERT_EQUAL(suspect_memstore_size(store), 4);
-    CU_ASSERT_EQUAL(status1(store, &rule, &k[0], 10).locked_until_ms, 0);
-    for (int i = 1; i < 5; i++) {
-        CU_ASSERT_EQUAL(status1(store, &rule, &k[i], 10).locked_until_ms,
-                        1000000);
+    CU_ASSERT_TRUE(d.locked);
+    return key;
+}
+
+/* A flood of identities that get locked, in a store that also holds
+ * counters: the counters go, every lock stays, the oldest included. */
+static void test_evict_counters_not_locks(void)
+{
+    suspect_store_t *store = new_store(32, 1);
+    suspect_rule_t rule = rule_of("Lk", 2, 100, 600);
+    suspect_key_t k[32];
+    char value[16];
+
+    for (int i = 0; i < 20; i++) { /* the oldest: locks */
+        snprintf(value, sizeof(value), "lock%d", i);
+        k[i] = lock_one(store, &rule, value, i);
+    }
+    for (int i = 0; i < 12; i++) { /* then counters, one hit each */
+        suspect_key_t c;
+        snprintf(value, sizeof(value), "count%d", i);
+        c = test_key("Lk", value);
+        decide1(store, &rule, &c, 100 + i);
+    }
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 32);
+    for (int i = 20; i < 32; i++) { /* more locks: the counters make room */
+        snprintf(value, sizeof(value), "lock%d", i);
+        k[i] = lock_one(store, &rule, value, 200 + i);
+        CU_ASSERT_EQUAL(suspect_memstore_size(store), 32);
+    }
+    for (int i = 0; i < 32; i++) {
+        CU_ASSERT_EQUAL(status1(store, &rule, &k[i], 1000).locked_until_ms,
+                        (i < 20 ? i : 200 + i) + 600000);
+    }
+    suspect_store_free(store);
+}
+
+/* A store full of live locks takes no new identity (SUSPECT_E_FULL, for
+ * a decision and a block alike) and keeps every lock; when a lock ends,
+ * its entry makes room again. */
+static void test_full_of_locks(void)
+{
+    suspect_store_t *store = new_store(8, 1);
+    suspect_rule_t rule = rule_of("Full", 1, 100, 60);
+    suspect_rule_t shorter = rule_of("Full", 1, 100, 10);
+    suspect_key_t k[8], fresh = test_key("Full", "fresh");
+    suspect_decision_t d;
+    suspect_err_t err;
+    char value[16];
+
+    for (int i = 0; i < 8; i++) {
+        snprintf(value, sizeof(value), "k%d", i);
+        k[i] = lock_one(store, i == 0 ? &shorter : &rule, value, 1000);
+    }
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 8);
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(
+        suspect_store_decide(store, &rule, &fresh, 1, 2000, &d, &err),
+        SUSPECT_E_FULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "full of live locks"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "maxEntries 8"));
+    CU_ASSERT_EQUAL(suspect_store_block(store, &fresh, 2000, 9000, NULL),
+                    SUSPECT_E_FULL);
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 8);
+    for (int i = 0; i < 8; i++) { /* the locked are still refused */
+        d = decide1(store, &rule, &k[i], 3000);
+        CU_ASSERT_FALSE(d.allowed);
+        CU_ASSERT_TRUE(d.locked);
+    }
+    /* k0's lock ends at 11000: its entry is the one that goes */
+    d = decide1(store, &rule, &fresh, 12000);
+    CU_ASSERT_TRUE(d.allowed);
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 8);
+    for (int i = 1; i < 8; i++) {
+        CU_ASSERT_EQUAL(status1(store, &rule, &k[i], 12000).locked_until_ms,
+                        61000);
     }
     suspect_store_free(store);
 }
@@ -925,7 +992,8 @@ int register_memstore_suite(void)
         {"block", test_block_op},
         {"eviction: expired first", test_evict_expired_first},
         {"eviction: LRU unlocked next", test_evict_lru_unlocked},
-        {"eviction: all locked, the oldest", test_evict_all_locked},
+        {"eviction: counters go, locks stay", test_evict_counters_not_locks},
+        {"eviction: full of live locks", test_full_of_locks},
         {"eviction: a lock survives a flood", test_locked_survives_flood},
         {"expired entries freed on insert", test_expire_on_insert},
         {"small max_entries lowers shards", test_small_max_lowers_shards},

@@ -19,7 +19,7 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 408 &&
+_Static_assert(sizeof(suspect_conf_t) == 488 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_rule_t) == 40,
@@ -85,6 +85,18 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_STR, COFF(template_type), 0},
     {COMPILED_INT, COFF(response_line), 0},
     {COMPILED_STR, COFF(shadow_header), 0},
+    {COMPILED_BOOL, COFF(control_on), 0},
+    {COMPILED_STR, COFF(control_path), 0},
+    {COMPILED_UINT, COFF(control_mode), 0},
+    {COMPILED_STR, COFF(control_group), 0},
+    {COMPILED_INT, COFF(control_line), 0},
+    {COMPILED_STR, COFF(metrics_listen), 0},
+    {COMPILED_INT, COFF(metrics_line), 0},
+    {COMPILED_ENUM, COFF(decisions), SUSPECT_DECISIONS_ALL},
+    {COMPILED_STR, COFF(decision_path), 0},
+    {COMPILED_STR, COFF(identity_key), 0},
+    {COMPILED_BOOL, COFF(full_uri), 0},
+    {COMPILED_INT, COFF(log_line), 0},
     /* actions: applied to the routes at load, not carried; allow, deny:
      * refused by suspect-cgi (cgi_check_conf()), not carried */
     {0, 0, 0}};

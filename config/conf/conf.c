@@ -230,3 +230,38 @@ const char *suspect_src_kind_name(suspect_src_kind_t kind)
     }
     return "unknown";
 }
+const char *suspect_conf_control_path(const suspect_conf_t *conf, char *buf,
+                                      size_t size)
+{
+    const char *listen = conf->listen;
+    int n;
+
+    if (!conf->control_on) {
+        return NULL;
+    }
+    if (conf->control_path != NULL) {
+        n = snprintf(buf, size, "%s", conf->control_path);
+    } else if (listen != NULL && strncmp(listen, "unix:", 5) == 0 &&
+               strrchr(listen, '/') != NULL) {
+        const char *slash = strrchr(listen, '/');
+
+        n = snprintf(buf, size, "%.*s/%s", (int)(slash - listen - 5),
+                     listen + 5, SUSPECT_CONF_CONTROL_NAME);
+    } else {
+        n = snprintf(buf, size, "%s/%s", SUSPECT_CONF_CONTROL_DIR,
+                     SUSPECT_CONF_CONTROL_NAME);
+    }
+    return n > 0 && (size_t)n < size ? buf : NULL;
+}
+
+const char *suspect_conf_decisions_name(suspect_conf_decisions_t d)
+{
+    switch (d) {
+    case SUSPECT_DECISIONS_DENIALS:
+        return "denials";
+    case SUSPECT_DECISIONS_ALL:
+        return "all";
+    default:
+        return "off";
+    }
+}

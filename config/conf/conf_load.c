@@ -119,6 +119,9 @@ static void set_defaults(suspect_conf_t *c)
     c->ipv4_prefix = 32;
     c->ipv6_prefix = 64;
     c->format = SUSPECT_FORMAT_AUTO;
+    c->control_on = true;
+    c->control_mode = 0660;
+    c->decisions = SUSPECT_DECISIONS_OFF;
 }
 
 /* What set_dir() ends with: the directory, or why there is none. */

@@ -200,6 +200,17 @@ typedef enum suspect_conf_fwd_header {
     SUSPECT_FWD_BOTH       /* Forwarded, else X-Forwarded-For */
 } suspect_conf_fwd_header_t;
 
+/* What the decision log writes (<Log decisions>). */
+typedef enum suspect_conf_decisions {
+    SUSPECT_DECISIONS_OFF = 0,
+    SUSPECT_DECISIONS_DENIALS, /* denials, refusals and fail-mode decisions */
+    SUSPECT_DECISIONS_ALL      /* every request that met a route */
+} suspect_conf_decisions_t;
+
+/* Where the control socket goes when <Control socket> is not given. */
+#define SUSPECT_CONF_CONTROL_DIR  "/run/suspect"
+#define SUSPECT_CONF_CONTROL_NAME "control.sock"
+
 typedef struct suspect_conf {
     const char *file; /* as given to suspect_conf_load() */
     const char *dir;  /* its directory: relative paths are resolved here */
@@ -286,6 +297,27 @@ typedef struct suspect_conf {
      * else on the 200); NULL = none */
     const char *shadow_header;
 
+    /* <Control> (restart to change): suspect-fcgi's control socket */
+    bool control_on;           /* enabled, default true */
+    const char *control_path;  /* socket; NULL = the default (see
+                                  suspect_conf_control_path()) */
+    unsigned control_mode;     /* permissions, default 0660 */
+    const char *control_group; /* a group whose members may use it */
+    int control_line;
+
+    /* <Metrics> (restart to change) */
+    const char *metrics_listen; /* tcp:host:port, NULL = no listener */
+    int metrics_line;
+
+    /* <Log> */
+    suspect_conf_decisions_t decisions; /* the decision log; reloadable */
+    const char *decision_path;          /* its file (restart to change); NULL =
+                                           stderr */
+    const char *identity_key;           /* key of the identities' hashes; NULL =
+                                           one drawn at start */
+    bool full_uri; /* log whole request targets, query too */
+    int log_line;
+
     /* <Route>, in file order: the first match wins */
     size_t nroutes;
     const suspect_conf_route_t *routes;
@@ -326,6 +358,19 @@ const char *suspect_conf_warning(const suspect_conf_t *conf, size_t i);
  * again.  *sig gets a digest of what the files are now (to tell, after a
  * failed load, whether they changed since). */
 bool suspect_conf_lists_changed(const suspect_conf_t *conf, uint64_t *sig);
+
+/*
+ * The path of suspect-fcgi's control socket: <Control socket>, else
+ * control.sock in the directory of a unix <Server listen>, else
+ * SUSPECT_CONF_CONTROL_DIR/control.sock; NULL when <Control
+ * enabled="no">.  suspect-fcgi and suspectctl both call it, so they meet.
+ * Written into buf (size bytes; NULL when it does not fit).
+ */
+const char *suspect_conf_control_path(const suspect_conf_t *conf, char *buf,
+                                      size_t size);
+
+/* The keyword of a decision log level ("off", "denials", "all"). */
+const char *suspect_conf_decisions_name(suspect_conf_decisions_t d);
 
 /* The name of a source kind as written in the file ("cookie", ...). */
 const char *suspect_src_kind_name(suspect_src_kind_t kind);

@@ -76,8 +76,10 @@ static void log_verdict(const cgi_req_t *r, const mw_verdict_t *v)
     if (!mw_log_enabled(level)) {
         return;
     }
-    /* The path only: a query string may hold identities and tokens. */
-    uri = mw_log_uri(mw_req_param(r->req, "REQUEST_URI", NULL), 0, &len);
+    /* The path only, unless <Log requestUri="full">: a query string may
+     * hold identities and tokens. */
+    uri = mw_log_uri(mw_req_param(r->req, "REQUEST_URI", NULL),
+                     r->setup.conf->full_uri, &len);
     mw_log(level, "%s %.*s action=%s status=%d (%s)",
            v->kind == MW_VERDICT_DENY ? "deny" : "refuse", len, uri,
            v->route != NULL ? v->route->action : "-", v->status,

@@ -136,9 +136,10 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
 
 /* One line per denial or refusal, and per would-deny of a shadow route
  * (at notice: the lines an operator rolling a limit out watches): the
- * path (never the query), the action, the status and why (never a
- * value). */
-static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
+ * path (the query too only with <Log requestUri="full">), the action,
+ * the status and why (never a value). */
+static void log_verdict(const suspect_conf_t *c, const mw_req_t *req,
+                        const mw_verdict_t *v)
 {
     mw_log_level_t level = v->would_deny      ? MW_LOG_NOTICE
                            : v->status >= 500 ? MW_LOG_WARNING
@@ -149,7 +150,7 @@ static void log_verdict(const mw_req_t *req, const mw_verdict_t *v)
     if (!mw_log_enabled(level)) {
         return;
     }
-    uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), 0, &len);
+    uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), c->full_uri, &len);
     mw_log(level, "%s %.*s action=%s status=%d (%s)",
            v->would_deny                ? "would-deny"
            : v->kind == MW_VERDICT_DENY ? "deny"
@@ -187,12 +188,12 @@ void mw_handler_request(mw_req_t *req, void *arg)
         mw_error_respond(req, err.code == SUSPECT_E_NOMEM ? 503 : 400);
     } else if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
                v.kind == MW_VERDICT_UNAVAILABLE) {
-        log_verdict(req, &v);
+        log_verdict(c, req, &v);
         mw_guard_respond(g, req, &v);
     } else if (v.would_deny) {
         char line[SUSPECT_ACTION_MAX + 128];
 
-        log_verdict(req, &v);
+        log_verdict(c, req, &v);
         if (c->shadow_header != NULL) {
             req->prelude = line;
             req->prelude_len = shadow_line(c, &v, line, sizeof(line));

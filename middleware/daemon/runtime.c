@@ -103,6 +103,18 @@ static const char *restart_change(const suspect_conf_t *old,
         old->upstream_max_idle != c->upstream_max_idle) {
         return "Upstream";
     }
+    if (old->control_on != c->control_on ||
+        str_differs(old->control_path, c->control_path) ||
+        old->control_mode != c->control_mode ||
+        str_differs(old->control_group, c->control_group)) {
+        return "Control";
+    }
+    if (str_differs(old->metrics_listen, c->metrics_listen)) {
+        return "Metrics";
+    }
+    if (str_differs(old->decision_path, c->decision_path)) {
+        return "Log path";
+    }
     return NULL;
 }
 

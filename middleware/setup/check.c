@@ -54,6 +54,32 @@ static void print_list(FILE *out, const char *indent, const char *name,
     fputc('\n', out);
 }
 
+/* The control socket, the metrics listener and the decision log. */
+static void print_operate(FILE *out, const suspect_conf_t *c)
+{
+    char path[256];
+    const char *ctl = suspect_conf_control_path(c, path, sizeof(path));
+
+    if (ctl != NULL) {
+        fprintf(out, "control   %s (mode %04o%s%s)\n", ctl, c->control_mode,
+                c->control_group != NULL ? ", group " : "",
+                c->control_group != NULL ? c->control_group : "");
+    } else {
+        fprintf(out, "control   off\n");
+    }
+    fprintf(out, "metrics   %s\n",
+            c->metrics_listen != NULL ? c->metrics_listen : "off");
+    fprintf(out, "decisions %s", suspect_conf_decisions_name(c->decisions));
+    if (c->decisions != SUSPECT_DECISIONS_OFF) {
+        fprintf(out, " to %s, identities hashed with %s",
+                c->decision_path != NULL ? c->decision_path : "stderr",
+                c->identity_key != NULL ? "the identityKey"
+                                        : "a key drawn at start");
+    }
+    fprintf(out, "; requests logged by %s\n",
+            c->full_uri ? "their whole target (query too)" : "their path");
+}
+
 static void print_settings(FILE *out, const suspect_conf_t *c)
 {
     fprintf(out, "listen    %s (mode %04o), %u workers, %s\n", c->listen,
@@ -88,6 +114,7 @@ static void print_settings(FILE *out, const suspect_conf_t *c)
     }
     fprintf(out, "client-ip trusted proxies: %s\n",
             c->trusted_proxies != NULL ? c->trusted_proxies : "none");
+    print_operate(out, c);
 }
 
 static void print_source(FILE *out, const suspect_conf_source_t *s)

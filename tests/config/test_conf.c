@@ -262,12 +262,57 @@ static void test_defaults(void)
     CU_ASSERT_PTR_NULL(c->template_body);
     CU_ASSERT_EQUAL(c->template_len, 0);
     CU_ASSERT_PTR_NULL(c->template_type);
+    CU_ASSERT(c->control_on);
+    CU_ASSERT_PTR_NULL(c->control_path);
+    CU_ASSERT_EQUAL(c->control_mode, 0660);
+    CU_ASSERT_PTR_NULL(c->control_group);
+    CU_ASSERT_PTR_NULL(c->metrics_listen);
+    CU_ASSERT_EQUAL(c->decisions, SUSPECT_DECISIONS_OFF);
+    CU_ASSERT_PTR_NULL(c->decision_path);
+    CU_ASSERT_PTR_NULL(c->identity_key);
+    CU_ASSERT(!c->full_uri);
     CU_ASSERT_EQUAL(c->nroutes, 0);
     CU_ASSERT_EQUAL_FATAL(suspect_conf_warning_count(c), 1);
     CU_ASSERT(
         conf_test_ends_with(suspect_conf_warning(c, 0),
                             "minimal.xml:1: warning: no <Route>: no request is "
                             "counted"));
+    suspect_conf_unref(c);
+
+    /* The control socket: beside a unix listen socket by default. */
+    {
+        char buf[200];
+
+        CU_ASSERT_STRING_EQUAL(suspect_conf_control_path(c, buf, sizeof(buf)),
+                               "/run/suspect/control.sock");
+        suspect_conf_unref(c);
+        c = conf_test_body(BASE "<Server listen='unix:/tmp/x/f.sock'/>");
+        CU_ASSERT_STRING_EQUAL(suspect_conf_control_path(c, buf, sizeof(buf)),
+                               "/tmp/x/control.sock");
+        CU_ASSERT_PTR_NULL(suspect_conf_control_path(c, buf, 10));
+        suspect_conf_unref(c);
+        c = conf_test_body(BASE "<Server listen='tcp:127.0.0.1:9000'/>"
+                                "<Control socket='ctl/c.sock' mode='0600'/>");
+        CU_ASSERT_STRING_EQUAL(suspect_conf_control_path(c, buf, sizeof(buf)),
+                               "/etc/suspect/ctl/c.sock");
+        CU_ASSERT_EQUAL(c->control_mode, 0600);
+        suspect_conf_unref(c);
+        c = conf_test_body(BASE "<Server listen='tcp:127.0.0.1:9000'/>");
+        CU_ASSERT_STRING_EQUAL(suspect_conf_control_path(c, buf, sizeof(buf)),
+                               "/run/suspect/control.sock");
+        suspect_conf_unref(c);
+        c = conf_test_body(BASE "<Control enabled='no'/>");
+        CU_ASSERT_PTR_NULL(suspect_conf_control_path(c, buf, sizeof(buf)));
+        suspect_conf_unref(c);
+        /* A decision log without a key works, and says what it costs. */
+        c = conf_test_body(BASE "<Log decisions='denials'/>");
+        CU_ASSERT_EQUAL(c->decisions, SUSPECT_DECISIONS_DENIALS);
+        CU_ASSERT(conf_test_ends_with(
+            suspect_conf_warning(c, 0),
+            "t.xml:1: warning: Log: no identityKey: identities are hashed "
+            "with a key drawn at start, so their hashes differ across "
+            "restarts and servers"));
+    }
     suspect_conf_unref(c);
 
     /* A Store of type redis without url gets the library's default. */

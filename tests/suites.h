@@ -41,5 +41,6 @@ int register_libfcgi_suite(void);
 int register_log_suite(void);
 int register_sentinel_suite(void);
 int register_cluster_suite(void);
+int register_control_suite(void);
 
 #endif

@@ -265,3 +265,10 @@ const char *suspect_conf_decisions_name(suspect_conf_decisions_t d)
         return "off";
     }
 }
+
+const char *suspect_conf_store_name(suspect_conf_store_kind_t k)
+{
+    return k == SUSPECT_STORE_LMDB    ? "lmdb"
+           : k == SUSPECT_STORE_REDIS ? "redis"
+                                      : "memory";
+}

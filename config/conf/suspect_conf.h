@@ -369,6 +369,9 @@ bool suspect_conf_lists_changed(const suspect_conf_t *conf, uint64_t *sig);
 const char *suspect_conf_control_path(const suspect_conf_t *conf, char *buf,
                                       size_t size);
 
+/* The keyword of a store kind ("memory", "lmdb", "redis"). */
+const char *suspect_conf_store_name(suspect_conf_store_kind_t k);
+
 /* The keyword of a decision log level ("off", "denials", "all"). */
 const char *suspect_conf_decisions_name(suspect_conf_decisions_t d);
 

@@ -3,15 +3,18 @@
  *
  * check is suspect-fcgi --check (mw_check), its report captured for
  * --json.  The others name one identity of one action (ctl_target: the key
- * the guard builds) and make one store call: suspect_store_status(),
- * suspect_store_unblock() (the lock, and the oldest hits of a full window,
- * so the next request is allowed: it says how many), suspect_store_reset()
- * (reset: the lock and every hit) or suspect_store_block().  Each prints
- * what it did, or one JSON object.
+ * the guard builds) and make one call of the store interface, by the
+ * daemon or by suspectctl itself: status, unblock (the lock, and the
+ * oldest hits of a full window, so the next request is allowed: it says
+ * how many), reset (the lock and every hit) or block.  Each prints what it
+ * did, or one JSON object.
  *
- * A running suspect-fcgi keeps a small cache of the locks it has denied
- * by (the failover store's lock cache), trusting each entry for one
- * second: an unblock or reset reaches it within that second.
+ * Where: the running suspect-fcgi of suspect.xml, through its control
+ * socket, else the store itself (ctl_remote.c).  A daemon on lmdb or redis
+ * keeps a small cache of the locks it has denied by (the failover store's
+ * lock cache), trusting each entry for one second: through the socket an
+ * unblock or reset clears it at once, from the store directly it reaches
+ * it within that second.
  */
 #include "ctl_int.h"
 
@@ -133,9 +136,8 @@ static int target_args(ctl_t *c, int argc, char **argv, const char *synopsis,
 /* ---- status ------------------------------------------------------------- */
 
 static void status_human(const ctl_t *c, const ctl_target_t *t,
-                         const suspect_status_t *st)
+                         const suspect_rule_t *r, const suspect_status_t *st)
 {
-    const suspect_rule_t *r = t->rule;
 
     print_target(c, t);
     fprintf(c->out, "  %-13s %u per %u s", "limit", r->limit_count,
@@ -172,33 +174,31 @@ static void status_human(const ctl_t *c, const ctl_target_t *t,
 int ctl_cmd_status(ctl_t *c, int argc, char **argv)
 {
     ctl_target_t t;
+    suspect_rule_t rule;
     suspect_status_t st;
-    suspect_err_t err;
     ctl_json_t j;
     int rc =
         target_args(c, argc, argv,
                     "status ACTION IDENTITY [TYPE] | status -k KEY", true, &t);
 
     if (rc == CTL_OK) {
-        rc = ctl_open_store(c, false);
+        rc = ctl_connect(c, false);
+    }
+    if (rc == CTL_OK) {
+        rc = ctl_op_status(c, &t, &rule, &st);
     }
     if (rc != CTL_OK) {
         return rc;
     }
-    suspect_err_clear(&err);
-    if (suspect_store_status(c->setup.store, t.rule, &t.key, c->now_ms, &st,
-                             &err) != SUSPECT_OK) {
-        return ctl_fail_err(c, CTL_STORE, "status", &err);
-    }
     if (!c->json) {
-        status_human(c, &t, &st);
+        status_human(c, &t, &rule, &st);
         return CTL_OK;
     }
     cj_begin(&j, c, CTL_OK);
     json_target(&j, c, &t);
-    cj_int(&j, "limit", t.rule->limit_count);
-    cj_int(&j, "window_s", t.rule->window_s);
-    cj_int(&j, "block_s", t.rule->block_s);
+    cj_int(&j, "limit", rule.limit_count);
+    cj_int(&j, "window_s", rule.window_s);
+    cj_int(&j, "block_s", rule.block_s);
     cj_int(&j, "in_window", st.in_window);
     cj_int(&j, "remaining", st.remaining);
     cj_bool(&j, "locked", st.locked_until_ms != 0);
@@ -269,21 +269,18 @@ int ctl_cmd_unblock(ctl_t *c, int argc, char **argv)
 {
     ctl_target_t t;
     suspect_unblock_t u;
-    suspect_err_t err;
     int rc = target_args(c, argc, argv,
                          "unblock ACTION IDENTITY [TYPE] | unblock -k KEY",
                          true, &t);
 
     if (rc == CTL_OK) {
-        rc = ctl_open_store(c, false);
+        rc = ctl_connect(c, false);
+    }
+    if (rc == CTL_OK) {
+        rc = ctl_op_unblock(c, &t, &u);
     }
     if (rc != CTL_OK) {
         return rc;
-    }
-    suspect_err_clear(&err);
-    if (suspect_store_unblock(c->setup.store, t.rule, &t.key, c->now_ms, &u,
-                              &err) != SUSPECT_OK) {
-        return ctl_fail_err(c, CTL_STORE, "unblock", &err);
     }
     unblocked(c, &t, &u);
     return CTL_OK;
@@ -293,21 +290,18 @@ int ctl_cmd_unblock(ctl_t *c, int argc, char **argv)
 int ctl_cmd_reset(ctl_t *c, int argc, char **argv)
 {
     ctl_target_t t;
-    suspect_err_t err;
     int rc =
         target_args(c, argc, argv,
                     "reset ACTION IDENTITY [TYPE] | reset -k KEY", false, &t);
 
     if (rc == CTL_OK) {
-        rc = ctl_open_store(c, false);
+        rc = ctl_connect(c, false);
+    }
+    if (rc == CTL_OK) {
+        rc = ctl_op_reset(c, &t);
     }
     if (rc != CTL_OK) {
         return rc;
-    }
-    suspect_err_clear(&err);
-    if (suspect_store_reset(c->setup.store, &t.key, SUSPECT_RESET_ALL, &err) !=
-        SUSPECT_OK) {
-        return ctl_fail_err(c, CTL_STORE, "reset", &err);
     }
     done(c, &t, "reset", 0);
     return CTL_OK;
@@ -339,8 +333,7 @@ int ctl_cmd_block(ctl_t *c, int argc, char **argv)
     int pos = c->key != NULL ? 0 : 2;
     uint32_t secs = argc > pos ? parse_seconds(argv[pos]) : 0;
     ctl_target_t t;
-    suspect_err_t err;
-    int64_t until;
+    int64_t until = 0;
     int rc;
 
     if (argc <= pos || argc > 4) {
@@ -360,16 +353,13 @@ int ctl_cmd_block(ctl_t *c, int argc, char **argv)
     }
     rc = target_args(c, argc - 1, args, synopsis, false, &t);
     if (rc == CTL_OK) {
-        rc = ctl_open_store(c, false);
+        rc = ctl_connect(c, false);
+    }
+    if (rc == CTL_OK) {
+        rc = ctl_op_block(c, &t, secs, &until);
     }
     if (rc != CTL_OK) {
         return rc;
-    }
-    until = c->now_ms + (int64_t)secs * 1000;
-    suspect_err_clear(&err);
-    if (suspect_store_block(c->setup.store, &t.key, c->now_ms, until, &err) !=
-        SUSPECT_OK) {
-        return ctl_fail_err(c, CTL_STORE, "block", &err);
     }
     done(c, &t, "blocked", until);
     return CTL_OK;

@@ -47,6 +47,18 @@ int ctl_load(ctl_t *c)
     return CTL_OK;
 }
 
+/* Loads suspect.xml only. */
+int ctl_load_conf(ctl_t *c)
+{
+    suspect_err_t err;
+
+    suspect_err_clear(&err);
+    if (suspect_conf_load(c->conf_path, &c->setup.conf, &err) != SUSPECT_OK) {
+        return ctl_fail_err(c, CTL_CONFIG, NULL, &err);
+    }
+    return CTL_OK;
+}
+
 /* Frees the store, the guard and the snapshots. */
 void ctl_unload(ctl_t *c)
 {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "control/control_proto.h"
 #include "guard/guard.h"
 #include "conf/suspect_conf.h"
 #include "limits/suspect_limits.h"
@@ -35,14 +36,21 @@ typedef struct ctl {
     const char *conf_path;
     const char *command; /* the command's name, for messages and JSON */
     bool json;
-    const char *key;  /* -k KEY: the identity by its store key */
-    const char *body; /* simulate --body */
-    bool body_stdin;  /* simulate --body-stdin */
+    const char *key;    /* -k KEY: the identity by its store key */
+    const char *body;   /* simulate --body */
+    bool body_stdin;    /* simulate --body-stdin */
+    const char *socket; /* --socket PATH: the daemon's control socket */
+    bool direct;        /* --direct: the store, never the daemon */
     FILE *out;
     FILE *errs;
     int64_t now_ms;
     mw_setup_t setup; /* its store NULL until opened; stays NULL for
                          memory */
+    bool daemon;      /* a suspect-fcgi answers: work through it */
+    const char *via;  /* "daemon" or "store" once connected */
+    const char *sock; /* the control socket tried (sock_buf) */
+    char sock_buf[4096];
+    int64_t daemon_pid;
 } ctl_t;
 
 /* ---- ctl_out.c ---------------------------------------------------------- */
@@ -98,6 +106,10 @@ void cj_time(ctl_json_t *j, const char *key, int64_t ms);
 /* Loads suspect.xml, the limits file and the guard: CTL_OK or CTL_CONFIG
  * (reported).  Commands call it once their operands are checked. */
 int ctl_load(ctl_t *c);
+
+/* Loads suspect.xml alone (what finds the daemon): CTL_OK or CTL_CONFIG
+ * (reported). */
+int ctl_load_conf(ctl_t *c);
 
 /*
  * Opens the store of suspect.xml, bare (no fail mode: an error is an
@@ -156,6 +168,36 @@ bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
 bool ctl_key_unescape(const char *value, size_t len, char *buf, size_t size,
                       size_t *out_len);
 
+/* ---- ctl_remote.c ------------------------------------------------------- */
+
+/*
+ * Chooses where counts are read and changed: the suspect-fcgi that answers
+ * on the control socket of suspect.xml (or --socket) and runs this
+ * suspect.xml, else the store itself (ctl_open_store(), memory_ok as
+ * there).  CTL_OK, or CTL_STORE (reported).  Call after ctl_load().
+ */
+int ctl_connect(ctl_t *c, bool memory_ok);
+
+/* The operations on one target, from the daemon or the store alike;
+ * CTL_OK or a failure reported.  status also gives the rule the answer
+ * was computed with (the daemon's own limits when it answered). */
+int ctl_op_status(ctl_t *c, const ctl_target_t *t, suspect_rule_t *rule,
+                  suspect_status_t *st);
+int ctl_op_unblock(ctl_t *c, const ctl_target_t *t, suspect_unblock_t *u);
+int ctl_op_reset(ctl_t *c, const ctl_target_t *t);
+int ctl_op_block(ctl_t *c, const ctl_target_t *t, uint32_t secs,
+                 int64_t *until_ms);
+
+/* The daemon's live locks whose key starts with prefix (NULL: all),
+ * through fn; only when c->daemon. */
+int ctl_op_locked(ctl_t *c, const char *prefix, suspect_locked_fn fn,
+                  void *arg);
+
+/* A command without operands to the daemon (stats, reload): CTL_OK with
+ * its "ok" reply in *r (free it with mw_ctl_msg_free()), or a failure
+ * reported. */
+int ctl_op_call(ctl_t *c, const char *command, mw_ctl_msg_t *r);
+
 /* ---- the commands (operands after the command name) --------------------- */
 
 int ctl_cmd_check(ctl_t *c, int argc, char **argv);
@@ -165,5 +207,7 @@ int ctl_cmd_reset(ctl_t *c, int argc, char **argv);
 int ctl_cmd_block(ctl_t *c, int argc, char **argv);
 int ctl_cmd_locked(ctl_t *c, int argc, char **argv);
 int ctl_cmd_simulate(ctl_t *c, int argc, char **argv);
+int ctl_cmd_stats(ctl_t *c, int argc, char **argv);
+int ctl_cmd_reload(ctl_t *c, int argc, char **argv);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * ctl_locked.c - suspectctl locked [ACTION]: the identities locked now.
  *
+ * Through the daemon (ctl_remote.c): its store's listing, for every store
+ * (the memory store's too), one reply.  Else from the store itself:
  * LMDB: suspect_lmdb_foreach_locked(), one read transaction, in key order.
  * Redis: suspect_redis_foreach_locked(), SCAN MATCH "<prefix><action>:*
  * :locked" ("<prefix>{<action>:*" with the hash tag) with COUNT, on every
@@ -108,6 +110,15 @@ static suspect_rc_t list_locks(ctl_t *c, lock_list_t *l, suspect_err_t *err)
 {
     char match[SUSPECT_KEY_MAX];
 
+    if (c->daemon) {
+        snprintf(
+            match, sizeof(match), "%s%s%s",
+            c->setup.conf->key_prefix != NULL ? c->setup.conf->key_prefix : "",
+            l->action != NULL ? l->action : "", l->action != NULL ? ":" : "");
+        return ctl_op_locked(c, match, collect, l) == CTL_OK ? SUSPECT_OK
+                                                             : SUSPECT_E_STORE;
+    }
+
     if (c->setup.conf->store == SUSPECT_STORE_LMDB) {
         return suspect_lmdb_foreach_locked(c->setup.store, c->now_ms, collect,
                                            l, err);
@@ -197,7 +208,7 @@ int ctl_cmd_locked(ctl_t *c, int argc, char **argv)
         return ctl_fail(c, CTL_NOTFOUND, "action %s is not in %s", l.action,
                         c->setup.conf->limits_path);
     }
-    rc = ctl_open_store(c, false);
+    rc = ctl_connect(c, false);
     if (rc != CTL_OK) {
         return rc;
     }
@@ -205,6 +216,9 @@ int ctl_cmd_locked(ctl_t *c, int argc, char **argv)
     src = list_locks(c, &l, &err);
     if (src != SUSPECT_OK || l.oom) {
         list_free(&l);
+        if (c->daemon && !l.oom) {
+            return CTL_STORE; /* reported by ctl_op_locked() */
+        }
         return l.oom ? ctl_fail(c, CTL_STORE, "locked: out of memory")
                      : ctl_fail_err(c, CTL_STORE, "locked", &err);
     }

@@ -88,6 +88,9 @@ void cj_begin(ctl_json_t *j, const ctl_t *c, int exit)
     cj_str(j, "command", c->command);
     cj_bool(j, "ok", exit == 0);
     cj_int(j, "exit", exit);
+    if (c->via != NULL && exit == 0) {
+        cj_str(j, "via", c->via);
+    }
 }
 
 /* Closes everything still open and ends the line. */

@@ -13,7 +13,8 @@
  * suspect_policy_evaluate(), the definition every store decides by.
  * Nothing is written: the hit is not counted and no lock is created.
  *
- * With the memory store the counts are inside the daemon: the route,
+ * The states come from the running suspect-fcgi (ctl_remote.c) or the
+ * store itself; with the memory store and no daemon answering, the route,
  * identities and keys are shown, the decision is "unknown".
  */
 #include "ctl_int.h"
@@ -236,24 +237,28 @@ static int sim_decide(ctl_t *c, sim_out_t *o)
     mw_resolution_t *res = &o->res;
     suspect_window_state_t ws[SUSPECT_MAX_IDENTITIES];
     suspect_plan_t plan;
-    suspect_err_t err;
 
     o->verdict = res->verdict.kind == MW_VERDICT_REJECT ? "reject" : "pass";
     o->status = res->verdict.status;
     o->why = res->verdict.why;
-    if (res->nkeys == 0 || c->setup.store == NULL) {
+    if (res->nkeys == 0 || (c->setup.store == NULL && !c->daemon)) {
         o->verdict = res->nkeys == 0 ? o->verdict : "unknown";
         o->why = res->nkeys == 0 ? o->why : "counts live in suspect-fcgi";
         return CTL_OK;
     }
-    suspect_err_clear(&err);
     for (size_t i = 0; i < res->nkeys; i++) {
         suspect_decision_t one;
+        suspect_rule_t rule;
+        ctl_target_t t;
+        int rc;
 
-        if (suspect_store_status(c->setup.store, &res->verdict.rule,
-                                 &res->keys[i], c->now_ms, &o->st[i],
-                                 &err) != SUSPECT_OK) {
-            return ctl_fail_err(c, CTL_STORE, "status", &err);
+        memset(&t, 0, sizeof(t));
+        t.action = res->verdict.rule.action;
+        t.rule = &res->verdict.rule;
+        t.key = res->keys[i];
+        rc = ctl_op_status(c, &t, &rule, &o->st[i]);
+        if (rc != CTL_OK) {
+            return rc;
         }
         ws[i].lock_until_ms = o->st[i].locked_until_ms;
         ws[i].in_window = o->st[i].in_window;
@@ -422,7 +427,7 @@ int ctl_cmd_simulate(ctl_t *c, int argc, char **argv)
         rc = ctl_load(c);
     }
     if (rc == CTL_OK) {
-        rc = ctl_open_store(c, true);
+        rc = ctl_connect(c, true);
     }
     suspect_err_clear(&err);
     if (rc == CTL_OK &&

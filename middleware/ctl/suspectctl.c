@@ -10,14 +10,18 @@
  *   block   ACTION IDENTITY SECONDS [TYPE] lock now
  *   locked  [ACTION]                       the identities locked now
  *   simulate [VAR=value ...]               a request, decided, not counted
+ *   stats                                  the daemon's decisions since start
+ *   reload                                 the daemon reloads both files now
  *
  * It reads the same suspect.xml and limits file as suspect-fcgi and works
- * on the store suspect.xml configures (lmdb or redis; the memory store is
- * inside the daemon and out of reach).  This file is the command line: the
- * options, a table of commands, and the exit status (ctl_int.h: 0 ok,
+ * through the running daemon's control socket when one answers, for every
+ * store, else on the store suspect.xml configures (lmdb or redis; the
+ * memory store lives inside the daemon).  This file is the command line:
+ * the options, a table of commands, and the exit status (ctl_int.h: 0 ok,
  * 1 configuration, 2 usage, 3 store, 4 not found).  The commands live in
- * ctl_cmds.c, ctl_locked.c and ctl_simulate.c; loading and the store in
- * ctl_env.c; output in ctl_out.c.
+ * ctl_cmds.c, ctl_locked.c, ctl_simulate.c and ctl_daemon.c; loading and
+ * the store in ctl_env.c; the daemon in ctl_remote.c; output in
+ * ctl_out.c.
  */
 #include "config.h"
 
@@ -40,10 +44,11 @@ typedef struct command {
 /* Each command checks its operands, then loads what it needs, so a bad
  * command line is exit 2 whatever the files hold. */
 static const command_t commands[] = {
-    {"check", ctl_cmd_check},      {"status", ctl_cmd_status},
-    {"unblock", ctl_cmd_unblock},  {"reset", ctl_cmd_reset},
-    {"block", ctl_cmd_block},      {"locked", ctl_cmd_locked},
-    {"simulate", ctl_cmd_simulate}};
+    {"check", ctl_cmd_check},       {"status", ctl_cmd_status},
+    {"unblock", ctl_cmd_unblock},   {"reset", ctl_cmd_reset},
+    {"block", ctl_cmd_block},       {"locked", ctl_cmd_locked},
+    {"simulate", ctl_cmd_simulate}, {"stats", ctl_cmd_stats},
+    {"reload", ctl_cmd_reload}};
 
 static void usage(FILE *f)
 {
@@ -59,6 +64,10 @@ static void usage(FILE *f)
           "  locked  [ACTION]                       identities locked now\n"
           "  simulate [VAR=value ...]               decide a request without "
           "counting it\n"
+          "  stats                                  the daemon's decisions "
+          "since it started\n"
+          "  reload                                 the daemon reloads both "
+          "files now\n"
           "options:\n"
           "  -c, --config FILE  suspect.xml (default " DEFAULT_CONF ")\n"
           "  -j, --json         one JSON object per command\n"
@@ -67,13 +76,18 @@ static void usage(FILE *f)
           "                     instead of ACTION IDENTITY [TYPE]\n"
           "  --body STRING      simulate: the request body\n"
           "  --body-stdin       simulate: read the request body from stdin\n"
+          "  --socket PATH      the daemon's control socket (default: from "
+          "suspect.xml)\n"
+          "  --direct           work on the store itself, not through the "
+          "daemon\n"
           "  -h, --help         this help;  -V, --version  the version\n"
-          "exit: 0 ok, 1 configuration invalid or check failed, 2 usage,\n"
+          "exit: 0 ok, 1 configuration invalid, check failed or reload\n"
+          "      rejected, 2 usage,\n"
           "      3 store unreachable or not supported, 4 not found\n",
           f);
 }
 
-enum { OPT_BODY = 256, OPT_BODY_STDIN };
+enum { OPT_BODY = 256, OPT_BODY_STDIN, OPT_SOCKET, OPT_DIRECT };
 
 /* Parses the options; returns -1 to exit with CTL_USAGE, 1 to exit 0. */
 static int parse_opts(int argc, char **argv, ctl_t *c)
@@ -84,6 +98,8 @@ static int parse_opts(int argc, char **argv, ctl_t *c)
         {"key", required_argument, NULL, 'k'},
         {"body", required_argument, NULL, OPT_BODY},
         {"body-stdin", no_argument, NULL, OPT_BODY_STDIN},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"direct", no_argument, NULL, OPT_DIRECT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
@@ -105,6 +121,12 @@ static int parse_opts(int argc, char **argv, ctl_t *c)
             break;
         case OPT_BODY_STDIN:
             c->body_stdin = true;
+            break;
+        case OPT_SOCKET:
+            c->socket = optarg;
+            break;
+        case OPT_DIRECT:
+            c->direct = true;
             break;
         case 'h':
             usage(stdout);
@@ -156,7 +178,7 @@ int main(int argc, char **argv)
     if (cmd == NULL) {
         return ctl_fail(&c, CTL_USAGE,
                         "unknown command '%s' (check, status, unblock, "
-                        "reset, block, locked, simulate)",
+                        "reset, block, locked, simulate, stats, reload)",
                         argv[optind]);
     }
     c.command = cmd->name;

@@ -17,6 +17,10 @@
  * forwarder returns: dropped only when the application's whole response
  * said the attempt succeeded; a failure, a response that never came or
  * was cut, a client gone before the end all count.
+ *
+ * Each request is counted in the metrics (in flight, the store's and the
+ * application's time, forwarding errors) and its decision recorded
+ * (record.c: the outcome by action, and the decision log).
  */
 #include "handler.h"
 
@@ -32,6 +36,7 @@
 #include "alloc.h"
 #include "response/error_page.h"
 #include "response/outcome.h"
+#include "record.h"
 #include "runtime.h"
 
 /* The answer to an allowed request that is not forwarded: an authorizer's
@@ -55,10 +60,12 @@ static size_t shadow_line(const suspect_conf_t *c, const mw_verdict_t *v,
     return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
-/* Forwards req; true when the application's whole response was relayed. */
+/* Forwards req, timed for the metrics; true when the application's whole
+ * response was relayed. */
 static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
 {
     mw_upstream_t *upstream = mw_runtime_upstream(rt);
+    int64_t t0 = mono_ns();
     mw_fwd_result_t res;
     suspect_err_t err;
     suspect_rc_t rc;
@@ -77,6 +84,10 @@ static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
         o.pass_env = c->cgi_pass_env;
         rc = mw_cgi_run(&o, req, &res, &err);
     }
+    mw_metrics_forward(mw_runtime_metrics(rt),
+                       upstream != NULL ? MW_TARGET_FASTCGI : MW_TARGET_CGI,
+                       mono_ns() - t0,
+                       rc != SUSPECT_OK || res.status >= 500 || req->cut);
     if (rc != SUSPECT_OK) {
         char msg[600];
 
@@ -159,28 +170,55 @@ static void log_verdict(const suspect_conf_t *c, const mw_req_t *req,
            v->why != NULL ? v->why : "");
 }
 
+/* Decides req (mw_guard_resolve(), then the store when there are keys),
+ * timed, and records the outcome.  SUSPECT_OK with *res and *v, or the
+ * guard's failure. */
+static suspect_rc_t decide(mw_runtime_t *rt, const mw_guard_t *g,
+                           const suspect_limits_t *l, mw_req_t *req,
+                           mw_resolution_t *res, mw_verdict_t *v,
+                           suspect_err_t *err)
+{
+    mw_metrics_t *m = mw_runtime_metrics(rt);
+    mw_record_t r;
+    int64_t t0 = mono_ns(), t1;
+    suspect_rc_t rc = mw_guard_resolve(g, l, req, wall_ms(), res, err);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    *v = res->verdict;
+    if (res->nkeys > 0) {
+        t1 = mono_ns();
+        mw_guard_finish(mw_runtime_store(rt), res, v);
+        mw_metrics_store_time(m, mono_ns() - t1);
+    }
+    r.conf = mw_guard_conf(g);
+    r.guard = g;
+    r.req = req;
+    r.res = res;
+    r.verdict = v;
+    r.store_name = mw_metrics_store_name(m);
+    r.latency_ns = mono_ns() - t0;
+    mw_record(m, mw_runtime_dlog(rt), mw_runtime_hash_key(rt), &r);
+    return SUSPECT_OK;
+}
+
 void mw_handler_request(mw_req_t *req, void *arg)
 {
     mw_runtime_t *rt = arg;
+    mw_metrics_t *m = mw_runtime_metrics(rt);
     mw_guard_t *g;
     suspect_limits_t *l;
     const suspect_conf_t *c;
     mw_resolution_t res; /* its keys settle a slot after the forward */
     mw_verdict_t v;
     suspect_err_t err;
-    suspect_rc_t rc;
 
+    mw_metrics_in_flight(m, 1);
     mw_runtime_acquire(rt, &g, &l);
     c = mw_guard_conf(g);
     suspect_err_clear(&err);
-    rc = mw_guard_resolve(g, l, req, wall_ms(), &res, &err);
-    if (rc == SUSPECT_OK) {
-        v = res.verdict;
-        if (res.nkeys > 0) {
-            mw_guard_finish(mw_runtime_store(rt), &res, &v);
-        }
-    }
-    if (rc != SUSPECT_OK) {
+    if (decide(rt, g, l, req, &res, &v, &err) != SUSPECT_OK) {
         char msg[600];
 
         suspect_err_format(&err, msg, sizeof(msg));
@@ -215,4 +253,5 @@ void mw_handler_request(mw_req_t *req, void *arg)
     }
     suspect_limits_unref(l);
     mw_guard_unref(g);
+    mw_metrics_in_flight(m, -1);
 }

@@ -20,17 +20,23 @@
  * per state of the file, not on every poll.
  *
  * Requests are handler.c's: it reaches the guard, limits, store and
- * upstream client through the accessors below.
+ * upstream client through the accessors below, with the metrics registry
+ * and the decision log the runtime also owns.  A reload says what became
+ * of each file in a report (the control socket's reload answers with it)
+ * and counts it in the metrics.
  */
 #include "runtime.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "file_id.h"
 #include "log/log.h"
 #include "setup/store.h"
@@ -53,6 +59,11 @@ struct mw_runtime {
     bool conf_refused;           /* failed_st is valid, refused for the
                                     limits file's sake */
     pthread_mutex_t reload_lock; /* one reload at a time */
+    mw_reload_report_t *report;  /* the reload in progress's */
+    mw_metrics_t *metrics;
+    mw_dlog_t *dlog;
+    suspect_siphash_key_t hash_key; /* without <Log identityKey> */
+    int64_t started_ms;
 };
 
 static bool str_differs(const char *a, const char *b)
@@ -160,6 +171,26 @@ static void log_warnings(const suspect_conf_t *c, const suspect_limits_t *l)
     }
 }
 
+/* The metrics registry, the decision log and the hash key of rt. */
+static suspect_rc_t observers_new(mw_runtime_t *rt, const suspect_conf_t *c,
+                                  suspect_err_t *err)
+{
+    mw_target_t target = c->mode != SUSPECT_MODE_FORWARD ? MW_TARGET_COUNT
+                         : c->has_upstream               ? MW_TARGET_FASTCGI
+                                                         : MW_TARGET_CGI;
+
+    rt->metrics = mw_metrics_new(suspect_conf_store_name(c->store), target);
+    if (rt->metrics == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
+    }
+    if (getrandom(&rt->hash_key, sizeof(rt->hash_key), 0) !=
+        sizeof(rt->hash_key)) {
+        return suspect_err_sys(err, SUSPECT_E_IO, NULL,
+                               "no random key for the decision log");
+    }
+    return mw_dlog_open(c->decision_path, &rt->dlog, err);
+}
+
 suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
                             mw_runtime_t **out, suspect_err_t *err)
 {
@@ -172,7 +203,11 @@ suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
     }
     pthread_mutex_init(&rt->lock, NULL);
     pthread_mutex_init(&rt->reload_lock, NULL);
-    rt->conf_path = suspect_strdup(conf_path);
+    rt->started_ms = wall_ms();
+    rt->conf_path = realpath(conf_path, NULL);
+    if (rt->conf_path == NULL) {
+        rt->conf_path = suspect_strdup(conf_path);
+    }
     if (rt->conf_path == NULL) {
         mw_runtime_free(rt);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
@@ -202,6 +237,9 @@ suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
     if (rc == SUSPECT_OK && c->has_upstream) {
         rc = upstream_new(c, &rt->upstream, err);
     }
+    if (rc == SUSPECT_OK) {
+        rc = observers_new(rt, c, err);
+    }
     if (rc != SUSPECT_OK) {
         mw_runtime_free(rt);
         return rc;
@@ -216,6 +254,8 @@ void mw_runtime_free(mw_runtime_t *rt)
         return;
     }
     mw_upstream_free(rt->upstream);
+    mw_metrics_free(rt->metrics);
+    mw_dlog_close(rt->dlog);
     suspect_store_free(rt->store);
     suspect_reloader_free(rt->limits);
     mw_guard_unref(rt->guard);
@@ -256,6 +296,45 @@ mw_upstream_t *mw_runtime_upstream(const mw_runtime_t *rt)
     return rt->upstream;
 }
 
+mw_metrics_t *mw_runtime_metrics(const mw_runtime_t *rt)
+{
+    return rt->metrics;
+}
+
+const char *mw_runtime_conf_path(const mw_runtime_t *rt)
+{
+    return rt->conf_path;
+}
+
+int64_t mw_runtime_started_ms(const mw_runtime_t *rt)
+{
+    return rt->started_ms;
+}
+
+mw_dlog_t *mw_runtime_dlog(const mw_runtime_t *rt)
+{
+    return rt->dlog;
+}
+
+const suspect_siphash_key_t *mw_runtime_hash_key(const mw_runtime_t *rt)
+{
+    return &rt->hash_key;
+}
+
+void mw_runtime_reopen_logs(mw_runtime_t *rt)
+{
+    suspect_err_t err;
+    char msg[600];
+
+    suspect_err_clear(&err);
+    if (mw_dlog_reopen(rt->dlog, &err) != SUSPECT_OK) {
+        suspect_err_format(&err, msg, sizeof(msg));
+        mw_log(MW_LOG_ERROR, "%s; writing on to the old file", msg);
+    } else {
+        mw_log(MW_LOG_NOTICE, "decision log reopened");
+    }
+}
+
 unsigned mw_runtime_reload_ms(mw_runtime_t *rt)
 {
     unsigned ms;
@@ -274,13 +353,34 @@ typedef struct reload_step {
     suspect_limits_t *limits;     /* a new limits file (prepared) */
 } reload_step_t;
 
-/* Logs err with what is kept. */
-static void log_kept(const suspect_err_t *err, const char *kept)
+/* Says in the reload's report and its metrics that one file (conf:
+ * suspect.xml, else the limits file) was refused, and why (the first
+ * reason given stays). */
+static void report_refused(mw_runtime_t *rt, bool conf, const char *why)
+{
+    mw_reload_report_t *r = rt->report;
+    char *dst = conf ? r->conf_why : r->limits_why;
+
+    if ((conf ? r->conf : r->limits) != MW_RELOAD_REJECTED) {
+        if (conf) {
+            r->conf = MW_RELOAD_REJECTED;
+        } else {
+            r->limits = MW_RELOAD_REJECTED;
+        }
+        snprintf(dst, sizeof(r->conf_why), "%s", why);
+        mw_metrics_reload(rt->metrics, conf, false, 0);
+    }
+}
+
+/* Logs err with what is kept, and reports the file refused. */
+static void log_kept(mw_runtime_t *rt, const suspect_err_t *err, bool conf)
 {
     char msg[600];
 
     suspect_err_format(err, msg, sizeof(msg));
-    mw_log(MW_LOG_ERROR, "%s; keeping the running %s", msg, kept);
+    mw_log(MW_LOG_ERROR, "%s; keeping the running %s", msg,
+           conf ? "configuration" : "limits");
+    report_refused(rt, conf, msg);
 }
 
 /* Remembers the suspect.xml at st as bad (refused: only because of the
@@ -322,17 +422,16 @@ static void step_conf(mw_runtime_t *rt, bool force, bool retry,
         return;
     }
     if (load_guard(rt->conf_path, &g, &st, &err) != SUSPECT_OK) {
-        log_kept(&err, "configuration");
+        log_kept(rt, &err, true);
         conf_failed(rt, &st, false);
         return;
     }
     c = mw_guard_conf(g);
     why = restart_change(rt->boot, c);
     if (why != NULL) {
-        mw_log(MW_LOG_ERROR,
-               "%s: <%s> changed: restart suspect-fcgi to apply it; keeping "
-               "the running configuration",
-               rt->conf_path, why);
+        suspect_err_set(&err, SUSPECT_E_CONFIG, rt->conf_path, 0,
+                        "<%s> changed: restart suspect-fcgi to apply it", why);
+        log_kept(rt, &err, true);
         mw_guard_unref(g);
         conf_failed(rt, &st, false);
         return;
@@ -342,7 +441,7 @@ static void step_conf(mw_runtime_t *rt, bool force, bool retry,
          cur->reload_ms != c->reload_ms) &&
         suspect_reloader_new(c->limits_path, NULL, c->reload_ms,
                              &step->reloader, &err) != SUSPECT_OK) {
-        log_kept(&err, "configuration");
+        log_kept(rt, &err, true);
         mw_guard_unref(g);
         conf_failed(rt, &st, false);
         return;
@@ -362,16 +461,31 @@ static void step_limits(mw_runtime_t *rt, bool retry, reload_step_t *step)
         return; /* a new file altogether, loaded with the reloader */
     }
     if (suspect_reloader_prepare(rt->limits, retry, &step->limits, &err) < 0) {
-        log_kept(&err, "limits");
+        log_kept(rt, &err, false);
     }
 }
 
+/* What log_missing() reports a route without its action to. */
+typedef struct missing_ctx {
+    mw_runtime_t *rt;
+    const reload_step_t *step;
+    const char *kept;
+} missing_ctx_t;
+
 static void log_missing(void *arg, const char *msg)
 {
+    const missing_ctx_t *m = arg;
+
     mw_log(MW_LOG_ERROR,
            "%s; its requests would not be counted; keeping the "
            "running %s",
-           msg, (const char *)arg);
+           msg, m->kept);
+    if (m->step->guard != NULL) {
+        report_refused(m->rt, true, msg);
+    }
+    if (m->step->limits != NULL || m->step->reloader != NULL) {
+        report_refused(m->rt, false, msg);
+    }
 }
 
 /* Whether the pair a step would make leaves no route without its action;
@@ -388,8 +502,9 @@ static bool step_valid(mw_runtime_t *rt, const reload_step_t *step, bool say)
                            ? "configuration and limits"
                        : step->guard != NULL ? "configuration"
                                              : "limits";
-    size_t missing = suspect_conf_missing_actions(
-        c, l, say ? log_missing : NULL, (void *)kept);
+    missing_ctx_t m = {rt, step, kept};
+    size_t missing =
+        suspect_conf_missing_actions(c, l, say ? log_missing : NULL, &m);
 
     suspect_limits_unref(l);
     return missing == 0;
@@ -440,6 +555,8 @@ static int step_commit(mw_runtime_t *rt, reload_step_t *step)
         rt->have_failed = false;
         mw_log(MW_LOG_NOTICE, "%s: reloaded (%zu routes)", rt->conf_path,
                c->nroutes);
+        rt->report->conf = MW_RELOAD_APPLIED;
+        mw_metrics_reload(rt->metrics, true, true, wall_ms());
         n++;
     }
     if (step->limits != NULL || step->reloader != NULL) {
@@ -450,6 +567,8 @@ static int step_commit(mw_runtime_t *rt, reload_step_t *step)
                suspect_limits_count(l));
         suspect_limits_unref(l);
         suspect_failover_bump_generation(rt->store);
+        rt->report->limits = MW_RELOAD_APPLIED;
+        mw_metrics_reload(rt->metrics, false, true, wall_ms());
         n++;
     }
     return n;
@@ -508,12 +627,19 @@ static int reload_once(mw_runtime_t *rt, bool force)
  * route names, is refused, and the running pair stays (see
  * reload_once()).
  */
-int mw_runtime_reload(mw_runtime_t *rt, bool force)
+int mw_runtime_reload(mw_runtime_t *rt, bool force, mw_reload_report_t *report)
 {
+    mw_reload_report_t local;
     int n;
 
+    if (report == NULL) {
+        report = &local;
+    }
+    memset(report, 0, sizeof(*report));
     pthread_mutex_lock(&rt->reload_lock);
+    rt->report = report;
     n = reload_once(rt, force);
+    rt->report = NULL;
     pthread_mutex_unlock(&rt->reload_lock);
     return n;
 }

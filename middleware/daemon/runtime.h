@@ -24,6 +24,8 @@
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
+#include "log/decision_log.h"
+#include "metrics/metrics.h"
 #include "suspect_store.h"
 
 typedef struct mw_runtime mw_runtime_t;
@@ -45,12 +47,27 @@ const suspect_conf_t *mw_runtime_conf(const mw_runtime_t *rt);
 /* The listen address in effect (the override or the file's). */
 const char *mw_runtime_listen(const mw_runtime_t *rt);
 
+/* What a reload did with one file. */
+typedef enum mw_reload_result {
+    MW_RELOAD_UNCHANGED = 0, /* not looked at again: it did not change */
+    MW_RELOAD_APPLIED,       /* loaded and swapped in */
+    MW_RELOAD_REJECTED       /* invalid: the running one stays */
+} mw_reload_result_t;
+
+typedef struct mw_reload_report {
+    mw_reload_result_t conf, limits;
+    char conf_why[600]; /* when rejected: "file:line: message" */
+    char limits_why[600];
+} mw_reload_report_t;
+
 /*
  * Looks at both files and reloads what changed (force: load even when the
- * files look unchanged, as on SIGHUP).  Logs what happened.  Returns the
- * number of files swapped in (0, 1 or 2); errors are logged, never fatal.
+ * files look unchanged, as on SIGHUP).  Logs what happened, and says it in
+ * *report when report is not NULL.  Returns the number of files swapped in
+ * (0, 1 or 2); errors are logged, never fatal.  Thread-safe: the signal
+ * thread and the control socket's both reload.
  */
-int mw_runtime_reload(mw_runtime_t *rt, bool force);
+int mw_runtime_reload(mw_runtime_t *rt, bool force, mw_reload_report_t *report);
 
 /* The reload interval of the current configuration, in ms. */
 unsigned mw_runtime_reload_ms(mw_runtime_t *rt);
@@ -66,5 +83,22 @@ suspect_store_t *mw_runtime_store(const mw_runtime_t *rt);
 
 /* The upstream client, owned by rt; NULL unless <Upstream>. */
 mw_upstream_t *mw_runtime_upstream(const mw_runtime_t *rt);
+
+/* The metrics registry, owned by rt. */
+mw_metrics_t *mw_runtime_metrics(const mw_runtime_t *rt);
+
+/* suspect.xml as the daemon was started with it (-c), made absolute. */
+const char *mw_runtime_conf_path(const mw_runtime_t *rt);
+
+/* When rt was made (epoch ms): what the counters count since. */
+int64_t mw_runtime_started_ms(const mw_runtime_t *rt);
+
+/* The decision log (its file, or stderr), owned by rt; and the key that
+ * hashes identities when <Log identityKey> is not set (drawn at start). */
+mw_dlog_t *mw_runtime_dlog(const mw_runtime_t *rt);
+const suspect_siphash_key_t *mw_runtime_hash_key(const mw_runtime_t *rt);
+
+/* Opens the decision log's file again (SIGUSR1, after logrotate). */
+void mw_runtime_reopen_logs(mw_runtime_t *rt);
 
 #endif

@@ -8,7 +8,8 @@
  * mask, so no FastCGI read or write is ever cut by EINTR and CGI children
  * get a clean mask set by the spawner), starts the worker pool, then
  * becomes the signal thread: sigtimedwait() with the reload interval as
- * timeout.  SIGHUP reloads both files now; the timeout polls them.
+ * timeout.  SIGHUP reloads both files now; the timeout polls them;
+ * SIGUSR1 opens the decision log's file again (logrotate).
  * SIGTERM or SIGINT stops accepting at once (mw_server_refuse_new(), and
  * only then the log line that says so), then mw_server_stop(), run by a
  * helper thread because it waits for the requests in flight, gives those
@@ -52,6 +53,7 @@
 #include "log/log.h"
 #include "handler.h"
 #include "runtime.h"
+#include "services.h"
 #include "forward/upstream.h"
 
 #define LISTEN_BACKLOG 4096
@@ -175,11 +177,11 @@ static void log_err(const char *what, const suspect_err_t *err)
 }
 
 /*
- * Waits for SIGHUP, SIGTERM and SIGINT until one of the last two, and
- * returns it, reloading on SIGHUP and whenever the reload interval has
- * passed.  The other signals stay blocked and are never waited for: a
- * SIGCHLD from every CGI exit must not keep restarting the wait and
- * starve the reloads.
+ * Waits for SIGHUP, SIGUSR1, SIGTERM and SIGINT until one of the last two,
+ * and returns it, reloading on SIGHUP and whenever the reload interval has
+ * passed, reopening the decision log on SIGUSR1.  The other signals stay
+ * blocked and are never waited for: a SIGCHLD from every CGI exit must not keep
+ * restarting the wait and starve the reloads.
  */
 static int signal_loop(mw_runtime_t *rt)
 {
@@ -188,6 +190,7 @@ static int signal_loop(mw_runtime_t *rt)
 
     sigemptyset(&set);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     for (;;) {
@@ -205,10 +208,13 @@ static int signal_loop(mw_runtime_t *rt)
         }
         if (sig == SIGHUP) {
             mw_log(MW_LOG_NOTICE, "SIGHUP: reloading");
-            mw_runtime_reload(rt, true);
+            mw_runtime_reload(rt, true, NULL);
+        }
+        if (sig == SIGUSR1) {
+            mw_runtime_reopen_logs(rt);
         }
         if (mono_ms() >= next) {
-            mw_runtime_reload(rt, false);
+            mw_runtime_reload(rt, false, NULL);
             next = mono_ms() + mw_runtime_reload_ms(rt);
         }
     }
@@ -318,6 +324,7 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     const char *listen = mw_runtime_listen(rt);
     mw_server_opts_t so;
     mw_server_t *srv = NULL;
+    mw_services_t *svc = NULL;
     suspect_err_t err;
     sigset_t all;
     int fd = -1, sig;
@@ -341,7 +348,8 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     so.handler = mw_handler_request;
     so.arg = rt;
     if (mw_server_new(&so, &srv, &err) != SUSPECT_OK ||
-        mw_server_start(srv, &err) != SUSPECT_OK) {
+        mw_server_start(srv, &err) != SUSPECT_OK ||
+        mw_services_start(rt, srv, &svc, &err) != SUSPECT_OK) {
         log_err("", &err);
         mw_server_free(srv);
         close(fd);
@@ -355,6 +363,7 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
                                             : "memory");
     sig = signal_loop(rt);
     mw_server_refuse_new(srv);
+    mw_services_stop(svc);
     mw_log(MW_LOG_NOTICE,
            "%s: no new requests; finishing those in flight, then exiting",
            strsignal(sig));

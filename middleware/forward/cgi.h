@@ -58,6 +58,9 @@ int mw_cgi_which(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script,
  * the daemon's.  Call before the first run. */
 void mw_cgi_limit_fds(unsigned long soft);
 
+/* The CGI programs running now (for the metrics). */
+size_t mw_cgi_running(void);
+
 /* Kills the process groups of every CGI still running (daemon exit). */
 void mw_cgi_kill_all(void);
 

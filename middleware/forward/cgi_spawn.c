@@ -53,6 +53,7 @@
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long child_nofile; /* mw_cgi_limit_fds(); 0: unchanged */
 static cgi_child_t *reg_head;
+static size_t reg_count; /* children in the list */
 
 /* ---- selection ---------------------------------------------------------- */
 
@@ -250,6 +251,7 @@ suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
 static void reg_add(cgi_child_t *c)
 {
     pthread_mutex_lock(&reg_lock);
+    reg_count++;
     c->prev = NULL;
     c->next = reg_head;
     if (reg_head != NULL) {
@@ -262,6 +264,7 @@ static void reg_add(cgi_child_t *c)
 static void reg_remove(cgi_child_t *c)
 {
     pthread_mutex_lock(&reg_lock);
+    reg_count--;
     if (c->prev != NULL) {
         c->prev->next = c->next;
     } else {
@@ -279,6 +282,16 @@ void cgi_kill(const cgi_child_t *c)
     if (kill(-c->pid, SIGKILL) != 0 && errno == ESRCH) {
         kill(c->pid, SIGKILL);
     }
+}
+
+size_t mw_cgi_running(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&reg_lock);
+    n = reg_count;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
 }
 
 /* Kills every registered process group: for the daemon's exit.  Safe from

@@ -155,6 +155,15 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
  */
 int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
 
+/*
+ * The client's address as g sees it (REMOTE_ADDR, or behind g's trusted
+ * proxies the address their header names), whole (not grouped by
+ * prefix), into buf (size bytes, MW_ADDR_TEXT_MAX is enough); false when
+ * there is none.  For logs: the decision does not call it.
+ */
+bool mw_guard_client(const mw_guard_t *g, const mw_req_t *req, char *buf,
+                     size_t size);
+
 /* The normalised path of a request target (exposed for tests): decodes
  * raw[0..len) up to '?' (or a '#') into buf (size bytes, NUL-terminated).
  * SUSPECT_E_INVAL for a path that is not absolute, holds an encoded NUL,

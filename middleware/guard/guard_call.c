@@ -237,6 +237,46 @@ suspect_rc_t guard_call_find(guard_call_t *c, guard_find_fn fn, const char *s,
     return SUSPECT_OK;
 }
 
+/* The client's address of req under g's trusted proxies; false when
+ * there is none (no REMOTE_ADDR, or not an address). */
+static bool client_addr(const mw_guard_t *g, const mw_req_t *req,
+                        mw_addr_t *addr)
+{
+    const suspect_conf_t *conf = g->conf;
+    mw_client_src_t src;
+
+    memset(&src, 0, sizeof(src));
+    src.trust = g->trust.n > 0 ? &g->trust : NULL;
+    src.remote = mw_req_param(req, "REMOTE_ADDR", &src.remote_len);
+    if (src.remote == NULL) {
+        return false;
+    }
+    /* One header, the one the proxy writes: with two, a client could
+     * write the other (conf and guard refuse any other value). */
+    if (conf->fwd_header == SUSPECT_FWD_XFF) {
+        src.xff = mw_req_param(req, "HTTP_X_FORWARDED_FOR", &src.xff_len);
+    } else if (conf->fwd_header == SUSPECT_FWD_FORWARDED) {
+        src.forwarded = mw_req_param(req, "HTTP_FORWARDED", &src.forwarded_len);
+    }
+    return mw_client_addr(&src, addr) == SUSPECT_OK;
+}
+
+bool mw_guard_client(const mw_guard_t *g, const mw_req_t *req, char *buf,
+                     size_t size)
+{
+    char text[MW_ADDR_TEXT_MAX];
+    mw_addr_t addr;
+    size_t len;
+
+    if (!client_addr(g, req, &addr) ||
+        mw_addr_identity(&addr, 32, 128, text, &len) != SUSPECT_OK ||
+        len >= size) {
+        return false;
+    }
+    memcpy(buf, text, len + 1);
+    return true;
+}
+
 /* The client address as identity text, resolved once per call. */
 suspect_rc_t guard_call_client_ip(guard_call_t *c, const char **val,
                                   size_t *len)
@@ -256,26 +296,10 @@ suspect_rc_t guard_call_client_addr(guard_call_t *c, const mw_addr_t **out)
 {
     if (c->ip_state == 0) {
         const suspect_conf_t *conf = c->g->conf;
-        mw_client_src_t src;
         mw_addr_t addr;
 
         c->ip_state = -1;
-        memset(&src, 0, sizeof(src));
-        src.trust = c->g->trust.n > 0 ? &c->g->trust : NULL;
-        src.remote = mw_req_param(c->req, "REMOTE_ADDR", &src.remote_len);
-        if (src.remote == NULL) {
-            return SUSPECT_E_NOTFOUND;
-        }
-        /* One header, the one the proxy writes: with two, a client could
-         * write the other (conf and guard refuse any other value). */
-        if (conf->fwd_header == SUSPECT_FWD_XFF) {
-            src.xff =
-                mw_req_param(c->req, "HTTP_X_FORWARDED_FOR", &src.xff_len);
-        } else if (conf->fwd_header == SUSPECT_FWD_FORWARDED) {
-            src.forwarded =
-                mw_req_param(c->req, "HTTP_FORWARDED", &src.forwarded_len);
-        }
-        if (mw_client_addr(&src, &addr) != SUSPECT_OK ||
+        if (!client_addr(c->g, c->req, &addr) ||
             mw_addr_identity(&addr, conf->ipv4_prefix, conf->ipv6_prefix, c->ip,
                              &c->ip_len) != SUSPECT_OK) {
             return SUSPECT_E_NOTFOUND;

@@ -32,6 +32,7 @@ static const char conf_fmt[] =
     "<Suspect>\n"
     "  <Limits path=\"limits.xml\"/>\n"
     "  %s\n"
+    "  <Control socket=\"control.sock\"/>\n"
     "  <Cgi root=\"/tmp\"/>\n"
     "  <Route action=\"BankAccountUpdate\" method=\"POST\" path=\"/app.cgi\" "
     "param=\"op=bank\">\n"

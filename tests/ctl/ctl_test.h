@@ -60,4 +60,7 @@ int ctl_add_unblock_tests(CU_pSuite s);
 /* Adds the LMDB mode and group test (test_suspectctl_group.c). */
 int ctl_add_group_tests(CU_pSuite s);
 
+/* Adds the tests with a running suspect-fcgi (test_suspectctl_daemon.c). */
+int ctl_add_daemon_tests(CU_pSuite s);
+
 #endif

@@ -210,7 +210,9 @@ static void test_memory_store(void)
         }
         ctl_run(&r, NULL, args);
         CU_ASSERT_EQUAL(r.status, 3);
-        CU_ASSERT_TRUE(ctl_has(r.err, "use <Store type=\"lmdb\">"));
+        CU_ASSERT_TRUE(ctl_has(r.err, "no suspect-fcgi answers at "));
+        CU_ASSERT_TRUE(
+            ctl_has(r.err, "the memory store lives inside suspect-fcgi"));
         ctl_run_free(&r);
     }
     /* simulate still resolves the request; the counts are unknown. */
@@ -452,7 +454,7 @@ int register_suspectctl_suite(void)
         !CU_add_test(s, "lmdb simulate with a body", test_lmdb_simulate_body) ||
         !CU_add_test(s, "lmdb database missing", test_lmdb_missing) ||
         ctl_add_redis_tests(s) != 0 || ctl_add_unblock_tests(s) != 0 ||
-        ctl_add_group_tests(s) != 0) {
+        ctl_add_group_tests(s) != 0 || ctl_add_daemon_tests(s) != 0) {
         return -1;
     }
     return 0;

@@ -103,11 +103,12 @@ static void write_conf(char *conf, size_t size, const char *name,
     snprintf(conf, size, "%s/%s.xml", ctl_dir, name);
     snprintf(body, sizeof(body),
              "<Suspect>\n  <Limits path=\"%s\"/>\n  %s\n"
+             "  <Control socket=\"%s-control.sock\"/>\n"
              "  <Cgi root=\"/tmp\"/>\n"
              "  <Route action=\"SecureForgotAccount\" path=\"/forgot.cgi\">\n"
              "    <Identity type=\"MemberCode\" from=\"cookie:member\"/>\n"
              "  </Route>\n</Suspect>\n",
-             limits, store);
+             limits, store, name);
     CU_ASSERT_EQUAL_FATAL(test_write_file(conf, body, strlen(body)), 0);
 }
 

@@ -50,7 +50,7 @@ static int write_conf(const char *dir, const char *mode, int max_idle,
 static int reload(mw_runtime_t *rt, char **log)
 {
     int saved = up_capture_start();
-    int n = mw_runtime_reload(rt, true);
+    int n = mw_runtime_reload(rt, true, NULL);
 
     *log = up_capture_end(saved);
     return n;

@@ -1,0 +1,118 @@
+/*
+ * observe.c - the whole metrics text of a running suspect-fcgi: what the
+ * registry counts on the request path (metrics.c), then what is read from
+ * its owner at scrape time: the store's errors, breaker and lock cache
+ * (the failover wrapper's counters), the memory store's size, the
+ * workers, the CGI programs running, the requests whose PARAMS or body
+ * did not arrive in time, the decision log's lines, the version and the
+ * start time.  docs/metrics.md lists every metric.
+ *
+ * Everything here runs on the metrics listener's thread; the reads are of
+ * atomics or take the owners' own locks (the memory store's size takes
+ * each shard's mutex in turn), never a request's.
+ */
+#include "config.h"
+
+#include "observe.h"
+
+#include <string.h>
+
+#include "forward/cgi.h"
+#include "suspect_failover.h"
+
+/* The failover wrapper's counters, by store (zeros for the memory store,
+ * which has no wrapper, no breaker and no cache). */
+static void render_store(mw_prom_t *p, const char *store,
+                         const suspect_failover_stats_t *f)
+{
+    static const char *const states[] = {"closed", "open", "half_open"};
+    const char *labels[] = {"store", store, NULL};
+
+    mw_prom_head(p, "suspect_store_errors_total", "counter",
+                 "Store calls that failed (each then decided by the fail "
+                 "mode).");
+    mw_prom_sample(p, "suspect_store_errors_total", labels,
+                   (double)f->primary_errors);
+    mw_prom_head(p, "suspect_store_breaker_state", "gauge",
+                 "The circuit breaker in front of the store: 1 for the "
+                 "state it is in.");
+    for (int s = 0; s < 3; s++) {
+        const char *sl[] = {"store", store, "state", states[s], NULL};
+
+        mw_prom_sample(p, "suspect_store_breaker_state", sl,
+                       (int)f->state == s ? 1 : 0);
+    }
+    mw_prom_head(p, "suspect_lock_cache_hits_total", "counter",
+                 "Denials served from the lock cache without a store call.");
+    mw_prom_sample(p, "suspect_lock_cache_hits_total", labels,
+                   (double)f->cache_hits);
+}
+
+/* The workers, the CGI programs and the requests that did not arrive. */
+static void render_server(mw_prom_t *p, const mw_observe_t *o)
+{
+    mw_server_stats_t st;
+
+    mw_server_stats(o->srv, &st);
+    mw_prom_head(p, "suspect_workers", "gauge",
+                 "Worker threads (<Server workers>).");
+    mw_prom_sample(p, "suspect_workers", NULL, o->workers);
+    mw_prom_head(p, "suspect_workers_busy", "gauge",
+                 "Workers serving a request now.");
+    mw_prom_sample(p, "suspect_workers_busy", NULL, st.busy);
+    mw_prom_head(p, "suspect_cgi_children", "gauge",
+                 "CGI programs running now.");
+    mw_prom_sample(p, "suspect_cgi_children", NULL, (double)mw_cgi_running());
+    mw_prom_head(p, "suspect_request_arrival_timeouts_total", "counter",
+                 "Requests that did not arrive from the web server in time "
+                 "(<Server requestTimeout>).");
+    mw_prom_sample(p, "suspect_request_arrival_timeouts_total", NULL,
+                   (double)st.timed_out);
+    mw_prom_head(p, "suspect_fastcgi_connections", "gauge",
+                 "Web server connections held now.");
+    mw_prom_sample(p, "suspect_fastcgi_connections", NULL, st.open);
+    mw_prom_head(p, "suspect_fastcgi_connections_evicted_total", "counter",
+                 "Connections closed to make room (<Server maxConnections>).");
+    mw_prom_sample(p, "suspect_fastcgi_connections_evicted_total", NULL,
+                   (double)st.evicted);
+    mw_prom_head(p, "suspect_fastcgi_requests_total", "counter",
+                 "Requests the web server sent.");
+    mw_prom_sample(p, "suspect_fastcgi_requests_total", NULL,
+                   (double)st.requests);
+}
+
+void mw_observe_render(void *arg, mw_prom_t *p)
+{
+    const mw_observe_t *o = arg;
+    suspect_store_t *store = mw_runtime_store(o->rt);
+    mw_metrics_t *m = mw_runtime_metrics(o->rt);
+    const char *name = mw_metrics_store_name(m);
+    const char *version[] = {"version", PACKAGE_VERSION, "store", name, NULL};
+    const char *written[] = {"result", "written", NULL};
+    const char *failed[] = {"result", "failed", NULL};
+    suspect_failover_stats_t f;
+    uint64_t w, e;
+
+    mw_prom_head(p, "suspect_build_info", "gauge",
+                 "Always 1: the version running and its store.");
+    mw_prom_sample(p, "suspect_build_info", version, 1);
+    mw_prom_head(p, "suspect_process_start_time_seconds", "gauge",
+                 "When suspect-fcgi started, in seconds since the epoch.");
+    mw_prom_sample(p, "suspect_process_start_time_seconds", NULL,
+                   (double)mw_runtime_started_ms(o->rt) / 1000.0);
+    mw_metrics_render(m, p);
+    suspect_failover_stats(store, &f);
+    render_store(p, name, &f);
+    if (strcmp(name, "memory") == 0) {
+        mw_prom_head(p, "suspect_memory_store_entries", "gauge",
+                     "Identities the memory store holds now.");
+        mw_prom_sample(p, "suspect_memory_store_entries", NULL,
+                       (double)suspect_memstore_size(store));
+    }
+    render_server(p, o);
+    mw_dlog_counts(mw_runtime_dlog(o->rt), &w, &e);
+    mw_prom_head(p, "suspect_decision_log_lines_total", "counter",
+                 "Decision log lines, by whether the write succeeded.");
+    mw_prom_sample(p, "suspect_decision_log_lines_total", written, (double)w);
+    mw_prom_sample(p, "suspect_decision_log_lines_total", failed, (double)e);
+}

@@ -1,0 +1,259 @@
+/*
+ * test_suspectctl_daemon.c - the suspectctl suite with a running
+ * suspect-fcgi: every command through its control socket.
+ *
+ * The daemon is this build's, on the suite's suspect.xml (ctl_test.c) in
+ * a temp dir, answering FastCGI AUTHORIZER requests sent straight to its
+ * socket (no web server needed: the decision is the same); suspectctl is
+ * the built binary.  Memory store: status, unblock (then the next request
+ * is allowed), block, locked, reset, simulate with known counts, stats,
+ * reload applied and rejected (file:line), a socket that belongs to the
+ * daemon of another suspect.xml.  LMDB: an unblock through the daemon
+ * reaches its lock cache at once, so the next request is allowed.
+ */
+#include <CUnit/CUnit.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_test.h"
+#include "helpers/fcgiclient.h"
+#include "helpers/procs.h"
+#include "helpers/util.h"
+#include "helpers/vgwrap.h"
+
+typedef struct daemon {
+    test_proc_t proc;
+    char conf[700];
+    char sock[700];
+} daemon_t;
+
+/* Starts suspect-fcgi in authorizer mode on ctl_dir/NAME.xml (one route,
+ * Login by the member cookie, counted in store), listening on
+ * ctl_dir/NAME.sock; its control socket is ctl_dir/control.sock. */
+static int daemon_start(daemon_t *d, const char *name, const char *store)
+{
+    char body[2048];
+
+    memset(d, 0, sizeof(*d));
+    snprintf(d->conf, sizeof(d->conf), "%s/%s.xml", ctl_dir, name);
+    snprintf(d->sock, sizeof(d->sock), "%s/%s.sock", ctl_dir, name);
+    snprintf(body, sizeof(body),
+             "<Suspect>\n"
+             "  <Server listen=\"unix:%s\" mode=\"authorizer\"/>\n"
+             "  <Limits path=\"limits.xml\"/>\n"
+             "  %s\n"
+             "  <Control socket=\"control.sock\"/>\n"
+             "  <Route action=\"Login\" method=\"POST\" path=\"/login.cgi\">\n"
+             "    <Identity type=\"Cookie\" from=\"cookie:member\"/>\n"
+             "  </Route>\n"
+             "</Suspect>\n",
+             d->sock, store);
+    if (test_write_file(d->conf, body, strlen(body)) != 0) {
+        return -1;
+    }
+    return test_suspect_start(&d->proc, ctl_dir, d->conf, d->sock, 0, NULL);
+}
+
+static void daemon_stop(daemon_t *d)
+{
+    test_proc_stop(&d->proc, SIGTERM, test_scale_ms(5000));
+}
+
+/* One AUTHORIZER request for the login form of member: its status. */
+static int login(const daemon_t *d, const char *member)
+{
+    char body[64];
+    const char *vars[] = {"REQUEST_METHOD=POST",
+                          "REQUEST_URI=/login.cgi",
+                          "REMOTE_ADDR=192.0.2.7",
+                          "CONTENT_LENGTH=0",
+                          NULL,
+                          NULL};
+    fcbuf_t req = {0};
+    fcc_response_t resp;
+    int fd = fcc_connect(d->sock), status = -1;
+    const char *st;
+
+    /* An authorizer never reads the body: the identity is a cookie. */
+    snprintf(body, sizeof(body), "HTTP_COOKIE=member=%s", member);
+    vars[4] = body;
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&resp, 0, sizeof(resp));
+    fcbuf_begin(&req, 1, FCGI_AUTHORIZER, 0);
+    fcbuf_params(&req, 1, vars, 4096);
+    if (fcc_exchange(fd, &req, 1, &resp, (int)test_scale_ms(5000)) == 0) {
+        fcbuf_add(&resp.out, "", 1);
+        st = strstr((const char *)resp.out.p, "Status: ");
+        status = st != NULL ? atoi(st + 8) : 200;
+    }
+    fcbuf_free(&req);
+    fcbuf_free(&resp.out);
+    close(fd);
+    return status;
+}
+
+static void test_memory_daemon(void)
+{
+    char limits[700];
+    daemon_t d;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(daemon_start(&d, "memd", "<Store type=\"memory\"/>"),
+                          0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(login(&d, "42"), 200);
+    }
+    CU_ASSERT_EQUAL(login(&d, "42"), 429);
+    /* status and locked see what only the daemon's memory holds */
+    CTL_RUN(&r, "-c", d.conf, "status", "Login", "42", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "3 in the window, 0 remaining"));
+    CU_ASSERT_TRUE(ctl_has(r.out, "locked until"));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", d.conf, "--json", "locked");
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"via\":\"daemon\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"store\":\"memory\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"count\":1"));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"key\":\"Login:42\""));
+    ctl_run_free(&r);
+    /* unblock: the next request is allowed, the one after locked again */
+    CTL_RUN(&r, "-c", d.conf, "unblock", "Login", "42", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "the next request is allowed"));
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(login(&d, "42"), 200);
+    CU_ASSERT_EQUAL(login(&d, "42"), 429);
+    /* block and reset */
+    CTL_RUN(&r, "-c", d.conf, "block", "Login", "7", "60", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(login(&d, "7"), 429);
+    CTL_RUN(&r, "-c", d.conf, "reset", "Login", "7", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(login(&d, "7"), 200);
+    /* simulate reads the daemon's counts */
+    CTL_RUN(&r, "-c", d.conf, "--json", "simulate", "REQUEST_METHOD=POST",
+            "REQUEST_URI=/login.cgi", "HTTP_COOKIE=member=42");
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"verdict\":\"deny\""));
+    ctl_run_free(&r);
+    /* stats: what it decided since it started */
+    CTL_RUN(&r, "-c", d.conf, "stats");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "Login: allowed 5 denied_locked 3"));
+    CU_ASSERT_TRUE(ctl_has(r.out, "locks created 2"));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", d.conf, "--json", "stats");
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"Login\":{\"allowed\":5,"));
+    ctl_run_free(&r);
+    /* reload: applied, then rejected with the file:line */
+    CTL_RUN(&r, "-c", d.conf, "reload");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "memd.xml: applied"));
+    ctl_run_free(&r);
+    snprintf(limits, sizeof(limits), "%s/limits.xml", ctl_dir);
+    {
+        char *good = test_read_file(limits, NULL);
+        static const char bad[] =
+            "<ArrayOfSuspectUsageSettingEntity>\n"
+            "  <SuspectUsageSettingEntity Action=\"Login\" LimitCount=\"x\" "
+            "LimitDuration=\"60\"/>\n"
+            "</ArrayOfSuspectUsageSettingEntity>\n";
+
+        CU_ASSERT_EQUAL(test_write_file(limits, bad, strlen(bad)), 0);
+        CTL_RUN(&r, "-c", d.conf, "--direct", "reload");
+        CU_ASSERT_EQUAL(r.status, 2);
+        ctl_run_free(&r);
+        CTL_RUN(&r, "-c", d.conf, "reload");
+        CU_ASSERT_EQUAL(r.status, 1);
+        CU_ASSERT_TRUE(ctl_has(r.out, "memd.xml: applied"));
+        CU_ASSERT_TRUE(ctl_has(r.out, "limits.xml: rejected: "));
+        CU_ASSERT_TRUE(ctl_has(r.out, "limits.xml:2: "));
+        ctl_run_free(&r);
+        /* the running limits stay: member 42 is still locked */
+        CU_ASSERT_EQUAL(login(&d, "42"), 429);
+        CU_ASSERT_EQUAL(test_write_file(limits, good, strlen(good)), 0);
+        free(good);
+    }
+    daemon_stop(&d);
+    /* no daemon now: the memory store cannot be reached */
+    CTL_RUN(&r, "-c", d.conf, "stats");
+    CU_ASSERT_EQUAL(r.status, 3);
+    CU_ASSERT_TRUE(ctl_has(r.err, "needs the running suspect-fcgi"));
+    ctl_run_free(&r);
+}
+
+/* A control socket answered by the daemon of another suspect.xml is not
+ * used: suspectctl says whose it is. */
+static void test_other_daemon(void)
+{
+    char other[700];
+    char *text;
+    daemon_t d;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(daemon_start(&d, "memo", "<Store type=\"memory\"/>"),
+                          0);
+    snprintf(other, sizeof(other), "%s/other.xml", ctl_dir);
+    text = test_read_file(d.conf, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_EQUAL(test_write_file(other, text, strlen(text)), 0);
+    free(text);
+    CTL_RUN(&r, "-c", other, "status", "Login", "42", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 3);
+    CU_ASSERT_TRUE(ctl_has(r.err, "memo.xml, not "));
+    ctl_run_free(&r);
+    daemon_stop(&d);
+}
+
+/* LMDB: the daemon denies a locked identity from its lock cache for up to
+ * a second without asking the store; an unblock through the daemon clears
+ * that cache too, so the very next request is allowed. */
+static void test_lmdb_daemon_cache(void)
+{
+    char store[900];
+    daemon_t d;
+    ctl_run_t r;
+
+    snprintf(store, sizeof(store),
+             "<Store type=\"lmdb\" path=\"%s/daemon.mdb\"/>", ctl_dir);
+    CU_ASSERT_EQUAL_FATAL(daemon_start(&d, "lmdbd", store), 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(login(&d, "99"), 200);
+    }
+    CU_ASSERT_EQUAL(login(&d, "99"), 429); /* locked, and cached */
+    CTL_RUN(&r, "-c", d.conf, "--json", "unblock", "Login", "99", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"via\":\"daemon\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"lock_dropped\":true"));
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(login(&d, "99"), 200);
+    /* without the daemon, suspectctl still reaches LMDB itself */
+    daemon_stop(&d);
+    CTL_RUN(&r, "-c", d.conf, "--json", "status", "Login", "99", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"via\":\"store\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"in_window\":3"));
+    ctl_run_free(&r);
+}
+
+int ctl_add_daemon_tests(CU_pSuite s)
+{
+    if (!CU_add_test(s, "daemon: every command on the memory store",
+                     test_memory_daemon) ||
+        !CU_add_test(s, "daemon: another suspect.xml's socket",
+                     test_other_daemon) ||
+        !CU_add_test(s, "daemon: lmdb unblock reaches the lock cache",
+                     test_lmdb_daemon_cache)) {
+        return -1;
+    }
+    return 0;
+}

@@ -4,23 +4,20 @@
  * A line is built in a stack buffer of LINE_MAX bytes by appending
  * fields; every field is bounded (the path is cut at PATH_MAX_BYTES,
  * names come from the configuration), so a line always fits, and it is
- * written with one write(2).  Counters of lines written and failed are
- * atomics, read by the metrics.
+ * handed whole to the buffered file (logfile.c), which writes many lines
+ * with one write(2) within 0.1 s.
  */
 #include "decision_log.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "alloc.h"
+#include "logfile.h"
 #include "sha256.h"
 #include "suspect_policy.h"
 
@@ -31,36 +28,25 @@
 #define HASH_INPUT_MAX (SUSPECT_ACTION_MAX + 1 + SUSPECT_KEY_MAX)
 
 struct mw_dlog {
-    char *path; /* NULL: stderr */
-    int fd;
-    atomic_uint_fast64_t written, failed;
+    mw_logfile_t *file;
 };
 
 /* ---- the file ----------------------------------------------------------- */
 
-static int open_file(const char *path)
-{
-    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
-                0640);
-}
-
 suspect_rc_t mw_dlog_open(const char *path, mw_dlog_t **out, suspect_err_t *err)
 {
     mw_dlog_t *d = suspect_calloc(1, sizeof(*d));
+    suspect_rc_t rc;
 
     *out = NULL;
-    if (d == NULL ||
-        (path != NULL && (d->path = suspect_strdup(path)) == NULL)) {
-        free(d);
+    if (d == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "decision log: out of memory");
     }
-    d->fd = path != NULL ? open_file(path) : STDERR_FILENO;
-    if (d->fd < 0) {
-        suspect_err_sys(err, SUSPECT_E_IO, path, "decision log: cannot open");
-        free(d->path);
+    rc = mw_logfile_open(path, &d->file, err);
+    if (rc != SUSPECT_OK) {
         free(d);
-        return SUSPECT_E_IO;
+        return rc;
     }
     *out = d;
     return SUSPECT_OK;
@@ -68,23 +54,7 @@ suspect_rc_t mw_dlog_open(const char *path, mw_dlog_t **out, suspect_err_t *err)
 
 suspect_rc_t mw_dlog_reopen(mw_dlog_t *d, suspect_err_t *err)
 {
-    int fd;
-
-    if (d == NULL || d->path == NULL) {
-        return SUSPECT_OK;
-    }
-    fd = open_file(d->path);
-    if (fd < 0) {
-        return suspect_err_sys(err, SUSPECT_E_IO, d->path,
-                               "decision log: cannot reopen");
-    }
-    if (dup3(fd, d->fd, O_CLOEXEC) < 0) {
-        suspect_err_sys(err, SUSPECT_E_IO, d->path, "decision log: dup3");
-        close(fd);
-        return SUSPECT_E_IO;
-    }
-    close(fd);
-    return SUSPECT_OK;
+    return d != NULL ? mw_logfile_reopen(d->file, err) : SUSPECT_OK;
 }
 
 void mw_dlog_close(mw_dlog_t *d)
@@ -92,17 +62,13 @@ void mw_dlog_close(mw_dlog_t *d)
     if (d == NULL) {
         return;
     }
-    if (d->path != NULL) {
-        close(d->fd);
-    }
-    free(d->path);
+    mw_logfile_close(d->file);
     free(d);
 }
 
 void mw_dlog_counts(const mw_dlog_t *d, uint64_t *written, uint64_t *failed)
 {
-    *written = d != NULL ? atomic_load(&d->written) : 0;
-    *failed = d != NULL ? atomic_load(&d->failed) : 0;
+    mw_logfile_counts(d != NULL ? d->file : NULL, written, failed);
 }
 
 /* ---- a line ------------------------------------------------------------- */
@@ -131,27 +97,45 @@ static void key(line_t *l, const char *k)
     put(l, "\":", 2);
 }
 
+/* Whether c goes into a JSON string as it is. */
+static bool plain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 /* A JSON string of s[0..n), at most max bytes of it: printable ASCII as
- * it is (quotes and backslashes escaped), anything else U+FFFD. */
+ * it is (quotes and backslashes escaped), anything else U+FFFD.  Runs of
+ * plain bytes are copied whole. */
 static void str_n(line_t *l, const char *k, const char *s, size_t n, size_t max)
 {
+    size_t i = 0;
+
     if (s == NULL) {
         return;
     }
     key(l, k);
     put(l, "\"", 1);
-    for (size_t i = 0; i < n && i < max; i++) {
-        unsigned char c = (unsigned char)s[i];
+    n = n < max ? n : max;
+    while (i < n) {
+        size_t run = i;
+        unsigned char c;
 
+        while (run < n && plain((unsigned char)s[run])) {
+            run++;
+        }
+        put(l, s + i, run - i);
+        if (run == n) {
+            break;
+        }
+        c = (unsigned char)s[run];
         if (c == '"' || c == '\\') {
             char esc[2] = {'\\', (char)c};
 
             put(l, esc, 2);
-        } else if (c >= 0x20 && c < 0x7f) {
-            put(l, (const char *)&c, 1);
         } else {
             put(l, "\\ufffd", 6);
         }
+        i = run + 1;
     }
     put(l, "\"", 1);
 }
@@ -172,18 +156,27 @@ static void num(line_t *l, const char *k, int64_t v)
     put(l, b, (size_t)n);
 }
 
-/* RFC 3339 UTC with milliseconds. */
+/* RFC 3339 UTC with milliseconds.  Each thread keeps the text of the
+ * last second it formatted: a line usually falls in the same second as
+ * the one before, and then costs no gmtime_r() and strftime(). */
 static void time_field(line_t *l, int64_t ms)
 {
+    static _Thread_local time_t last_s = (time_t)-1;
+    static _Thread_local char last[24];
+    static _Thread_local size_t last_len;
     time_t s = (time_t)(ms / 1000);
-    struct tm tm;
     char b[40];
-    size_t n;
 
-    gmtime_r(&s, &tm);
-    n = strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
-    n += (size_t)snprintf(b + n, sizeof(b) - n, ".%03dZ", (int)(ms % 1000));
-    str_n(l, "time", b, n, sizeof(b));
+    if (s != last_s) {
+        struct tm tm;
+
+        gmtime_r(&s, &tm);
+        last_len = strftime(last, sizeof(last), "%Y-%m-%dT%H:%M:%S", &tm);
+        last_s = s;
+    }
+    memcpy(b, last, last_len);
+    snprintf(b + last_len, sizeof(b) - last_len, ".%03dZ", (int)(ms % 1000));
+    str_n(l, "time", b, last_len + 5, sizeof(b));
 }
 
 void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
@@ -218,11 +211,7 @@ void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
     num(&l, "latency_us", e->latency_us);
     l.buf[l.len++] = '}';
     l.buf[l.len++] = '\n';
-    if (write(d->fd, l.buf, l.len) == (ssize_t)l.len) {
-        atomic_fetch_add_explicit(&d->written, 1, memory_order_relaxed);
-    } else {
-        atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
-    }
+    mw_logfile_append(d->file, l.buf, l.len);
 }
 
 /* ---- identities --------------------------------------------------------- */
@@ -244,11 +233,26 @@ void mw_dlog_hash(const suspect_siphash_key_t *k, const char *type,
     snprintf(out, MW_DLOG_HASH_LEN, "%016" PRIx64, h[0]);
 }
 
+/* The longest <Log identityKey> (config/conf/conf_elems.c). */
+#define KEY_SETTING_MAX 256
+
 void mw_dlog_key(const char *setting, suspect_siphash_key_t *out)
 {
+    static _Thread_local char last[KEY_SETTING_MAX + 1];
+    static _Thread_local suspect_siphash_key_t last_key;
+    size_t len = strlen(setting);
     uint8_t d[SUSPECT_SHA256_LEN];
 
-    suspect_sha256(setting, strlen(setting), d);
+    if (len <= KEY_SETTING_MAX && last[0] != '\0' &&
+        strcmp(last, setting) == 0) {
+        *out = last_key;
+        return;
+    }
+    suspect_sha256(setting, len, d);
     memcpy(&out->k0, d, 8);
     memcpy(&out->k1, d + 8, 8);
+    if (len <= KEY_SETTING_MAX) {
+        memcpy(last, setting, len + 1);
+        last_key = *out;
+    }
 }

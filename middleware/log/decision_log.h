@@ -12,12 +12,12 @@
  * a client controls are escaped for JSON, and bytes outside printable
  * ASCII become U+FFFD, so a line always parses.
  *
- * Each line is built on the stack and written with one write(2) to a
- * descriptor opened O_APPEND: lines of different threads never mix.
- * mw_dlog_reopen() (SIGUSR1, after logrotate moved the file) opens the
- * path again and puts the new file in the same descriptor with dup2(),
- * so a line being written goes to the old file or the new one, never to
- * a closed descriptor.
+ * Each line is built on the stack and handed whole to a buffered file
+ * (logfile.h): a request pays a memcpy, a thread of the log's own writes
+ * many lines with one write(2) to a file opened O_APPEND, within 0.1 s,
+ * and lines of different threads never mix.  mw_dlog_reopen() (SIGUSR1,
+ * after logrotate moved the file) writes out what is buffered and opens
+ * the path again into the same descriptor, so no line is lost to it.
  */
 #ifndef MW_DECISION_LOG_H
 #define MW_DECISION_LOG_H
@@ -31,14 +31,16 @@
 typedef struct mw_dlog mw_dlog_t;
 
 /* Opens the log at path (created 0640 when missing), or stderr when path
- * is NULL.  SUSPECT_E_IO (errno) when it cannot be opened. */
+ * is NULL, and starts its writing thread (all signals blocked in it).
+ * SUSPECT_E_IO (errno) when it cannot be opened. */
 suspect_rc_t mw_dlog_open(const char *path, mw_dlog_t **out,
                           suspect_err_t *err);
 
 /* Opens path again into the same descriptor (no-op for stderr). */
 suspect_rc_t mw_dlog_reopen(mw_dlog_t *d, suspect_err_t *err);
 
-/* Closes the file (not stderr) and frees.  NULL is a no-op. */
+/* Writes out what is buffered, closes the file (not stderr) and frees.
+ * NULL is a no-op. */
 void mw_dlog_close(mw_dlog_t *d);
 
 /* What one line says; NULL strings are left out. */
@@ -61,7 +63,7 @@ typedef struct mw_dlog_entry {
     int64_t latency_us;
 } mw_dlog_entry_t;
 
-/* Writes one line (a failed write is counted, never retried). */
+/* Writes one line (buffered; a failed write is counted, never retried). */
 void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e);
 
 /* Lines written, and lines a write failed for. */
@@ -79,7 +81,9 @@ void mw_dlog_counts(const mw_dlog_t *d, uint64_t *written, uint64_t *failed);
 void mw_dlog_hash(const suspect_siphash_key_t *key, const char *type,
                   const char *value, size_t len, char out[MW_DLOG_HASH_LEN]);
 
-/* The hash key of <Log identityKey>: the first 16 bytes of its SHA-256. */
+/* The hash key of <Log identityKey>: the first 16 bytes of its SHA-256.
+ * Each thread keeps the last setting it derived, so a line costs no
+ * SHA-256 while the setting stays. */
 void mw_dlog_key(const char *setting, suspect_siphash_key_t *out);
 
 #endif

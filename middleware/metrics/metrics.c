@@ -14,6 +14,11 @@
  * Rows and histograms are arrays of atomic counters bumped with relaxed
  * adds: exact totals, no ordering needed between them.  Each row has its
  * own cache lines, so threads deciding different actions do not share one.
+ * What every request touches whatever its action (the histograms, the
+ * forwarding errors, requests in flight) is kept per thread: SHARDS copies
+ * on cache lines of their own, a thread using the one its first call drew
+ * (round robin), summed when rendered, so the workers' every request does
+ * not bounce the same few cache lines from core to core.
  * A histogram keeps a count per bucket (made cumulative when rendered),
  * the number of observations and their sum in nanoseconds.
  */
@@ -24,6 +29,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,7 @@
 #define OTHER_ROW    MW_METRICS_ACTIONS
 #define STORE_NAME   16
 #define HIST_BUCKETS 14
+#define SHARDS       16 /* copies of the per-request counters */
 
 typedef struct row {
     _Alignas(64) atomic_uint_fast64_t outcome[MW_OUT_COUNT];
@@ -41,11 +48,18 @@ typedef struct row {
 } row_t;
 
 typedef struct hist {
-    const int64_t *bounds_ns; /* HIST_BUCKETS - 1 upper bounds, then +Inf */
     atomic_uint_fast64_t bucket[HIST_BUCKETS];
     atomic_uint_fast64_t count;
     atomic_uint_fast64_t sum_ns;
 } hist_t;
+
+/* What each request bumps whatever its action: one copy per shard. */
+typedef struct shard {
+    _Alignas(64) hist_t store_hist;
+    hist_t fwd_hist[MW_TARGET_COUNT];
+    atomic_uint_fast64_t fwd_errors[MW_TARGET_COUNT];
+    atomic_int_fast64_t in_flight;
+} shard_t;
 
 struct mw_metrics {
     char store[STORE_NAME];
@@ -56,10 +70,7 @@ struct mw_metrics {
     atomic_int nrows;
     char *names[MW_METRICS_ACTIONS];
     row_t rows[MW_METRICS_ACTIONS + 1];
-    hist_t store_hist;
-    hist_t fwd_hist[MW_TARGET_COUNT];
-    atomic_uint_fast64_t fwd_errors[MW_TARGET_COUNT];
-    atomic_int_fast64_t in_flight;
+    shard_t shards[SHARDS];
     atomic_uint_fast64_t reloads[2][2]; /* [conf][applied] */
     atomic_uint_fast64_t generation;
     atomic_int_fast64_t last_ok_ms;
@@ -96,10 +107,6 @@ mw_metrics_t *mw_metrics_new(const char *store, mw_target_t target)
     snprintf(m->store, sizeof(m->store), "%s", store);
     m->target = target;
     pthread_mutex_init(&m->mu, NULL);
-    m->store_hist.bounds_ns = store_bounds;
-    for (int t = 0; t < MW_TARGET_COUNT; t++) {
-        m->fwd_hist[t].bounds_ns = fwd_bounds;
-    }
     return m;
 }
 
@@ -200,14 +207,26 @@ void mw_metrics_decision(mw_metrics_t *m, int row, mw_decision_outcome_t o,
     }
 }
 
-static void observe(hist_t *h, int64_t ns)
+/* This thread's shard of m. */
+static shard_t *my_shard(mw_metrics_t *m)
+{
+    static atomic_uint next;
+    static _Thread_local int mine = -1;
+
+    if (mine < 0) {
+        mine = (int)(atomic_fetch_add(&next, 1) % SHARDS);
+    }
+    return &m->shards[mine];
+}
+
+static void observe(hist_t *h, const int64_t *bounds_ns, int64_t ns)
 {
     int i = 0;
 
     if (ns < 0) {
         ns = 0;
     }
-    while (i < HIST_BUCKETS - 1 && ns > h->bounds_ns[i]) {
+    while (i < HIST_BUCKETS - 1 && ns > bounds_ns[i]) {
         i++;
     }
     bump(&h->bucket[i], 1);
@@ -217,20 +236,23 @@ static void observe(hist_t *h, int64_t ns)
 
 void mw_metrics_store_time(mw_metrics_t *m, int64_t ns)
 {
-    observe(&m->store_hist, ns);
+    observe(&my_shard(m)->store_hist, store_bounds, ns);
 }
 
 void mw_metrics_forward(mw_metrics_t *m, mw_target_t t, int64_t ns, bool failed)
 {
-    observe(&m->fwd_hist[t], ns);
+    shard_t *s = my_shard(m);
+
+    observe(&s->fwd_hist[t], fwd_bounds, ns);
     if (failed) {
-        bump(&m->fwd_errors[t], 1);
+        bump(&s->fwd_errors[t], 1);
     }
 }
 
 void mw_metrics_in_flight(mw_metrics_t *m, int delta)
 {
-    atomic_fetch_add_explicit(&m->in_flight, delta, memory_order_relaxed);
+    atomic_fetch_add_explicit(&my_shard(m)->in_flight, delta,
+                              memory_order_relaxed);
 }
 
 void mw_metrics_reload(mw_metrics_t *m, bool conf, bool applied,
@@ -376,34 +398,52 @@ void mw_prom_free(mw_prom_t *p)
     memset(p, 0, sizeof(*p));
 }
 
-/* A histogram's buckets, sum and count, with one label pair. */
-static void render_hist(mw_prom_t *p, const char *name, const hist_t *h,
-                        const char *label, const char *value)
+/* The sum of the shards' copies of one histogram (at offset off of a
+ * shard). */
+typedef struct hist_sum {
+    uint64_t bucket[HIST_BUCKETS], count, sum_ns;
+} hist_sum_t;
+
+static void sum_hist(const mw_metrics_t *m, size_t off, hist_sum_t *out)
 {
+    memset(out, 0, sizeof(*out));
+    for (int s = 0; s < SHARDS; s++) {
+        const hist_t *h = (const hist_t *)((const char *)&m->shards[s] + off);
+
+        for (int i = 0; i < HIST_BUCKETS; i++) {
+            out->bucket[i] +=
+                atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+        }
+        out->count += atomic_load_explicit(&h->count, memory_order_relaxed);
+        out->sum_ns += atomic_load_explicit(&h->sum_ns, memory_order_relaxed);
+    }
+}
+
+/* A histogram's buckets, sum and count, with one label pair. */
+static void render_hist(mw_prom_t *p, const char *name, const hist_sum_t *h,
+                        const int64_t *bounds_ns, const char *label,
+                        const char *value)
+{
+    const char *labels[] = {label, value, NULL};
     char metric[96], le[32];
     uint64_t cum = 0;
 
     snprintf(metric, sizeof(metric), "%s_bucket", name);
     for (int i = 0; i < HIST_BUCKETS; i++) {
-        const char *labels[] = {label, value, "le", le, NULL};
+        const char *bl[] = {label, value, "le", le, NULL};
 
-        cum += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+        cum += h->bucket[i];
         if (i < HIST_BUCKETS - 1) {
-            snprintf(le, sizeof(le), "%g", (double)h->bounds_ns[i] / 1e9);
+            snprintf(le, sizeof(le), "%g", (double)bounds_ns[i] / 1e9);
         } else {
             snprintf(le, sizeof(le), "+Inf");
         }
-        mw_prom_sample(p, metric, labels, (double)cum);
+        mw_prom_sample(p, metric, bl, (double)cum);
     }
-    {
-        const char *labels[] = {label, value, NULL};
-
-        snprintf(metric, sizeof(metric), "%s_sum", name);
-        mw_prom_sample(p, metric, labels,
-                       (double)atomic_load(&h->sum_ns) / 1e9);
-        snprintf(metric, sizeof(metric), "%s_count", name);
-        mw_prom_sample(p, metric, labels, (double)atomic_load(&h->count));
-    }
+    snprintf(metric, sizeof(metric), "%s_sum", name);
+    mw_prom_sample(p, metric, labels, (double)h->sum_ns / 1e9);
+    snprintf(metric, sizeof(metric), "%s_count", name);
+    mw_prom_sample(p, metric, labels, (double)h->count);
 }
 
 static int render_row(void *arg, const mw_metrics_row_t *r)
@@ -460,6 +500,16 @@ static void render_reloads(mw_metrics_t *m, mw_prom_t *p)
 
 void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
 {
+    hist_sum_t h;
+    uint64_t errors = 0;
+    int64_t in_flight = 0;
+
+    for (int s = 0; s < SHARDS; s++) {
+        in_flight += atomic_load(&m->shards[s].in_flight);
+        if (m->target < MW_TARGET_COUNT) {
+            errors += atomic_load(&m->shards[s].fwd_errors[m->target]);
+        }
+    }
     mw_prom_head(p, "suspect_decisions_total", "counter",
                  "Requests that met a route, by action and outcome.");
     mw_metrics_foreach_row(m, render_row, p);
@@ -468,7 +518,8 @@ void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
     mw_metrics_foreach_row(m, render_locks, p);
     mw_prom_head(p, "suspect_store_latency_seconds", "histogram",
                  "Time of one decision in the store.");
-    render_hist(p, "suspect_store_latency_seconds", &m->store_hist, "store",
+    sum_hist(m, offsetof(shard_t, store_hist), &h);
+    render_hist(p, "suspect_store_latency_seconds", &h, store_bounds, "store",
                 m->store);
     if (m->target < MW_TARGET_COUNT) {
         const char *labels[] = {"target", target_names[m->target], NULL};
@@ -476,17 +527,19 @@ void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
         mw_prom_head(p, "suspect_upstream_latency_seconds", "histogram",
                      "Time of an allowed request in the application (cgi: "
                      "a CGI program; fastcgi: the upstream server).");
-        render_hist(p, "suspect_upstream_latency_seconds",
-                    &m->fwd_hist[m->target], "target", target_names[m->target]);
+        sum_hist(
+            m, offsetof(shard_t, fwd_hist) + (size_t)m->target * sizeof(hist_t),
+            &h);
+        render_hist(p, "suspect_upstream_latency_seconds", &h, fwd_bounds,
+                    "target", target_names[m->target]);
         mw_prom_head(p, "suspect_upstream_errors_total", "counter",
                      "Allowed requests the application failed (502, 504, a "
                      "cut response).");
         mw_prom_sample(p, "suspect_upstream_errors_total", labels,
-                       (double)atomic_load(&m->fwd_errors[m->target]));
+                       (double)errors);
     }
     mw_prom_head(p, "suspect_requests_in_flight", "gauge",
                  "Requests being handled now.");
-    mw_prom_sample(p, "suspect_requests_in_flight", NULL,
-                   (double)atomic_load(&m->in_flight));
+    mw_prom_sample(p, "suspect_requests_in_flight", NULL, (double)in_flight);
     render_reloads(m, p);
 }

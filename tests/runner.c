@@ -39,7 +39,8 @@ static int (*const registrars[])(void) = {
     register_libfcgi_suite,     register_normalize_suite,
     register_log_suite,         register_beyond_suite,
     register_sentinel_suite,    register_cluster_suite,
-    register_control_suite,
+    register_control_suite,     register_metrics_suite,
+    register_operate_suite,
 };
 
 /* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose

@@ -42,5 +42,7 @@ int register_log_suite(void);
 int register_sentinel_suite(void);
 int register_cluster_suite(void);
 int register_control_suite(void);
+int register_metrics_suite(void);
+int register_operate_suite(void);
 
 #endif

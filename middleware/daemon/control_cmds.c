@@ -43,7 +43,7 @@ static void who(const cmd_ctx_t *x)
     mw_ctl_out_field(x->reply, "config", mw_runtime_conf_path(x->rt));
     mw_ctl_out_field_i64(x->reply, "pid", (int64_t)getpid());
     mw_ctl_out_field(x->reply, "store",
-                     suspect_store_name(mw_runtime_store(x->rt)));
+                     suspect_conf_store_name(mw_runtime_conf(x->rt)->store));
     mw_ctl_out_field_i64(x->reply, "now_ms", x->now_ms);
 }
 

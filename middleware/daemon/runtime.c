@@ -212,7 +212,7 @@ suspect_rc_t mw_runtime_new(const char *conf_path, const char *listen_override,
         mw_runtime_free(rt);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
     }
-    rc = load_guard(conf_path, &rt->guard, &rt->conf_st, err);
+    rc = load_guard(rt->conf_path, &rt->guard, &rt->conf_st, err);
     if (rc != SUSPECT_OK) {
         mw_runtime_free(rt);
         return rc;

@@ -3,21 +3,25 @@
  * redis-server (tests/helpers/redisserver.h): status, block, unblock and reset
  * on Redis keys with a prefix, the SCAN-based locked list (also a lock the .NET
  * system wrote), simulate, an unreachable Redis (exit 3), and the ACL users of
- * examples/redis/suspect-acl.conf: enough for deciding and for every suspectctl
- * command, and nothing more; and a Redis Cluster (hash-tagged keys, each
- * command on its slot's master, locks listed from every master).
+ * examples/redis/suspect-acl.conf: enough for deciding, for every suspectctl
+ * command on Redis itself, and for the daemon to answer every one on its
+ * control socket; and a Redis Cluster (hash-tagged keys, each command on
+ * its slot's master, locks listed from every master).
  */
 #include <CUnit/CUnit.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
 #include "ctl_test.h"
 #include "helpers/e2e.h"
+#include "helpers/procs.h"
 #include "helpers/redisha.h"
 #include "helpers/redisserver.h"
 #include "suspect_redis.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 /* ---- redis -------------------------------------------------------------- */
 
@@ -181,11 +185,11 @@ static const char *acl_url(char url[URL_MAX], const test_redis_t *rs,
     return url;
 }
 
-static void test_redis_acl(void)
+/* Runs every command of cmds with conf; each must succeed (and, with
+ * via, answer through that). */
+static void run_all(const char *conf, const char *via)
 {
-    char url[URL_MAX];
-    char cpath[TEST_PATH_MAX];
-    const char *const cmds[][5] = {
+    static const char *const cmds[][5] = {
         {"block", "Login", "42", "60", NULL},
         {"status", "Login", "42", NULL},
         {"locked", NULL},
@@ -193,22 +197,14 @@ static void test_redis_acl(void)
         {"reset", "Login", "7", NULL},
     };
     const char *args[16];
-    test_redis_t rs;
-    const char *conf;
     ctl_run_t r;
 
-    CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
-    CU_ASSERT_EQUAL(load_example_acl(&rs), 2);
-    /* The daemons' user decides (a lock included)... */
-    CU_ASSERT_EQUAL(redis_hits(acl_url(url, &rs, "suspect", "&"), "7", 5), 3);
-    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 1);
-    /* ...and suspectctl's runs every command. */
-    conf = redis_conf(cpath, acl_url(url, &rs, "suspectctl", "&amp;"));
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
         size_t n = 0;
 
         args[n++] = "-c";
         args[n++] = conf;
+        args[n++] = "--json";
         for (size_t j = 0; cmds[i][j] != NULL; j++) {
             args[n++] = cmds[i][j];
         }
@@ -218,15 +214,38 @@ static void test_redis_acl(void)
             fprintf(stderr, "suspectctl %s: %s\n", cmds[i][0], r.err);
         }
         CU_ASSERT_EQUAL(r.status, 0);
+        CU_ASSERT_TRUE(ctl_has(r.out, via));
         ctl_run_free(&r);
     }
+}
+
+static void test_redis_acl(void)
+{
+    char url[URL_MAX];
+    char cpath[TEST_PATH_MAX], listen[TEST_PATH_MAX + 16];
+    const char *extra[] = {"--listen", listen, NULL};
+    test_redis_t rs;
+    test_proc_t daemon;
+    const char *conf;
+
+    CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
+    CU_ASSERT_EQUAL(load_example_acl(&rs), 2);
+    /* The daemons' user decides (a lock included)... */
+    CU_ASSERT_EQUAL(redis_hits(acl_url(url, &rs, "suspect", "&"), "7", 5), 3);
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 1);
+    /* ...suspectctl's runs every command on Redis itself... */
+    conf = redis_conf(cpath, acl_url(url, &rs, "suspectctl", "&amp;"));
+    run_all(conf, "\"via\":\"store\"");
     CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 0);
-    /* The daemons' user cannot list or delete keys. */
+    /* ...and the daemons' user serves every one on the control socket. */
+    CU_ASSERT_EQUAL(redis_hits(acl_url(url, &rs, "suspect", "&"), "7", 5), 3);
     conf = redis_conf(cpath, acl_url(url, &rs, "suspect", "&amp;"));
-    CTL_RUN(&r, "-c", conf, "unblock", "Login", "42");
-    CU_ASSERT_EQUAL(r.status, 3);
-    CU_ASSERT_TRUE(ctl_has(r.err, "can't run this command"));
-    ctl_run_free(&r);
+    snprintf(listen, sizeof(listen), "unix:%s/redis-fcgi.sock", ctl_dir);
+    CU_ASSERT_EQUAL_FATAL(
+        test_suspect_start(&daemon, ctl_dir, conf, listen + 5, 0, extra), 0);
+    run_all(conf, "\"via\":\"daemon\"");
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "EXISTS app1:Login:7:locked"), 0);
+    test_proc_stop(&daemon, SIGTERM, test_scale_ms(5000));
     test_redis_stop(&rs);
 }
 

@@ -6,9 +6,10 @@
  * Outcomes (metrics.h): a verdict and the decision's degraded mode map to
  * one of allowed, denied_limit, denied_locked, fail_open, fail_closed,
  * fail_local_allowed, fail_local_denied, skipped (no identity, or the
- * action is not in the limits file: not counted) and rejected (a bad
- * request for the route).  A request that met no route is none of these
- * and is not recorded.
+ * action is not in the limits file: not counted), rejected (a bad
+ * request for the route) and would_deny (a shadow route let through what
+ * it would refuse; logged with the denials, with status 0: it went on).
+ * A request that met no route is none of these and is not recorded.
  *
  * The decision log's identity is the one that tripped (a denial), else
  * the request's first: its type, and the keyed hash of its value as the
@@ -18,8 +19,9 @@
  *
  * Cost: the metrics are two relaxed atomic adds after a hash lookup of
  * the action; the decision log, when a line is due, one line built on the
- * stack (and a SHA-256 of the key setting when there is one) and one
- * write(2).  bench/bench-fcgi measures both.
+ * stack and copied into the log's buffer, which a thread of its own
+ * writes out (logfile.c).  bench/bench-metrics measures both alone,
+ * bench/bench-fcgi on the request path.
  */
 #include "record.h"
 
@@ -34,6 +36,9 @@ static mw_decision_outcome_t outcome_of(const mw_verdict_t *v)
 {
     switch (v->kind) {
     case MW_VERDICT_ALLOW:
+        if (v->would_deny) {
+            return MW_OUT_WOULD_DENY;
+        }
         return v->decision.degraded == SUSPECT_DEGRADED_OPEN ? MW_OUT_FAIL_OPEN
                : v->decision.degraded == SUSPECT_DEGRADED_LOCAL
                    ? MW_OUT_FAIL_LOCAL_ALLOWED
@@ -61,7 +66,7 @@ static bool logged(suspect_conf_decisions_t level, mw_decision_outcome_t o)
     return level == SUSPECT_DECISIONS_DENIALS &&
            (o == MW_OUT_DENIED_LIMIT || o == MW_OUT_DENIED_LOCKED ||
             o == MW_OUT_FAIL_CLOSED || o == MW_OUT_FAIL_LOCAL_DENIED ||
-            o == MW_OUT_REJECTED);
+            o == MW_OUT_REJECTED || o == MW_OUT_WOULD_DENY);
 }
 
 /* The value part of key k of action under conf c's key format. */
@@ -92,7 +97,8 @@ static void write_line(mw_dlog_t *dlog, const suspect_siphash_key_t *hkey,
     char hash[MW_DLOG_HASH_LEN], client[MW_ADDR_TEXT_MAX];
     const char *uri = mw_req_param(r->req, "REQUEST_URI", NULL);
     suspect_siphash_key_t own;
-    int i = v->kind == MW_VERDICT_DENY && v->decision.tripped >= 0
+    int i = (v->kind == MW_VERDICT_DENY || v->would_deny) &&
+                    v->decision.tripped >= 0
                 ? v->decision.tripped
                 : 0;
 
@@ -103,7 +109,7 @@ static void write_line(mw_dlog_t *dlog, const suspect_siphash_key_t *hkey,
     e.route_line = v->route->line;
     e.outcome = mw_decision_outcome_name(o);
     e.reason = v->why;
-    e.status = v->status;
+    e.status = v->would_deny ? 0 : v->status; /* it went on */
     if (r->res->nkeys > (size_t)i) {
         size_t len;
         const char *val = key_value(c, v->route->action, r->res->types[i],

@@ -87,9 +87,9 @@ static const int64_t fwd_bounds[HIST_BUCKETS - 1] = {
     5000000000, 10000000000, 30000000000};
 
 static const char *const outcome_names[MW_OUT_COUNT] = {
-    "allowed",           "denied_limit", "denied_locked",
-    "fail_open",         "fail_closed",  "fail_local_allowed",
-    "fail_local_denied", "skipped",      "rejected"};
+    "allowed",     "denied_limit",       "denied_locked",     "fail_open",
+    "fail_closed", "fail_local_allowed", "fail_local_denied", "skipped",
+    "rejected",    "would_deny"};
 static const char *const target_names[MW_TARGET_COUNT] = {"cgi", "fastcgi"};
 
 const char *mw_decision_outcome_name(mw_decision_outcome_t o)

@@ -9,7 +9,8 @@
  * is allowed), block, locked, reset, simulate with known counts, stats,
  * reload applied and rejected (file:line), a socket that belongs to the
  * daemon of another suspect.xml.  LMDB: an unblock through the daemon
- * reaches its lock cache at once, so the next request is allowed.
+ * reaches its lock cache at once, so the next request is allowed.  A
+ * shadow route: stats and the decision log say would_deny.
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -32,9 +33,11 @@ typedef struct daemon {
 } daemon_t;
 
 /* Starts suspect-fcgi in authorizer mode on ctl_dir/NAME.xml (one route,
- * Login by the member cookie, counted in store), listening on
- * ctl_dir/NAME.sock; its control socket is ctl_dir/control.sock. */
-static int daemon_start(daemon_t *d, const char *name, const char *store)
+ * Login by the member cookie, counted in store, with the elements extra),
+ * listening on ctl_dir/NAME.sock; its control socket is
+ * ctl_dir/control.sock. */
+static int daemon_start_with(daemon_t *d, const char *name, const char *store,
+                             const char *extra)
 {
     char body[2048];
 
@@ -47,15 +50,21 @@ static int daemon_start(daemon_t *d, const char *name, const char *store)
              "  <Limits path=\"limits.xml\"/>\n"
              "  %s\n"
              "  <Control socket=\"control.sock\"/>\n"
+             "  %s\n"
              "  <Route action=\"Login\" method=\"POST\" path=\"/login.cgi\">\n"
              "    <Identity type=\"Cookie\" from=\"cookie:member\"/>\n"
              "  </Route>\n"
              "</Suspect>\n",
-             d->sock, store);
+             d->sock, store, extra);
     if (test_write_file(d->conf, body, strlen(body)) != 0) {
         return -1;
     }
     return test_suspect_start(&d->proc, ctl_dir, d->conf, d->sock, 0, NULL);
+}
+
+static int daemon_start(daemon_t *d, const char *name, const char *store)
+{
+    return daemon_start_with(d, name, store, "");
 }
 
 static void daemon_stop(daemon_t *d)
@@ -245,6 +254,45 @@ static void test_lmdb_daemon_cache(void)
     ctl_run_free(&r);
 }
 
+/* A shadow route lets everything through: what enforcing would have
+ * refused is counted as would_deny, and the decision log at "denials"
+ * holds those, with the status answered (0: it went on) and the end the
+ * restriction would have had. */
+static void test_shadow_outcome(void)
+{
+    char path[700];
+    char *text;
+    const char *p;
+    int n = 0;
+    daemon_t d;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(
+        daemon_start_with(&d, "shadowd", "<Store type=\"memory\"/>",
+                          "<Log decisions=\"denials\" path=\"shadow.log\"/>\n"
+                          "  <Action name=\"Login\" shadow=\"yes\"/>"),
+        0);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(login(&d, "5"), 200);
+    }
+    CTL_RUN(&r, "-c", d.conf, "stats");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "Login: allowed 3 would_deny 3"));
+    ctl_run_free(&r);
+    daemon_stop(&d); /* a stop writes the log's last lines out */
+    snprintf(path, sizeof(path), "%s/shadow.log", ctl_dir);
+    text = test_read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    for (p = text; (p = strstr(p, "\"outcome\":\"would_deny\"")) != NULL; p++) {
+        n++;
+    }
+    CU_ASSERT_EQUAL(n, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"status\":0,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"restriction_end_ms\":"));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"outcome\":\"allowed\""));
+    free(text);
+}
+
 int ctl_add_daemon_tests(CU_pSuite s)
 {
     if (!CU_add_test(s, "daemon: every command on the memory store",
@@ -252,7 +300,9 @@ int ctl_add_daemon_tests(CU_pSuite s)
         !CU_add_test(s, "daemon: another suspect.xml's socket",
                      test_other_daemon) ||
         !CU_add_test(s, "daemon: lmdb unblock reaches the lock cache",
-                     test_lmdb_daemon_cache)) {
+                     test_lmdb_daemon_cache) ||
+        !CU_add_test(s, "daemon: a shadow route's would-deny",
+                     test_shadow_outcome)) {
         return -1;
     }
     return 0;

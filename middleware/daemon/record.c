@@ -7,8 +7,10 @@
  * one of allowed, denied_limit, denied_locked, fail_open, fail_closed,
  * fail_local_allowed, fail_local_denied, skipped (no identity, or the
  * action is not in the limits file: not counted), rejected (a bad
- * request for the route) and would_deny (a shadow route let through what
- * it would refuse; logged with the denials, with status 0: it went on).
+ * request for the route), denied_list (a value or address on a deny
+ * list, refused before any count) and would_deny (a shadow route let
+ * through what it would refuse; logged with the denials, with status 0:
+ * it went on).
  * A request that met no route is none of these and is not recorded.
  *
  * The decision log's identity is the one that tripped (a denial), else
@@ -34,11 +36,11 @@
 /* The outcome of v. */
 static mw_decision_outcome_t outcome_of(const mw_verdict_t *v)
 {
+    if (v->would_deny) { /* an ALLOW, or a PASS of a deny list */
+        return MW_OUT_WOULD_DENY;
+    }
     switch (v->kind) {
     case MW_VERDICT_ALLOW:
-        if (v->would_deny) {
-            return MW_OUT_WOULD_DENY;
-        }
         return v->decision.degraded == SUSPECT_DEGRADED_OPEN ? MW_OUT_FAIL_OPEN
                : v->decision.degraded == SUSPECT_DEGRADED_LOCAL
                    ? MW_OUT_FAIL_LOCAL_ALLOWED
@@ -50,8 +52,10 @@ static mw_decision_outcome_t outcome_of(const mw_verdict_t *v)
                                     : MW_OUT_DENIED_LIMIT;
     case MW_VERDICT_UNAVAILABLE:
         return MW_OUT_FAIL_CLOSED;
-    case MW_VERDICT_REJECT:
-        return MW_OUT_REJECTED;
+    case MW_VERDICT_REJECT: /* the guard's reason for a listed value */
+        return v->why != NULL && strcmp(v->why, "deny list") == 0
+                   ? MW_OUT_DENIED_LIST
+                   : MW_OUT_REJECTED;
     default:
         return MW_OUT_SKIPPED;
     }
@@ -66,7 +70,8 @@ static bool logged(suspect_conf_decisions_t level, mw_decision_outcome_t o)
     return level == SUSPECT_DECISIONS_DENIALS &&
            (o == MW_OUT_DENIED_LIMIT || o == MW_OUT_DENIED_LOCKED ||
             o == MW_OUT_FAIL_CLOSED || o == MW_OUT_FAIL_LOCAL_DENIED ||
-            o == MW_OUT_REJECTED || o == MW_OUT_WOULD_DENY);
+            o == MW_OUT_REJECTED || o == MW_OUT_WOULD_DENY ||
+            o == MW_OUT_DENIED_LIST);
 }
 
 /* The value part of key k of action under conf c's key format. */

@@ -89,7 +89,7 @@ static const int64_t fwd_bounds[HIST_BUCKETS - 1] = {
 static const char *const outcome_names[MW_OUT_COUNT] = {
     "allowed",     "denied_limit",       "denied_locked",     "fail_open",
     "fail_closed", "fail_local_allowed", "fail_local_denied", "skipped",
-    "rejected",    "would_deny"};
+    "rejected",    "would_deny",         "denied_list"};
 static const char *const target_names[MW_TARGET_COUNT] = {"cgi", "fastcgi"};
 
 const char *mw_decision_outcome_name(mw_decision_outcome_t o)

@@ -38,9 +38,10 @@ typedef enum mw_decision_outcome {
     MW_OUT_FAIL_CLOSED,        /* store unavailable, fail mode closed: 503 */
     MW_OUT_FAIL_LOCAL_ALLOWED, /* store unavailable, decided locally */
     MW_OUT_FAIL_LOCAL_DENIED,
-    MW_OUT_SKIPPED,    /* no identity (missing): not counted */
-    MW_OUT_REJECTED,   /* a bad request for the route: 400, 413, 415, 500 */
-    MW_OUT_WOULD_DENY, /* a shadow route let through what it would refuse */
+    MW_OUT_SKIPPED,     /* no identity (missing): not counted */
+    MW_OUT_REJECTED,    /* a bad request for the route: 400, 413, 415, 500 */
+    MW_OUT_WOULD_DENY,  /* a shadow route let through what it would refuse */
+    MW_OUT_DENIED_LIST, /* on a deny list: refused before any count */
     MW_OUT_COUNT
 } mw_decision_outcome_t;
 

@@ -10,7 +10,8 @@
  * reload applied and rejected (file:line), a socket that belongs to the
  * daemon of another suspect.xml.  LMDB: an unblock through the daemon
  * reaches its lock cache at once, so the next request is allowed.  A
- * shadow route: stats and the decision log say would_deny.
+ * shadow route: stats and the decision log say would_deny; a deny list:
+ * denied_list.
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -293,6 +294,26 @@ static void test_shadow_outcome(void)
     free(text);
 }
 
+/* A value on a deny list: refused before anything is counted, and
+ * counted apart from the limit's denials. */
+static void test_deny_list_outcome(void)
+{
+    daemon_t d;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(daemon_start_with(&d, "denyd",
+                                            "<Store type=\"memory\"/>",
+                                            "<Deny identity=\"Cookie=666\"/>"),
+                          0);
+    CU_ASSERT_EQUAL(login(&d, "666"), 403);
+    CU_ASSERT_EQUAL(login(&d, "1"), 200);
+    CTL_RUN(&r, "-c", d.conf, "stats");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "Login: allowed 1 denied_list 1\n"));
+    ctl_run_free(&r);
+    daemon_stop(&d);
+}
+
 int ctl_add_daemon_tests(CU_pSuite s)
 {
     if (!CU_add_test(s, "daemon: every command on the memory store",
@@ -302,7 +323,9 @@ int ctl_add_daemon_tests(CU_pSuite s)
         !CU_add_test(s, "daemon: lmdb unblock reaches the lock cache",
                      test_lmdb_daemon_cache) ||
         !CU_add_test(s, "daemon: a shadow route's would-deny",
-                     test_shadow_outcome)) {
+                     test_shadow_outcome) ||
+        !CU_add_test(s, "daemon: a deny list's refusal",
+                     test_deny_list_outcome)) {
         return -1;
     }
     return 0;

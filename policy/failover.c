@@ -8,7 +8,10 @@
  *   2. the breaker: while open, the primary is skipped; when the interval
  *      ends, one caller becomes the probe (half-open), the others keep
  *      skipping until it reports;
- *   3. the primary; on an error, the action's fail mode decides.
+ *   3. the primary; on an error, the action's fail mode decides.  A full
+ *      store (SUSPECT_E_FULL: an LMDB map with no room for a new identity)
+ *      is up: the fail mode decides that call, and the breaker does not
+ *      count it.
  *
  * Breaker state machine (under mu):
  *   closed    --`failures` consecutive errors-->  open (interval = min)
@@ -105,6 +108,7 @@ typedef struct failover {
     unsigned consecutive;
     unsigned interval_ms;
     int64_t open_until; /* monotonic ms */
+    int64_t full_told;  /* monotonic ms the callback last heard "full" */
     suspect_failover_stats_t stats;
 
     pthread_mutex_t cache_mu; /* the cache and gen */
@@ -272,6 +276,28 @@ static void report(failover_t *f, bool probe, suspect_rc_t rc,
         if (probe || (f->state == SUSPECT_BREAKER_CLOSED &&
                       f->consecutive >= f->failures)) {
             open_breaker(f, why);
+        }
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* How often the callback hears that the primary is full, at most. */
+#define FULL_TELL_MS 10000
+
+/* Records that the primary answered full (a call it could not take, the
+ * store up); tells the callback at most every FULL_TELL_MS. */
+static void report_full(failover_t *f, bool probe, const suspect_err_t *why)
+{
+    bool tell;
+
+    report(f, probe, SUSPECT_OK, NULL);
+    pthread_mutex_lock(&f->mu);
+    f->stats.primary_full++;
+    tell = f->full_told == 0 || mono_ms() - f->full_told >= FULL_TELL_MS;
+    if (tell) {
+        f->full_told = mono_ms();
+        if (f->cb != NULL) {
+            f->cb(f->cb_arg, f->state, f->state, why);
         }
     }
     pthread_mutex_unlock(&f->mu);
@@ -492,7 +518,13 @@ static suspect_rc_t fo_run(failover_t *f, const suspect_rule_t *rule,
         report(f, probe, SUSPECT_OK, NULL);
         return suspect_err_set(err, rc, NULL, 0, "%s", e.text);
     }
-    report(f, probe, rc, &e);
+    /* A full store answered: it is up, and the next decision (an identity
+     * it has, a lock) asks it again; this one takes the fail mode. */
+    if (rc == SUSPECT_E_FULL) {
+        report_full(f, probe, &e);
+    } else {
+        report(f, probe, rc, &e);
+    }
     if (rc != SUSPECT_OK) {
         return fail_mode(f, rule, keys, n, now_ms, ttl_ms, ticket, out);
     }

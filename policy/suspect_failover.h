@@ -74,8 +74,11 @@ typedef enum suspect_breaker {
 } suspect_breaker_t;
 
 /* Called on each breaker transition, from the thread whose call caused it;
- * why is the primary's error (NULL when closing).  Must be quick and must
- * not call back into the store. */
+ * why is the primary's error (NULL when closing).  Also called with from
+ * == to (no transition), at most every 10 s, when the primary answers a
+ * call with SUSPECT_E_FULL (why says so): a full store is up, so the
+ * breaker does not count it, and that call alone takes the fail mode.
+ * Must be quick and must not call back into the store. */
 typedef void (*suspect_breaker_cb)(void *arg, suspect_breaker_t from,
                                    suspect_breaker_t to,
                                    const suspect_err_t *why);
@@ -117,6 +120,8 @@ typedef struct suspect_failover_stats {
     uint64_t carried_hits;   /* local hits added back to the primary */
     uint64_t carry_dropped;  /* local locks and hits not kept for it
                                 (the journal was full) */
+    uint64_t primary_full;   /* calls the primary answered full
+                                (SUSPECT_E_FULL), by the fail mode */
 } suspect_failover_stats_t;
 
 /*

@@ -17,10 +17,13 @@
  * threads; do not open the same file twice in one process.
  *
  * The store is bounded by its map size: expired entries are purged as
- * decisions go, and when the map is full anyway a full purge runs and the
- * write is tried once more before the call fails with SUSPECT_E_FULL.
- * docs/stores.md ("LMDB store") describes the file, the record and the
- * choices.
+ * decisions go; new identities may fill three quarters of the map, the
+ * rest is kept for the locks and counts it holds; when the map is full
+ * anyway a full purge runs (then, for what it holds, the least recently
+ * hit counters are evicted, never a lock) and the write is tried once
+ * more; a denial the store's state gives is then the answer, anything
+ * else fails with SUSPECT_E_FULL.  docs/stores.md ("LMDB store")
+ * describes the file, the record and the choices.
  */
 #ifndef SUSPECT_LMDB_H
 #define SUSPECT_LMDB_H

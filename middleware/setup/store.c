@@ -41,6 +41,13 @@ static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
     if (why != NULL) {
         suspect_err_format(why, msg, sizeof(msg));
     }
+    if (from == to) { /* no transition: the store answered full */
+        mw_log(MW_LOG_WARNING,
+               "store %s: %s; such requests take the fail mode (said at "
+               "most every 10 s)",
+               (const char *)arg, msg);
+        return;
+    }
     mw_log(to == SUSPECT_BREAKER_OPEN ? MW_LOG_ERROR : MW_LOG_NOTICE,
            "store %s: breaker %s -> %s%s%s", (const char *)arg,
            breaker_name(from), breaker_name(to), why != NULL ? ": " : "", msg);

@@ -47,6 +47,22 @@ static size_t map_size(const lmstore_t *ls)
     return info.me_mapsize;
 }
 
+int lm_map_room(const lmstore_t *ls, MDB_txn *txn, unsigned num, unsigned den,
+                bool *room)
+{
+    MDB_stat st;
+    size_t used, pages;
+    int rc = mdb_stat(txn, ls->recs, &st);
+
+    if (rc != 0) {
+        return rc;
+    }
+    used = st.ms_branch_pages + st.ms_leaf_pages + st.ms_overflow_pages;
+    pages = map_size(ls) / st.ms_psize;
+    *room = used * den < pages * num;
+    return 0;
+}
+
 /* Turns an LMDB, errno or LM_ code into a suspect_rc_t and a message. */
 suspect_rc_t lm_fail(const lmstore_t *ls, suspect_err_t *err, int rc,
                      const char *what)
@@ -54,6 +70,13 @@ suspect_rc_t lm_fail(const lmstore_t *ls, suspect_err_t *err, int rc,
     if (rc == MDB_MAP_FULL) {
         return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
                                "lmdb %s: store full (map size %zu bytes)",
+                               ls->path, map_size(ls));
+    }
+    if (rc == LM_COUNTERS_FULL) {
+        return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
+                               "lmdb %s: store full (map size %zu bytes): no "
+                               "room for a new identity; locks and the "
+                               "identities it holds are still decided",
                                ls->path, map_size(ls));
     }
     if (rc == LM_NOMEM) {

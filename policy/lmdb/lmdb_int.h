@@ -32,12 +32,26 @@
 #define KEY_LIMIT    511
 #define HASH_TAIL    (2 + 2 * SUSPECT_SHA256_LEN) /* "%#" + hex */
 #define PURGE_STEP   8
+#define DROP_BATCH   64 /* deletes per transaction of a full walk */
 #define FORMAT_KEY   "format"
 #define FORMAT_VALUE "suspect-lmdb-1"
 #define CURSOR_KEY   "purge-cursor"
 
-#define LM_NOMEM   (-1)
-#define LM_CORRUPT (-2)
+#define LM_NOMEM         (-1)
+#define LM_CORRUPT       (-2)
+#define LM_COUNTERS_FULL (-3) /* no room for a new record without a lock */
+
+/* New records without a lock may fill the records' pages up to
+ * COUNTER_SHARE_NUM / COUNTER_SHARE_DEN of the map; the rest is for what
+ * the store holds (lmdbstore.c, "Bounds"). */
+#define COUNTER_SHARE_NUM 3
+#define COUNTER_SHARE_DEN 4
+
+/* A full purge or an eviction that freed fewer records than this is not
+ * run again within BACKOFF_MS (of the callers' clock): a full map must not
+ * cost every request a walk over every record. */
+#define BACKOFF_FREED 64
+#define BACKOFF_MS    1000
 
 typedef struct lmstore {
     suspect_store_t base;
@@ -50,6 +64,8 @@ typedef struct lmstore {
     suspect_lmdb_opts_t opts; /* opts.path points at path */
     unsigned char *scratch;   /* a record being built; write txns only */
     size_t scratch_cap;
+    int64_t purge_idle_at; /* last fruitless full purge, 0 = none (atomic) */
+    int64_t evict_idle_at; /* last fruitless eviction, 0 = none (atomic) */
 } lmstore_t;
 
 /* A slot in flight (a reservation), as a record's extension holds it. */
@@ -127,6 +143,11 @@ int lm_txn_begin(lmstore_t *ls, unsigned flags, MDB_txn **txn);
 /* Commits txn when rc is 0, else aborts it; returns the outcome. */
 int lm_txn_end(MDB_txn *txn, int rc);
 
+/* Whether the records in txn use less than num/den of the map's pages;
+ * 0 or an LMDB code. */
+int lm_map_room(const lmstore_t *ls, MDB_txn *txn, unsigned num, unsigned den,
+                bool *room);
+
 /* ---- lmdb_rec.c --------------------------------------------------------- */
 
 /* Fills r from a stored value; false when the value is not a record. */
@@ -184,8 +205,15 @@ suspect_rc_t lm_op_settle(suspect_store_t *store, const suspect_rule_t *rule,
 /* Step 4 of a decision: the incremental purge, in txn. */
 int lm_purge_step(lmstore_t *ls, MDB_txn *txn, int64_t now_ms);
 
-/* A full purge in its own write transaction; counts what it deleted. */
+/* A full purge, in write transactions of DROP_BATCH deletes; counts what
+ * it deleted. */
 int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged);
+
+/* Evicts the least recently hit eighth of the counters (records with hits
+ * and no live lock, slot or offence), in batches as the purge, to make
+ * room in a full map for locks and the identities still active; counts
+ * what it deleted.  Locks are never evicted. */
+int lm_evict_counters(lmstore_t *ls, int64_t now_ms, size_t *evicted);
 
 /* Calls fn for each live lock in txn until fn returns nonzero. */
 int lm_scan_locked(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,

@@ -9,9 +9,22 @@
  * decision looks at PURGE_STEP records after the cursor saved in "meta"
  * (wrapping at the end), deletes the expired ones and saves where it
  * stopped, so dead records go away at a steady rate without a sweeper
- * process.  The full purge deletes every expired record in its own write
- * transaction: what a decision that met a full map runs before its one
- * more try, and what suspect_lmdb_purge() offers the operator.
+ * process.  The full purge deletes every expired record, DROP_BATCH at a
+ * time in write transactions of their own (in a map that is nearly full,
+ * one transaction touching every leaf would need a copy of each): what a
+ * decision that met a full map runs before its one more try, and what
+ * suspect_lmdb_purge() offers the operator.
+ *
+ * Evicting counters.  In a map that is full even after the full purge
+ * (lmdbstore.c: new records without a lock stop at a share of the map, so
+ * only the growth of records already there gets it that far), the
+ * counters least recently hit go, an eighth of them at a time, so that
+ * locks and the identities still active can be written: a counter whose
+ * newest hit is at most the cutoff, the cutoff being the first eighth of a
+ * sample of at most EVICT_SAMPLE counters taken at a fixed stride (in a
+ * read transaction), deleted in batches as the purge does.  A record with
+ * a live lock, a slot in flight or a live offence count is never
+ * evicted.
  *
  * Listing hands the callback each live lock's stored key, copied and
  * NUL-terminated (a hashed long key is listed in its hashed form).  The
@@ -20,6 +33,8 @@
  */
 #include "lmdb_int.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* True when the stored value v means nothing at now (or is not a record,
@@ -93,43 +108,183 @@ int lm_purge_step(lmstore_t *ls, MDB_txn *txn, int64_t now_ms)
     return rc != 0 ? rc : mdb_put(txn, ls->meta, &ck, &last, 0);
 }
 
-/* Deletes every expired record in txn; counts them in *purged. */
-static int purge_all_in(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
-                        size_t *purged)
+/* What a batched walk deletes: whether the record v (parsed into r when
+ * parsed) goes. */
+typedef bool (*drop_fn)(const MDB_val *v, void *arg);
+
+/* Deletes, at most DROP_BATCH at a time, each batch in a write
+ * transaction of its own, the records drop says go, up to max; counts
+ * them in *dropped (what committed).  Small transactions: in a map that is
+ * nearly full, one that touched every leaf would need a copy of each; a
+ * batch that meets MDB_MAP_FULL is tried again half as large. */
+static int drop_batched(lmstore_t *ls, drop_fn drop, void *arg, size_t max,
+                        size_t *dropped)
 {
+    char resume[KEY_LIMIT], next[KEY_LIMIT];
+    size_t rlen = 0, nlen = 0, most = DROP_BATCH;
+    bool done = false;
+    int rc = 0;
+
+    while (rc == 0 && !done && *dropped < max) {
+        MDB_val k, v;
+        MDB_cursor *c;
+        MDB_txn *txn;
+        size_t batch = 0;
+        bool end = false;
+
+        rc = lm_txn_begin(ls, 0, &txn);
+        if (rc != 0) {
+            break;
+        }
+        rc = mdb_cursor_open(txn, ls->recs, &c);
+        if (rc != 0) {
+            mdb_txn_abort(txn);
+            break;
+        }
+        k.mv_data = resume;
+        k.mv_size = rlen;
+        rc = mdb_cursor_get(c, &k, &v, rlen == 0 ? MDB_FIRST : MDB_SET_RANGE);
+        while (rc == 0 && batch < most && *dropped + batch < max) {
+            if (drop(&v, arg)) {
+                rc = mdb_cursor_del(c, 0);
+                batch += rc == 0;
+            }
+            if (rc == 0) {
+                rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+            }
+        }
+        if (rc == MDB_NOTFOUND) {
+            end = true;
+            rc = 0;
+        } else if (rc == 0 && k.mv_size <= sizeof(next)) {
+            memcpy(next, k.mv_data, k.mv_size); /* the next to look at */
+            nlen = k.mv_size;
+        } else if (rc == 0) {
+            end = true; /* not a key of ours: stop here */
+        }
+        mdb_cursor_close(c);
+        rc = lm_txn_end(txn, rc);
+        if (rc == 0) {
+            *dropped += batch;
+            done = end;
+            memcpy(resume, next, nlen);
+            rlen = nlen;
+        } else if (rc == MDB_MAP_FULL && most > 1) {
+            most /= 2; /* the same stretch again, in smaller bites */
+            rc = 0;
+        }
+    }
+    return rc;
+}
+
+static bool drop_expired(const MDB_val *v, void *arg)
+{
+    return value_expired(v, *(const int64_t *)arg);
+}
+
+int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged)
+{
+    *purged = 0;
+    return drop_batched(ls, drop_expired, &now_ms, SIZE_MAX, purged);
+}
+
+#define EVICT_SAMPLE 1024
+
+/* Whether r is a counter that may be evicted at now; *newest its newest
+ * hit. */
+static bool evictable(const rec_view_t *r, int64_t now_ms, int64_t *newest)
+{
+    if (r->count == 0 || r->lock_until_ms > now_ms || r->nslots > 0 ||
+        (r->offences > 0 && r->offence_until_ms > now_ms)) {
+        return false;
+    }
+    *newest = lm_rec_hit(r, r->count - 1);
+    return true;
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/* Which counters go: those hit last at or before cutoff, quota at most. */
+typedef struct evict_arg {
+    int64_t now_ms;
+    int64_t cutoff;
+    size_t quota;
+} evict_arg_t;
+
+/* Sets the cutoff and the quota from a sample of the counters, in a read
+ * transaction (quota 0: no counter). */
+static int evict_plan(lmstore_t *ls, evict_arg_t *ea)
+{
+    int64_t sample[EVICT_SAMPLE]; /* 8 KiB */
+    size_t ns = 0, candidates = 0, stride;
     MDB_val k, v;
+    MDB_stat st;
     MDB_cursor *c;
-    int rc = mdb_cursor_open(txn, ls->recs, &c);
+    MDB_txn *txn;
+    rec_view_t r;
+    int64_t newest;
+    int rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
 
     if (rc != 0) {
         return rc;
     }
-    rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
-    while (rc == 0) {
-        if (value_expired(&v, now_ms)) {
-            rc = mdb_cursor_del(c, 0);
-            *purged += rc == 0;
-        }
-        if (rc == 0) {
-            rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    rc = mdb_stat(txn, ls->recs, &st);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, ls->recs, &c);
+    }
+    if (rc != 0) {
+        mdb_txn_abort(txn);
+        return rc;
+    }
+    stride = st.ms_entries / EVICT_SAMPLE + 1;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (lm_rec_parse(&v, &r) && evictable(&r, ea->now_ms, &newest) &&
+            candidates++ % stride == 0 && ns < EVICT_SAMPLE) {
+            sample[ns++] = newest;
         }
     }
     mdb_cursor_close(c);
-    return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* A full purge in its own write transaction. */
-int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged)
-{
-    MDB_txn *txn;
-    int rc = lm_txn_begin(ls, 0, &txn);
-
-    *purged = 0;
-    if (rc != 0) {
+    mdb_txn_abort(txn);
+    if (rc != MDB_NOTFOUND) {
         return rc;
     }
-    return lm_txn_end(txn, purge_all_in(ls, txn, now_ms, purged));
+    ea->quota = 0;
+    if (ns > 0) {
+        qsort(sample, ns, sizeof(sample[0]), cmp_ms);
+        ea->cutoff = sample[(ns - 1) / 8];
+        ea->quota = candidates / 8 + 1;
+    }
+    return 0;
 }
+
+static bool drop_counter(const MDB_val *v, void *arg)
+{
+    const evict_arg_t *ea = arg;
+    rec_view_t r;
+    int64_t newest;
+
+    return lm_rec_parse(v, &r) && evictable(&r, ea->now_ms, &newest) &&
+           newest <= ea->cutoff;
+}
+
+int lm_evict_counters(lmstore_t *ls, int64_t now_ms, size_t *evicted)
+{
+    evict_arg_t ea = {now_ms, 0, 0};
+    int rc = evict_plan(ls, &ea);
+
+    *evicted = 0;
+    if (rc != 0 || ea.quota == 0) {
+        return rc;
+    }
+    return drop_batched(ls, drop_counter, &ea, ea.quota, evicted);
+}
+
 /* Calls fn for each live lock in txn until fn returns nonzero. */
 int lm_scan_locked(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
                    suspect_lmdb_locked_fn fn, void *ud)

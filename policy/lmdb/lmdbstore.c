@@ -33,13 +33,34 @@
  * Any error aborts the transaction: the file never holds half a decision.
  *
  * Bounds.  The map size is the bound (no entry count: the map is what
- * runs out).  When a write meets MDB_MAP_FULL, the transaction is aborted,
- * a full purge deletes every expired record in its own transaction, and the
- * decision is run once more; if the map is still full the call fails with
- * SUSPECT_E_FULL, "lmdb <path>: store full (map size N bytes)", and the
- * caller's fail mode applies.  Live identities are never evicted: dropping
- * a live lock or window would let an attacker who fills the map reset its
- * own limits.
+ * runs out), and locks are kept in room an identity flood cannot take: a
+ * new record without a lock (a new identity's first hit or slot) is
+ * written only while the records use less than COUNTER_SHARE (3/4) of the
+ * map's pages, else the attempt meets LM_COUNTERS_FULL.  The last quarter
+ * is for what the store holds: locks (a lock on a record there costs no
+ * room; an operator's block on a new identity little), the hits of the
+ * identities there (at most LimitCount each), and LMDB's copy-on-write
+ * pages.  When an attempt meets a full map (MDB_MAP_FULL or
+ * LM_COUNTERS_FULL), its transaction is aborted, and:
+ *   1. a full purge deletes every expired record (lmdb_scan.c); if it
+ *      freed any, the decision runs once more;
+ *   2. still full, and the decision wanted a new record without a lock: no
+ *      room is made for it from other identities' counts.  If some
+ *      identity of the decision has a record, the decision runs once more
+ *      without writing the new records (the identities the store holds
+ *      stay exact; the new ones are not counted by it); else it fails at 4;
+ *   3. still MDB_MAP_FULL without a new record (the hits of the
+ *      identities held filled the rest): the least recently hit eighth of
+ *      the counters is evicted, never a lock (lmdb_scan.c), and the
+ *      decision runs once more;
+ *   4. still full: a denial the store's state gives (a live lock, a full
+ *      window) is the answer, written or not, so what was locked is
+ *      denied; otherwise the call fails with SUSPECT_E_FULL and the
+ *      caller's fail mode applies (failover.c does not count it against
+ *      the store's health: the next decision asks the store again).
+ * A full purge or an eviction that freed fewer than BACKOFF_FREED records
+ * is not run again within BACKOFF_MS.  A block or a reset that meets a
+ * full map runs once more after 1 or 3 (what freed something).
  *
  * Slots in flight and offences (suspect_store_reserve(), escalating
  * rules) live in the record's extension (lmdb_rec.c): a reservation is a
@@ -69,6 +90,10 @@ typedef struct decision_ctx {
     size_t n;
     int64_t now_ms;
     const suspect_ticket_t *ticket; /* a reservation's, NULL = a decision */
+    bool skip_new;                  /* write no new record without a lock */
+    bool found_any;                 /* some identity has a record */
+    bool new_any;   /* the last attempt wrote a new record without a lock */
+    bool evaluated; /* the last attempt filled the decision */
     skey_t sk[SUSPECT_MAX_IDENTITIES];
 } decision_ctx_t;
 
@@ -87,10 +112,35 @@ static int ctx_read(decision_ctx_t *ctx, MDB_txn *txn,
         if (rc != 0) {
             return rc;
         }
+        ctx->found_any = ctx->found_any || r.found;
         lm_rec_state(&r, ctx->rule, ctx->now_ms, &st[i], &first);
         lm_rec_ext_state(&r, ctx->rule, ctx->now_ms, &st[i]);
     }
     return 0;
+}
+
+/* Whether the new record nr (r not found) may be written (see "Bounds"):
+ * 0, LM_COUNTERS_FULL for one without a lock once the counters' share of
+ * the map is used, or an LMDB code.  *skip when the attempt writes no new
+ * record without a lock (ctx->skip_new). */
+static int new_record_room(decision_ctx_t *ctx, MDB_txn *txn,
+                           const rec_new_t *nr, bool *skip)
+{
+    bool room = true;
+    int rc;
+
+    *skip = false;
+    if (nr->lock_until_ms > ctx->now_ms ||
+        (!nr->add && nr->nslots == 0 && nr->offences == 0)) {
+        return 0; /* a lock, or nothing to write */
+    }
+    if (ctx->skip_new) {
+        *skip = true;
+        return 0;
+    }
+    ctx->new_any = true;
+    rc = lm_map_room(ctx->ls, txn, COUNTER_SHARE_NUM, COUNTER_SHARE_DEN, &room);
+    return rc != 0 ? rc : room ? 0 : LM_COUNTERS_FULL;
 }
 
 /* Step 3 for identity i: the record again, then the plan's writes. */
@@ -146,6 +196,15 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
         free(slots);
         return 0; /* unchanged: a denial under a live lock, say */
     }
+    if (!r.found) {
+        bool skip;
+
+        rc = new_record_room(ctx, txn, &nr, &skip);
+        if (rc != 0 || skip) {
+            free(slots);
+            return rc;
+        }
+    }
     rc = lm_rec_store(ctx->ls, txn, &ctx->sk[i], &nr);
     free(slots);
     return rc;
@@ -159,12 +218,15 @@ static int decide_once(decision_ctx_t *ctx, suspect_decision_t *out)
     MDB_txn *txn;
     int rc = lm_txn_begin(ctx->ls, 0, &txn);
 
+    ctx->evaluated = false;
+    ctx->new_any = false;
     if (rc != 0) {
         return rc;
     }
     rc = ctx_read(ctx, txn, st);
     if (rc == 0) {
         suspect_policy_evaluate(ctx->rule, st, ctx->n, ctx->now_ms, &plan, out);
+        ctx->evaluated = true;
         for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
             rc = ctx_apply_one(ctx, txn, &plan, i);
         }
@@ -175,6 +237,84 @@ static int decide_once(decision_ctx_t *ctx, suspect_decision_t *out)
     return lm_txn_end(txn, rc);
 }
 
+static bool is_full(int rc)
+{
+    return rc == MDB_MAP_FULL || rc == LM_COUNTERS_FULL;
+}
+
+/* Whether the walk whose last fruitless run was at *idle_at (the caller's
+ * clock, 0 = none) may run at now: not within BACKOFF_MS of it. */
+static bool walk_ready(const int64_t *idle_at, int64_t now_ms)
+{
+    int64_t at = __atomic_load_n(idle_at, __ATOMIC_RELAXED);
+
+    return at == 0 || now_ms - at >= BACKOFF_MS || at - now_ms >= BACKOFF_MS;
+}
+
+/* After a walk at now that freed freed records: notes it when that was
+ * few. */
+static void walk_done(int64_t *idle_at, int64_t now_ms, size_t freed)
+{
+    __atomic_store_n(idle_at, freed < BACKOFF_FREED ? now_ms : 0,
+                     __ATOMIC_RELAXED);
+}
+
+/* The full purge, unless one was fruitless lately; whether it freed any
+ * record. */
+static bool free_dead(lmstore_t *ls, int64_t now_ms)
+{
+    size_t freed = 0;
+
+    if (!walk_ready(&ls->purge_idle_at, now_ms)) {
+        return false;
+    }
+    (void)lm_purge_all(ls, now_ms, &freed);
+    walk_done(&ls->purge_idle_at, now_ms, freed);
+    return freed > 0; /* what committed, whatever stopped it */
+}
+
+/* The eviction of counters, unless one was fruitless lately; whether it
+ * freed any record. */
+static bool free_counters(lmstore_t *ls, int64_t now_ms)
+{
+    size_t freed = 0;
+
+    if (!walk_ready(&ls->evict_idle_at, now_ms)) {
+        return false;
+    }
+    (void)lm_evict_counters(ls, now_ms, &freed);
+    walk_done(&ls->evict_idle_at, now_ms, freed);
+    return freed > 0; /* what committed, whatever stopped it */
+}
+
+/* The decision in a full map (see "Bounds" at the top): makes room from
+ * the dead; then decides without the new identities, or makes room from
+ * the counters for what the store holds; then answers the store's
+ * denial.  Returns the last attempt's outcome, LM_COUNTERS_FULL when a
+ * new identity found no room. */
+static int decide_full(decision_ctx_t *ctx, suspect_decision_t *out, int rc)
+{
+    if (free_dead(ctx->ls, ctx->now_ms)) {
+        rc = decide_once(ctx, out);
+    }
+    if (is_full(rc) && ctx->new_any) {
+        /* No room for a new identity: never made from another's counts. */
+        rc = LM_COUNTERS_FULL;
+        if (ctx->found_any) {
+            ctx->skip_new = true;
+            rc = decide_once(ctx, out);
+        }
+    }
+    if (rc == MDB_MAP_FULL && free_counters(ctx->ls, ctx->now_ms)) {
+        /* What the store holds needs room: counters go, locks stay. */
+        rc = decide_once(ctx, out);
+    }
+    if (is_full(rc) && ctx->evaluated && !out->allowed) {
+        rc = 0; /* the store's denial, written or not */
+    }
+    return rc;
+}
+
 /* A decision, or with ticket a reservation. */
 static suspect_rc_t lm_run(suspect_store_t *store, const suspect_rule_t *rule,
                            const suspect_key_t *keys, size_t n, int64_t now_ms,
@@ -183,7 +323,6 @@ static suspect_rc_t lm_run(suspect_store_t *store, const suspect_rule_t *rule,
 {
     lmstore_t *ls = (lmstore_t *)store;
     decision_ctx_t ctx;
-    size_t purged;
     suspect_rc_t src = lm_enter(ls, err);
     int rc;
 
@@ -195,14 +334,14 @@ static suspect_rc_t lm_run(suspect_store_t *store, const suspect_rule_t *rule,
     ctx.n = n;
     ctx.now_ms = now_ms;
     ctx.ticket = ticket;
+    ctx.skip_new = false;
+    ctx.found_any = false;
     for (size_t i = 0; i < n; i++) {
         lm_store_key(ls, &keys[i], &ctx.sk[i]);
     }
     rc = decide_once(&ctx, out);
-    if (rc == MDB_MAP_FULL) {
-        /* Make room from the dead, then try once more (see the top). */
-        rc = lm_purge_all(ls, now_ms, &purged);
-        rc = rc == 0 ? decide_once(&ctx, out) : rc;
+    if (is_full(rc)) {
+        rc = decide_full(&ctx, out, rc);
     }
     src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "decide");
     lm_leave(ls);
@@ -319,12 +458,24 @@ static int change_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk, unsigned what,
     return rc;
 }
 
-/* The body of reset and block: one write transaction on one key. */
+/* One write transaction of change(). */
+static int change_once(lmstore_t *ls, skey_t *sk, unsigned what,
+                       int64_t until_ms)
+{
+    MDB_txn *txn;
+    int rc = lm_txn_begin(ls, 0, &txn);
+
+    return rc != 0 ? rc
+                   : lm_txn_end(txn, change_in(ls, txn, sk, what, until_ms));
+}
+
+/* The body of reset and block (at now): one write transaction on one
+ * key; in a full map, once more after making room as a decision does. */
 static suspect_rc_t change(lmstore_t *ls, const suspect_key_t *key,
-                           unsigned what, int64_t until_ms, suspect_err_t *err)
+                           unsigned what, int64_t now_ms, int64_t until_ms,
+                           suspect_err_t *err)
 {
     skey_t sk;
-    MDB_txn *txn;
     suspect_rc_t src = lm_enter(ls, err);
     int rc;
 
@@ -332,9 +483,10 @@ static suspect_rc_t change(lmstore_t *ls, const suspect_key_t *key,
         return src;
     }
     lm_store_key(ls, key, &sk);
-    rc = lm_txn_begin(ls, 0, &txn);
-    if (rc == 0) {
-        rc = lm_txn_end(txn, change_in(ls, txn, &sk, what, until_ms));
+    rc = change_once(ls, &sk, what, until_ms);
+    if (is_full(rc) && now_ms > 0 &&
+        (free_dead(ls, now_ms) || free_counters(ls, now_ms))) {
+        rc = change_once(ls, &sk, what, until_ms);
     }
     src = rc == 0 ? SUSPECT_OK
                   : lm_fail(ls, err, rc, until_ms > 0 ? "block" : "reset");
@@ -345,15 +497,14 @@ static suspect_rc_t change(lmstore_t *ls, const suspect_key_t *key,
 static suspect_rc_t lm_reset(suspect_store_t *store, const suspect_key_t *key,
                              unsigned what, suspect_err_t *err)
 {
-    return change((lmstore_t *)store, key, what, 0, err);
+    return change((lmstore_t *)store, key, what, 0, 0, err);
 }
 
 static suspect_rc_t lm_block(suspect_store_t *store, const suspect_key_t *key,
                              int64_t now_ms, int64_t until_ms,
                              suspect_err_t *err)
 {
-    (void)now_ms;
-    return change((lmstore_t *)store, key, 0, until_ms, err);
+    return change((lmstore_t *)store, key, 0, now_ms, until_ms, err);
 }
 
 /* Unblock in txn: drop the lock and the oldest hits past limit - 1. */

@@ -10,8 +10,11 @@
  *   - a 24 h lock survives closing and reopening (a restart);
  *   - the incremental purge keeps a small map from filling under 50,000
  *     short-lived identities; a map full of live ones gives SUSPECT_E_FULL
- *     with a clear message, and recovers once they expire; a map another
- *     process enlarged is adopted;
+ *     with a clear message, and recovers once they expire; a flood of new
+ *     identities stops at the counters' share of the map and leaves the
+ *     locks, the identities held and new locks their room; the growth of
+ *     the identities held past the map evicts counters, never a lock; a
+ *     map another process enlarged is adopted;
  *   - files are created 0600; a file that is not LMDB is refused clearly;
  *   - keys longer than LMDB's limit are hashed, and kept apart;
  *   - the operator's listing of live locks.
@@ -384,6 +387,132 @@ static void test_map_full(void)
     suspect_store_free(store);
 }
 
+/* Whether the login lock of value holds at now, with its end at until. */
+static bool login_locked(suspect_store_t *store, const char *value,
+                         int64_t now_ms, int64_t until_ms)
+{
+    suspect_key_t key = test_key(login.action, value);
+    suspect_decision_t d;
+
+    return suspect_store_decide(store, &login, &key, 1, now_ms, &d, NULL) ==
+               SUSPECT_OK &&
+           !d.allowed && d.locked && d.restriction_end_ms == until_ms;
+}
+
+/* The in_window of value under rule at now, -1 on an error. */
+static int in_window(suspect_store_t *store, const suspect_rule_t *rule,
+                     const char *value, int64_t now_ms)
+{
+    suspect_key_t key = test_key(rule->action, value);
+    suspect_status_t st;
+
+    if (suspect_store_status(store, rule, &key, now_ms, &st, NULL) !=
+        SUSPECT_OK) {
+        return -1;
+    }
+    return (int)st.in_window;
+}
+
+/* A flood of new identities fills the map: it stops at the counters'
+ * share, and the rest keeps the locks and what the store holds; then the
+ * growth of the identities held fills the rest: counters are evicted,
+ * locks never. */
+static void test_map_full_locks(void)
+{
+    suspect_store_t *store = open_store(1 << 20, NULL);
+    const int64_t day = 86400 * SEC;
+    suspect_key_t keys[2];
+    suspect_decision_t d;
+    suspect_err_t err;
+    suspect_rc_t rc = SUSPECT_OK;
+    size_t before = 0, after = 0;
+    char value[64];
+    int stored = 0, failures = 0, refused = 0, lost = 0, rounds;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    for (int i = 0; i < 20; i++) { /* locked for a day */
+        snprintf(value, sizeof(value), "locked-%d", i);
+        decide_at(store, &login, value, T0);
+        decide_at(store, &login, value, T0);
+        CU_ASSERT_EQUAL(decide_at(store, &login, value, T0), 0);
+    }
+    CU_ASSERT_EQUAL(decide_at(store, &login, "half", T0), 1);
+
+    suspect_err_clear(&err);
+    for (int i = 0; i < 200000 && rc == SUSPECT_OK; i++) {
+        suspect_key_t key;
+
+        snprintf(value, sizeof(value), "flood-%d", i);
+        key = test_key(basic.action, value);
+        rc = suspect_store_decide(store, &basic, &key, 1, T0, &d, &err);
+        stored += rc == SUSPECT_OK;
+    }
+    fprintf(stderr, "\n  1 MiB map: %d new identities, then full ", stored);
+    CU_ASSERT_EQUAL(rc, SUSPECT_E_FULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "no room for a new identity"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.text, "store full (map size 1048576"));
+
+    /* The locks hold, from the store itself. */
+    for (int i = 0; i < 20; i++) {
+        snprintf(value, sizeof(value), "locked-%d", i);
+        lost += !login_locked(store, value, T0 + SEC, T0 + day);
+    }
+    CU_ASSERT_EQUAL(lost, 0);
+    /* An identity held is still counted, and gets its lock. */
+    CU_ASSERT_EQUAL(decide_at(store, &login, "half", T0 + SEC), 1);
+    CU_ASSERT_EQUAL(decide_at(store, &login, "half", T0 + 2 * SEC), 0);
+    CU_ASSERT_TRUE(
+        login_locked(store, "half", T0 + 3 * SEC, T0 + 2 * SEC + day));
+    /* An operator's block on a new identity takes the room kept. */
+    keys[0] = test_key(login.action, "blocked");
+    CU_ASSERT_EQUAL(suspect_store_block(store, &keys[0], T0, T0 + day, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_TRUE(login_locked(store, "blocked", T0 + SEC, T0 + day));
+    /* A held identity and a new one in one decision: the held one is
+     * counted, the new one is not stored. */
+    keys[0] = test_key(basic.action, "flood-0");
+    keys[1] = test_key(basic.action, "newcomer");
+    CU_ASSERT_EQUAL(
+        suspect_store_decide(store, &basic, keys, 2, T0 + SEC, &d, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_TRUE(d.allowed);
+    CU_ASSERT_EQUAL(in_window(store, &basic, "flood-0", T0 + SEC), 2);
+    CU_ASSERT_EQUAL(in_window(store, &basic, "newcomer", T0 + SEC), 0);
+
+    /* The identities held grow until the map is full: the counters least
+     * recently hit are evicted to make room, the locks stay. */
+    CU_ASSERT_EQUAL(suspect_lmdb_entries(store, &before, NULL), SUSPECT_OK);
+    after = before;
+    for (rounds = 0; rounds < 100 && after >= before; rounds++) {
+        for (int i = rounds % 2; i < stored; i += 2) {
+            int64_t now = T0 + (10 + rounds) * SEC;
+
+            snprintf(value, sizeof(value), "flood-%d", i);
+            if (decide_at(store, &basic, value, now) < 0) {
+                /* only one evicted may be refused: it is new again */
+                refused++;
+                failures += in_window(store, &basic, value, now) != 0;
+            }
+        }
+        CU_ASSERT_EQUAL(suspect_lmdb_entries(store, &after, NULL), SUSPECT_OK);
+    }
+    fprintf(stderr,
+            "\n  growth: %zu -> %zu records in %d rounds, %d evicted ones "
+            "refused as new ",
+            before, after, rounds, refused);
+    CU_ASSERT(after < before);
+    CU_ASSERT_EQUAL(failures, 0);
+    for (int i = 0; i < 20; i++) {
+        snprintf(value, sizeof(value), "locked-%d", i);
+        lost += !login_locked(store, value, T0 + 200 * SEC, T0 + day);
+    }
+    CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT_TRUE(
+        login_locked(store, "half", T0 + 200 * SEC, T0 + 2 * SEC + day));
+    CU_ASSERT_TRUE(login_locked(store, "blocked", T0 + 200 * SEC, T0 + day));
+    suspect_store_free(store);
+}
+
 /* Another process opens the file with a larger map and fills past this
  * store's map: this store adopts the larger map (MDB_MAP_RESIZED). */
 static void test_map_enlarged_elsewhere(void)
@@ -603,6 +732,7 @@ int register_lmdb_suite(void)
         {"lock survives reopen", test_survives_reopen},
         {"purge keeps the map bounded", test_purge_keeps_bounded},
         {"map full", test_map_full},
+        {"map full: locks kept", test_map_full_locks},
         {"map enlarged by another process", test_map_enlarged_elsewhere},
         {"file permissions", test_permissions},
         {"bad files", test_bad_files},

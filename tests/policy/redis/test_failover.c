@@ -35,7 +35,7 @@
 typedef struct fake {
     suspect_store_t base;
     suspect_store_t *mem;
-    int fail;   /* atomic */
+    int fail;   /* atomic: 1 down, 2 full */
     long calls; /* atomic: decide calls */
 } fake_t;
 
@@ -45,6 +45,9 @@ static suspect_rc_t fake_decide(suspect_store_t *s, const suspect_rule_t *r,
 {
     fake_t *f = (fake_t *)s;
     __atomic_add_fetch(&f->calls, 1, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&f->fail, __ATOMIC_RELAXED) == 2) {
+        return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0, "fake: full");
+    }
     if (__atomic_load_n(&f->fail, __ATOMIC_RELAXED)) {
         return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0, "fake: down");
     }
@@ -190,12 +193,18 @@ static void test_bad_options(void)
  */
 
 static int transitions[3];
+static int full_told; /* callbacks without a transition */
 
 static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
                        const suspect_err_t *why)
 {
     (void)arg;
-    (void)from;
+    if (from == to) {
+        full_told++;
+        CU_ASSERT_PTR_NOT_NULL(why);
+        CU_ASSERT_STRING_EQUAL(why->text, "fake: full");
+        return;
+    }
     transitions[to]++;
     if (to == SUSPECT_BREAKER_OPEN) {
         CU_ASSERT_PTR_NOT_NULL(why);
@@ -250,6 +259,41 @@ static void test_breaker(void)
     CU_ASSERT_EQUAL(st.closes, 1);
     CU_ASSERT_EQUAL(st.probes, 2);
     CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_CLOSED], 1);
+    suspect_store_free(s);
+}
+
+/* A full primary (SUSPECT_E_FULL: an LMDB map with no room for a new
+ * identity) is up: each call it cannot take goes to the fail mode, the
+ * next is asked of it again, the breaker never opens, and the callback
+ * hears of it once (not once per call). */
+static void test_full_primary(void)
+{
+    suspect_failover_opts_t opts = {
+        SUSPECT_FAIL_LOCAL, NULL, 0, 3, 500, 4000, 0, on_breaker, NULL, 0};
+    suspect_store_t *s = wrap(&opts);
+    suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0};
+    suspect_failover_stats_t st;
+    suspect_decision_t d;
+
+    memset(transitions, 0, sizeof(transitions));
+    full_told = 0;
+    fake->fail = 2;
+    for (int i = 0; i < 10; i++) {
+        d = decide(s, &r, "u", i);
+        CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_LOCAL);
+    }
+    CU_ASSERT_EQUAL(fake->calls, 10);
+    suspect_failover_stats(s, &st);
+    CU_ASSERT_EQUAL(st.state, SUSPECT_BREAKER_CLOSED);
+    CU_ASSERT_EQUAL(st.opens, 0);
+    CU_ASSERT_EQUAL(st.skipped, 0);
+    CU_ASSERT_EQUAL(st.primary_full, 10);
+    CU_ASSERT_EQUAL(st.failed_local, 10);
+    CU_ASSERT_EQUAL(full_told, 1);
+    fake->fail = 0;
+    d = decide(s, &r, "u", 20);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
+    CU_ASSERT_EQUAL(fake->calls, 11);
     suspect_store_free(s);
 }
 
@@ -574,6 +618,7 @@ int register_failover_suite(void)
         {"fail modes and overrides", test_modes},
         {"bad options", test_bad_options},
         {"breaker", test_breaker},
+        {"a full primary is up", test_full_primary},
         {"lock cache", test_lock_cache},
         {"lock cache entries go stale", test_lock_cache_ttl},
         {"locks carried back to any primary", test_carry_generic},

@@ -1,13 +1,16 @@
 /*
  * text.h - the byte-level text helpers that several layers need: the value
- * of a hex digit, the lower-case hex digits, and the length of a valid
- * UTF-8 sequence.  Inline: each is a few comparisons, used in loops over
- * client bytes, and a header costs no symbol.  Private to the project.
+ * of a hex digit, the lower-case hex digits, the length of a valid UTF-8
+ * sequence, and whether two optional strings differ.  Inline: each is a few
+ * comparisons, used in loops over client bytes, and a header costs no symbol.
+ * Private to the project.
  */
 #ifndef SUSPECT_TEXT_H
 #define SUSPECT_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 /* The digits of a lower-case hex rendering. */
 static const char hex_lower[] = "0123456789abcdef";
@@ -60,6 +63,16 @@ static inline size_t utf8_len(const unsigned char *p, size_t avail)
         }
     }
     return need;
+}
+
+/* Whether a and b differ, either or both possibly NULL (NULL equals only
+ * NULL): for settings a reload compares. */
+static inline bool str_differs(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL) {
+        return a != b;
+    }
+    return strcmp(a, b) != 0;
 }
 
 #endif

@@ -4,12 +4,13 @@
  * forwarder; the request handler (handler.h) uses them.
  *
  * Reload: mw_runtime_reload() looks at both files (stat) and loads what
- * changed.  A new suspect.xml is compiled into a new guard and swapped in
- * only when it is valid and changes nothing that needs a restart (listen
- * address, workers, store, keys, upstream); otherwise the running one stays
- * and the reason is logged as "file:line: message".  The two files are a
- * pair: one that would leave a route without its action in the limits
- * file is refused (at start too: mw_runtime_new() fails).  Requests in flight
+ * changed (setup/live.h, shared with the in-process guard).  A new
+ * suspect.xml is compiled into a new guard and swapped in only when it is
+ * valid and changes nothing that needs a restart (listen address,
+ * workers, store, keys, upstream); otherwise the running one stays and the
+ * reason is logged as "file:line: message".  The two files are a pair: one
+ * that would leave a route without its action in the limits file is
+ * refused (at start too: mw_runtime_new() fails).  Requests in flight
  * finish on the guard and limits they started with (references).
  */
 #ifndef MW_RUNTIME_H

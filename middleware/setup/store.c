@@ -20,6 +20,7 @@
 #include "suspect_failover.h"
 #include "suspect_lmdb.h"
 #include "suspect_redis.h"
+#include "text.h"
 
 static const char *breaker_name(suspect_breaker_t b)
 {
@@ -169,6 +170,28 @@ static suspect_rc_t redis_new(const suspect_conf_t *c, suspect_store_t **out,
                msg);
     }
     return wrap(c, s, "redis", out, err);
+}
+
+const char *mw_store_change(const suspect_conf_t *old, const suspect_conf_t *c)
+{
+    if (old->store != c->store ||
+        old->memory_max_entries != c->memory_max_entries ||
+        str_differs(old->lmdb_path, c->lmdb_path) ||
+        old->lmdb_map_size != c->lmdb_map_size ||
+        old->lmdb_no_sync != c->lmdb_no_sync ||
+        old->lmdb_mode != c->lmdb_mode || old->lmdb_group != c->lmdb_group ||
+        str_differs(old->redis_url, c->redis_url) ||
+        old->redis_timeout_ms != c->redis_timeout_ms ||
+        old->redis_server_clock != c->redis_server_clock ||
+        old->fail_mode != c->fail_mode) {
+        return "Store";
+    }
+    if (old->key_format != c->key_format ||
+        old->key_hash_tag != c->key_hash_tag ||
+        str_differs(old->key_prefix, c->key_prefix)) {
+        return "Keys";
+    }
+    return NULL;
 }
 
 suspect_rc_t mw_store_new(const suspect_conf_t *c, suspect_store_t **out,

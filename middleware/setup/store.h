@@ -19,4 +19,9 @@
 suspect_rc_t mw_store_new(const suspect_conf_t *c, suspect_store_t **out,
                           suspect_err_t *err);
 
+/* The element of a setting the store made from old was built on that c
+ * changes ("Store", "Keys"), or NULL: a reload that changes one is
+ * refused, since the store lives on. */
+const char *mw_store_change(const suspect_conf_t *old, const suspect_conf_t *c);
+
 #endif

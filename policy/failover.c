@@ -53,6 +53,9 @@
  * room (redis/rediscarry.h).  An operation of that kind in the store
  * interface would let the journal move here and the edge go.
  *
+ * Counts: fail mode local starts an identity from the count the primary
+ * last reported for it (failcounts.c), not from zero.
+ *
  * Reservations (slots in flight) pass the same three gates as decisions;
  * the ticket says which store holds the slot, and settling goes there.  A
  * decision's own fail mode (suspect_rule_t.fail_mode: a route's or an
@@ -64,8 +67,8 @@
  * through all of it; split, each piece would reach into the others'
  * fields.
  *
- * Ownership: the wrapper owns both stores, a copy of the overrides and the
- * journal.
+ * Ownership: the wrapper owns both stores, a copy of the overrides, the
+ * journal and the counts.
  */
 #include "suspect_failover.h"
 
@@ -77,6 +80,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "failcounts.h"
 #include "redis/rediscarry.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
@@ -117,6 +121,7 @@ typedef struct failover {
     slot_t cache[CACHE_SLOTS];
 
     redis_carry_sync_t carry; /* local decisions to carry back */
+    fail_counts_t counts;     /* what the primary last counted */
 } failover_t;
 
 static const suspect_store_ops_t failover_ops;
@@ -396,6 +401,7 @@ static bool decide_locally(failover_t *f, const suspect_rule_t *rule,
                            int64_t ttl_ms, suspect_ticket_t *ticket,
                            suspect_decision_t *out)
 {
+    fail_counts_seed(&f->counts, f->local, rule, keys, n, now_ms);
     if (ticket == NULL) {
         if (suspect_store_decide(f->local, rule, keys, n, now_ms, out, NULL) !=
             SUSPECT_OK) {
@@ -532,6 +538,7 @@ static suspect_rc_t fo_run(failover_t *f, const suspect_rule_t *rule,
         cache_put(f, &keys[out->tripped], out->restriction_end_ms,
                   out->offences);
     }
+    fail_counts_note(&f->counts, rule, keys, n, now_ms, out);
     return SUSPECT_OK;
 }
 
@@ -613,6 +620,9 @@ static suspect_rc_t fo_reset(suspect_store_t *store, const suspect_key_t *key,
     if (what & SUSPECT_RESET_LOCK) {
         cache_put(f, key, 0, 0);
     }
+    if (what & SUSPECT_RESET_WINDOW) {
+        fail_counts_forget(&f->counts, key);
+    }
     redis_carry_sync_forget(&f->carry, key, what);
     (void)suspect_store_reset(f->local, key, what, NULL);
     return suspect_store_reset(f->primary, key, what, err);
@@ -649,6 +659,7 @@ static suspect_rc_t fo_unblock(suspect_store_t *store,
     suspect_unblock_t local;
 
     cache_put(f, key, 0, 0);
+    fail_counts_forget(&f->counts, key);
     redis_carry_sync_forget(&f->carry, key, SUSPECT_RESET_ALL);
     (void)suspect_store_unblock(f->local, rule, key, now_ms, &local, NULL);
     return suspect_store_unblock(f->primary, rule, key, now_ms, out, err);
@@ -681,6 +692,7 @@ static void fo_free(suspect_store_t *store)
     suspect_store_free(f->local);
     free_overrides(f->ovr, f->novr);
     redis_carry_sync_destroy(&f->carry);
+    fail_counts_free(&f->counts);
     pthread_mutex_destroy(&f->mu);
     pthread_mutex_destroy(&f->cache_mu);
     free(f);
@@ -792,7 +804,10 @@ suspect_rc_t suspect_failover_new(suspect_store_t *primary,
     }
     redis_carry_sync_init(&f->carry, &f->secret);
     f->gen = 1;
-    rc = copy_opts(f, opts != NULL ? opts : &defaults, err);
+    rc = fail_counts_init(&f->counts, &f->secret) == 0
+             ? copy_opts(f, opts != NULL ? opts : &defaults, err)
+             : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "failover: out of memory");
     if (rc != SUSPECT_OK) {
         fo_free(&f->base);
         return rc;

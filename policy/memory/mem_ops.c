@@ -3,6 +3,11 @@
  * reset and block of one identity, each under its shard's mutex, and the
  * listing of live locks.
  *
+ * Seeding (suspect_memstore_seed()) gives an identity hits it had
+ * elsewhere: the failover wrapper's local store, when the primary fails,
+ * starts an identity from the count the primary last reported rather than
+ * from zero.  The missing hits go in at their time, the ring kept sorted.
+ *
  * To list the locks (suspect_store_foreach_locked()), the store keeps the
  * window key of every entry that gets a lock (a decision that locks, or
  * block), within a byte budget per shard (mem_table.c); a lock that finds
@@ -258,4 +263,68 @@ suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
     return ok ? SUSPECT_OK
               : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                 "memory store: out of memory");
+}
+
+/* Puts k hits at at_ms among e's hits, in order; the ring has room. */
+static void entry_insert_hits(entry_t *e, uint32_t k, int64_t at_ms)
+{
+    uint32_t n = e->count, before = 0;
+
+    while (before < n && e->hits[ring_index(e, before)] <= at_ms) {
+        before++;
+    }
+    /* the hits after at_ms move k slots on, the newest first */
+    for (uint32_t i = n; i > before; i--) {
+        e->hits[ring_index(e, i - 1 + k)] = e->hits[ring_index(e, i - 1)];
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        e->hits[ring_index(e, before + i)] = at_ms;
+    }
+    e->count = n + k;
+}
+
+suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
+                         const suspect_key_t *key, uint32_t hits, int64_t at_ms,
+                         int64_t now_ms, suspect_err_t *err)
+{
+    memstore_t *ms = (memstore_t *)store;
+    int64_t cutoff = now_ms - (int64_t)rule->window_s * 1000;
+    working_set_t ws = {{NULL}, 0};
+    suspect_rc_t rc = SUSPECT_OK;
+    bool full = false;
+    uint64_t h[2];
+    shard_t *sh;
+    entry_t *e;
+
+    hits = hits < rule->limit_count ? hits : rule->limit_count;
+    if (hits == 0 || at_ms <= cutoff || at_ms > now_ms) {
+        return SUSPECT_OK; /* nothing of it is in the window */
+    }
+    sh = lock_key(ms, key, h);
+    e = shard_find(sh, h);
+    if (e == NULL) {
+        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
+    }
+    if (e != NULL) {
+        entry_trim(e, cutoff);
+        if (e->count < hits) {
+            uint32_t k = hits - e->count;
+
+            rc = mem_entry_reserve_n(sh, &e, rule, k);
+            if (rc == SUSPECT_OK) {
+                entry_insert_hits(e, k, at_ms);
+                e->window_s = rule->window_s;
+            }
+        }
+        (void)mem_entry_tidy(sh, e, now_ms);
+    } else {
+        rc = full ? SUSPECT_E_FULL : SUSPECT_E_NOMEM;
+    }
+    pthread_mutex_unlock(&sh->mu);
+    if (rc != SUSPECT_OK) {
+        return suspect_err_set(err, rc, NULL, 0, "memory store: %s",
+                               rc == SUSPECT_E_FULL ? "full of live locks"
+                                                    : "out of memory");
+    }
+    return SUSPECT_OK;
 }

@@ -607,3 +607,18 @@ size_t suspect_memstore_bytes(suspect_store_t *store)
 {
     return memstore_sum(store, offsetof(shard_t, bytes));
 }
+
+suspect_rc_t suspect_memstore_seed(suspect_store_t *store,
+                                   const suspect_rule_t *rule,
+                                   const suspect_key_t *key, uint32_t hits,
+                                   int64_t at_ms, int64_t now_ms,
+                                   suspect_err_t *err)
+{
+    if (store == NULL || store->ops != &memstore_ops || rule == NULL ||
+        key == NULL || rule->window_s == 0) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "memory store: seed needs a memory store, a "
+                               "rule and a key");
+    }
+    return mem_op_seed(store, rule, key, hits, at_ms, now_ms, err);
+}

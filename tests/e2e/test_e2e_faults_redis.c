@@ -17,6 +17,9 @@
  *   - a new member making 12 lookups gets 12 x 503 (closed), 12 x 200
  *     (open: allowed), or 10 x 200 then 429 (local: counted in the
  *     daemon's own store);
+ *   - a member Redis had at 9 of its 10 lookups gets, of 5, none
+ *     (closed), 5 (open) or 1 (local: the daemon's own store starts it
+ *     from what Redis last said, not from zero);
  *   - the locked account is still denied (429) at the end of the
  *     outage, more than a second after Redis last said so: the daemon
  *     remembers the locks it saw (neither open nor the local store knows
@@ -65,6 +68,7 @@ typedef struct mode {
     int down;     /* the load's answer */
     int hammered; /* of 12 lookups by one member, how many are allowed */
     int over;     /* the answer to the others */
+    int near;     /* of 5 lookups by a member Redis had at 9 of 10 */
 } redis_mode_t;
 
 static test_redis_t rs;
@@ -220,6 +224,19 @@ static void hammer(const redis_mode_t *m, int round)
     CU_ASSERT_EQUAL(other, 12 - m->hammered);
 }
 
+/* Five lookups during the outage by a member Redis had at 9 of its 10:
+ * in fail mode local, one more (the daemon's own store starts from what
+ * Redis last said), not ten. */
+static void near_limit(const redis_mode_t *m, const char *near)
+{
+    int allowed = 0;
+
+    for (int i = 0; i < 5; i++) {
+        allowed += promo(near) == 200;
+    }
+    CU_ASSERT_EQUAL(allowed, m->near);
+}
+
 /* What Redis held before the fault is still in force. */
 static void kept(const char *locked, const char *counted)
 {
@@ -252,13 +269,14 @@ static void check_down(flt_load_t *l, const redis_mode_t *m, long long from,
 
 static void run_fault(const redis_mode_t *m, fault_t f, int round)
 {
-    char locked[64], counted[64], prefix[96];
+    char locked[64], counted[64], near[64], prefix[96];
     flt_load_t l;
     long long t1, t2, back, stable, locked_at, base;
     int status = 0;
 
     snprintf(locked, sizeof(locked), "locked-%d", round);
     snprintf(counted, sizeof(counted), "counted-%d", round);
+    snprintf(near, sizeof(near), "near-%d", round);
     snprintf(prefix, sizeof(prefix),
              "/index.php?op=promo&code=load&member=r%d-", round);
     for (int i = 0; i < 3; i++) {
@@ -268,6 +286,9 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
     locked_at = mono_ms();
     for (int i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL(promo(counted), 200);
+    }
+    for (int i = 0; i < PROMO_LIMIT - 1; i++) {
+        CU_ASSERT_EQUAL(promo(near), 200);
     }
     if (f == KILL) {
         /* what a Redis with persistence would come back with */
@@ -283,6 +304,7 @@ static void run_fault(const redis_mode_t *m, fault_t f, int round)
     base = flt_load_max_ms(&l, t1, &status);
     base_ms = base > base_ms ? base : base_ms;
     hammer(m, round);
+    near_limit(m, near);
     /* past the second for which a lock is trusted without asking Redis */
     while (mono_ms() < t1 + OUTAGE_MS ||
            mono_ms() < locked_at + LOCK_TRUST_MS + 200) {
@@ -342,21 +364,21 @@ static void run_mode(const redis_mode_t *m)
 
 static void test_redis_closed(void)
 {
-    static const redis_mode_t m = {"closed", 503, 0, 503};
+    static const redis_mode_t m = {"closed", 503, 0, 503, 0};
 
     run_mode(&m);
 }
 
 static void test_redis_open(void)
 {
-    static const redis_mode_t m = {"open", 200, 12, 0};
+    static const redis_mode_t m = {"open", 200, 12, 0, 5};
 
     run_mode(&m);
 }
 
 static void test_redis_local(void)
 {
-    static const redis_mode_t m = {"local", 200, PROMO_LIMIT, 429};
+    static const redis_mode_t m = {"local", 200, PROMO_LIMIT, 429, 1};
 
     run_mode(&m);
 }

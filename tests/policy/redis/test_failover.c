@@ -297,6 +297,70 @@ static void test_full_primary(void)
     suspect_store_free(s);
 }
 
+/* Fail mode local starts each identity from the count the primary last
+ * reported: one at 9 of 10 gets one more while the primary is down, not
+ * ten; one the primary refused as over the limit stays refused; two
+ * identities of one decision are each started from the tightest one's
+ * count; a reset identity starts from zero. */
+static void test_local_seeded(void)
+{
+    suspect_failover_opts_t opts = {
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 500, 4000, 0, NULL, NULL, 0};
+    suspect_store_t *s = wrap(&opts);
+    suspect_rule_t r = {"Promo", 10, 60, 0, 0, 0, 0, 0};
+    suspect_key_t pair[2] = {test_key("Promo", "m"), test_key("Promo", "ip")};
+    suspect_key_t reset = test_key("Promo", "reset");
+    suspect_decision_t d;
+    int allowed;
+
+    for (int i = 0; i < 9; i++) {
+        CU_ASSERT_TRUE(decide(s, &r, "near", i).allowed);
+    }
+    for (int i = 0; i < 11; i++) {
+        d = decide(s, &r, "over", i);
+    }
+    CU_ASSERT_FALSE(d.allowed);
+    for (int i = 0; i < 7; i++) {
+        CU_ASSERT_EQUAL(suspect_store_decide(s, &r, pair, 2, T0 + i, &d, NULL),
+                        SUSPECT_OK);
+    }
+    for (int i = 0; i < 8; i++) {
+        d = decide(s, &r, "reset", i);
+    }
+    CU_ASSERT_EQUAL(suspect_store_reset(s, &reset, SUSPECT_RESET_ALL, NULL),
+                    SUSPECT_OK);
+
+    fake->fail = 1;
+    allowed = 0;
+    for (int i = 0; i < 12; i++) {
+        d = decide(s, &r, "near", 1000 + i);
+        CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_LOCAL);
+        allowed += d.allowed;
+    }
+    CU_ASSERT_EQUAL(allowed, 1);
+    CU_ASSERT_FALSE(decide(s, &r, "over", 1000).allowed);
+    allowed = 0;
+    for (int i = 0; i < 12; i++) {
+        CU_ASSERT_EQUAL(
+            suspect_store_decide(s, &r, &pair[0], 1, T0 + 1000 + i, &d, NULL),
+            SUSPECT_OK);
+        allowed += d.allowed;
+    }
+    CU_ASSERT_EQUAL(allowed, 3); /* 7 of 10 with "ip" */
+    allowed = 0;
+    for (int i = 0; i < 12; i++) {
+        allowed += decide(s, &r, "reset", 1000 + i).allowed;
+    }
+    CU_ASSERT_EQUAL(allowed, 10);
+    /* a note stands for the window: past it, from zero */
+    allowed = 0;
+    for (int i = 0; i < 12; i++) {
+        allowed += decide(s, &r, "over", 62000 + i).allowed;
+    }
+    CU_ASSERT_EQUAL(allowed, 10);
+    suspect_store_free(s);
+}
+
 /* ---- lock cache ----------------------------------------------------------
  */
 
@@ -619,6 +683,7 @@ int register_failover_suite(void)
         {"bad options", test_bad_options},
         {"breaker", test_breaker},
         {"a full primary is up", test_full_primary},
+        {"fail mode local starts from the primary's counts", test_local_seeded},
         {"lock cache", test_lock_cache},
         {"lock cache entries go stale", test_lock_cache_ttl},
         {"locks carried back to any primary", test_carry_generic},

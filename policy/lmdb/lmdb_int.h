@@ -3,14 +3,16 @@
  * a record as read from the map, a key as stored, and the functions each
  * file gives the others.
  *
- *   lmdbstore.c  the store: decisions, operator operations, life cycle;
+ *   lmdbstore.c  the store: decisions, life cycle, listing;
+ *   lmdb_admin.c the operator's status, reset, block and unblock;
  *   lmdb_env.c   the environment: open, fork, the rwlock, transactions,
  *                errors;
  *   lmdb_rec.c   records and stored keys: encoding, state, read and write;
- *   lmdb_scan.c  walks over every record: the purges, the lock listing;
+ *   lmdb_scan.c  walks over every record: the purges, the eviction, the
+ *                lock listing, and the back-off that says when to walk;
  *   lmdb_slots.c slots in flight: expiring and settling them.
  *
- * Only these five files include lmdb.h.  Internal failures are kept apart
+ * Only these six files include lmdb.h.  Internal failures are kept apart
  * from LMDB's codes (<= -30800) and errno values (> 0) until lm_fail()
  * turns them into a suspect_rc_t.
  */
@@ -218,5 +220,30 @@ int lm_evict_counters(lmstore_t *ls, int64_t now_ms, size_t *evicted);
 /* Calls fn for each live lock in txn until fn returns nonzero. */
 int lm_scan_locked(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
                    suspect_lmdb_locked_fn fn, void *ud);
+
+/* Whether rc means the map is full (MDB_MAP_FULL, LM_COUNTERS_FULL). */
+bool lm_is_full(int rc);
+
+/* The full purge, unless one freed fewer than BACKOFF_FREED records within
+ * BACKOFF_MS of now; whether it freed any record. */
+bool lm_free_dead(lmstore_t *ls, int64_t now_ms);
+
+/* lm_evict_counters() under the same back-off; whether it freed any. */
+bool lm_free_counters(lmstore_t *ls, int64_t now_ms);
+
+/* ---- lmdb_admin.c ------------------------------------------------------- */
+
+/* suspect_store_status(), _reset(), _block() and _unblock() on the LMDB
+ * store. */
+suspect_rc_t lm_status(suspect_store_t *store, const suspect_rule_t *rule,
+                       const suspect_key_t *key, int64_t now_ms,
+                       suspect_status_t *out, suspect_err_t *err);
+suspect_rc_t lm_reset(suspect_store_t *store, const suspect_key_t *key,
+                      unsigned what, suspect_err_t *err);
+suspect_rc_t lm_block(suspect_store_t *store, const suspect_key_t *key,
+                      int64_t now_ms, int64_t until_ms, suspect_err_t *err);
+suspect_rc_t lm_unblock(suspect_store_t *store, const suspect_rule_t *rule,
+                        const suspect_key_t *key, int64_t now_ms,
+                        suspect_unblock_t *out, suspect_err_t *err);
 
 #endif

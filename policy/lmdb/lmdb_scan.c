@@ -30,6 +30,11 @@
  * NUL-terminated (a hashed long key is listed in its hashed form).  The
  * public operations around these walks (transactions, errors) are
  * lmdbstore.c's.
+ *
+ * When to walk.  A full purge or an eviction that freed fewer than
+ * BACKOFF_FREED records is not run again within BACKOFF_MS of the
+ * callers' clock (lm_free_dead(), lm_free_counters()): in a map full of
+ * live records, every decision would otherwise walk the whole map.
  */
 #include "lmdb_int.h"
 
@@ -312,4 +317,57 @@ int lm_scan_locked(lmstore_t *ls, MDB_txn *txn, int64_t now_ms,
     }
     mdb_cursor_close(c);
     return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* ---- when to walk ----------------------------------------------------------
+ */
+
+bool lm_is_full(int rc)
+{
+    return rc == MDB_MAP_FULL || rc == LM_COUNTERS_FULL;
+}
+
+/* Whether the walk whose last fruitless run was at *idle_at (the caller's
+ * clock, 0 = none) may run at now: not within BACKOFF_MS of it. */
+static bool walk_ready(const int64_t *idle_at, int64_t now_ms)
+{
+    int64_t at = __atomic_load_n(idle_at, __ATOMIC_RELAXED);
+
+    return at == 0 || now_ms - at >= BACKOFF_MS || at - now_ms >= BACKOFF_MS;
+}
+
+/* After a walk at now that freed freed records: notes it when that was
+ * few. */
+static void walk_done(int64_t *idle_at, int64_t now_ms, size_t freed)
+{
+    __atomic_store_n(idle_at, freed < BACKOFF_FREED ? now_ms : 0,
+                     __ATOMIC_RELAXED);
+}
+
+/* The full purge, unless one was fruitless lately; whether it freed any
+ * record. */
+bool lm_free_dead(lmstore_t *ls, int64_t now_ms)
+{
+    size_t freed = 0;
+
+    if (!walk_ready(&ls->purge_idle_at, now_ms)) {
+        return false;
+    }
+    (void)lm_purge_all(ls, now_ms, &freed);
+    walk_done(&ls->purge_idle_at, now_ms, freed);
+    return freed > 0; /* what committed, whatever stopped it */
+}
+
+/* The eviction of counters, unless one was fruitless lately; whether it
+ * freed any record. */
+bool lm_free_counters(lmstore_t *ls, int64_t now_ms)
+{
+    size_t freed = 0;
+
+    if (!walk_ready(&ls->evict_idle_at, now_ms)) {
+        return false;
+    }
+    (void)lm_evict_counters(ls, now_ms, &freed);
+    walk_done(&ls->evict_idle_at, now_ms, freed);
+    return freed > 0; /* what committed, whatever stopped it */
 }

@@ -10,11 +10,12 @@
  * file), so doing the whole decision in one write transaction makes it
  * exact.  Committed state is in the file: it survives restarts.
  *
- * The store is five files (lmdb_int.h lists what they share): this one
- * (decisions, operator operations, life cycle), lmdb_env.c (the file, fork,
- * locking, transactions), lmdb_rec.c (records and stored keys),
- * lmdb_scan.c (the walks over every record: purges, listing) and
- * lmdb_slots.c (slots in flight: expiring and settling them).
+ * The store is six files (lmdb_int.h lists what they share): this one
+ * (decisions, life cycle, listing), lmdb_admin.c (the operator's status,
+ * reset, block, unblock), lmdb_env.c (the file, fork, locking,
+ * transactions), lmdb_rec.c (records and stored keys), lmdb_scan.c (the
+ * walks over every record: purges, eviction, listing, and when to run
+ * them) and lmdb_slots.c (slots in flight: expiring and settling them).
  *
  * A decision (one write transaction):
  *   1. read every identity's record (writing back first the slots in
@@ -237,56 +238,6 @@ static int decide_once(decision_ctx_t *ctx, suspect_decision_t *out)
     return lm_txn_end(txn, rc);
 }
 
-static bool is_full(int rc)
-{
-    return rc == MDB_MAP_FULL || rc == LM_COUNTERS_FULL;
-}
-
-/* Whether the walk whose last fruitless run was at *idle_at (the caller's
- * clock, 0 = none) may run at now: not within BACKOFF_MS of it. */
-static bool walk_ready(const int64_t *idle_at, int64_t now_ms)
-{
-    int64_t at = __atomic_load_n(idle_at, __ATOMIC_RELAXED);
-
-    return at == 0 || now_ms - at >= BACKOFF_MS || at - now_ms >= BACKOFF_MS;
-}
-
-/* After a walk at now that freed freed records: notes it when that was
- * few. */
-static void walk_done(int64_t *idle_at, int64_t now_ms, size_t freed)
-{
-    __atomic_store_n(idle_at, freed < BACKOFF_FREED ? now_ms : 0,
-                     __ATOMIC_RELAXED);
-}
-
-/* The full purge, unless one was fruitless lately; whether it freed any
- * record. */
-static bool free_dead(lmstore_t *ls, int64_t now_ms)
-{
-    size_t freed = 0;
-
-    if (!walk_ready(&ls->purge_idle_at, now_ms)) {
-        return false;
-    }
-    (void)lm_purge_all(ls, now_ms, &freed);
-    walk_done(&ls->purge_idle_at, now_ms, freed);
-    return freed > 0; /* what committed, whatever stopped it */
-}
-
-/* The eviction of counters, unless one was fruitless lately; whether it
- * freed any record. */
-static bool free_counters(lmstore_t *ls, int64_t now_ms)
-{
-    size_t freed = 0;
-
-    if (!walk_ready(&ls->evict_idle_at, now_ms)) {
-        return false;
-    }
-    (void)lm_evict_counters(ls, now_ms, &freed);
-    walk_done(&ls->evict_idle_at, now_ms, freed);
-    return freed > 0; /* what committed, whatever stopped it */
-}
-
 /* The decision in a full map (see "Bounds" at the top): makes room from
  * the dead; then decides without the new identities, or makes room from
  * the counters for what the store holds; then answers the store's
@@ -294,10 +245,10 @@ static bool free_counters(lmstore_t *ls, int64_t now_ms)
  * new identity found no room. */
 static int decide_full(decision_ctx_t *ctx, suspect_decision_t *out, int rc)
 {
-    if (free_dead(ctx->ls, ctx->now_ms)) {
+    if (lm_free_dead(ctx->ls, ctx->now_ms)) {
         rc = decide_once(ctx, out);
     }
-    if (is_full(rc) && ctx->new_any) {
+    if (lm_is_full(rc) && ctx->new_any) {
         /* No room for a new identity: never made from another's counts. */
         rc = LM_COUNTERS_FULL;
         if (ctx->found_any) {
@@ -305,11 +256,11 @@ static int decide_full(decision_ctx_t *ctx, suspect_decision_t *out, int rc)
             rc = decide_once(ctx, out);
         }
     }
-    if (rc == MDB_MAP_FULL && free_counters(ctx->ls, ctx->now_ms)) {
+    if (rc == MDB_MAP_FULL && lm_free_counters(ctx->ls, ctx->now_ms)) {
         /* What the store holds needs room: counters go, locks stay. */
         rc = decide_once(ctx, out);
     }
-    if (is_full(rc) && ctx->evaluated && !out->allowed) {
+    if (lm_is_full(rc) && ctx->evaluated && !out->allowed) {
         rc = 0; /* the store's denial, written or not */
     }
     return rc;
@@ -340,7 +291,7 @@ static suspect_rc_t lm_run(suspect_store_t *store, const suspect_rule_t *rule,
         lm_store_key(ls, &keys[i], &ctx.sk[i]);
     }
     rc = decide_once(&ctx, out);
-    if (is_full(rc)) {
+    if (lm_is_full(rc)) {
         rc = decide_full(&ctx, out, rc);
     }
     src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "decide");
@@ -375,196 +326,6 @@ static bool lm_supports(const suspect_store_t *store, unsigned what)
     (void)store;
     (void)what;
     return true;
-}
-
-/* ---- operator operations ---------------------------------------------------
- */
-
-static suspect_rc_t lm_status(suspect_store_t *store,
-                              const suspect_rule_t *rule,
-                              const suspect_key_t *key, int64_t now_ms,
-                              suspect_status_t *out, suspect_err_t *err)
-{
-    lmstore_t *ls = (lmstore_t *)store;
-    suspect_window_state_t st;
-    rec_view_t r;
-    uint32_t first;
-    skey_t sk;
-    MDB_txn *txn;
-    suspect_rc_t src = lm_enter(ls, err);
-    int rc;
-
-    if (src != SUSPECT_OK) {
-        return src;
-    }
-    memset(&st, 0, sizeof(st));
-    lm_store_key(ls, key, &sk);
-    rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
-    if (rc == 0) {
-        rc = lm_rec_get(ls, txn, &sk, &r);
-        if (rc == 0) {
-            lm_rec_state(&r, rule, now_ms, &st, &first);
-            lm_rec_ext_state(&r, rule, now_ms, &st);
-        }
-        mdb_txn_abort(txn);
-    }
-    if (rc == 0) {
-        out->in_window = st.in_window;
-        out->remaining = st.in_window + st.pending < rule->limit_count
-                             ? rule->limit_count - st.in_window - st.pending
-                             : 0;
-        out->locked_until_ms = st.lock_until_ms > now_ms ? st.lock_until_ms : 0;
-        out->free_at_ms = st.free_at_ms;
-        out->pending = st.pending;
-        if (r.found && r.offence_until_ms > now_ms) {
-            out->offences = r.offences;
-            out->offence_until_ms = r.offence_until_ms;
-        }
-    }
-    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "status");
-    lm_leave(ls);
-    return src;
-}
-
-/* Reset (until_ms == 0, what != 0) or block (until_ms > 0) in txn. */
-static int change_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk, unsigned what,
-                     int64_t until_ms)
-{
-    rec_view_t r;
-    rec_new_t nr;
-    lm_slot_t *slots;
-    int rc = lm_rec_get(ls, txn, sk, &r);
-
-    if (rc != 0 || (!r.found && until_ms == 0)) {
-        return rc;
-    }
-    slots = lm_slots_alloc(&r);
-    if (slots == NULL) {
-        return LM_NOMEM;
-    }
-    lm_rec_new(&nr, &r, slots);
-    nr.from = (what & SUSPECT_RESET_WINDOW) ? r.count : 0;
-    if (what & SUSPECT_RESET_WINDOW) {
-        nr.nslots = 0; /* slots in flight are hits to be */
-    }
-    if (what & SUSPECT_RESET_OFFENCES) {
-        nr.offences = 0;
-        nr.offence_until_ms = 0;
-    }
-    nr.lock_until_ms = (what & SUSPECT_RESET_LOCK) ? 0 : r.lock_until_ms;
-    nr.lock_until_ms = until_ms > 0 ? until_ms : nr.lock_until_ms;
-    rc = lm_rec_store(ls, txn, sk, &nr);
-    free(slots);
-    return rc;
-}
-
-/* One write transaction of change(). */
-static int change_once(lmstore_t *ls, skey_t *sk, unsigned what,
-                       int64_t until_ms)
-{
-    MDB_txn *txn;
-    int rc = lm_txn_begin(ls, 0, &txn);
-
-    return rc != 0 ? rc
-                   : lm_txn_end(txn, change_in(ls, txn, sk, what, until_ms));
-}
-
-/* The body of reset and block (at now): one write transaction on one
- * key; in a full map, once more after making room as a decision does. */
-static suspect_rc_t change(lmstore_t *ls, const suspect_key_t *key,
-                           unsigned what, int64_t now_ms, int64_t until_ms,
-                           suspect_err_t *err)
-{
-    skey_t sk;
-    suspect_rc_t src = lm_enter(ls, err);
-    int rc;
-
-    if (src != SUSPECT_OK) {
-        return src;
-    }
-    lm_store_key(ls, key, &sk);
-    rc = change_once(ls, &sk, what, until_ms);
-    if (is_full(rc) && now_ms > 0 &&
-        (free_dead(ls, now_ms) || free_counters(ls, now_ms))) {
-        rc = change_once(ls, &sk, what, until_ms);
-    }
-    src = rc == 0 ? SUSPECT_OK
-                  : lm_fail(ls, err, rc, until_ms > 0 ? "block" : "reset");
-    lm_leave(ls);
-    return src;
-}
-
-static suspect_rc_t lm_reset(suspect_store_t *store, const suspect_key_t *key,
-                             unsigned what, suspect_err_t *err)
-{
-    return change((lmstore_t *)store, key, what, 0, 0, err);
-}
-
-static suspect_rc_t lm_block(suspect_store_t *store, const suspect_key_t *key,
-                             int64_t now_ms, int64_t until_ms,
-                             suspect_err_t *err)
-{
-    return change((lmstore_t *)store, key, 0, now_ms, until_ms, err);
-}
-
-/* Unblock in txn: drop the lock and the oldest hits past limit - 1. */
-static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
-                      const suspect_rule_t *rule, int64_t now_ms,
-                      suspect_unblock_t *out)
-{
-    suspect_window_state_t st;
-    rec_view_t r;
-    rec_new_t nr;
-    lm_slot_t *slots;
-    uint32_t first;
-    int rc = lm_rec_get(ls, txn, sk, &r);
-
-    if (rc != 0 || !r.found) {
-        return rc;
-    }
-    lm_rec_state(&r, rule, now_ms, &st, &first);
-    out->lock_until_ms = r.lock_until_ms > now_ms ? r.lock_until_ms : 0;
-    if (st.in_window >= rule->limit_count) {
-        out->dropped = st.in_window - rule->limit_count + 1;
-    }
-    out->kept = st.in_window - out->dropped;
-    slots = lm_slots_alloc(&r);
-    if (slots == NULL) {
-        return LM_NOMEM;
-    }
-    lm_rec_new(&nr, &r, slots); /* slots and offences stay */
-    nr.from = first + out->dropped;
-    nr.lock_until_ms = 0;
-    rc = lm_rec_store(ls, txn, sk, &nr);
-    free(slots);
-    return rc;
-}
-
-static suspect_rc_t lm_unblock(suspect_store_t *store,
-                               const suspect_rule_t *rule,
-                               const suspect_key_t *key, int64_t now_ms,
-                               suspect_unblock_t *out, suspect_err_t *err)
-{
-    lmstore_t *ls = (lmstore_t *)store;
-    skey_t sk;
-    MDB_txn *txn;
-    suspect_rc_t src = lm_enter(ls, err);
-    int rc;
-
-    if (src != SUSPECT_OK) {
-        return src;
-    }
-    lm_store_key(ls, key, &sk);
-    rc = lm_txn_begin(ls, 0, &txn);
-    if (rc == 0) {
-        rc = lm_txn_end(txn, unblock_in(ls, txn, &sk, rule, now_ms, out));
-    }
-    if (rc != 0) {
-        memset(out, 0, sizeof(*out));
-    }
-    src = rc == 0 ? SUSPECT_OK : lm_fail(ls, err, rc, "unblock");
-    lm_leave(ls);
-    return src;
 }
 
 /* suspect_store_foreach_locked(): suspect_lmdb_foreach_locked() with the

@@ -14,6 +14,10 @@
  * a peer that is not Redis or never answers, answers split over reads). */
 int redis_wire_register(CU_pSuite s, test_redis_t *srv);
 
+/* test_failover_redis.c: the lock cache's zero traffic, kill -9 under
+ * load in each fail mode (kills and restarts srv). */
+int failover_redis_register(CU_pSuite s, test_redis_t *srv);
+
 /* test_failover_carry.c: local decisions carried back after an outage
  * (kills and restarts srv). */
 int failover_carry_register(CU_pSuite s, test_redis_t *srv);

@@ -9,9 +9,8 @@
  */
 #include "decision_log.h"
 
-#include <inttypes.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +19,7 @@
 #include "logfile.h"
 #include "sha256.h"
 #include "suspect_policy.h"
+#include "text.h"
 
 #define LINE_MAX_BYTES 2048
 #define PATH_MAX_BYTES 256
@@ -147,13 +147,34 @@ static void str(line_t *l, const char *k, const char *s)
     }
 }
 
+/* The decimal digits of v in b (no terminator); their count.  By hand:
+ * snprintf() took a fifth of a line's time. */
+static size_t fmt_i64(char b[24], int64_t v)
+{
+    char t[24];
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, len = 0;
+
+    do {
+        t[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    if (v < 0) {
+        b[len++] = '-';
+    }
+    while (n > 0) {
+        b[len++] = t[--n];
+    }
+    return len;
+}
+
 static void num(line_t *l, const char *k, int64_t v)
 {
     char b[24];
-    int n = snprintf(b, sizeof(b), "%" PRId64, v);
+    size_t n = fmt_i64(b, v);
 
     key(l, k);
-    put(l, b, (size_t)n);
+    put(l, b, n);
 }
 
 /* RFC 3339 UTC with milliseconds.  Each thread keeps the text of the
@@ -175,7 +196,12 @@ static void time_field(line_t *l, int64_t ms)
         last_s = s;
     }
     memcpy(b, last, last_len);
-    snprintf(b + last_len, sizeof(b) - last_len, ".%03dZ", (int)(ms % 1000));
+    ms %= 1000;
+    b[last_len] = '.';
+    b[last_len + 1] = (char)('0' + ms / 100);
+    b[last_len + 2] = (char)('0' + ms / 10 % 10);
+    b[last_len + 3] = (char)('0' + ms % 10);
+    b[last_len + 4] = 'Z';
     str_n(l, "time", b, last_len + 5, sizeof(b));
 }
 
@@ -190,9 +216,12 @@ void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
     time_field(&l, e->time_ms);
     str(&l, "action", e->action);
     if (e->route_file != NULL) {
-        snprintf(route, sizeof(route), "%.*s:%d", STR_MAX_BYTES, e->route_file,
-                 e->route_line);
-        str(&l, "route", route);
+        size_t n = strnlen(e->route_file, STR_MAX_BYTES);
+
+        memcpy(route, e->route_file, n);
+        route[n++] = ':';
+        n += fmt_i64(route + n, e->route_line);
+        str_n(&l, "route", route, n, sizeof(route));
     }
     str(&l, "outcome", e->outcome);
     str(&l, "reason", e->reason);
@@ -230,7 +259,10 @@ void mw_dlog_hash(const suspect_siphash_key_t *k, const char *type,
     buf[tlen] = '\0';
     memcpy(buf + tlen + 1, value, len);
     suspect_siphash128(k, buf, tlen + 1 + len, h);
-    snprintf(out, MW_DLOG_HASH_LEN, "%016" PRIx64, h[0]);
+    for (int i = 0; i < 16; i++) {
+        out[i] = hex_lower[(h[0] >> (60 - 4 * i)) & 0xf];
+    }
+    out[16] = '\0';
 }
 
 /* The longest <Log identityKey> (config/conf/conf_elems.c). */

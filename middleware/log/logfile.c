@@ -26,7 +26,11 @@
 
 #include "alloc.h"
 
-#define BUF_BYTES (64u << 10)
+/* 1 MiB (two: 2 MiB a log): at "all" on a busy daemon (some 7 MB of
+ * lines a second) the writer wakes every 0.07 s rather than every 5 ms;
+ * on 2 CPUs each wake-up preempts a worker, which 64 KiB made measurable
+ * (bench-fcgi row 6, docs/BENCHMARKS.md). */
+#define BUF_BYTES (1u << 20)
 #define FLUSH_MS  100
 
 struct mw_logfile {

@@ -6,6 +6,7 @@
  * line ("time prog[pid]: level: message"), the journal's ("<N>level:
  * message", only when JOURNAL_STREAM names that very stderr), control
  * bytes turned into '?', and request targets cut before their query.
+ * And the decision log's line (decision_log.c), byte for byte.
  */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "helpers/util.h"
+#include "log/decision_log.h"
 #include "log/log.h"
 #include "suites.h"
 
@@ -114,6 +116,59 @@ static void test_uri_without_query(void)
     CU_ASSERT_NSTRING_EQUAL(u, "-", (size_t)len);
 }
 
+/* A decision log line, byte for byte: the time's milliseconds, numbers
+ * (a negative one too), the route's file:line, a hash in hex, escapes. */
+static void test_decision_line(void)
+{
+    static const char want[] =
+        "{\"time\":\"2026-11-03T11:01:07.023Z\",\"action\":\"Lo\\\"gin\","
+        "\"route\":\"/etc/suspect/"
+        "suspect.xml:63\",\"outcome\":\"denied_locked\","
+        "\"reason\":\"locked\",\"status\":429,\"identity_type\":\"AccountId\","
+        "\"identity_hash\":\"%s\",\"client\":\"203.0.113.7\","
+        "\"method\":\"POST\",\"path\":\"/app\\ufffd.cgi\","
+        "\"restriction_end_ms\":1793705467423,\"store\":\"memory\","
+        "\"latency_us\":-1}\n";
+    char path[600], hash[MW_DLOG_HASH_LEN], expect[sizeof(want) + 32];
+    suspect_siphash_key_t k;
+    mw_dlog_entry_t e;
+    mw_dlog_t *d = NULL;
+    suspect_err_t err;
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/decisions.log", dir);
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL_FATAL(mw_dlog_open(path, &d, &err), SUSPECT_OK);
+    mw_dlog_key("a key of sixteen bytes or more", &k);
+    mw_dlog_hash(&k, "AccountId", "bob", 3, hash);
+    CU_ASSERT_EQUAL(strlen(hash), 16);
+    CU_ASSERT_EQUAL(strspn(hash, "0123456789abcdef"), 16);
+    memset(&e, 0, sizeof(e));
+    e.time_ms = 1793703667023; /* 2026-11-03T11:01:07.023Z */
+    e.action = "Lo\"gin";
+    e.route_file = "/etc/suspect/suspect.xml";
+    e.route_line = 63;
+    e.outcome = "denied_locked";
+    e.reason = "locked";
+    e.status = 429;
+    e.identity_type = "AccountId";
+    e.identity_hash = hash;
+    e.client = "203.0.113.7";
+    e.method = "POST";
+    e.path = "/app\x01.cgi?q=1";
+    e.path_len = 9;
+    e.restriction_end_ms = 1793705467423;
+    e.store = "memory";
+    e.latency_us = -1;
+    mw_dlog_write(d, &e);
+    mw_dlog_close(d);
+    snprintf(expect, sizeof(expect), want, hash);
+    text = test_read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_STRING_EQUAL(text, expect);
+    free(text);
+}
+
 static int suite_init(void)
 {
     dir = test_mkdtemp();
@@ -134,7 +189,8 @@ int register_log_suite(void)
     if (s == NULL || !CU_add_test(s, "plain lines", test_plain_lines) ||
         !CU_add_test(s, "journal priorities", test_journal_priorities) ||
         !CU_add_test(s, "targets without their query",
-                     test_uri_without_query)) {
+                     test_uri_without_query) ||
+        !CU_add_test(s, "a decision log line", test_decision_line)) {
         return -1;
     }
     return 0;

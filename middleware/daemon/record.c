@@ -159,6 +159,9 @@ void mw_record(mw_metrics_t *m, mw_dlog_t *dlog,
                                 v->kind == MW_VERDICT_ALLOW
                             ? v->decision.locks_created
                             : 0);
+    if (v->store_full) {
+        mw_metrics_store_full(m);
+    }
     if (dlog != NULL && logged(r->conf->decisions, o)) {
         write_line(dlog, hkey, r, o);
     }

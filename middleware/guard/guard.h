@@ -79,6 +79,9 @@ typedef struct mw_verdict {
     bool shadow;     /* the route is in shadow mode */
     bool would_deny; /* ALLOW in shadow mode of what enforced would be a
                         DENY or UNAVAILABLE (status and why say which) */
+    bool store_full; /* UNAVAILABLE because the store had no room for the
+                        identity (SUSPECT_E_FULL: the memory store full of
+                        live locks), not because it failed */
 } mw_verdict_t;
 
 /*

@@ -255,6 +255,7 @@ static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
                                    &v->decision, NULL);
 
     if (rc != SUSPECT_OK) {
+        v->store_full = rc == SUSPECT_E_FULL;
         verdict(v, MW_VERDICT_UNAVAILABLE, 503,
                 rc == SUSPECT_E_FULL ? "store full" : "store failed");
     } else if (v->decision.degraded == SUSPECT_DEGRADED_CLOSED) {

@@ -74,6 +74,7 @@ struct mw_metrics {
     atomic_uint_fast64_t reloads[2][2]; /* [conf][applied] */
     atomic_uint_fast64_t generation;
     atomic_int_fast64_t last_ok_ms;
+    atomic_uint_fast64_t store_full;
 };
 
 /* Store decisions: 50 us to 1 s.  Forwarding (the application's own
@@ -253,6 +254,16 @@ void mw_metrics_in_flight(mw_metrics_t *m, int delta)
 {
     atomic_fetch_add_explicit(&my_shard(m)->in_flight, delta,
                               memory_order_relaxed);
+}
+
+void mw_metrics_store_full(mw_metrics_t *m)
+{
+    bump(&m->store_full, 1);
+}
+
+uint64_t mw_metrics_store_full_count(mw_metrics_t *m)
+{
+    return atomic_load_explicit(&m->store_full, memory_order_relaxed);
 }
 
 void mw_metrics_reload(mw_metrics_t *m, bool conf, bool applied,

@@ -79,6 +79,12 @@ void mw_metrics_store_time(mw_metrics_t *m, int64_t ns);
 void mw_metrics_forward(mw_metrics_t *m, mw_target_t t, int64_t ns,
                         bool failed);
 void mw_metrics_in_flight(mw_metrics_t *m, int delta);
+/* A decision the store could not take because it is full (the memory
+ * store full of live locks: the request got a 503). */
+void mw_metrics_store_full(mw_metrics_t *m);
+
+/* How many mw_metrics_store_full() counted. */
+uint64_t mw_metrics_store_full_count(mw_metrics_t *m);
 
 /* A reload of suspect.xml (conf true) or of the limits file. */
 void mw_metrics_reload(mw_metrics_t *m, bool conf, bool applied,

@@ -11,7 +11,8 @@
  * daemon of another suspect.xml.  LMDB: an unblock through the daemon
  * reaches its lock cache at once, so the next request is allowed.  A
  * shadow route: stats and the decision log say would_deny; a deny list:
- * denied_list.
+ * denied_list.  The memory store full of locks: the 503 is counted in
+ * suspect_store_full_total (read from the metrics listener).
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include "ctl_test.h"
 #include "helpers/fcgiclient.h"
 #include "helpers/procs.h"
+#include "helpers/redisserver.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -314,6 +316,41 @@ static void test_deny_list_outcome(void)
     daemon_stop(&d);
 }
 
+/* The memory store full of live locks (maxEntries 1): a new identity
+ * gets a 503, counted in suspect_store_full_total, and the lock holds. */
+static void test_memory_full(void)
+{
+    char extra[128], url[64];
+    int mport = test_free_port();
+    test_http_t h;
+    daemon_t d;
+
+    snprintf(extra, sizeof(extra), "<Metrics listen=\"tcp:127.0.0.1:%d\"/>",
+             mport);
+    CU_ASSERT_EQUAL_FATAL(
+        daemon_start_with(&d, "fulld",
+                          "<Store type=\"memory\" maxEntries=\"1\"/>", extra),
+        0);
+    CU_ASSERT_EQUAL_FATAL(
+        test_wait_listen(mport, NULL, &d.proc, test_scale_ms(5000)), 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(login(&d, "1"), 200);
+    }
+    CU_ASSERT_EQUAL(login(&d, "1"), 429);
+    CU_ASSERT_EQUAL(login(&d, "2"), 503);
+    CU_ASSERT_EQUAL(login(&d, "1"), 429);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", mport);
+    CU_ASSERT_EQUAL_FATAL(test_http(&h, ctl_dir, (const char *[]){url, NULL}),
+                          0);
+    CU_ASSERT_EQUAL(h.status, 200);
+    CU_ASSERT_TRUE(ctl_has(h.body, "\nsuspect_store_full_total"
+                                   "{store=\"memory\"} 1\n"));
+    CU_ASSERT_TRUE(ctl_has(h.body, "\nsuspect_decisions_total{action=\"Login\","
+                                   "outcome=\"fail_closed\"} 1\n"));
+    test_http_free(&h);
+    daemon_stop(&d);
+}
+
 int ctl_add_daemon_tests(CU_pSuite s)
 {
     if (!CU_add_test(s, "daemon: every command on the memory store",
@@ -325,7 +362,9 @@ int ctl_add_daemon_tests(CU_pSuite s)
         !CU_add_test(s, "daemon: a shadow route's would-deny",
                      test_shadow_outcome) ||
         !CU_add_test(s, "daemon: a deny list's refusal",
-                     test_deny_list_outcome)) {
+                     test_deny_list_outcome) ||
+        !CU_add_test(s, "daemon: the memory store full, in the metrics",
+                     test_memory_full)) {
         return -1;
     }
     return 0;

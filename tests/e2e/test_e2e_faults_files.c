@@ -27,8 +27,8 @@
  * account locked before is denied (429), a member counted before is still
  * counted in the store (7 more of 10), an account locked now is denied by
  * the next daemon too, a new member is counted by the daemon's own store
- * (10 lookups, then 429), and the breaker never opens.  Either way the
- * daemon stays up.
+ * (10 lookups, then 429), the breaker never opens, and the metrics count
+ * the store full, not failed.  Either way the daemon stays up.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -45,6 +45,7 @@
 
 #include "clock.h"
 #include "helpers/e2e.h"
+#include "helpers/redisserver.h"
 #include "test_e2e_abuse.h"
 #include "test_e2e_faults.h"
 #include "helpers/util.h"
@@ -53,7 +54,8 @@
 /* How long a bad file is watched for a second log line (5 looks). */
 #define WATCH_MS 500
 
-static char *mnt; /* the tmpfs mount point, while mounted */
+static char *mnt;        /* the tmpfs mount point, while mounted */
+static int metrics_port; /* the daemon's <Metrics> (start_lmdb) */
 
 void flt_files_cleanup(void)
 {
@@ -186,14 +188,33 @@ static void test_limits_broken(void)
 /* The stack with the LMDB store at path in fail mode mode. */
 static int start_lmdb(const char *path, const char *map_size, const char *mode)
 {
-    char store[TEST_PATH_MAX + 128];
+    char store[TEST_PATH_MAX + 192];
     const char *edits[] = {"<Store type=\"memory\"/>", store, NULL};
 
+    metrics_port = test_free_port();
     snprintf(store, sizeof(store),
              "<Store type=\"lmdb\" path=\"%s\" mapSize=\"%s\" noSync=\"true\" "
-             "failMode=\"%s\"/>",
-             path, map_size, mode);
+             "failMode=\"%s\"/>\n  <Metrics listen=\"tcp:127.0.0.1:%d\"/>",
+             path, map_size, mode, metrics_port);
     return flt_start_auth(edits);
+}
+
+/* The value of the sample named (with its labels) in the daemon's
+ * metrics, or -1 when it cannot be read. */
+static double metric(const char *sample)
+{
+    char url[64];
+    const char *at;
+    test_http_t r;
+    double v = -1;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", metrics_port);
+    if (e2e_http(&r, (const char *[]){url, NULL}) == 0 && r.status == 200 &&
+        r.body != NULL && (at = strstr(r.body, sample)) != NULL) {
+        v = strtod(at + strlen(sample), NULL);
+    }
+    test_http_free(&r);
+    return v;
 }
 
 /* Locks account "locked" (three resends allowed, the fourth 429). */
@@ -419,6 +440,9 @@ static void test_lmdb_map_full(void)
     check_local();
     CU_ASSERT_EQUAL(flt_log_count("breaker closed -> open"), 0);
     CU_ASSERT_EQUAL(flt_resend("locked", NULL), 429);
+    /* what the operator is alerted by */
+    CU_ASSERT_TRUE(metric("\nsuspect_store_full_total{store=\"lmdb\"} ") >= 1);
+    CU_ASSERT_EQUAL(metric("\nsuspect_store_errors_total{store=\"lmdb\"} "), 0);
     CU_ASSERT_TRUE(flt_daemon_alive());
 }
 

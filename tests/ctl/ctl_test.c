@@ -3,7 +3,8 @@
  * run with posix_spawn (stdin, stdout and stderr are files in the suite's
  * directory, read back after it exits), reaped by a deadline; a JSON
  * validator for RFC 8259's grammar (no semantics: enough to tell that
- * --json printed one well-formed object); the suite's suspect.xml.
+ * --json printed one well-formed object); the suite's suspect.xml; one
+ * FastCGI request to a running suspect-fcgi.
  */
 #include "ctl_test.h"
 
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "helpers/fcgiclient.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -263,4 +265,37 @@ int ctl_write_conf(const char *path, const char *store)
 
     snprintf(buf, sizeof(buf), conf_fmt, store);
     return test_write_file(path, buf, strlen(buf));
+}
+
+/* ---- a running suspect-fcgi -------------------------------------------- */
+
+int ctl_authorize(const char *sock, const char *uri, const char *member)
+{
+    char cookie[64], target[256];
+    const char *vars[] = {
+        "REQUEST_METHOD=POST", target, "REMOTE_ADDR=192.0.2.7",
+        "CONTENT_LENGTH=0",    cookie, NULL};
+    fcbuf_t req = {0};
+    fcc_response_t resp;
+    int fd = fcc_connect(sock), status = -1;
+    const char *st;
+
+    /* An authorizer never reads the body: the identity is a cookie. */
+    snprintf(cookie, sizeof(cookie), "HTTP_COOKIE=member=%s", member);
+    snprintf(target, sizeof(target), "REQUEST_URI=%s", uri);
+    if (fd < 0) {
+        return -1;
+    }
+    memset(&resp, 0, sizeof(resp));
+    fcbuf_begin(&req, 1, FCGI_AUTHORIZER, 0);
+    fcbuf_params(&req, 1, vars, 4096);
+    if (fcc_exchange(fd, &req, 1, &resp, (int)test_scale_ms(5000)) == 0) {
+        fcbuf_add(&resp.out, "", 1);
+        st = strstr((const char *)resp.out.p, "Status: ");
+        status = st != NULL ? atoi(st + 8) : 200;
+    }
+    fcbuf_free(&req);
+    fcbuf_free(&resp.out);
+    close(fd);
+    return status;
 }

@@ -51,6 +51,11 @@ bool ctl_json_object(const char *text);
  * success. */
 int ctl_write_conf(const char *path, const char *store);
 
+/* One FastCGI AUTHORIZER request to the suspect-fcgi listening on sock:
+ * POST uri with the cookie member=member; its status (200 when the
+ * daemon allowed it), or -1. */
+int ctl_authorize(const char *sock, const char *uri, const char *member);
+
 /* Adds the tests against a real redis-server (test_suspectctl_redis.c). */
 int ctl_add_redis_tests(CU_pSuite s);
 

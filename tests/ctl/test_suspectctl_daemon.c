@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "ctl_test.h"
-#include "helpers/fcgiclient.h"
 #include "helpers/procs.h"
 #include "helpers/redisserver.h"
 #include "helpers/util.h"
@@ -78,36 +77,7 @@ static void daemon_stop(daemon_t *d)
 /* One AUTHORIZER request for the login form of member: its status. */
 static int login(const daemon_t *d, const char *member)
 {
-    char body[64];
-    const char *vars[] = {"REQUEST_METHOD=POST",
-                          "REQUEST_URI=/login.cgi",
-                          "REMOTE_ADDR=192.0.2.7",
-                          "CONTENT_LENGTH=0",
-                          NULL,
-                          NULL};
-    fcbuf_t req = {0};
-    fcc_response_t resp;
-    int fd = fcc_connect(d->sock), status = -1;
-    const char *st;
-
-    /* An authorizer never reads the body: the identity is a cookie. */
-    snprintf(body, sizeof(body), "HTTP_COOKIE=member=%s", member);
-    vars[4] = body;
-    if (fd < 0) {
-        return -1;
-    }
-    memset(&resp, 0, sizeof(resp));
-    fcbuf_begin(&req, 1, FCGI_AUTHORIZER, 0);
-    fcbuf_params(&req, 1, vars, 4096);
-    if (fcc_exchange(fd, &req, 1, &resp, (int)test_scale_ms(5000)) == 0) {
-        fcbuf_add(&resp.out, "", 1);
-        st = strstr((const char *)resp.out.p, "Status: ");
-        status = st != NULL ? atoi(st + 8) : 200;
-    }
-    fcbuf_free(&req);
-    fcbuf_free(&resp.out);
-    close(fd);
-    return status;
+    return ctl_authorize(d->sock, "/login.cgi", member);
 }
 
 static void test_memory_daemon(void)

@@ -1,7 +1,9 @@
 /*
  * test_suspectctl_unblock.c - the suspectctl suite: the unblock example of
  * the man page, run as it is written there, lets the identity in on its
- * next request, on LMDB and on a Redis whose keys the .NET system wrote.
+ * next request: on the memory store of a running suspect-fcgi (through
+ * its control socket), on LMDB and on a Redis whose keys the .NET system
+ * wrote.
  *
  * The command line is read from man/suspectctl.8 (its EXAMPLES line that
  * begins "suspectctl unblock"), with only "-c FILE" put in front of the
@@ -12,6 +14,7 @@
  */
 #include <CUnit/CUnit.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +22,10 @@
 #include "clock.h"
 #include "ctl_test.h"
 #include "helpers/e2e.h"
+#include "helpers/procs.h"
 #include "helpers/redisserver.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 #include "suspect_lmdb.h"
 #include "suspect_redis.h"
 
@@ -91,9 +96,10 @@ static int run_example(const char *conf, const char *store_name)
 }
 
 /* Writes ctl_dir/NAME.xml: one route of SecureForgotAccount by a cookie,
- * counted in store; its limits file beside it. */
-static void write_conf(char *conf, size_t size, const char *name,
-                       const char *store)
+ * counted in store, answered as serve says (a <Cgi> or a <Server>); its
+ * limits file beside it. */
+static void write_conf_serving(char *conf, size_t size, const char *name,
+                               const char *store, const char *serve)
 {
     char body[2048], limits[600];
 
@@ -104,12 +110,44 @@ static void write_conf(char *conf, size_t size, const char *name,
     snprintf(body, sizeof(body),
              "<Suspect>\n  <Limits path=\"%s\"/>\n  %s\n"
              "  <Control socket=\"%s-control.sock\"/>\n"
-             "  <Cgi root=\"/tmp\"/>\n"
+             "  %s\n"
              "  <Route action=\"SecureForgotAccount\" path=\"/forgot.cgi\">\n"
              "    <Identity type=\"MemberCode\" from=\"cookie:member\"/>\n"
              "  </Route>\n</Suspect>\n",
-             limits, store, name);
+             limits, store, name, serve);
     CU_ASSERT_EQUAL_FATAL(test_write_file(conf, body, strlen(body)), 0);
+}
+
+static void write_conf(char *conf, size_t size, const char *name,
+                       const char *store)
+{
+    write_conf_serving(conf, size, name, store, "<Cgi root=\"/tmp\"/>");
+}
+
+/* The memory store lives in the daemon: the example reaches it through
+ * the control socket, and the daemon allows 12345's next request. */
+static void test_man_example_memory(void)
+{
+    char conf[700], sock[700], serve[800];
+    test_proc_t p;
+
+    snprintf(sock, sizeof(sock), "%s/man-memory.sock", ctl_dir);
+    snprintf(serve, sizeof(serve),
+             "<Server listen=\"unix:%s\" mode=\"authorizer\"/>", sock);
+    write_conf_serving(conf, sizeof(conf), "man-memory",
+                       "<Store type=\"memory\"/>", serve);
+    CU_ASSERT_EQUAL_FATAL(test_suspect_start(&p, ctl_dir, conf, sock, 0, NULL),
+                          0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(ctl_authorize(sock, "/forgot.cgi", "12345"), 200);
+    }
+    CU_ASSERT_EQUAL(ctl_authorize(sock, "/forgot.cgi", "12345"), 429);
+
+    CU_ASSERT_EQUAL(run_example(conf, "memory"), 0);
+
+    CU_ASSERT_EQUAL(ctl_authorize(sock, "/forgot.cgi", "12345"), 200);
+    CU_ASSERT_EQUAL(ctl_authorize(sock, "/forgot.cgi", "12345"), 429);
+    test_proc_stop(&p, SIGTERM, test_scale_ms(5000));
 }
 
 /* One request of member 12345 decided by s now: whether it was allowed. */
@@ -209,7 +247,9 @@ static void test_man_example_redis_dotnet(void)
 /* Adds this file's tests to the suspectctl suite s. */
 int ctl_add_unblock_tests(CU_pSuite s)
 {
-    if (!CU_add_test(s, "man page unblock example, lmdb",
+    if (!CU_add_test(s, "man page unblock example, memory (daemon)",
+                     test_man_example_memory) ||
+        !CU_add_test(s, "man page unblock example, lmdb",
                      test_man_example_lmdb) ||
         !CU_add_test(s, "man page unblock example, redis .NET keys",
                      test_man_example_redis_dotnet)) {

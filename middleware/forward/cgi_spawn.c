@@ -29,6 +29,10 @@
  * can SIGKILL every process group at exit.  A child leaves the list after
  * it exited but before it is reaped (waitid WNOWAIT), so its pid, which is
  * also its group id, cannot be reused while the list may still signal it.
+ * A child joins the list only after vfork() returns, and it may run well
+ * before that on a loaded machine: a spawn notes how many kill-alls there
+ * were before it started, and one that finds more when it joins kills its
+ * child at once, so mw_cgi_kill_all() kills every child started before it.
  */
 #include "cgi_internal.h"
 
@@ -36,6 +40,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -53,7 +58,8 @@
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long child_nofile; /* mw_cgi_limit_fds(); 0: unchanged */
 static cgi_child_t *reg_head;
-static size_t reg_count; /* children in the list */
+static size_t reg_count;        /* children in the list */
+static atomic_ulong kill_epoch; /* mw_cgi_kill_all() calls (under reg_lock) */
 
 /* ---- selection ---------------------------------------------------------- */
 
@@ -248,7 +254,9 @@ suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
 
 /* ---- registry ----------------------------------------------------------- */
 
-static void reg_add(cgi_child_t *c)
+/* Adds c, started when kill_epoch was epoch; kills it when a kill-all
+ * came since. */
+static void reg_add(cgi_child_t *c, unsigned long epoch)
 {
     pthread_mutex_lock(&reg_lock);
     reg_count++;
@@ -258,6 +266,9 @@ static void reg_add(cgi_child_t *c)
         reg_head->prev = c;
     }
     reg_head = c;
+    if (atomic_load(&kill_epoch) != epoch) {
+        cgi_kill(c);
+    }
     pthread_mutex_unlock(&reg_lock);
 }
 
@@ -294,11 +305,12 @@ size_t mw_cgi_running(void)
     return n;
 }
 
-/* Kills every registered process group: for the daemon's exit.  Safe from
- * any thread at any time. */
+/* Kills every process group started before: for the daemon's exit.  Safe
+ * from any thread at any time. */
 void mw_cgi_kill_all(void)
 {
     pthread_mutex_lock(&reg_lock);
+    atomic_fetch_add(&kill_epoch, 1);
     for (cgi_child_t *c = reg_head; c != NULL; c = c->next) {
         cgi_kill(c);
     }
@@ -450,6 +462,7 @@ suspect_rc_t cgi_spawn(const cgi_image_t *img, cgi_child_t *c,
                        suspect_err_t *err)
 {
     child_args_t a;
+    unsigned long epoch;
     int saved;
 
     memset(c, 0, sizeof(*c));
@@ -460,6 +473,7 @@ suspect_rc_t cgi_spawn(const cgi_image_t *img, cgi_child_t *c,
     a.img = img;
     a.parent = getpid();
     a.exec_errno = &c->exec_errno;
+    epoch = atomic_load(&kill_epoch);
     c->pid = start(&a);
     saved = errno;
     for (int i = 0; i < 3; i++) {
@@ -475,7 +489,7 @@ suspect_rc_t cgi_spawn(const cgi_image_t *img, cgi_child_t *c,
 #ifdef SYS_pidfd_open
     c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0U);
 #endif
-    reg_add(c);
+    reg_add(c, epoch);
     return SUSPECT_OK;
 }
 

@@ -106,6 +106,7 @@ typedef struct failover {
     unsigned cache_ttl_ms;
     suspect_breaker_cb cb;
     void *cb_arg;
+    int64_t (*clock)(void); /* NULL: mono_ms() */
 
     pthread_mutex_t mu; /* the breaker and the stats */
     suspect_breaker_t state;
@@ -126,6 +127,12 @@ typedef struct failover {
 
 static const suspect_store_ops_t failover_ops;
 static bool is_failover(const suspect_store_t *store);
+
+/* The monotonic milliseconds of f: the options' clock, or mono_ms(). */
+static inline int64_t f_mono(const failover_t *f)
+{
+    return f->clock != NULL ? f->clock() : mono_ms();
+}
 
 /* ---- lock cache ----------------------------------------------------------
  */
@@ -149,7 +156,7 @@ static int64_t cache_get(failover_t *f, const suspect_key_t *key,
     s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
     pthread_mutex_lock(&f->cache_mu);
     if (s->gen == f->gen && s->h[0] == h[0] && s->h[1] == h[1] &&
-        s->until_ms > now_ms && (any_age || mono_ms() < s->stale_at)) {
+        s->until_ms > now_ms && (any_age || f_mono(f) < s->stale_at)) {
         until = s->until_ms;
         *offences = s->offences;
     }
@@ -172,7 +179,7 @@ static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms,
         s->h[0] = h[0];
         s->h[1] = h[1];
         s->until_ms = until_ms;
-        s->stale_at = mono_ms() + f->cache_ttl_ms;
+        s->stale_at = f_mono(f) + f->cache_ttl_ms;
         s->gen = f->gen;
         s->offences = offences;
     } else if (s->h[0] == h[0] && s->h[1] == h[1]) {
@@ -238,7 +245,7 @@ static bool gate(failover_t *f, bool *probe)
 
     *probe = false;
     pthread_mutex_lock(&f->mu);
-    if (f->state == SUSPECT_BREAKER_OPEN && mono_ms() >= f->open_until) {
+    if (f->state == SUSPECT_BREAKER_OPEN && f_mono(f) >= f->open_until) {
         transition(f, SUSPECT_BREAKER_HALF_OPEN, NULL);
         *probe = true;
     } else if (f->state != SUSPECT_BREAKER_CLOSED) {
@@ -259,7 +266,7 @@ static void open_breaker(failover_t *f, const suspect_err_t *why)
                              ? f->interval_ms * 2
                              : f->max_open_ms;
     }
-    f->open_until = mono_ms() + f->interval_ms;
+    f->open_until = f_mono(f) + f->interval_ms;
     transition(f, SUSPECT_BREAKER_OPEN, why);
 }
 
@@ -298,9 +305,9 @@ static void report_full(failover_t *f, bool probe, const suspect_err_t *why)
     report(f, probe, SUSPECT_OK, NULL);
     pthread_mutex_lock(&f->mu);
     f->stats.primary_full++;
-    tell = f->full_told == 0 || mono_ms() - f->full_told >= FULL_TELL_MS;
+    tell = f->full_told == 0 || f_mono(f) - f->full_told >= FULL_TELL_MS;
     if (tell) {
-        f->full_told = mono_ms();
+        f->full_told = f_mono(f);
         if (f->cb != NULL) {
             f->cb(f->cb_arg, f->state, f->state, why);
         }
@@ -742,6 +749,7 @@ static suspect_rc_t copy_opts(failover_t *f, const suspect_failover_opts_t *o,
     f->cache_ttl_ms = o->lock_cache_ttl_ms ? o->lock_cache_ttl_ms : 1000;
     f->cb = o->on_breaker;
     f->cb_arg = o->cb_arg;
+    f->clock = o->mono_clock;
     if (o->noverrides == 0) {
         return SUSPECT_OK;
     }

@@ -99,9 +99,13 @@ typedef struct suspect_failover_opts {
                                  0 = 1000 */
     suspect_breaker_cb on_breaker;
     void *cb_arg;
-    unsigned lock_cache_ttl_ms; /* how long a cached lock is trusted
-                                   before the primary is asked again;
-                                   0 = 1000 */
+    unsigned lock_cache_ttl_ms;  /* how long a cached lock is trusted
+                                    before the primary is asked again;
+                                    0 = 1000 */
+    int64_t (*mono_clock)(void); /* the monotonic milliseconds the breaker's
+                                    intervals and the cache's trust are
+                                    measured on; NULL = CLOCK_MONOTONIC
+                                    (a fake clock for tests) */
 } suspect_failover_opts_t;
 
 typedef struct suspect_failover_stats {

@@ -89,17 +89,35 @@ static suspect_store_t *mem_store(void)
 
 static fake_t *fake;
 
-/* A wrapper around a fresh fake primary (in the global fake). */
+/* The wrapper's monotonic clock in these tests: moved by advance() only,
+ * so intervals are exact and no stall of a loaded machine shows. */
+static int64_t fake_now = 1000000; /* atomic; never 0 (a "never" mark) */
+
+static int64_t fake_clock(void)
+{
+    return __atomic_load_n(&fake_now, __ATOMIC_RELAXED);
+}
+
+static void advance(int64_t ms)
+{
+    __atomic_add_fetch(&fake_now, ms, __ATOMIC_RELAXED);
+}
+
+/* A wrapper around a fresh fake primary (in the global fake), on the fake
+ * clock. */
 static suspect_store_t *wrap(const suspect_failover_opts_t *opts)
 {
+    static const suspect_failover_opts_t defaults;
+    suspect_failover_opts_t o = opts != NULL ? *opts : defaults;
     suspect_store_t *out = NULL;
 
+    o.mono_clock = fake_clock;
     fake = calloc(1, sizeof(*fake));
     CU_ASSERT_PTR_NOT_NULL_FATAL(fake);
     fake->base.ops = &fake_ops;
     fake->mem = mem_store();
     CU_ASSERT_EQUAL_FATAL(
-        suspect_failover_new(&fake->base, mem_store(), opts, &out, NULL),
+        suspect_failover_new(&fake->base, mem_store(), &o, &out, NULL),
         SUSPECT_OK);
     return out;
 }
@@ -114,11 +132,6 @@ static suspect_decision_t decide(suspect_store_t *s, const suspect_rule_t *r,
     return d;
 }
 
-static void sleep_ms(long ms)
-{
-    usleep((useconds_t)ms * 1000);
-}
-
 /* ---- fail modes ----------------------------------------------------------
  */
 
@@ -129,7 +142,7 @@ static void test_modes(void)
         {"Feed", SUSPECT_FAIL_OPEN},
     };
     suspect_failover_opts_t opts = {
-        SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL, 0};
+        SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
     suspect_rule_t pay = {"Pay", 2, 60, 0, 0, 0, 0, 0},
                    feed = {"Feed", 2, 60, 0, 0, 0, 0, 0};
@@ -169,7 +182,7 @@ static void test_modes(void)
 static void test_bad_options(void)
 {
     static const suspect_failmode_override_t ovr[] = {{"bad name", 0}};
-    suspect_failover_opts_t opts = {0, ovr, 1, 0, 0, 0, 0, NULL, NULL, 0};
+    suspect_failover_opts_t opts = {0, ovr, 1, 0, 0, 0, 0, NULL, NULL, 0, NULL};
     suspect_store_t *out = (suspect_store_t *)&opts;
 
     CU_ASSERT_EQUAL(
@@ -208,12 +221,12 @@ static void on_breaker(void *arg, suspect_breaker_t from, suspect_breaker_t to,
     }
 }
 
-/* Intervals are long (500 ms, then 1 s) so that no stall of a noisy
- * machine between two calls can make the breaker look early. */
+/* On the fake clock: the breaker stays open for exactly its interval
+ * (500 ms, then 1 s after a failed probe). */
 static void test_breaker(void)
 {
-    suspect_failover_opts_t opts = {SUSPECT_FAIL_OPEN, NULL, 0, 3, 500, 4000, 0,
-                                    on_breaker,        NULL, 0};
+    suspect_failover_opts_t opts = {
+        SUSPECT_FAIL_OPEN, NULL, 0, 3, 500, 4000, 0, on_breaker, NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
     suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
@@ -234,16 +247,23 @@ static void test_breaker(void)
 
     /* After 500 ms one probe goes through and fails: open for 1 s, so the
      * next call is skipped. */
-    sleep_ms(600);
+    advance(499);
+    decide(s, &r, "u", 19);
+    CU_ASSERT_EQUAL(fake->calls, 3);
+    advance(1);
     decide(s, &r, "u", 20);
     decide(s, &r, "u", 21);
     CU_ASSERT_EQUAL(fake->calls, 4);
     CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_HALF_OPEN], 1);
     CU_ASSERT_EQUAL(transitions[SUSPECT_BREAKER_OPEN], 2);
 
-    /* The primary is back: the next probe closes the breaker. */
+    /* The primary is back: the next probe, 1 s later, closes the breaker. */
     fake->fail = 0;
-    sleep_ms(1100);
+    advance(999);
+    d = decide(s, &r, "u", 29);
+    CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_OPEN);
+    CU_ASSERT_EQUAL(fake->calls, 4);
+    advance(1);
     d = decide(s, &r, "u", 30);
     CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);
     CU_ASSERT_EQUAL(fake->calls, 5);
@@ -265,7 +285,8 @@ static void test_breaker(void)
 static void test_full_primary(void)
 {
     suspect_failover_opts_t opts = {
-        SUSPECT_FAIL_LOCAL, NULL, 0, 3, 500, 4000, 0, on_breaker, NULL, 0};
+        SUSPECT_FAIL_LOCAL, NULL, 0, 3,   500, 4000, 0,
+        on_breaker,         NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
     suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
@@ -301,7 +322,7 @@ static void test_full_primary(void)
 static void test_local_seeded(void)
 {
     suspect_failover_opts_t opts = {
-        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 500, 4000, 0, NULL, NULL, 0};
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 500, 4000, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
     suspect_rule_t r = {"Promo", 10, 60, 0, 0, 0, 0, 0};
     suspect_key_t pair[2] = {test_key("Promo", "m"), test_key("Promo", "ip")};
@@ -409,7 +430,7 @@ static void test_lock_cache(void)
 static void test_lock_cache_ttl(void)
 {
     suspect_failover_opts_t o = {
-        SUSPECT_FAIL_LOCAL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 50};
+        SUSPECT_FAIL_LOCAL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 50, NULL};
     suspect_store_t *s = wrap(&o);
     suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "u");
@@ -424,9 +445,12 @@ static void test_lock_cache_ttl(void)
         SUSPECT_OK);
     CU_ASSERT_FALSE(decide(s, &r, "u", 3).allowed);
     CU_ASSERT_EQUAL(fake->calls, 2);
-    /* ...until its entry goes stale, then the primary answers. */
-    sleep_ms(80);
-    CU_ASSERT_TRUE(decide(s, &r, "u", 4).allowed);
+    /* ...until its entry goes stale (50 ms), then the primary answers. */
+    advance(49);
+    CU_ASSERT_FALSE(decide(s, &r, "u", 4).allowed);
+    CU_ASSERT_EQUAL(fake->calls, 2);
+    advance(1);
+    CU_ASSERT_TRUE(decide(s, &r, "u", 5).allowed);
     CU_ASSERT_EQUAL(fake->calls, 3);
     suspect_store_free(s);
 }
@@ -439,7 +463,7 @@ static void test_lock_cache_ttl(void)
 static void test_carry_generic(void)
 {
     suspect_failover_opts_t o = {
-        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0};
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s = wrap(&o);
     suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
     suspect_key_t v = test_key("Otp", "v");
@@ -456,7 +480,7 @@ static void test_carry_generic(void)
         suspect_store_block(fake->mem, &v, T0, T0 + 3600 * SEC, NULL),
         SUSPECT_OK);
     fake->fail = 0;
-    sleep_ms(30);
+    advance(20);
     /* u's first decision by the primary already sees its lock. */
     d = decide(s, &r, "u", 10);
     CU_ASSERT_EQUAL(d.degraded, SUSPECT_DEGRADED_NONE);

@@ -34,7 +34,7 @@ static test_redis_t *srv;
 static suspect_store_t *web_server(void)
 {
     suspect_failover_opts_t fo = {
-        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0};
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0, NULL};
     suspect_store_t *out = test_redis_failover(srv->url, 500, &fo);
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -190,7 +190,7 @@ static void test_carry_back(void)
 static void test_carry_bounds(void)
 {
     suspect_failover_opts_t fo = {
-        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 60000, 60000, 0, NULL, NULL, 0};
+        SUSPECT_FAIL_LOCAL, NULL, 0, 1, 60000, 60000, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s =
         test_redis_failover("unix:///nonexistent/redis.sock", 50, &fo);
     suspect_rule_t r = {"Feed", 100000, 3600, 0, 0, 0, 0, 0};

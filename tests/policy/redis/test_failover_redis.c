@@ -37,7 +37,8 @@ static test_redis_t *srv;
 static suspect_store_t *redis_failover(unsigned timeout_ms,
                                        suspect_failmode_t mode)
 {
-    suspect_failover_opts_t fopts = {mode, NULL, 0, 0, 0, 0, 0, NULL, NULL, 0};
+    suspect_failover_opts_t fopts = {mode, NULL, 0,    0, 0,   0,
+                                     0,    NULL, NULL, 0, NULL};
     suspect_store_t *out = test_redis_failover(srv->url, timeout_ms, &fopts);
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -148,8 +149,8 @@ static void *load_run(void *p)
  * on a loaded machine every call is late, the fault or not. */
 static void kill9_with_mode(suspect_failmode_t mode, int expect)
 {
-    suspect_failover_opts_t fopts = {mode, NULL, 0,    0,    0,
-                                     1000, 0,    NULL, NULL, 0};
+    suspect_failover_opts_t fopts = {mode, NULL, 0,    0, 0,   1000,
+                                     0,    NULL, NULL, 0, NULL};
     load_t l;
     pthread_t tid[4];
     suspect_failover_stats_t st;

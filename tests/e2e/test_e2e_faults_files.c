@@ -90,12 +90,36 @@ static int good_limits(int count)
     return rc;
 }
 
-/* Replaces the limits file by something bad (fault 0..5); 0 or -1. */
+/* Puts a 5 MiB file at tmp: valid XML at the start, a sparse tail. */
+static int write_big(const char *tmp)
+{
+    static const char head[] = "<ArrayOfSuspectUsageSettingEntity>";
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int rc;
+
+    if (fd < 0) {
+        return -1;
+    }
+    rc = write(fd, head, sizeof(head) - 1) == (ssize_t)(sizeof(head) - 1) &&
+                 ftruncate(fd, 5 << 20) == 0
+             ? 0
+             : -1;
+    close(fd);
+    return rc;
+}
+
+/*
+ * Replaces the limits file by something bad (fault 0..5); 0 or -1.  Each
+ * replacement is one atomic step (made aside, then renamed or exchanged
+ * into place), so the daemon, which looks at the file every 0.1 s, never
+ * sees a state between two faults (a FIFO made after the directory is
+ * removed would be seen deleted first on a loaded machine: two lines).
+ */
 static int break_limits(int fault)
 {
-    char big[64];
-    int fd, rc;
+    char tmp[TEST_PATH_MAX + 8];
 
+    snprintf(tmp, sizeof(tmp), "%s.bad", e2e.limits);
     switch (fault) {
     case 0:
         return e2e_write_limits("<ArrayOfSuspectUsageSettingEntity><Sus");
@@ -105,24 +129,14 @@ static int break_limits(int fault)
         return unlink(e2e.limits);
     case 3:
         return mkdir(e2e.limits, 0755);
-    case 4:
-        return rmdir(e2e.limits) == 0 ? mkfifo(e2e.limits, 0644) : -1;
+    case 4: /* a FIFO in place of the directory: exchanged, then removed */
+        return mkfifo(tmp, 0644) == 0 &&
+                       renameat2(AT_FDCWD, tmp, AT_FDCWD, e2e.limits,
+                                 RENAME_EXCHANGE) == 0
+                   ? rmdir(tmp)
+                   : -1;
     default:
-        /* 5 MiB: valid XML at the start, a sparse tail */
-        snprintf(big, sizeof(big), "%s", "<ArrayOfSuspectUsageSettingEntity>");
-        if (unlink(e2e.limits) != 0) {
-            return -1;
-        }
-        fd = open(e2e.limits, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd < 0) {
-            return -1;
-        }
-        rc = write(fd, big, strlen(big)) == (ssize_t)strlen(big) &&
-                     ftruncate(fd, 5 << 20) == 0
-                 ? 0
-                 : -1;
-        close(fd);
-        return rc;
+        return write_big(tmp) == 0 ? rename(tmp, e2e.limits) : -1;
     }
 }
 

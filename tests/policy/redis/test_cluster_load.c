@@ -259,9 +259,41 @@ static void *move_load(void *arg)
         } else {
             m->allowed += d.allowed;
         }
-        m->decisions++;
+        __atomic_add_fetch(&m->decisions, 1, __ATOMIC_RELAXED);
     }
     return NULL;
+}
+
+/* The movers' decisions so far. */
+static long movers_decisions(mover_t *m)
+{
+    long n = 0;
+
+    for (int i = 0; i < MOVE_THREADS; i++) {
+        n += __atomic_load_n(&m[i].decisions, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* Waits (ms, scaled) until store has had n redirections and the movers
+ * n decisions more than before (the state the test made is seen). */
+static bool wait_moved(suspect_store_t *store, mover_t *m, long before,
+                       unsigned long long n, unsigned ms)
+{
+    long long end = test_ha_mono_ms() + test_scale_ms(ms);
+
+    for (;;) {
+        suspect_redis_stats_t st;
+
+        suspect_redis_stats(store, &st);
+        if (st.redirects >= n && movers_decisions(m) >= before + (long)n) {
+            return true;
+        }
+        if (test_ha_mono_ms() >= end) {
+            return false;
+        }
+        test_ha_sleep_ms(10);
+    }
 }
 
 /* Moves every key of slot from node a to node b with MIGRATE. */
@@ -356,7 +388,8 @@ static void test_slot_moved(void)
     CU_ASSERT(node_ok(1, "CLUSTER SETSLOT %d NODE %s", slot, idb));
     CU_ASSERT(node_ok(0, "CLUSTER SETSLOT %d NODE %s", slot, idb));
     CU_ASSERT(node_ok(2, "CLUSTER SETSLOT %d NODE %s", slot, idb));
-    test_ha_sleep_ms(300);
+    /* the movers see the new owner (MOVED), then a few more decisions */
+    CU_ASSERT(wait_moved(store, m, movers_decisions(m), 2, 10000));
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < MOVE_THREADS; i++) {
         pthread_join(tid[i], NULL);
@@ -417,13 +450,13 @@ static void *victim_load(void *arg)
         dt = mono_ms() - t0;
         v->worst_ms = dt > v->worst_ms ? dt : v->worst_ms;
         if (d.degraded != SUSPECT_DEGRADED_NONE) {
-            v->degraded++;
+            __atomic_add_fetch(&v->degraded, 1, __ATOMIC_RELAXED);
             v->last_degraded = mono_ms();
-            v->first_back = 0;
+            __atomic_store_n(&v->first_back, 0, __ATOMIC_RELAXED);
         } else {
             v->ok++;
             if (v->first_back == 0) {
-                v->first_back = mono_ms();
+                __atomic_store_n(&v->first_back, mono_ms(), __ATOMIC_RELAXED);
             }
         }
         test_ha_sleep_ms(1);
@@ -476,6 +509,55 @@ static void load_start(load_t *l, suspect_store_t *store,
     }
 }
 
+/* The fail mode's answers so far, on every thread. */
+static long load_degraded(load_t *l)
+{
+    long n = 0;
+
+    for (int i = 0; i < KILL_THREADS; i++) {
+        n += __atomic_load_n(&l->v[i].degraded, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* Waits (ms, scaled) until the fail mode answered n more times than
+ * before. */
+static bool wait_degraded(load_t *l, long before, long n, unsigned ms)
+{
+    long long end = test_ha_mono_ms() + test_scale_ms(ms);
+
+    while (load_degraded(l) < before + n) {
+        if (test_ha_mono_ms() >= end) {
+            return false;
+        }
+        test_ha_sleep_ms(10);
+    }
+    return true;
+}
+
+/* Waits (ms, scaled) until every thread's last answers are Redis's again,
+ * the first of them after `after`. */
+static bool wait_back(load_t *l, long long after, unsigned ms)
+{
+    long long end = test_ha_mono_ms() + test_scale_ms(ms);
+
+    for (;;) {
+        int back = 0;
+
+        for (int i = 0; i < KILL_THREADS; i++) {
+            back +=
+                __atomic_load_n(&l->v[i].first_back, __ATOMIC_RELAXED) > after;
+        }
+        if (back == KILL_THREADS) {
+            return true;
+        }
+        if (test_ha_mono_ms() >= end) {
+            return false;
+        }
+        test_ha_sleep_ms(10);
+    }
+}
+
 static void load_stop(load_t *l, victim_t *sum)
 {
     memset(sum, 0, sizeof(*sum));
@@ -514,7 +596,7 @@ static void test_master_killed(void)
     killed = mono_ms();
     CU_ASSERT_EQUAL(test_cluster_wait_ok(cl, slot, 2, 20000), 0);
     /* Decisions come back once the map is read again. */
-    test_ha_sleep_ms(1500);
+    CU_ASSERT(wait_back(&l, killed, 10000));
     load_stop(&l, &sum);
     owner = test_cluster_slot_owner(cl, 0, slot);
     printf("\n    master killed: %ld fail-mode answers, %ld from Redis, back "
@@ -553,11 +635,11 @@ static void test_no_master(void)
     test_ha_sleep_ms(200);
     test_redis_kill9(&cl->node[5]);
     CU_ASSERT_EQUAL(test_cluster_wait_fail(cl, 20000), 0);
-    test_ha_sleep_ms(1000);
+    CU_ASSERT(wait_degraded(&l, 0, 10, 10000));
     for (int i = 0; i < cl->n; i++) {
         test_redis_kill9(&cl->node[i]);
     }
-    test_ha_sleep_ms(1000);
+    CU_ASSERT(wait_degraded(&l, load_degraded(&l), 10, 10000));
     load_stop(&l, &sum);
     suspect_failover_stats(store, &fs);
     printf("\n    no master: %ld fail-mode answers, %ld from Redis before, "

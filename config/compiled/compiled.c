@@ -19,7 +19,7 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 488 &&
+_Static_assert(sizeof(suspect_conf_t) == 496 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_rule_t) == 40,
@@ -70,6 +70,7 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_BOOL, COFF(has_upstream), 0},
     {COMPILED_STR, COFF(upstream_address), 0},
     {COMPILED_STR, COFF(upstream_script), 0},
+    {COMPILED_STR, COFF(upstream_pass_params), 0},
     {COMPILED_UINT, COFF(upstream_timeout_ms), 0},
     {COMPILED_UINT, COFF(upstream_connect_timeout_ms), 0},
     {COMPILED_UINT, COFF(upstream_max_idle), 0},

@@ -328,9 +328,9 @@ static const conf_text_t pass_env_text = {
     "must be variable names (letters, digits, '_'), a trailing '*' for a "
     "prefix, separated by blanks"};
 
-/* passEnv="SSL_CLIENT_S_DN GEOIP_*": variable names, or prefixes ending
- * in '*'; a '*' elsewhere, or alone (every variable: what the list is
- * there to prevent), is refused. */
+/* passEnv="SSL_CLIENT_S_DN GEOIP_*" (and <Upstream passParams>): variable
+ * names, or prefixes ending in '*'; a '*' elsewhere, or alone (every
+ * variable: what the list is there to prevent), is refused. */
 static suspect_rc_t set_pass_env(conf_build_t *b, const conf_site_t *at,
                                  void *obj, const conf_attr_t *a, const char *v,
                                  size_t n)
@@ -380,6 +380,7 @@ static const conf_elem_t cgi_elem = {"Cgi",   cgi_attrs,     NULL,       NULL,
 static const conf_attr_t upstream_attrs[] = {
     {"address", conf_set_endpoint, OFF(upstream_address), NULL, CONF_REQUIRED},
     {"scriptFilename", conf_set_abspath, OFF(upstream_script), NULL, 0},
+    {"passParams", set_pass_env, OFF(upstream_pass_params), &pass_env_text, 0},
     {"timeout", conf_set_num, OFF(upstream_timeout_ms), &run_range, 0},
     {"connectTimeout", conf_set_num, OFF(upstream_connect_timeout_ms),
      &connect_range, 0},

@@ -271,6 +271,10 @@ typedef struct suspect_conf {
     bool has_upstream;
     const char *upstream_address;         /* unix:/path or tcp:host:port */
     const char *upstream_script;          /* SCRIPT_FILENAME to send, or NULL */
+    const char *upstream_pass_params;     /* passParams: names (a trailing
+                                             '*' a prefix) sent on beyond
+                                             CGI/1.1 and HTTP_*; NULL =
+                                             none */
     unsigned upstream_timeout_ms;         /* default 30000 */
     unsigned upstream_connect_timeout_ms; /* default 1000 */
     unsigned upstream_max_idle;           /* pooled connections, default 16 */

@@ -80,6 +80,7 @@ static const char *restart_change(const suspect_conf_t *old,
     if (old->has_upstream != c->has_upstream || old->has_cgi != c->has_cgi ||
         str_differs(old->upstream_address, c->upstream_address) ||
         str_differs(old->upstream_script, c->upstream_script) ||
+        str_differs(old->upstream_pass_params, c->upstream_pass_params) ||
         old->upstream_timeout_ms != c->upstream_timeout_ms ||
         old->upstream_connect_timeout_ms != c->upstream_connect_timeout_ms ||
         old->upstream_max_idle != c->upstream_max_idle) {
@@ -165,6 +166,7 @@ static suspect_rc_t upstream_new(const suspect_conf_t *c, mw_upstream_t **out,
     memset(&o, 0, sizeof(o));
     o.address = c->upstream_address;
     o.script_filename = c->upstream_script;
+    o.pass_params = c->upstream_pass_params;
     o.connect_timeout_ms = c->upstream_connect_timeout_ms;
     o.timeout_ms = c->upstream_timeout_ms;
     o.max_idle = c->upstream_max_idle;

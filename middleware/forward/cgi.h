@@ -5,7 +5,7 @@
  * address space) in its own process group, with PR_SET_PDEATHSIG so it
  * dies with the daemon, a CGI/1.1 environment (the request's CGI/1.1
  * variables and headers, what the operator lets through, nothing else:
- * cgi_env.c), the request body on its stdin and
+ * fwd_params.c), the request body on its stdin and
  * its stdout relayed as the response.  One poll() loop moves bytes both
  * ways at once, so a script that writes before reading its stdin cannot
  * deadlock; stderr lines go to the daemon's log.  At the timeout, or when

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "cgi.h"
+#include "fwd_params.h"
 
 /* Everything execve() needs, built before the process exists. */
 typedef struct cgi_image {
@@ -45,15 +46,7 @@ typedef struct cgi_child {
 int cgi_resolve(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script);
 
 /*
- * Whether the request variable name[0..len) goes into a CGI program's
- * environment (cgi_env.c): a CGI/1.1 variable, a request header's
- * (HTTP_PROXY excepted), or one the operator's list pass (NULL: none;
- * blank-separated names, a trailing '*' a prefix) names.
- */
-bool cgi_env_allowed(const char *name, size_t len, const char *pass);
-
-/*
- * Builds img for script: the request's variables that cgi_env_allowed()
+ * Builds img for script: the request's variables that fwd_param_allowed()
  * lets through (pass: the operator's list), as NAME=value, except
  * SCRIPT_FILENAME = script; GATEWAY_INTERFACE when missing, and the
  * daemon's PATH (unless pass lets the request's through).  clen NULL keeps

@@ -160,7 +160,7 @@ int mw_cgi_which(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script,
 /* Whether the request variable p goes into the environment as it is. */
 static bool env_keep(const mw_param_t *p, bool replace_clen, const char *pass)
 {
-    if (!cgi_env_allowed(p->name, p->name_len, pass) ||
+    if (!fwd_param_allowed(p->name, p->name_len, pass) ||
         (p->name_len == 15 && memcmp(p->name, "SCRIPT_FILENAME", 15) == 0)) {
         return false;
     }

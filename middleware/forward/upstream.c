@@ -11,9 +11,10 @@
  *     (upstream_pool.c), else a new one (see "Replays" below);
  *  3. the prelude (upstream_prelude.c), built in the connection's
  *     buffer: BEGIN_REQUEST (RESPONDER, KEEP_CONN, id 1), the request's
- *     variables as PARAMS records, then an empty PARAMS; SCRIPT_FILENAME
- *     replaced when configured, REDIRECT_STATUS=200 added when missing,
- *     CONTENT_LENGTH set for a buffered body, HTTP_PROXY dropped;
+ *     variables that go on (fwd_params.c: CGI/1.1, headers, the
+ *     operator's passParams) as PARAMS records, then an empty PARAMS;
+ *     SCRIPT_FILENAME replaced when configured, REDIRECT_STATUS=200 added
+ *     when missing, CONTENT_LENGTH set for a buffered body;
  *  4. the exchange (upstream_io.c), and the connection back to the pool
  *     only when the exchange ended cleanly.
  *
@@ -62,6 +63,7 @@ struct mw_upstream {
     char *address;
     char *script; /* SCRIPT_FILENAME or NULL */
     size_t script_len;
+    char *pass; /* the operator's passParams, or NULL */
     unsigned connect_timeout_ms;
     unsigned timeout_ms;
     size_t max_body;
@@ -301,6 +303,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
     atomic_fetch_add(&u->requests, 1);
     e.script = u->script;
     e.script_len = u->script_len;
+    e.pass = u->pass;
     e.clen_len = 0;
     if (clen < 0) {
         rc = read_body(req, u->max_body, &mem, &mem_len, &res->status, err);
@@ -375,12 +378,17 @@ suspect_rc_t mw_upstream_new(const mw_upstream_opts_t *opts,
         u->script = suspect_strdup(opts->script_filename);
         u->script_len = u->script != NULL ? strlen(u->script) : 0;
     }
+    if (opts->pass_params != NULL) {
+        u->pass = suspect_strdup(opts->pass_params);
+    }
     if (u->address == NULL ||
         (opts->script_filename != NULL && u->script == NULL) ||
+        (opts->pass_params != NULL && u->pass == NULL) ||
         up_pool_init(&u->pool, opts->max_idle, UP_IDLE_TIMEOUT_MS) !=
             SUSPECT_OK) {
         free(u->address);
         free(u->script);
+        free(u->pass);
         free(u);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "upstream: out of memory");
@@ -413,5 +421,6 @@ void mw_upstream_free(mw_upstream_t *u)
     up_pool_destroy(&u->pool);
     free(u->address);
     free(u->script);
+    free(u->pass);
     free(u);
 }

@@ -5,7 +5,8 @@
  * A GET or HEAD takes a pooled connection (FCGI_KEEP_CONN) when there is
  * one; any other method, and every request with max_idle 0, connects
  * (with max_idle 0 the upstream closes each connection after its request).
- * A forward sends BEGIN_REQUEST, the request's variables as PARAMS (with
+ * A forward sends BEGIN_REQUEST, the request's variables as PARAMS (those
+ * fwd_params.c lets through: CGI/1.1, headers, what the operator names;
  * SCRIPT_FILENAME overridden when configured, REDIRECT_STATUS=200 and a
  * CONTENT_LENGTH that matches the body sent), an empty PARAMS, the body as
  * STDIN records and an empty STDIN, while reading the upstream's records
@@ -42,6 +43,10 @@
 typedef struct mw_upstream_opts {
     const char *address;         /* unix:/path, tcp:host:port (copied) */
     const char *script_filename; /* SCRIPT_FILENAME to send, NULL = keep */
+    const char *pass_params;     /* variables beyond CGI/1.1 and HTTP_*
+                                    sent on (copied): blank-separated
+                                    names, a trailing '*' a prefix; NULL =
+                                    none (fwd_params.h) */
     unsigned connect_timeout_ms; /* 0 = 1000 */
     unsigned timeout_ms;         /* any read or write; 0 = 30000 */
     unsigned max_idle;           /* pooled idle connections, exact: 0 =

@@ -56,7 +56,8 @@ void up_conn_free(up_conn_t *c);
 typedef struct up_edits {
     const char *script; /* replacement SCRIPT_FILENAME, or NULL */
     size_t script_len;
-    char clen[24]; /* replacement CONTENT_LENGTH, or "" */
+    const char *pass; /* the operator's passParams, or NULL */
+    char clen[24];    /* replacement CONTENT_LENGTH, or "" */
     size_t clen_len;
 } up_edits_t;
 

@@ -3,18 +3,22 @@
  * BEGIN_REQUEST, the request's variables as PARAMS records, then an empty
  * PARAMS, built in the connection's buffer (up_conn_t.pre).
  *
- * The variables are the request's, with these edits: SCRIPT_FILENAME is
- * replaced when configured, REDIRECT_STATUS=200 added when missing
- * (php-cgi's cgi.force_redirect), CONTENT_LENGTH set for a buffered body
- * and HTTP_PROXY dropped (httpoxy).  A pair never straddles two records
- * unless it alone is larger than one (PHP parses each record on its own);
- * no empty PARAMS record is sent before the last.  The buffer is sized
- * once from a bound on the bytes needed, so encoding never overruns it.
+ * The variables are the request's that go on to an application
+ * (fwd_params.c: CGI/1.1, headers, what <Upstream passParams> names;
+ * never HTTP_PROXY; PHP_VALUE and PHP_ADMIN_VALUE only when named), with
+ * these edits: SCRIPT_FILENAME is replaced when configured,
+ * REDIRECT_STATUS=200 added when missing (php-cgi's cgi.force_redirect)
+ * and CONTENT_LENGTH set for a buffered body.  A pair never straddles two
+ * records unless it alone is larger than one (PHP parses each record on
+ * its own); no empty PARAMS record is sent before the last.  The buffer is
+ * sized once from a bound on the bytes needed, so encoding never
+ * overruns it.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "fwd_params.h"
 #include "upstream_int.h"
 
 /* Writes PARAMS records into buf, tracking the open record. */
@@ -99,12 +103,12 @@ static bool name_is(const mw_param_t *p, const char *name, size_t len)
 /* Whether variable p is sent as it is; notes REDIRECT_STATUS. */
 static bool keep_param(const mw_param_t *p, const up_edits_t *e, bool *redirect)
 {
+    if (!fwd_param_allowed(p->name, p->name_len, e->pass)) {
+        return false;
+    }
     if (NAME_IS(p, "REDIRECT_STATUS")) {
         *redirect = true;
         return true;
-    }
-    if (NAME_IS(p, "HTTP_PROXY")) {
-        return false;
     }
     if (e->script != NULL && NAME_IS(p, "SCRIPT_FILENAME")) {
         return false;

@@ -66,7 +66,8 @@ static const char conf_b[] =
     "  <Store type=\"redis\" url=\"redis://u:p@127.0.0.1:6390/2\""
     " timeoutMs=\"70\" clock=\"server\" failMode=\"open\"/>\n"
     "  <Upstream address=\"unix:/run/php.sock\" scriptFilename=\"/srv/i.php\""
-    " timeout=\"8\" connectTimeout=\"0.5\" maxIdle=\"3\"/>\n"
+    " timeout=\"8\" connectTimeout=\"0.5\" maxIdle=\"3\""
+    " passParams=\"PHP_VALUE APP_*\"/>\n"
     "  <ClientIp header=\"x-forwarded-for\" trustedProxies=\"::1\"/>\n"
     "  <Response format=\"json\"/>\n"
     "  <Control enabled=\"no\"/>\n"
@@ -176,10 +177,12 @@ static void conf_equal(const suspect_conf_t *a, const suspect_conf_t *b)
     CU_ASSERT(str_eq(a->cgi_root, b->cgi_root));
     CU_ASSERT(str_eq(a->cgi_program, b->cgi_program));
     CU_ASSERT_EQUAL(a->cgi_timeout_ms, b->cgi_timeout_ms);
+    CU_ASSERT(str_eq(a->cgi_pass_env, b->cgi_pass_env));
     CU_ASSERT_EQUAL(a->cgi_line, b->cgi_line);
     CU_ASSERT_EQUAL(a->has_upstream, b->has_upstream);
     CU_ASSERT(str_eq(a->upstream_address, b->upstream_address));
     CU_ASSERT(str_eq(a->upstream_script, b->upstream_script));
+    CU_ASSERT(str_eq(a->upstream_pass_params, b->upstream_pass_params));
     CU_ASSERT_EQUAL(a->upstream_timeout_ms, b->upstream_timeout_ms);
     CU_ASSERT_EQUAL(a->upstream_connect_timeout_ms,
                     b->upstream_connect_timeout_ms);

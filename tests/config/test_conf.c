@@ -139,6 +139,7 @@ static void test_full_file(void)
     CU_ASSERT(c->has_upstream);
     CU_ASSERT_STRING_EQUAL(c->upstream_address, "unix:/run/php/php-cgi.sock");
     CU_ASSERT_STRING_EQUAL(c->upstream_script, "/srv/app/index.php");
+    CU_ASSERT_STRING_EQUAL(c->upstream_pass_params, "APP_* UNIQUE_ID");
     CU_ASSERT_EQUAL(c->upstream_timeout_ms, 60000);
     CU_ASSERT_EQUAL(c->upstream_connect_timeout_ms, 250);
     CU_ASSERT_EQUAL(c->upstream_max_idle, 4);

@@ -11,7 +11,8 @@
  * END_REQUEST for another request id, bytes that are not FastCGI, an
  * answer before the body was read, and exactly what we send: the
  * BEGIN_REQUEST flags, the PARAMS edits (SCRIPT_FILENAME, REDIRECT_STATUS,
- * CONTENT_LENGTH, HTTP_PROXY), PARAMS records that each parse on their
+ * CONTENT_LENGTH), which variables go on (CGI/1.1, headers, passParams;
+ * never HTTP_PROXY), PARAMS records that each parse on their
  * own, a variable larger than a record, and the empty STDIN; idle pooled
  * connections closed after their timeout.
  *
@@ -30,7 +31,8 @@
 #include "upstream_test.h"
 #include "helpers/vgwrap.h"
 
-static mw_upstream_t *fake_client(const fake_t *f, const char *script)
+static mw_upstream_t *fake_client_pass(const fake_t *f, const char *script,
+                                       const char *pass)
 {
     mw_upstream_opts_t o;
     mw_upstream_t *u = NULL;
@@ -38,10 +40,16 @@ static mw_upstream_t *fake_client(const fake_t *f, const char *script)
     memset(&o, 0, sizeof(o));
     o.address = f->addr;
     o.script_filename = script;
+    o.pass_params = pass;
     o.timeout_ms = 3000;
     o.max_idle = 16;
     CU_ASSERT_EQUAL_FATAL(mw_upstream_new(&o, &u, NULL), SUSPECT_OK);
     return u;
+}
+
+static mw_upstream_t *fake_client(const fake_t *f, const char *script)
+{
+    return fake_client_pass(f, script, NULL);
 }
 
 /* Forwards a request with vars and body; the output stays in r. */
@@ -93,6 +101,82 @@ static void test_fake_params(void)
                       "SCRIPT_FILENAME=/conf/app.php\nCONTENT_LENGTH=0\n"
                       "stdin=0\n"));
     CU_ASSERT(!has(&r, "=200"));
+    fakereq_free(&r);
+    mw_upstream_free(u);
+    fake_stop(&f);
+}
+
+/* Whether the echo in r holds the variable "name=" at a line's start. */
+static bool has_var(const fakereq_t *r, const char *name)
+{
+    char line[80];
+
+    snprintf(line, sizeof(line), "\n%s=", name);
+    return has(r, line);
+}
+
+/* Only CGI/1.1 variables, headers and what passParams names go on:
+ * PHP_VALUE would be php.ini (php-fpm), the rest what the application
+ * trusts; HTTP_PROXY never, PHP_VALUE and PHP_ADMIN_VALUE only by their
+ * full name. */
+static void test_fake_params_filtered(void)
+{
+    static const char *const vars[] = {"REQUEST_METHOD=GET",
+                                       "SCRIPT_FILENAME=/srv/app/index.php",
+                                       "DOCUMENT_ROOT=/srv/app",
+                                       "REQUEST_URI=/index.php?a=1",
+                                       "QUERY_STRING=a=1",
+                                       "PATH_INFO=/x",
+                                       "PATH_TRANSLATED=/srv/app/x",
+                                       "HTTPS=on",
+                                       "REMOTE_ADDR=192.0.2.1",
+                                       "HTTP_HOST=example",
+                                       "HTTP_PROXY=http://evil:1/",
+                                       "HTTP_x-bad=1",
+                                       "PHP_VALUE=auto_prepend_file=/tmp/x",
+                                       "PHP_ADMIN_VALUE=allow_url_include=On",
+                                       "PHP_AUTH_USER=admin",
+                                       "APP_DEBUG=1",
+                                       "LD_PRELOAD=/tmp/x.so",
+                                       "PATH=/tmp",
+                                       "ORIG_SCRIPT_FILENAME=/tmp/x.php",
+                                       NULL};
+    static const char *const kept[] = {
+        "REQUEST_METHOD",  "SCRIPT_FILENAME", "DOCUMENT_ROOT",
+        "REQUEST_URI",     "QUERY_STRING",    "PATH_INFO",
+        "PATH_TRANSLATED", "HTTPS",           "REMOTE_ADDR",
+        "HTTP_HOST",       "REDIRECT_STATUS", "CONTENT_LENGTH"};
+    static const char *const dropped[] = {
+        "HTTP_PROXY",      "HTTP_x-bad",    "PHP_VALUE",
+        "PHP_ADMIN_VALUE", "PHP_AUTH_USER", "APP_DEBUG",
+        "LD_PRELOAD",      "PATH",          "ORIG_SCRIPT_FILENAME"};
+    fake_t f;
+    mw_upstream_t *u;
+    fakereq_t r;
+
+    CU_ASSERT_FATAL(fake_start(&f, F_ECHO) == 0);
+    u = fake_client(&f, NULL);
+    CU_ASSERT_EQUAL(forward(u, &r, vars, NULL, 0), 0);
+    for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+        CU_ASSERT(has_var(&r, kept[i]));
+    }
+    for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+        CU_ASSERT(!has_var(&r, dropped[i]));
+    }
+    CU_ASSERT(!has(&r, "auto_prepend_file"));
+    fakereq_free(&r);
+    mw_upstream_free(u);
+
+    /* Named: PHP_VALUE in full, APP_* as a prefix; PHP_* does not take
+     * PHP_ADMIN_VALUE with it, and HTTP_PROXY stays out. */
+    u = fake_client_pass(&f, NULL, "PHP_VALUE APP_* PHP_* HTTP_PROXY");
+    CU_ASSERT_EQUAL(forward(u, &r, vars, NULL, 0), 0);
+    CU_ASSERT(has(&r, "\nPHP_VALUE=auto_prepend_file=/tmp/x\n"));
+    CU_ASSERT(has(&r, "\nAPP_DEBUG=1\n"));
+    CU_ASSERT(has(&r, "\nPHP_AUTH_USER=admin\n"));
+    CU_ASSERT(!has_var(&r, "PHP_ADMIN_VALUE"));
+    CU_ASSERT(!has_var(&r, "HTTP_PROXY"));
+    CU_ASSERT(!has_var(&r, "LD_PRELOAD"));
     fakereq_free(&r);
     mw_upstream_free(u);
     fake_stop(&f);
@@ -475,6 +559,7 @@ static void test_fake_idle_close(void)
 int upstream_fake_register(CU_pSuite s)
 {
     if (!CU_add_test(s, "fake: params", test_fake_params) ||
+        !CU_add_test(s, "fake: params filtered", test_fake_params_filtered) ||
         !CU_add_test(s, "fake: params records", test_fake_params_records) ||
         !CU_add_test(s, "fake: retry GET once", test_fake_retry_get) ||
         !CU_add_test(s, "fake: POST not run twice", test_fake_post_not_twice) ||

@@ -24,10 +24,11 @@ static const char limits_xml[] =
     "LimitDuration='60'/>\n"
     "</ArrayOfSuspectUsageSettingEntity>\n";
 
-/* Writes dir/suspect.xml: mode, maxIdle and formMax as given, an
- * <Upstream> in every mode (ignored with a warning unless forward). */
-static int write_conf(const char *dir, const char *mode, int max_idle,
-                      const char *form_max)
+/* Writes dir/suspect.xml: mode, maxIdle, formMax and <Upstream>'s other
+ * attributes (more) as given, an <Upstream> in every mode (ignored with a
+ * warning unless forward). */
+static int write_conf_more(const char *dir, const char *mode, int max_idle,
+                           const char *form_max, const char *more)
 {
     char path[4200], text[5000];
 
@@ -36,13 +37,19 @@ static int write_conf(const char *dir, const char *mode, int max_idle,
              "<Suspect>\n"
              "  <Server mode='%s' formMax='%s'/>\n"
              "  <Limits path='limits.xml'/>\n"
-             "  <Upstream address='unix:%s/php.sock' maxIdle='%d'/>\n"
+             "  <Upstream address='unix:%s/php.sock' maxIdle='%d' %s/>\n"
              "  <Route action='Login' path='/login'>\n"
              "    <Identity type='Ip' from='client-ip'/>\n"
              "  </Route>\n"
              "</Suspect>\n",
-             mode, form_max, dir, max_idle);
+             mode, form_max, dir, max_idle, more);
     return test_write_file(path, text, strlen(text));
+}
+
+static int write_conf(const char *dir, const char *mode, int max_idle,
+                      const char *form_max)
+{
+    return write_conf_more(dir, mode, max_idle, form_max, "");
 }
 
 /* Reloads rt (forced, as SIGHUP does); the number of files swapped in,
@@ -111,8 +118,8 @@ static void test_runtime_mode_change(void)
     free(dir);
 }
 
-/* Forward mode: the upstream client was built at start; a new mode or
- * pool size is refused. */
+/* Forward mode: the upstream client was built at start; a new mode, pool
+ * size or passParams is refused. */
 static void test_runtime_upstream_change(void)
 {
     char *dir = test_mkdtemp(), *log = NULL;
@@ -125,6 +132,11 @@ static void test_runtime_upstream_change(void)
     CU_ASSERT(contains(log, "<Server> changed: restart"));
     free(log);
     CU_ASSERT(write_conf(dir, "forward", 0, "64K") == 0);
+    CU_ASSERT_EQUAL(reload(rt, &log), 0);
+    CU_ASSERT(contains(log, "<Upstream> changed: restart"));
+    free(log);
+    CU_ASSERT(write_conf_more(dir, "forward", 4, "64K",
+                              "passParams='PHP_VALUE'") == 0);
     CU_ASSERT_EQUAL(reload(rt, &log), 0);
     CU_ASSERT(contains(log, "<Upstream> changed: restart"));
     free(log);

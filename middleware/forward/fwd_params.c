@@ -1,29 +1,42 @@
 /*
- * cgi_env.c - which request variables a CGI program gets in its
- * environment.
+ * fwd_params.c - which request variables go on to the application: into
+ * a CGI program's environment, or as the PARAMS of an upstream FastCGI
+ * request (php-cgi, php-fpm).
  *
  * The FastCGI parameters of a request are written by whoever reaches the
- * daemon's socket, and a CGI program's environment is read by more than
- * the program: the dynamic loader (LD_PRELOAD, LD_LIBRARY_PATH), the
- * interpreter (PERL5OPT, PERL5DB, PYTHONSTARTUP, RUBYOPT, BASH_ENV, ...)
- * and every library it loads.  Passing every parameter on, as fcgiwrap
- * does, lets anyone who can reach the socket run code as the daemon's
- * user.  So a variable reaches the program only when it is
+ * daemon's socket, and more than the application reads them:
+ *  - a CGI program's environment is read by the dynamic loader
+ *    (LD_PRELOAD, LD_LIBRARY_PATH), the interpreter (PERL5OPT, PERL5DB,
+ *    PYTHONSTARTUP, RUBYOPT, BASH_ENV, ...) and every library it loads;
+ *  - php-fpm reads PHP_VALUE and PHP_ADMIN_VALUE as php.ini lines
+ *    (auto_prepend_file, allow_url_include, extension=...), and a setting
+ *    made so stays with the worker for the requests it serves next;
+ *  - applications trust their $_SERVER / environment for more than the
+ *    request (APP_ENV, APP_DEBUG, PHP_AUTH_USER, ...).
+ * Passing every parameter on, as fcgiwrap does and as a FastCGI proxy
+ * usually does, lets anyone who can reach the socket run code as the
+ * application's user.  So a variable goes on only when it is
  *  - a CGI/1.1 meta-variable (RFC 3875, section 4.1), or one of the few
- *    that web servers add and CGI programs read (REQUEST_URI,
- *    DOCUMENT_ROOT, HTTPS, REMOTE_PORT, ...: the list below);
+ *    that web servers add and applications read (REQUEST_URI,
+ *    DOCUMENT_ROOT, HTTPS, REMOTE_PORT, SCRIPT_FILENAME, ...: the list
+ *    below; php-cgi and php-fpm read nothing else of the request but
+ *    headers and PHP_VALUE / PHP_ADMIN_VALUE);
  *  - a request header: HTTP_ followed by upper-case letters, digits and
- *    '_' (what a web server makes of a header name), HTTP_PROXY excepted
- *    (httpoxy: it would become the program's proxy);
- *  - named by the operator (<Cgi passEnv="SSL_CLIENT_S_DN GEOIP_*">): a
- *    name, or a prefix ending in '*'.
- * Anything else is dropped.  PATH and GATEWAY_INTERFACE are the daemon's
- * own (cgi_spawn.c), SCRIPT_FILENAME the resolved program.
+ *    '_' (what a web server makes of a header name);
+ *  - named by the operator (<Cgi passEnv="SSL_CLIENT_S_DN GEOIP_*">,
+ *    <Upstream passParams="...">): a name, or a prefix ending in '*'.
+ *    PHP_VALUE and PHP_ADMIN_VALUE are php.ini itself: they pass only
+ *    when named in full, never through a prefix such as PHP_*.
+ * HTTP_PROXY never goes on, even when named (httpoxy: it would become the
+ * application's outgoing proxy).  Anything else is dropped.  What the
+ * forwarders set themselves (a CGI program's PATH, GATEWAY_INTERFACE and
+ * resolved SCRIPT_FILENAME; the upstream's <Upstream scriptFilename>,
+ * REDIRECT_STATUS and CONTENT_LENGTH) is theirs to add.
  *
- * Cost: one scan of a sorted table of short names and of the operator's
- * list per variable, on the way to a fork; nothing is allocated.
+ * Cost: a binary search of a sorted table of short names and one scan of
+ * the operator's list per variable; nothing is allocated.
  */
-#include "cgi_internal.h"
+#include "fwd_params.h"
 
 #include <string.h>
 
@@ -42,6 +55,7 @@ static const char *const cgi_names[] = {
     "PATH_TRANSLATED",
     "QUERY_STRING",
     "REDIRECT_STATUS",
+    "REDIRECT_URI",
     "REDIRECT_URL",
     "REMOTE_ADDR",
     "REMOTE_HOST",
@@ -51,6 +65,7 @@ static const char *const cgi_names[] = {
     "REQUEST_METHOD",
     "REQUEST_SCHEME",
     "REQUEST_URI",
+    "SCRIPT_FILENAME",
     "SCRIPT_NAME",
     "SCRIPT_URI",
     "SCRIPT_URL",
@@ -91,11 +106,10 @@ static bool cgi_name(const char *name, size_t len)
     return false;
 }
 
-/* Whether name[0..len) is a header's variable (HTTP_PROXY excepted). */
+/* Whether name[0..len) is a header's variable. */
 static bool header_name(const char *name, size_t len)
 {
-    if (len <= 5 || memcmp(name, "HTTP_", 5) != 0 ||
-        is(name, len, "HTTP_PROXY")) {
+    if (len <= 5 || memcmp(name, "HTTP_", 5) != 0) {
         return false;
     }
     for (size_t i = 5; i < len; i++) {
@@ -108,17 +122,25 @@ static bool header_name(const char *name, size_t len)
     return true;
 }
 
+/* Whether name[0..len) passes only when the operator names it in full. */
+static bool full_name_only(const char *name, size_t len)
+{
+    return is(name, len, "PHP_VALUE") || is(name, len, "PHP_ADMIN_VALUE");
+}
+
 /* Whether the operator's list (blank-separated names, a trailing '*' a
  * prefix) names name[0..len). */
 static bool operator_name(const char *name, size_t len, const char *pass)
 {
+    bool prefix_ok = !full_name_only(name, len);
+
     while (pass != NULL && *pass != '\0') {
         size_t n;
 
         pass += strspn(pass, " \t\r\n");
         n = strcspn(pass, " \t\r\n");
         if (n > 0 && pass[n - 1] == '*'
-                ? len >= n - 1 && memcmp(name, pass, n - 1) == 0
+                ? prefix_ok && len >= n - 1 && memcmp(name, pass, n - 1) == 0
                 : n > 0 && n == len && memcmp(name, pass, n) == 0) {
             return true;
         }
@@ -127,10 +149,10 @@ static bool operator_name(const char *name, size_t len, const char *pass)
     return false;
 }
 
-bool cgi_env_allowed(const char *name, size_t len, const char *pass)
+bool fwd_param_allowed(const char *name, size_t len, const char *pass)
 {
     if (len == 0 || memchr(name, '=', len) != NULL ||
-        memchr(name, '\0', len) != NULL) {
+        memchr(name, '\0', len) != NULL || is(name, len, "HTTP_PROXY")) {
         return false;
     }
     return cgi_name(name, len) || header_name(name, len) ||

@@ -14,7 +14,9 @@
  *     variables that go on (fwd_params.c: CGI/1.1, headers, the
  *     operator's passParams) as PARAMS records, then an empty PARAMS;
  *     SCRIPT_FILENAME replaced when configured, REDIRECT_STATUS=200 added
- *     when missing, CONTENT_LENGTH set for a buffered body;
+ *     when missing, CONTENT_LENGTH set for a buffered body; the first
+ *     PHP_VALUE or PHP_ADMIN_VALUE left out is logged, once (an operator
+ *     whose web server sets one learns why it has no effect);
  *  4. the exchange (upstream_io.c), and the connection back to the pool
  *     only when the exchange ended cleanly.
  *
@@ -63,7 +65,8 @@ struct mw_upstream {
     char *address;
     char *script; /* SCRIPT_FILENAME or NULL */
     size_t script_len;
-    char *pass; /* the operator's passParams, or NULL */
+    char *pass;             /* the operator's passParams, or NULL */
+    atomic_bool ini_warned; /* a dropped PHP_VALUE was logged */
     unsigned connect_timeout_ms;
     unsigned timeout_ms;
     size_t max_body;
@@ -295,6 +298,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
     up_edits_t e;
     up_conn_t *c;
     suspect_rc_t rc = SUSPECT_OK;
+    bool ini_dropped = false;
 
     res->status = 0;
     res->timed_out = false;
@@ -324,12 +328,20 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
         res->timed_out = rc == SUSPECT_E_TIMEOUT;
         return rc;
     }
-    if (up_prelude_build(c, req, &e, u->keep) != SUSPECT_OK) {
+    if (up_prelude_build(c, req, &e, u->keep, &ini_dropped) != SUSPECT_OK) {
         up_conn_free(c);
         free(mem);
         res->status = 500;
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "upstream: out of memory");
+    }
+    if (ini_dropped && !atomic_exchange(&u->ini_warned, true)) {
+        mw_log(MW_LOG_WARNING,
+               "upstream %s: PHP_VALUE / PHP_ADMIN_VALUE of a request not "
+               "sent on (php.ini settings: whoever writes them runs code); "
+               "when the web server sets them on purpose, name them in "
+               "<Upstream passParams> (said once)",
+               u->address);
     }
     if (clen < 0) {
         /* A buffered body is sent from memory, even an empty one. */

@@ -62,9 +62,12 @@ typedef struct up_edits {
 } up_edits_t;
 
 /* Builds the prelude of req into c->pre (upstream_prelude.c), with the
- * edits e; keep sets FCGI_KEEP_CONN.  SUSPECT_OK or SUSPECT_E_NOMEM. */
+ * edits e; keep sets FCGI_KEEP_CONN.  *ini_dropped says whether PHP_VALUE
+ * or PHP_ADMIN_VALUE was left out (the operator's list does not name it).
+ * SUSPECT_OK or SUSPECT_E_NOMEM. */
 suspect_rc_t up_prelude_build(up_conn_t *c, const mw_req_t *req,
-                              const up_edits_t *e, bool keep);
+                              const up_edits_t *e, bool keep,
+                              bool *ini_dropped);
 
 /* Idle connections: a LIFO stack, closed after idle_timeout_ms by a
  * reaper thread (upstream_pool.c). */

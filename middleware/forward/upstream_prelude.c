@@ -100,10 +100,14 @@ static bool name_is(const mw_param_t *p, const char *name, size_t len)
 
 #define NAME_IS(p, lit) name_is((p), lit, sizeof(lit) - 1)
 
-/* Whether variable p is sent as it is; notes REDIRECT_STATUS. */
-static bool keep_param(const mw_param_t *p, const up_edits_t *e, bool *redirect)
+/* Whether variable p is sent as it is; notes REDIRECT_STATUS, and a
+ * php.ini variable left out. */
+static bool keep_param(const mw_param_t *p, const up_edits_t *e, bool *redirect,
+                       bool *ini_dropped)
 {
     if (!fwd_param_allowed(p->name, p->name_len, e->pass)) {
+        *ini_dropped |=
+            NAME_IS(p, "PHP_VALUE") || NAME_IS(p, "PHP_ADMIN_VALUE");
         return false;
     }
     if (NAME_IS(p, "REDIRECT_STATUS")) {
@@ -134,13 +138,14 @@ static size_t prelude_bound(const mw_req_t *req, const up_edits_t *e)
 
 /* Builds the prelude into c->pre; keep sets FCGI_KEEP_CONN. */
 suspect_rc_t up_prelude_build(up_conn_t *c, const mw_req_t *req,
-                              const up_edits_t *e, bool keep)
+                              const up_edits_t *e, bool keep, bool *ini_dropped)
 {
     size_t need = prelude_bound(req, e);
     bool redirect = false;
     suspect_rc_t rc = SUSPECT_OK;
     pwriter_t w;
 
+    *ini_dropped = false;
     if (need > c->pre_cap) {
         uint8_t *p = suspect_realloc(c->pre, need < 4096 ? 4096 : need);
 
@@ -159,7 +164,7 @@ suspect_rc_t up_prelude_build(up_conn_t *c, const mw_req_t *req,
     for (size_t i = 0; i < req->nparams && rc == SUSPECT_OK; i++) {
         const mw_param_t *p = &req->params[i];
 
-        if (keep_param(p, e, &redirect)) {
+        if (keep_param(p, e, &redirect, ini_dropped)) {
             rc = pw_pair(&w, p->name, p->name_len, p->value, p->value_len);
         }
     }

@@ -228,9 +228,14 @@ int e2e_start_suspect(void)
 
 int e2e_start_nginx(const char *snippet)
 {
+    return e2e_start_nginx_edits(snippet, NULL);
+}
+
+int e2e_start_nginx_edits(const char *snippet, const char *const edits[])
+{
     char http[3 * TEST_PATH_MAX];
 
-    if (e2e_write_example(snippet, "site.conf", NULL) != 0) {
+    if (e2e_write_example(snippet, "site.conf", edits) != 0) {
         return -1;
     }
     snprintf(http, sizeof(http),

@@ -81,6 +81,9 @@ int e2e_start_backend(const char *example_conf, const char *const conf_edits[]);
  * the server block of a site on e2e.port serving DIR/app, as the
  * snippet's header says to install it.  0 or -1. */
 int e2e_start_nginx(const char *snippet);
+/* The same with extra {from, to, ..., NULL} replacements in the snippet
+ * (e.g. a fastcgi_param of a misconfigured site). */
+int e2e_start_nginx_edits(const char *snippet, const char *const edits[]);
 
 /* Starts suspect-fcgi alone on the DIR/suspect.xml written by
  * e2e_write_example(). */

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -469,6 +470,56 @@ int test_php_start(test_proc_t *p, const char *dir, const char *sock,
 
     snprintf(log, sizeof(log), "%s/php.log", dir);
     if (test_proc_start(p, argv, env, log) != 0) {
+        return -1;
+    }
+    return test_wait_listen(0, sock, p, START_MS);
+}
+
+/* php-fpm's pool: one per test, as many children as suspect-fcgi has
+ * workers (examples/suspect-php.xml), the log on stderr. */
+static const char fpm_conf[] = "[global]\n"
+                               "error_log = /proc/self/fd/2\n"
+                               "daemonize = no\n"
+                               "[www]\n"
+                               "listen = @SOCK@\n"
+                               "pm = static\n"
+                               "pm.max_children = 8\n";
+
+/* Debian names php-fpm after its PHP version (/usr/sbin/php-fpm8.2). */
+static int fpm_binary(char *path, size_t size)
+{
+    glob_t g;
+    int rc = -1;
+
+    if (glob("/usr/sbin/php-fpm*", 0, NULL, &g) == 0 && g.gl_pathc > 0) {
+        snprintf(path, size, "%s", g.gl_pathv[g.gl_pathc - 1]);
+        rc = 0;
+    }
+    globfree(&g);
+    if (rc != 0) {
+        fprintf(stderr, "php-fpm: no /usr/sbin/php-fpm* (scripts/setup-debian "
+                        "installs it)\n");
+    }
+    return rc;
+}
+
+int test_fpm_start(test_proc_t *p, const char *dir, const char *sock)
+{
+    const char *pairs[] = {"@SOCK@", sock, NULL};
+    char bin[TEST_PATH_MAX], conf[TEST_PATH_MAX], log[TEST_PATH_MAX];
+    char *text = test_subst(fpm_conf, pairs);
+    int rc = text != NULL && fpm_binary(bin, sizeof(bin)) == 0
+                 ? write_conf(dir, "php-fpm.conf", text, conf, sizeof(conf))
+                 : -1;
+
+    free(text);
+    if (rc != 0) {
+        return -1;
+    }
+    /* -n: no php.ini; -R: runs as root when the suite does. */
+    const char *argv[] = {bin, "-n", "-R", "-y", conf, NULL};
+    snprintf(log, sizeof(log), "%s/php.log", dir);
+    if (test_proc_start(p, argv, NULL, log) != 0) {
         return -1;
     }
     return test_wait_listen(0, sock, p, START_MS);

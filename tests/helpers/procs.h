@@ -11,9 +11,10 @@
  *
  * Servers: nginx (a generated nginx.conf around the caller's http block,
  * one process, pid, logs and temp paths inside the directory), lighttpd
- * (-D -f), php-cgi -b on a unix socket, and suspect-fcgi itself (the
- * binary is $SUSPECT_FCGI, else $SUSPECT_BUILDDIR/suspect-fcgi, else
- * ./suspect-fcgi: the runner's cwd under `make check` is the build dir).
+ * (-D -f), php-cgi -b and php-fpm on a unix socket, and suspect-fcgi
+ * itself (the binary is $SUSPECT_FCGI, else $SUSPECT_BUILDDIR/
+ * suspect-fcgi, else ./suspect-fcgi: the runner's cwd under `make check`
+ * is the build dir).
  *
  * HTTP: test_http_*() run curl (no shell, no ~/.curlrc, no proxy) and
  * collect the status, the last header block and the body; the async form
@@ -98,6 +99,12 @@ int test_lighttpd_start(test_proc_t *p, const char *dir, const char *conf,
 /* Runs php-cgi -b sock (with env, NULL = none); waits for the socket. */
 int test_php_start(test_proc_t *p, const char *dir, const char *sock,
                    const char *const env[]);
+
+/* Writes dir/php-fpm.conf (one pool of 8 children on the unix socket
+ * sock, no php.ini) and runs php-fpm on it in the foreground, its log in
+ * dir/php.log; waits for the socket.  Its children share its process
+ * group, so they die with it.  0 or -1. */
+int test_fpm_start(test_proc_t *p, const char *dir, const char *sock);
 
 /* Writes the path of the suspect-fcgi binary to test (see the top of this
  * file) into path (the caller's) and returns it. */

@@ -131,9 +131,16 @@ bool e2e_is_denial(const test_http_t *r, const char *action, int limit,
  * the response in r. */
 void e2e_bank(test_http_t *r, const char *path, const char *accept);
 
+/* The least Retry-After of a denial whose window (or lock) of window_s
+ * seconds began with a request sent after since (mono_ms()): window_s
+ * less the seconds gone since, rounded up, less one for rounding.  A
+ * slow machine's requests make it lower, never a failure. */
+long e2e_retry_floor(long window_s, long long since);
+
 /* Two updates through to the app, the third denied (e2e_is_denial, with
- * accept on the third); failures are CUnit assertions. */
-void e2e_bank_scenario(const char *path, const char *accept);
+ * accept on the third); failures are CUnit assertions.  Returns the
+ * mono_ms() before the first (for e2e_retry_floor()). */
+long long e2e_bank_scenario(const char *path, const char *accept);
 
 /* Whether r has status and a body beginning with prefix (else says). */
 bool e2e_body_starts(const test_http_t *r, int status, const char *prefix);

@@ -130,10 +130,14 @@ static int whole_requests(tsrv_t *s, int n, long long *max_ms)
 }
 
 /* More connections than workers trickle their PARAMS: none takes a
- * worker, and each is closed at the request deadline. */
+ * worker, and each is closed at the request deadline.  The PARAMS are
+ * long enough to take twice the deadline at a byte per 50 ms, however
+ * the deadline is scaled: none can arrive whole before it. */
 static void test_slow_params(void)
 {
-    const char *vars[] = {"MODE=echo", "HTTP_X_PAD=0123456789abcdef", NULL};
+    const char *vars[] = {"MODE=echo", NULL, NULL};
+    size_t pad_len;
+    char *pad;
     mw_server_opts_t o;
     fcbuf_t head = {0}, rest = {0};
     mw_server_stats_t st;
@@ -144,6 +148,13 @@ static void test_slow_params(void)
     memset(&o, 0, sizeof(o));
     o.workers = 2;
     o.request_timeout_ms = test_scale_ms(1500);
+    pad_len = 2 * o.request_timeout_ms / 50;
+    pad = malloc(pad_len + sizeof("HTTP_X_PAD="));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pad);
+    memcpy(pad, "HTTP_X_PAD=", 11);
+    memset(pad + 11, 'p', pad_len);
+    pad[11 + pad_len] = '\0';
+    vars[1] = pad;
     tsrv_start_opts(&s, NULL, &o);
     fcbuf_begin(&head, 1, FCGI_RESPONDER, 0);
     fcbuf_params(&rest, 1, vars, 65535);
@@ -154,13 +165,14 @@ static void test_slow_params(void)
             HOSTILE, max_ms);
     CU_ASSERT_TRUE(max_ms < test_scale_ms(500));
     CU_ASSERT_TRUE(trickle_all_closed(&tr, test_scale_ms(3000)));
-    CU_ASSERT_TRUE(mono_ms() - t0 >= 1400);
+    CU_ASSERT_TRUE(mono_ms() - t0 >= (long long)o.request_timeout_ms - 100);
     mw_server_stats(s.s, &st);
     CU_ASSERT_EQUAL(st.timed_out, HOSTILE);
     CU_ASSERT_EQUAL(st.requests, 20);
     trickle_stop(&tr);
     fcbuf_free(&head);
     fcbuf_free(&rest);
+    free(pad);
     tsrv_stop(&s);
 }
 

@@ -165,6 +165,26 @@ static void test_memory_daemon(void)
         CU_ASSERT_EQUAL(test_write_file(limits, good, strlen(good)), 0);
         free(good);
     }
+    {
+        /* suspect.xml itself, an attribute it does not know on line 7: the
+         * file:line, and the daemon keeps what it runs */
+        char *good = test_read_file(d.conf, NULL), *bad;
+        const char *const swap[] = {"<Route action=\"Login\"",
+                                    "<Route action=\"Login\" rate=\"9\"", NULL};
+
+        CU_ASSERT_PTR_NOT_NULL_FATAL(good);
+        bad = test_subst(good, swap);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(bad);
+        CU_ASSERT_EQUAL(test_write_file(d.conf, bad, strlen(bad)), 0);
+        CTL_RUN(&r, "-c", d.conf, "reload");
+        CU_ASSERT_EQUAL(r.status, 1); /* suspectctl reads it first */
+        CU_ASSERT_TRUE(ctl_has(r.err, "memd.xml:7: Route: unknown attribute"));
+        ctl_run_free(&r);
+        CU_ASSERT_EQUAL(login(&d, "42"), 429);
+        CU_ASSERT_EQUAL(test_write_file(d.conf, good, strlen(good)), 0);
+        free(bad);
+        free(good);
+    }
     daemon_stop(&d);
     /* no daemon now: the memory store cannot be reached */
     CTL_RUN(&r, "-c", d.conf, "stats");

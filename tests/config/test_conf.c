@@ -278,7 +278,6 @@ static void test_defaults(void)
         conf_test_ends_with(suspect_conf_warning(c, 0),
                             "minimal.xml:1: warning: no <Route>: no request is "
                             "counted"));
-    suspect_conf_unref(c);
 
     /* The control socket: beside a unix listen socket by default. */
     {

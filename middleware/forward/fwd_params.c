@@ -33,8 +33,10 @@
  * resolved SCRIPT_FILENAME; the upstream's <Upstream scriptFilename>,
  * REDIRECT_STATUS and CONTENT_LENGTH) is theirs to add.
  *
- * Cost: a binary search of a sorted table of short names and one scan of
- * the operator's list per variable; nothing is allocated.
+ * Cost: a header's name is checked first (most variables are headers),
+ * then a binary search of a sorted table of short names, then one scan of
+ * the operator's list; nothing is allocated.  About 15 ns per variable,
+ * 0.5 us for a request nginx sends php (bench/bench_forward.c).
  */
 #include "fwd_params.h"
 
@@ -155,6 +157,6 @@ bool fwd_param_allowed(const char *name, size_t len, const char *pass)
         memchr(name, '\0', len) != NULL || is(name, len, "HTTP_PROXY")) {
         return false;
     }
-    return cgi_name(name, len) || header_name(name, len) ||
+    return header_name(name, len) || cgi_name(name, len) ||
            operator_name(name, len, pass);
 }

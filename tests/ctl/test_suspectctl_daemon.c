@@ -307,15 +307,20 @@ static void test_deny_list_outcome(void)
 }
 
 /* The memory store full of live locks (maxEntries 1): a new identity
- * gets a 503, counted in suspect_store_full_total, and the lock holds. */
+ * gets a 503, counted in suspect_store_full_total, and the lock holds.
+ * The decision log without a path: its lines on standard error, among
+ * the daemon's own. */
 static void test_memory_full(void)
 {
-    char extra[128], url[64];
+    char extra[200], url[64], log[700];
     int mport = test_free_port();
     test_http_t h;
     daemon_t d;
+    char *text;
 
-    snprintf(extra, sizeof(extra), "<Metrics listen=\"tcp:127.0.0.1:%d\"/>",
+    snprintf(extra, sizeof(extra),
+             "<Metrics listen=\"tcp:127.0.0.1:%d\"/>\n"
+             "  <Log decisions=\"denials\"/>",
              mport);
     CU_ASSERT_EQUAL_FATAL(
         daemon_start_with(&d, "fulld",
@@ -338,7 +343,16 @@ static void test_memory_full(void)
     CU_ASSERT_TRUE(ctl_has(h.body, "\nsuspect_decisions_total{action=\"Login\","
                                    "outcome=\"fail_closed\"} 1\n"));
     test_http_free(&h);
-    daemon_stop(&d);
+    daemon_stop(&d); /* a stop writes the log's last lines out */
+    snprintf(log, sizeof(log), "%s/suspect.log", ctl_dir);
+    text = test_read_file(log, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_TRUE(ctl_has(text, "\n{\"time\":\""));
+    CU_ASSERT_TRUE(ctl_has(text, "\"outcome\":\"fail_closed\",\"reason\":"
+                                 "\"store full\",\"status\":503,"));
+    CU_ASSERT_TRUE(ctl_has(text, "\"outcome\":\"denied_locked\""));
+    CU_ASSERT_PTR_NULL(strstr(text, "\"outcome\":\"allowed\""));
+    free(text);
 }
 
 int ctl_add_daemon_tests(CU_pSuite s)

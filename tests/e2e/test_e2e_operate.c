@@ -10,7 +10,8 @@
  * memory store lives in the daemon), suspectctl unblock lifts it and the
  * next request gets a 200; a real Prometheus server (Debian's) scrapes
  * the daemon and answers a query for suspect_decisions_total with the
- * denial; promtool accepts the daemon's whole text; the decision log
+ * denial, and takes every query docs/metrics.md shows; promtool accepts
+ * the daemon's whole text; the decision log
  * holds the denial with its restriction end, jq's "who was locked today"
  * recipe of docs/decision-log.md finds bob's hash, and after logrotate's
  * move and SIGUSR1 the log goes on in a new file.
@@ -182,6 +183,46 @@ static bool prometheus_sees(int pport, const char *query, const char *want)
     return false;
 }
 
+/* Asks Prometheus each query of docs/metrics.md's "Some PromQL" block;
+ * true when it accepted every one. */
+static bool prometheus_takes_doc_queries(int pport)
+{
+    char src[TEST_PATH_MAX], url[96], q[512];
+    char *text = test_read_file(e2e_src(src, "docs/metrics.md"), NULL);
+    char *block = text != NULL ? strstr(text, "Some PromQL:\n\n```\n") : NULL;
+    bool ok = block != NULL;
+    int n = 0;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/query", pport);
+    for (char *line = block != NULL ? strchr(block, '`') + 4 : NULL;
+         ok && line != NULL && strncmp(line, "```", 3) != 0;) {
+        char *end = strchr(line, '\n');
+        test_http_t r;
+
+        if (end == NULL) {
+            ok = false;
+            break;
+        }
+        *end = '\0';
+        if (line[0] != '#' && line[0] != '\0') {
+            snprintf(q, sizeof(q), "query=%s", line);
+            ok = e2e_http(&r, (const char *[]){"-G", "--data-urlencode", q, url,
+                                               NULL}) == 0 &&
+                 r.status == 200 && r.body != NULL &&
+                 strstr(r.body, "\"status\":\"success\"") != NULL;
+            if (!ok) {
+                fprintf(stderr, "\n  prometheus refused %s: %s\n", line,
+                        r.body != NULL ? r.body : "?");
+            }
+            test_http_free(&r);
+            n++;
+        }
+        line = end + 1;
+    }
+    free(text);
+    return ok && n >= 6;
+}
+
 static void test_watch_and_steer(void)
 {
     const char *edits[3];
@@ -218,6 +259,7 @@ static void test_watch_and_steer(void)
         "suspect_decisions_total{action=\"SecureForgotAccount\","
         "outcome=\"denied_locked\"}",
         "\"1\"]"));
+    CU_ASSERT_TRUE(prometheus_takes_doc_queries(pport));
     snprintf(murl, sizeof(murl),
              "curl -sf http://127.0.0.1:%d/metrics | "
              "promtool check metrics",

@@ -9,10 +9,10 @@
  * is allowed), block, locked, reset, simulate with known counts, stats,
  * reload applied and rejected (file:line), a socket that belongs to the
  * daemon of another suspect.xml.  LMDB: an unblock through the daemon
- * reaches its lock cache at once, so the next request is allowed.  A
- * shadow route: stats and the decision log say would_deny; a deny list:
- * denied_list.  The memory store full of locks: the 503 is counted in
- * suspect_store_full_total (read from the metrics listener).
+ * reaches its lock cache at once, so the next request is allowed; Redis
+ * the same.  A shadow route: stats and the decision log say would_deny; a
+ * deny list: denied_list.  The memory store full of locks: the 503 is counted
+ * in suspect_store_full_total (read from the metrics listener).
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -247,6 +247,36 @@ static void test_lmdb_daemon_cache(void)
     ctl_run_free(&r);
 }
 
+/* Redis, as LMDB: the daemon's lock cache denies the locked identity
+ * without asking Redis; an unblock through the daemon clears the lock in
+ * Redis and in that cache, so the very next request is allowed (one
+ * straight to Redis, --direct, would leave the cache denying it). */
+static void test_redis_daemon_cache(void)
+{
+    char store[900];
+    test_redis_t rs;
+    daemon_t d;
+    ctl_run_t r;
+
+    CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
+    snprintf(store, sizeof(store), "<Store type=\"redis\" url=\"%s\"/>",
+             rs.url);
+    CU_ASSERT_EQUAL_FATAL(daemon_start(&d, "redisd", store), 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(login(&d, "77"), 200);
+    }
+    CU_ASSERT_EQUAL(login(&d, "77"), 429); /* locked, and cached */
+    CTL_RUN(&r, "-c", d.conf, "--json", "unblock", "Login", "77", "Cookie");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"via\":\"daemon\""));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"lock_dropped\":true"));
+    ctl_run_free(&r);
+    CU_ASSERT_EQUAL(login(&d, "77"), 200);
+    CU_ASSERT_EQUAL(login(&d, "77"), 429);
+    daemon_stop(&d);
+    test_redis_stop(&rs);
+}
+
 /* A shadow route lets everything through: what enforcing would have
  * refused is counted as would_deny, and the decision log at "denials"
  * holds those, with the status answered (0: it went on) and the end the
@@ -363,6 +393,8 @@ int ctl_add_daemon_tests(CU_pSuite s)
                      test_other_daemon) ||
         !CU_add_test(s, "daemon: lmdb unblock reaches the lock cache",
                      test_lmdb_daemon_cache) ||
+        !CU_add_test(s, "daemon: redis unblock reaches the lock cache",
+                     test_redis_daemon_cache) ||
         !CU_add_test(s, "daemon: a shadow route's would-deny",
                      test_shadow_outcome) ||
         !CU_add_test(s, "daemon: a deny list's refusal",

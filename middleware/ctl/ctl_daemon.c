@@ -98,7 +98,7 @@ static int64_t locks_of(const mw_ctl_msg_t *r, const char *a)
 static void stats_human(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
                         size_t n)
 {
-    int64_t since = 0;
+    int64_t since = 0, full = 0;
     char buf[48];
 
     mw_ctl_get_i64(r, "started_ms", &since);
@@ -124,12 +124,16 @@ static void stats_human(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
         }
         fputc('\n', c->out);
     }
+    if (mw_ctl_get_i64(r, "store_full", &full) && full > 0) {
+        fprintf(c->out, "  store full (no room for a new identity): %lld\n",
+                (long long)full);
+    }
 }
 
 static void stats_json(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
                        size_t n)
 {
-    int64_t since = 0;
+    int64_t since = 0, full = 0;
     ctl_json_t j;
 
     mw_ctl_get_i64(r, "started_ms", &since);
@@ -148,6 +152,9 @@ static void stats_json(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
         cj_int(&j, "locks_created", locks_of(r, acts[i]));
         cj_end(&j);
     }
+    cj_end(&j);
+    mw_ctl_get_i64(r, "store_full", &full);
+    cj_int(&j, "store_full", full);
     cj_finish(&j);
 }
 

@@ -298,6 +298,8 @@ static void cmd_stats(cmd_ctx_t *x)
 {
     ok(x);
     mw_ctl_out_field_i64(x->reply, "started_ms", mw_runtime_started_ms(x->rt));
+    mw_ctl_out_field_i64(x->reply, "store_full",
+                         (int64_t)mw_runtime_store_full(x->rt));
     mw_metrics_foreach_row(mw_runtime_metrics(x->rt), one_row, x->reply);
 }
 

@@ -21,10 +21,8 @@
 #include "suspect_failover.h"
 
 /* The failover wrapper's counters, by store (zeros for the memory store,
- * which has no wrapper, no breaker and no cache); full: the decisions a
- * store had no room for that the request path counted (the memory
- * store's, or the local store's in fail mode local), to which the
- * wrapper's own count of a full primary (LMDB's map) is added. */
+ * which has no wrapper, no breaker and no cache); full: the decisions the
+ * store had no room for (mw_runtime_store_full). */
 static void render_store(mw_prom_t *p, const char *store,
                          const suspect_failover_stats_t *f, uint64_t full)
 {
@@ -49,8 +47,7 @@ static void render_store(mw_prom_t *p, const char *store,
                  "Decisions the store had no room for: the memory store "
                  "full of live locks (a 503), the LMDB map full (the fail "
                  "mode decides).");
-    mw_prom_sample(p, "suspect_store_full_total", labels,
-                   (double)(f->primary_full + full));
+    mw_prom_sample(p, "suspect_store_full_total", labels, (double)full);
     mw_prom_head(p, "suspect_lock_cache_hits_total", "counter",
                  "Denials served from the lock cache without a store call.");
     mw_prom_sample(p, "suspect_lock_cache_hits_total", labels,
@@ -111,7 +108,7 @@ void mw_observe_render(void *arg, mw_prom_t *p)
                    (double)mw_runtime_started_ms(o->rt) / 1000.0);
     mw_metrics_render(m, p);
     suspect_failover_stats(store, &f);
-    render_store(p, name, &f, mw_metrics_store_full_count(m));
+    render_store(p, name, &f, mw_runtime_store_full(o->rt));
     if (strcmp(name, "memory") == 0) {
         mw_prom_head(p, "suspect_memory_store_entries", "gauge",
                      "Identities the memory store holds now.");

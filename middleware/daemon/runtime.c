@@ -296,6 +296,14 @@ int64_t mw_runtime_started_ms(const mw_runtime_t *rt)
     return rt->started_ms;
 }
 
+uint64_t mw_runtime_store_full(const mw_runtime_t *rt)
+{
+    suspect_failover_stats_t f;
+
+    suspect_failover_stats(rt->store, &f);
+    return f.primary_full + mw_metrics_store_full_count(rt->metrics);
+}
+
 mw_dlog_t *mw_runtime_dlog(const mw_runtime_t *rt)
 {
     return rt->dlog;

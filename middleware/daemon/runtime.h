@@ -94,6 +94,11 @@ const char *mw_runtime_conf_path(const mw_runtime_t *rt);
 /* When rt was made (epoch ms): what the counters count since. */
 int64_t mw_runtime_started_ms(const mw_runtime_t *rt);
 
+/* Decisions the store had no room for since start: the memory store's
+ * full answers (counted by the request path) and, behind the failover
+ * wrapper, the primary's (LMDB's map full). */
+uint64_t mw_runtime_store_full(const mw_runtime_t *rt);
+
 /* The decision log (its file, or stderr), owned by rt; and the key that
  * hashes identities when <Log identityKey> is not set (drawn at start). */
 mw_dlog_t *mw_runtime_dlog(const mw_runtime_t *rt);

@@ -337,7 +337,8 @@ static void test_deny_list_outcome(void)
 }
 
 /* The memory store full of live locks (maxEntries 1): a new identity
- * gets a 503, counted in suspect_store_full_total, and the lock holds.
+ * gets a 503, counted in suspect_store_full_total and by suspectctl
+ * stats, and the lock holds.
  * The decision log without a path: its lines on standard error, among
  * the daemon's own. */
 static void test_memory_full(void)
@@ -346,6 +347,7 @@ static void test_memory_full(void)
     int mport = test_free_port();
     test_http_t h;
     daemon_t d;
+    ctl_run_t r;
     char *text;
 
     snprintf(extra, sizeof(extra),
@@ -364,6 +366,17 @@ static void test_memory_full(void)
     CU_ASSERT_EQUAL(login(&d, "1"), 429);
     CU_ASSERT_EQUAL(login(&d, "2"), 503);
     CU_ASSERT_EQUAL(login(&d, "1"), 429);
+    CTL_RUN(&r, "-c", d.conf, "stats");
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(ctl_has(r.out, "Login: allowed 3 denied_locked 2 "
+                                  "fail_closed 1;"));
+    CU_ASSERT_TRUE(
+        ctl_has(r.out, "store full (no room for a new identity): 1\n"));
+    ctl_run_free(&r);
+    CTL_RUN(&r, "-c", d.conf, "--json", "stats");
+    CU_ASSERT_TRUE(ctl_json_object(r.out));
+    CU_ASSERT_TRUE(ctl_has(r.out, "\"store_full\":1}"));
+    ctl_run_free(&r);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", mport);
     CU_ASSERT_EQUAL_FATAL(test_http(&h, ctl_dir, (const char *[]){url, NULL}),
                           0);

@@ -49,17 +49,6 @@ static void allow_respond(mw_req_t *req)
     mw_req_write(req, ok, sizeof(ok) - 1);
 }
 
-/* The header line of <Response shadowHeader> for a would-deny verdict, in
- * buf: "X-Suspect-Shadow: would-deny; action=Login; status=429". */
-static size_t shadow_line(const suspect_conf_t *c, const mw_verdict_t *v,
-                          char *buf, size_t size)
-{
-    int n = snprintf(buf, size, "%s: would-deny; action=%s; status=%d\r\n",
-                     c->shadow_header, v->route->action, v->status);
-
-    return n > 0 && (size_t)n < size ? (size_t)n : 0;
-}
-
 /* Forwards req, timed for the metrics; true when the application's whole
  * response was relayed. */
 static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
@@ -232,10 +221,8 @@ void mw_handler_request(mw_req_t *req, void *arg)
         char line[SUSPECT_ACTION_MAX + 128];
 
         log_verdict(c, req, &v);
-        if (c->shadow_header != NULL) {
-            req->prelude = line;
-            req->prelude_len = shadow_line(c, &v, line, sizeof(line));
-        }
+        req->prelude_len = mw_guard_shadow_line(g, &v, line, sizeof(line));
+        req->prelude = req->prelude_len > 0 ? line : NULL;
         if (req->role == MW_ROLE_AUTHORIZER ||
             c->mode != SUSPECT_MODE_FORWARD) {
             allow_respond(req);

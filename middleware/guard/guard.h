@@ -167,6 +167,17 @@ int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
 bool mw_guard_client(const mw_guard_t *g, const mw_req_t *req, char *buf,
                      size_t size);
 
+/*
+ * The header line of <Response shadowHeader> for an ALLOW that a route in
+ * shadow mode would have refused (v->would_deny), into buf (size bytes):
+ * "X-Suspect-Shadow: would-deny; action=Login; status=429\r\n", the
+ * line's length; 0 (nothing written) when the verdict is no would-deny,
+ * the header is not configured, or buf is too small.  Room enough:
+ * SUSPECT_ACTION_MAX + 128 bytes.
+ */
+size_t mw_guard_shadow_line(const mw_guard_t *g, const mw_verdict_t *v,
+                            char *buf, size_t size);
+
 /* The normalised path of a request target (exposed for tests): decodes
  * raw[0..len) up to '?' (or a '#') into buf (size bytes, NUL-terminated).
  * SUSPECT_E_INVAL for a path that is not absolute, holds an encoded NUL,

@@ -141,6 +141,11 @@ bool guard_call_app_elsewhere(const guard_call_t *c)
            c->g->conf->mode != SUSPECT_MODE_FORWARD;
 }
 
+bool guard_call_copies_apart(const guard_call_t *c)
+{
+    return c->req->copies_apart || guard_call_app_elsewhere(c);
+}
+
 /* CONTENT_TYPE past its leading blanks, or NULL when missing or blank. */
 static const char *media_type(const mw_req_t *req, size_t *len)
 {

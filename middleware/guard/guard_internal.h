@@ -207,6 +207,12 @@ const char *guard_call_cookie(guard_call_t *c, size_t *len);
  * app: the authorizer role and the two deciding modes. */
 bool guard_call_app_elsewhere(const guard_call_t *c);
 
+/* True when the app reads a repeated variable's copies as they came, not
+ * the value the guard sees: where the app is handed the request
+ * elsewhere, and where the front end left the copies apart
+ * (mw_req_t.copies_apart). */
+bool guard_call_copies_apart(const guard_call_t *c);
+
 /*
  * The urlencoded body (prefetched once per call, at most form_max bytes).
  * SUSPECT_E_NOTFOUND when the request has no such body, is an

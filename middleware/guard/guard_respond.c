@@ -1,6 +1,7 @@
 /*
  * guard_respond.c - the guard's answers: the denial, the 400 (413, 500)
- * and the 503.
+ * and the 503; and the header line a shadow route's would-deny adds to
+ * the application's response.
  *
  * DENY is mw_deny_build() with the route's status, UNAVAILABLE is
  * mw_unavailable_build(); both get the conf's template and, when the conf
@@ -194,6 +195,19 @@ static int respond_built(const mw_guard_t *g, mw_req_t *req,
                                   : -EINVAL;
     free(r.heap);
     return wrc;
+}
+
+size_t mw_guard_shadow_line(const mw_guard_t *g, const mw_verdict_t *v,
+                            char *buf, size_t size)
+{
+    int n;
+
+    if (!v->would_deny || v->route == NULL || g->conf->shadow_header == NULL) {
+        return 0;
+    }
+    n = snprintf(buf, size, "%s: would-deny; action=%s; status=%d\r\n",
+                 g->conf->shadow_header, v->route->action, v->status);
+    return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
 /* Writes the response of a DENY, REJECT or UNAVAILABLE verdict. */

@@ -18,7 +18,11 @@
  * copies as they came (nginx 1.22 as separate variables, of which PHP
  * keeps the last), while the value here is the copies joined, so a
  * client could put its victim last and vary the first.  In forward mode
- * the app gets the joined value that was counted, so it is accepted.
+ * the app gets the joined value that was counted, so it is accepted.  A
+ * front end that leaves the copies apart (the in-process guard: the app
+ * reads the web server's variables itself, either copy) refuses any
+ * source read from a repeated variable: header, env, cookie or
+ * Authorization.
  *
  * Readings.  A value is counted as the application reads it: through the
  * identity's normaliser (normalize="..." in suspect.xml), else without
@@ -70,8 +74,9 @@ static suspect_rc_t variable_value(guard_call_t *c, const guard_source_t *s,
     if (p == NULL) {
         return SUSPECT_E_NOTFOUND;
     }
-    if (p->repeated && s->kind == SUSPECT_SRC_HEADER &&
-        guard_call_app_elsewhere(c)) {
+    if (p->repeated &&
+        ((s->kind == SUSPECT_SRC_HEADER && guard_call_app_elsewhere(c)) ||
+         c->req->copies_apart)) {
         return SUSPECT_E_INVAL;
     }
     *val = p->value;
@@ -86,9 +91,16 @@ static suspect_rc_t cookie_value(guard_call_t *c, const guard_source_t *s,
 {
     size_t hdr_len = 0;
     const char *hdr = guard_call_cookie(c, &hdr_len);
-    suspect_rc_t rc = guard_call_find(c, mw_cookie_find, hdr, hdr_len, s->name,
-                                      s->name_len, val, len);
+    const mw_param_t *p;
+    suspect_rc_t rc;
 
+    if (c->req->copies_apart &&
+        (p = mw_req_param_find(c->req, "HTTP_COOKIE", 11)) != NULL &&
+        p->repeated) {
+        return SUSPECT_E_INVAL;
+    }
+    rc = guard_call_find(c, mw_cookie_find, hdr, hdr_len, s->name, s->name_len,
+                         val, len);
     if (rc == SUSPECT_OK &&
         mw_cookie_ambiguous(hdr, hdr_len, s->name, s->name_len)) {
         return SUSPECT_E_INVAL;
@@ -108,7 +120,7 @@ static suspect_rc_t auth_value(guard_call_t *c, const guard_source_t *s,
     if (p == NULL) {
         return SUSPECT_E_NOTFOUND;
     }
-    if (p->repeated && guard_call_app_elsewhere(c)) {
+    if (p->repeated && guard_call_copies_apart(c)) {
         return SUSPECT_E_INVAL;
     }
     buf = guard_call_alloc(c, p->value_len);

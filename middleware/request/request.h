@@ -91,6 +91,14 @@ struct mw_req {
      * and the web server itself ends the program when the client leaves. */
     bool has_conn;
     int conn_fd;
+    /* Set by a front end that leaves the web server's variables as they
+     * came (the in-process guard: the application reads its own copy of
+     * them): a name repeated with different values was not merged, its
+     * first entry is marked repeated, and the application may read either
+     * copy, so an identity read from it is ambiguous.  The FastCGI server
+     * merges repeats into the value the application then gets
+     * (fcgi_params.c) and leaves this false. */
+    bool copies_apart;
     /* An observer of the response (a route that counts by it): called
      * with every byte mw_req_write() is given, in order, before it is
      * written; NULL = none. */

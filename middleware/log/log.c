@@ -10,6 +10,9 @@
  * very stream (fstat matches), since a child whose stderr was redirected
  * inherits the variable too; then each line starts "<N>", the syslog
  * priority journald takes for the entry.
+ *
+ * A sink (mw_log_sink()) takes the lines instead: the message alone,
+ * defanged the same way; the caller frames it as its own log wants.
  */
 #include "log.h"
 
@@ -29,6 +32,10 @@ static const char *prog = "suspect";
 static atomic_int max_lvl = MW_LOG_NOTICE;
 
 static int journal;
+
+/* mw_log_sink()'s; NULL: stderr. */
+static mw_log_sink_fn sink;
+static void *sink_arg;
 
 static const char *const level_names[] = {"error", "warning", "notice", "info",
                                           "debug"};
@@ -94,6 +101,27 @@ static void defang(char *s, size_t from, size_t len)
     }
 }
 
+void mw_log_sink(mw_log_sink_fn fn, void *arg)
+{
+    sink = fn;
+    sink_arg = arg;
+}
+
+/* The message alone, to the sink. */
+static void vlog_sink(mw_log_level_t level, const char *fmt, va_list ap)
+{
+    char msg[LINE_MAX_BYTES];
+    int k = vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = k < 0 ? 0 : (size_t)k;
+
+    if (n > sizeof(msg) - 1) {
+        n = sizeof(msg) - 1;
+    }
+    defang(msg, 0, n);
+    msg[n] = '\0';
+    sink(sink_arg, level, msg);
+}
+
 void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap)
 {
     char line[LINE_MAX_BYTES];
@@ -103,6 +131,10 @@ void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap)
     int k;
 
     if (!mw_log_enabled(level)) {
+        return;
+    }
+    if (sink != NULL) {
+        vlog_sink(level, fmt, ap);
         return;
     }
     if (journal) {

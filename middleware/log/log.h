@@ -9,7 +9,9 @@
  * "<N>level: message" instead: N is the syslog priority of the level
  * (error 3, warning 4, notice 5, info 6, debug 7), which journald reads
  * as the entry's priority, and the time and pid are journald's own.
- * The library never logs; the binaries log once, at the boundary.
+ * The library never logs; the binaries log once, at the boundary, and an
+ * application that links the in-process guard takes the lines through a
+ * sink of its own (mw_log_sink()).
  *
  * What a line may hold: never a value a client sent (a query string, a
  * form field, a cookie, a password); a request is named by its path
@@ -51,5 +53,17 @@ void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap);
 
 /* Whether level would be written (to skip building debug messages). */
 int mw_log_enabled(mw_log_level_t level);
+
+/*
+ * Where lines go instead of stderr: fn gets each line's level and its
+ * message alone (no time, program name nor newline; control bytes already
+ * '?'), and arg.  fn NULL: stderr again.  Process-wide, like
+ * mw_log_init(): set it before the threads that log start.  An
+ * application that decides in-process takes the lines this way
+ * (suspect_guard_set_log()).
+ */
+typedef void (*mw_log_sink_fn)(void *arg, mw_log_level_t level,
+                               const char *msg);
+void mw_log_sink(mw_log_sink_fn fn, void *arg);
 
 #endif

@@ -5,8 +5,9 @@
  * its own for the time of the test, and reads the file back: the plain
  * line ("time prog[pid]: level: message"), the journal's ("<N>level:
  * message", only when JOURNAL_STREAM names that very stderr), control
- * bytes turned into '?', and request targets cut before their query.
- * And the decision log's line (decision_log.c), byte for byte.
+ * bytes turned into '?', request targets cut before their query, and a
+ * sink (mw_log_sink()) taking the lines instead of stderr.  And the
+ * decision log's line (decision_log.c), byte for byte.
  */
 #include <CUnit/CUnit.h>
 #include <fcntl.h>
@@ -169,6 +170,35 @@ static void test_decision_line(void)
     free(text);
 }
 
+/* A sink takes the message alone (defanged), and stderr gets nothing. */
+static char sunk[256];
+static int sunk_level = -1;
+
+static void sink(void *arg, mw_log_level_t level, const char *msg)
+{
+    (void)arg;
+    snprintf(sunk, sizeof(sunk), "%s", msg);
+    sunk_level = (int)level;
+}
+
+static void log_to_sink(void)
+{
+    mw_log_sink(sink, NULL);
+    mw_log(MW_LOG_WARNING, "to the sink: %s", "a\nb");
+    mw_log(MW_LOG_DEBUG, "not at this level");
+    mw_log_sink(NULL, NULL);
+}
+
+static void test_sink(void)
+{
+    char *text = capture(log_to_sink, NULL);
+
+    CU_ASSERT_STRING_EQUAL(text, "");
+    CU_ASSERT_STRING_EQUAL(sunk, "to the sink: a?b");
+    CU_ASSERT_EQUAL(sunk_level, MW_LOG_WARNING);
+    free(text);
+}
+
 static int suite_init(void)
 {
     dir = test_mkdtemp();
@@ -190,7 +220,8 @@ int register_log_suite(void)
         !CU_add_test(s, "journal priorities", test_journal_priorities) ||
         !CU_add_test(s, "targets without their query",
                      test_uri_without_query) ||
-        !CU_add_test(s, "a decision log line", test_decision_line)) {
+        !CU_add_test(s, "a decision log line", test_decision_line) ||
+        !CU_add_test(s, "a sink instead of stderr", test_sink)) {
         return -1;
     }
     return 0;

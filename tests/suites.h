@@ -44,5 +44,6 @@ int register_cluster_suite(void);
 int register_control_suite(void);
 int register_metrics_suite(void);
 int register_operate_suite(void);
+int register_inproc_suite(void);
 
 #endif

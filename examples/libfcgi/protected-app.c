@@ -1,214 +1,225 @@
 /*
  * protected-app.c - a legacy libfcgi application that protects itself
  * in-process: the decision suspect-fcgi makes, made inside its own
- * FCGX_Accept_r loop, with the same suspect.xml and limits file and the
- * same 429s, and no daemon in between.
+ * FCGX_Accept_r loops with libsuspect-guard, the same suspect.xml and
+ * limits file, the same 429s, and no daemon in between.
  *
- *   protected-app /etc/suspect/suspect.xml /run/app/fcgi.sock
+ *   protected-app /etc/suspect/suspect.xml /run/app/fcgi.sock [THREADS]
  *
- * At start it loads suspect.xml (its routes, identities and response
- * settings), the limits file it names and the store of its <Store>
- * (mw_setup_load, mw_store_new: what suspect-fcgi itself runs on).  Then,
- * per request, the CGI variables libfcgi received become an mw_req_t
- * whose body reads go through FCGX_GetStr and whose output goes through
- * FCGX_PutStr, and mw_guard_decide() says whether the request may run:
- * a denial is answered with mw_guard_respond() (the 429 with Retry-After,
- * RateLimit and the body Accept asks for) and the application's own code
- * never runs; anything else goes to handle(), the application.
+ * Built with nothing but the installed libraries:
+ *   cc protected-app.c $(pkg-config --cflags --libs libsuspect-guard fcgi)
  *
- * Two rules for an application that adopts this:
- *  - read the body through mw_req_read(), never FCGX_GetStr() directly: a
- *    form: identity has the guard read the first part of the body, and
- *    mw_req_read() returns those bytes first;
+ * At start it opens the guard on suspect.xml (suspect_guard_open(): the
+ * routes, the limits file, the store), listens with libfcgi and runs
+ * THREADS (default 1) accept loops.  Per request, the guard decides on the
+ * CGI variables libfcgi received (FCGX_Request.envp) with a body reader
+ * over FCGX_GetStr; a DENY or REFUSE is answered with the bytes the guard
+ * hands back (the 429 with Retry-After, RateLimit and the body Accept
+ * asks for) and the application's own code never runs; anything else goes
+ * to handle(), the application.
+ *
+ * Three rules for an application that adopts this:
+ *  - read the body through suspect_guard_req_read(), never FCGX_GetStr()
+ *    directly: a form: identity has the guard read the start of the
+ *    body, and those bytes come first;
  *  - decide before anything with a side effect, on every entry point:
- *    what is not decided is not counted.
- * Unlike suspect-fcgi it does not reload the files on change (restart
- * it), and it serves one request at a time (libfcgi's classic loop; give
- * nginx no fastcgi_keep_conn, or a kept idle connection holds the loop).
- * FCGX_OpenSocket is libfcgi's: IPv4 or unix only, and it exit()s when it
- * cannot bind, which is fine for an application but not for the daemon.
+ *    what is not decided is not counted;
+ *  - when suspect_guard_req_holds(), hand what you write to
+ *    suspect_guard_req_observe() and settle at the end: a route that
+ *    counts by the response (here, failed sign-ins) learns from it.
+ * The files are reloaded on change from within the decisions (once per
+ * <Limits reload> interval).  FCGX_OpenSocket is libfcgi's: IPv4 or unix
+ * only, and it exit()s when it cannot bind, which is fine for an
+ * application but not for the daemon.
  */
-#include <errno.h>
-#include <fastcgi.h>
 #include <fcgiapp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "guard/guard.h"
-#include "request/request.h"
-#include "setup/setup.h"
-#include "setup/store.h"
+#include <suspect/suspect_guard.h>
 
-/* A request of libfcgi seen as an mw_req_t. */
-typedef struct fcgx_req {
-    mw_req_t req; /* first: an fcgx_req_t * is an mw_req_t * */
+/* One request: libfcgi's, and the guard's decision on it. */
+typedef struct call {
     FCGX_Request *fr;
-    mw_param_t *params;
-} fcgx_req_t;
+    suspect_guard_req_t *r;
+} call_t;
 
-static ssize_t fx_read(mw_req_t *req, void *buf, size_t n, bool wait)
+/* The body reader the guard and the application share. */
+static ssize_t fcgx_read(void *arg, void *buf, size_t n)
 {
-    FCGX_Stream *in = ((fcgx_req_t *)req)->fr->in;
-    int got;
+    FCGX_Stream *in = ((FCGX_Request *)arg)->in;
+    int got = FCGX_GetStr(buf, n > 65536 ? 65536 : (int)n, in);
 
-    (void)wait; /* libfcgi's reads always wait */
-    got = FCGX_GetStr(buf, n > 65536 ? 65536 : (int)n, in);
     if (got > 0) {
         return got;
     }
-    return FCGX_GetError(in) != 0 ? -EIO : 0;
+    return FCGX_GetError(in) != 0 ? -1 : 0;
 }
 
-static int fx_read_fd(mw_req_t *req)
+/* Writes the response's bytes, and shows them to the guard when the
+ * attempt is held until the response says how it went. */
+static void put(call_t *c, const char *s, size_t n)
 {
-    (void)req;
-    return -1;
+    FCGX_PutStr(s, (int)n, c->fr->out);
+    suspect_guard_req_observe(c->r, s, n);
 }
 
-static int fx_write(mw_req_t *req, const void *buf, size_t n)
+static void log_line(void *arg, int level, const char *msg)
 {
-    FCGX_Stream *out = ((fcgx_req_t *)req)->fr->out;
-
-    return FCGX_PutStr(buf, (int)n, out) == (int)n ? 0 : -EPIPE;
-}
-
-static int fx_flush(mw_req_t *req)
-{
-    return FCGX_FFlush(((fcgx_req_t *)req)->fr->out) == 0 ? 0 : -EPIPE;
-}
-
-static const mw_req_ops_t fx_ops = {fx_read, fx_read_fd, fx_write, fx_flush};
-
-/* Sets x up over fr: its "NAME=value" variables as parameters.  0, or -1
- * when out of memory. */
-static int fx_init(fcgx_req_t *x, FCGX_Request *fr)
-{
-    size_t n = 0;
-
-    memset(x, 0, sizeof(*x));
-    while (fr->envp[n] != NULL) {
-        n++;
-    }
-    x->params = calloc(n + 1, sizeof(*x->params));
-    if (x->params == NULL) {
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const char *v = fr->envp[i], *eq = strchr(v, '=');
-        mw_param_t *p = &x->params[i];
-
-        p->name = v;
-        p->name_len = eq != NULL ? (size_t)(eq - v) : strlen(v);
-        p->value = eq != NULL ? eq + 1 : "";
-        p->value_len = strlen(p->value);
-    }
-    x->fr = fr;
-    x->req.ops = &fx_ops;
-    x->req.role =
-        fr->role == FCGI_AUTHORIZER ? MW_ROLE_AUTHORIZER : MW_ROLE_RESPONDER;
-    x->req.params = x->params;
-    x->req.nparams = n;
-    return 0;
-}
-
-static void fx_free(fcgx_req_t *x)
-{
-    mw_req_release(&x->req);
-    free(x->params);
+    (void)arg;
+    (void)level;
+    fprintf(stderr, "protected-app: %s\n", msg);
 }
 
 /* ---- the application -------------------------------------------------- */
 
-/* The legacy application's own code: here it answers "ok OP" (op from the
- * query string) and the length of the body it read. */
-static void handle(fcgx_req_t *x)
+/* The value of name in a query string or urlencoded body (not decoded),
+ * into out. */
+static void field(const char *s, const char *name, char *out, size_t size)
 {
-    const char *q = mw_req_param(&x->req, "QUERY_STRING", NULL);
-    const char *op = q != NULL ? strstr(q, "op=") : NULL;
-    size_t body = 0, oplen = 0;
-    char buf[8192];
-    ssize_t got;
+    size_t len = strlen(name);
 
-    while ((got = mw_req_read(&x->req, buf, sizeof(buf), true)) > 0) {
-        body += (size_t)got;
+    out[0] = '\0';
+    while (s != NULL && *s != '\0') {
+        if (strncmp(s, name, len) == 0 && s[len] == '=') {
+            size_t v = strcspn(s + len + 1, "&");
+
+            snprintf(out, size, "%.*s", (int)v, s + len + 1);
+            return;
+        }
+        s = strchr(s, '&');
+        s = s != NULL ? s + 1 : NULL;
     }
-    if (op != NULL && (op == q || op[-1] == '&')) {
-        op += 3;
-        oplen = strcspn(op, "&");
+}
+
+/* The legacy application's own code: op=signin checks a password (right:
+ * 200, else 401), anything else answers "ok OP" with the length of the
+ * body it read. */
+static void handle(call_t *c)
+{
+    const char *q = FCGX_GetParam("QUERY_STRING", c->fr->envp);
+    const char *shadow = suspect_guard_req_header(c->r);
+    char body[4096], op[64], pass[64], out[256];
+    size_t len = 0;
+    ssize_t got;
+    int n;
+
+    while (len < sizeof(body) - 1 &&
+           (got = suspect_guard_req_read(c->r, body + len,
+                                         sizeof(body) - 1 - len)) > 0) {
+        len += (size_t)got;
     }
+    body[len] = '\0';
+    field(q, "op", op, sizeof(op));
     fprintf(stderr, "protected-app: performed %s %s\n",
-            FCGX_GetParam("REQUEST_METHOD", x->fr->envp),
-            FCGX_GetParam("REQUEST_URI", x->fr->envp));
-    FCGX_FPrintF(x->fr->out,
-                 "Status: 200 OK\r\nContent-Type: text/plain\r\n\r\n"
-                 "ok %.*s (%lu bytes)\n",
-                 oplen > 0 ? (int)oplen : 5, oplen > 0 ? op : "index",
-                 (unsigned long)body);
+            FCGX_GetParam("REQUEST_METHOD", c->fr->envp),
+            FCGX_GetParam("REQUEST_URI", c->fr->envp));
+    if (shadow != NULL) {
+        put(c, shadow, strlen(shadow));
+    }
+    if (strcmp(op, "signin") == 0) {
+        field(body, "password", pass, sizeof(pass));
+        n = strcmp(pass, "right") == 0
+                ? snprintf(out, sizeof(out),
+                           "Content-Type: text/plain\r\n\r\nsigned in\n")
+                : snprintf(out, sizeof(out),
+                           "Status: 401 Unauthorized\r\n"
+                           "Content-Type: text/plain\r\n\r\nwrong password\n");
+    } else {
+        n = snprintf(out, sizeof(out),
+                     "Content-Type: text/plain\r\n\r\nok %s (%zu bytes)\n",
+                     op[0] != '\0' ? op : "index", len);
+    }
+    put(c, out, (size_t)n);
 }
 
 /* ---- the accept loop ---------------------------------------------------- */
 
-/* Decides x, then answers the denial or runs the application. */
-static void serve(mw_setup_t *s, fcgx_req_t *x)
+/* Decides fr, then answers the denial or runs the application. */
+static void serve(suspect_guard_t *g, FCGX_Request *fr)
 {
-    mw_verdict_t v;
-    suspect_err_t err;
+    suspect_guard_input_t in = {0};
+    suspect_guard_response_t res;
+    call_t c = {fr, NULL};
 
-    suspect_err_clear(&err);
-    if (mw_guard_decide(s->guard, s->limits, s->store, &x->req, wall_ms(), &v,
-                        &err) != SUSPECT_OK) {
-        /* the body could not be read for a form: identity */
-        fprintf(stderr, "protected-app: %s\n", err.text);
-        FCGX_FPrintF(x->fr->out, "Status: 400 Bad Request\r\n\r\n");
+    in.envp = (const char *const *)fr->envp;
+    in.read = fcgx_read;
+    in.read_arg = fr;
+    if (suspect_guard_decide(g, &in, &c.r, NULL) != SUSPECT_OK) {
+        FCGX_FPrintF(fr->out, "Status: 503 Service Unavailable\r\n\r\n");
         return;
     }
-    if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
-        v.kind == MW_VERDICT_UNAVAILABLE) {
-        fprintf(stderr, "protected-app: %d %s (%s)\n", v.status,
-                v.route != NULL ? v.route->action : "-", v.why);
-        mw_guard_respond(s->guard, &x->req, &v);
-        return;
+    if (suspect_guard_req_verdict(c.r) >= SUSPECT_GUARD_DENY) {
+        const char *action = suspect_guard_req_action(c.r);
+
+        fprintf(stderr, "protected-app: %d %s (%s)\n",
+                suspect_guard_req_status(c.r), action != NULL ? action : "-",
+                suspect_guard_req_why(c.r));
+        if (suspect_guard_req_response(c.r, &res, NULL) == SUSPECT_OK) {
+            FCGX_PutStr(res.cgi, (int)res.cgi_len, fr->out);
+        }
+    } else {
+        handle(&c);
+        FCGX_FFlush(fr->out);
+        suspect_guard_req_settle(c.r, FCGX_GetError(fr->out) == 0, NULL);
     }
-    handle(x);
+    suspect_guard_req_free(c.r);
+}
+
+typedef struct worker {
+    suspect_guard_t *g;
+    int fd;
+} worker_t;
+
+static void *accept_loop(void *arg)
+{
+    worker_t *w = arg;
+    FCGX_Request fr;
+
+    FCGX_InitRequest(&fr, w->fd, 0);
+    while (FCGX_Accept_r(&fr) == 0) {
+        serve(w->g, &fr);
+        FCGX_Finish_r(&fr);
+    }
+    return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    mw_setup_t s = {0};
+    suspect_guard_t *g = NULL;
     suspect_err_t err;
-    FCGX_Request fr;
+    pthread_t tid[64];
+    worker_t w;
     char msg[600];
-    int fd;
+    int threads = argc == 4 ? atoi(argv[3]) : 1;
 
-    if (argc != 3) {
-        fprintf(stderr, "usage: protected-app SUSPECT_XML SOCKET\n");
+    if (argc < 3 || argc > 4 || threads < 1 || threads > 64) {
+        fprintf(stderr,
+                "usage: protected-app SUSPECT_XML SOCKET [THREADS 1-64]\n");
         return 2;
     }
+    suspect_guard_set_log(log_line, NULL, SUSPECT_GUARD_LOG_NOTICE);
     suspect_err_clear(&err);
-    if (mw_setup_load(&s, argv[1], &err) != SUSPECT_OK ||
-        mw_store_new(s.conf, &s.store, &err) != SUSPECT_OK) {
+    if (suspect_guard_open(argv[1], NULL, &g, &err) != SUSPECT_OK) {
         suspect_err_format(&err, msg, sizeof(msg));
         fprintf(stderr, "protected-app: %s\n", msg);
-        mw_setup_release(&s);
         return 1;
     }
-    if (FCGX_Init() != 0 || (fd = FCGX_OpenSocket(argv[2], 64)) < 0) {
+    if (FCGX_Init() != 0 || (w.fd = FCGX_OpenSocket(argv[2], 64)) < 0) {
         fprintf(stderr, "protected-app: cannot listen on %s\n", argv[2]);
-        mw_setup_release(&s);
+        suspect_guard_close(g);
         return 1;
     }
-    FCGX_InitRequest(&fr, fd, 0);
-    while (FCGX_Accept_r(&fr) == 0) {
-        fcgx_req_t x;
-
-        if (fx_init(&x, &fr) == 0) {
-            serve(&s, &x);
-            fx_free(&x);
+    w.g = g;
+    for (int i = 1; i < threads; i++) {
+        if (pthread_create(&tid[i], NULL, accept_loop, &w) != 0) {
+            fprintf(stderr, "protected-app: cannot start thread %d\n", i);
+            return 1;
         }
-        FCGX_Finish_r(&fr);
     }
-    mw_setup_release(&s);
+    accept_loop(&w);
+    suspect_guard_close(g);
     return 0;
 }

@@ -55,64 +55,6 @@ static int post(const char *path, const char *body)
     return e2e_status(args);
 }
 
-/* GUESSES POSTs of body to path, all at once (one curl, --parallel);
- * counts the statuses into ok (2xx, 3xx), denied (429) and other. */
-static void storm(const char *path, const char *body, int *ok, int *denied,
-                  int *other)
-{
-    const char *argv[17 + 3 * GUESSES]; /* 16 options, 3 per guess, NULL */
-    char url[E2E_URL], log[TEST_PATH_MAX], max_time[16];
-    test_proc_t p;
-    size_t k = 0;
-    char *out, *line;
-
-    snprintf(max_time, sizeof(max_time), "%u", test_scale_ms(30000) / 1000);
-    snprintf(log, sizeof(log), "%s/storm.out", e2e.dir);
-    remove(log);
-    e2e_url(url, path);
-    argv[k++] = "curl";
-    argv[k++] = "-q";
-    argv[k++] = "-s";
-    argv[k++] = "--no-progress-meter";
-    argv[k++] = "--noproxy";
-    argv[k++] = "*";
-    argv[k++] = "--max-time";
-    argv[k++] = max_time;
-    argv[k++] = "-Z";
-    argv[k++] = "--parallel-immediate";
-    argv[k++] = "--parallel-max";
-    argv[k++] = "100";
-    argv[k++] = "-w";
-    argv[k++] = "%{http_code}\\n";
-    argv[k++] = "-d";
-    argv[k++] = body;
-    for (int i = 0; i < GUESSES; i++) {
-        argv[k++] = "-o";
-        argv[k++] = "/dev/null";
-    }
-    for (int i = 0; i < GUESSES; i++) {
-        argv[k++] = url;
-    }
-    argv[k] = NULL;
-    *ok = *denied = *other = 0;
-    CU_ASSERT_FATAL(test_proc_start(&p, argv, NULL, log) == 0);
-    CU_ASSERT_EQUAL(test_proc_wait(&p, test_scale_ms(60000)), 0);
-    out = test_read_file(log, NULL);
-    for (line = out != NULL ? strtok(out, "\n") : NULL; line != NULL;
-         line = strtok(NULL, "\n")) {
-        int code = atoi(line);
-
-        *ok += code >= 200 && code < 400;
-        *denied += code == 429;
-        *other += code < 200 || (code >= 400 && code != 429);
-    }
-    if (*ok + *denied + *other != GUESSES) {
-        fprintf(stderr, "\n  storm: %d ok, %d denied, %d other\n", *ok, *denied,
-                *other);
-    }
-    free(out);
-}
-
 /* PHP: 100 wrong passwords at once, at most LimitCount (3) reach the
  * application, the others are refused; the next one is locked out; the
  * right password of another account never counts.  edits: the store. */
@@ -121,8 +63,8 @@ static void php_wrong_guesses_at_once(const char *const *edits)
     int ok, denied, other;
 
     CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
-    storm("/login.php?op=login", "user=eve&password=guess", &ok, &denied,
-          &other);
+    e2e_storm("/login.php?op=login", "user=eve&password=guess", GUESSES, &ok,
+              &denied, &other);
     CU_ASSERT_EQUAL(attempts("login fail eve"), 3);
     CU_ASSERT_EQUAL(ok + denied + other, GUESSES);
     CU_ASSERT_EQUAL(denied, GUESSES - 3);
@@ -216,7 +158,8 @@ static void test_cgi_wrong_guesses_at_once(void)
     CU_ASSERT_FATAL(e2e_start_cgi(edits) == 0);
     CU_ASSERT_FATAL(
         test_copy_file(e2e_src(src, "examples/app/login.cgi"), app, 0755) == 0);
-    storm("/login.cgi", "user=eve&password=guess", &ok, &denied, &other);
+    e2e_storm("/login.cgi", "user=eve&password=guess", GUESSES, &ok, &denied,
+              &other);
     CU_ASSERT_EQUAL(attempts("login fail eve"), 3);
     CU_ASSERT_EQUAL(denied, GUESSES - 3);
     CU_ASSERT_EQUAL(other, 3);

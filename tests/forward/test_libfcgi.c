@@ -15,9 +15,12 @@
  * (its own log of what it performed is compared with what was counted).
  *
  * The second half runs examples/libfcgi/protected-app, a libfcgi
- * application that decides in-process with the same XML files
- * (examples/suspect.xml, limits.xml) and answers the same 429s, behind
- * nginx with examples/nginx/suspect-cgi.conf.
+ * application built on libsuspect-guard alone that decides in-process
+ * with the same kind of files (examples/libfcgi/suspect.xml, the examples'
+ * limits.xml) and answers the same 429s, behind nginx with the example's
+ * snippet (examples/libfcgi/nginx.conf): with one accept loop, and with
+ * four under a burst of wrong sign-ins, which must not get past the
+ * limit.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -249,23 +252,35 @@ static void test_denied(void)
 
 /* ---- examples/libfcgi: deciding in-process ------------------------------ */
 
-/* protected-app on examples/suspect.xml (paths in DIR), behind nginx with
- * the suspect-cgi.conf snippet pointed at the app's socket. */
-static int start_protected(void)
+/* protected-app with threads accept loops on examples/libfcgi/suspect.xml
+ * (its limits file beside it), listening where the example's nginx
+ * snippet sends: DIR/fcgi.sock. */
+static int start_protected(int threads)
 {
-    char bin[TEST_PATH_MAX], log[TEST_PATH_MAX];
+    const char *edits[] = {"../limits.xml", "limits.xml", NULL};
+    char bin[TEST_PATH_MAX], log[TEST_PATH_MAX], n[16];
     const char *argv[] = {built(bin, "examples/libfcgi/protected-app"),
-                          e2e.conf, e2e.sock, NULL};
+                          e2e.conf, e2e.sock, n, NULL};
     int rc;
 
-    if (e2e_prepare_backend("suspect.xml", NULL) != 0) {
+    snprintf(n, sizeof(n), "%d", threads);
+    if (e2e_prepare("libfcgi/suspect.xml", edits) != 0) {
         return -1;
     }
     rc = test_proc_start(&e2e.fcgi, argv, NULL, e2e_path(log, "suspect.log"));
     if (rc != 0 || test_wait_listen(0, e2e.sock, &e2e.fcgi, 10000) != 0) {
         return -1;
     }
-    return e2e_start_nginx("nginx/suspect-cgi.conf");
+    return e2e_start_nginx("libfcgi/nginx.conf");
+}
+
+/* One POST of body to path; its status. */
+static int post(const char *path, const char *body)
+{
+    char url[E2E_URL];
+    const char *args[] = {"-d", body, e2e_url(url, path), NULL};
+
+    return e2e_status(args);
 }
 
 static void test_protected_app(void)
@@ -274,21 +289,50 @@ static void test_protected_app(void)
     long long since;
     test_http_t r;
 
-    CU_ASSERT_FATAL(start_protected() == 0);
-    e2e_http(&r, (const char *[]){e2e_url(url, "/app.cgi"), NULL});
+    CU_ASSERT_FATAL(start_protected(1) == 0);
+    e2e_http(&r, (const char *[]){e2e_url(url, "/app"), NULL});
     CU_ASSERT(e2e_body_starts(&r, 200, "ok index"));
     test_http_free(&r);
     /* the same route, identities, limits and 429 as suspect-fcgi's */
-    since = e2e_bank_scenario("/app.cgi?op=bank", NULL);
-    e2e_bank(&r, "/app.cgi?op=bank", "Accept: application/problem+json");
+    since = e2e_bank_scenario("/app?op=bank", NULL);
+    e2e_bank(&r, "/app?op=bank", "Accept: application/problem+json");
     CU_ASSERT(e2e_is_denial(&r, "BankAccountUpdate", 2, 120,
                             e2e_retry_floor(120, since), 120));
     CU_ASSERT_STRING_EQUAL(test_http_header(&r, "Content-Type") ?: "",
                            "application/problem+json");
     test_http_free(&r);
     /* the application's own code ran for the two allowed updates only */
-    CU_ASSERT_EQUAL(performed_in(e2e.log, "performed POST /app.cgi?op=bank\n"),
-                    2);
+    CU_ASSERT_EQUAL(performed_in(e2e.log, "performed POST /app?op=bank\n"), 2);
+    /* sign-ins count by the response: the right password never counts
+     * (the form field was read by the guard and again by the app), three
+     * wrong ones lock the user out, the right one too after that */
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(post("/app?op=signin", "user=ann&password=right"), 200);
+    }
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(post("/app?op=signin", "user=ann&password=guess"), 401);
+    }
+    CU_ASSERT_EQUAL(post("/app?op=signin", "user=ann&password=right"), 429);
+    CU_ASSERT_EQUAL(performed_in(e2e.log, "performed POST /app?op=signin\n"),
+                    7);
+}
+
+/* Four accept loops (libfcgi's threaded FCGX_Accept_r pattern), 40 wrong
+ * sign-ins at once: the attempts held in flight keep the limit, so the
+ * application checks exactly three and every other one is the 429. */
+static void test_protected_threads(void)
+{
+    int ok, denied, other;
+
+    CU_ASSERT_FATAL(start_protected(4) == 0);
+    e2e_storm("/app?op=signin", "user=eve&password=guess", 40, &ok, &denied,
+              &other);
+    CU_ASSERT_EQUAL(ok, 0);
+    CU_ASSERT_EQUAL(other, 3); /* the three 401s */
+    CU_ASSERT_EQUAL(denied, 37);
+    CU_ASSERT_EQUAL(performed_in(e2e.log, "performed POST /app?op=signin\n"),
+                    3);
+    CU_ASSERT_EQUAL(post("/app?op=signin", "user=eve&password=right"), 429);
 }
 
 int register_libfcgi_suite(void)
@@ -303,6 +347,7 @@ int register_libfcgi_suite(void)
         {"upstream libfcgi: kept connections", test_keep_alive},
         {"upstream libfcgi: a denied request never reaches it", test_denied},
         {"examples/libfcgi: deciding in-process", test_protected_app},
+        {"examples/libfcgi: four threads, 40 at once", test_protected_threads},
     };
     CU_pSuite s = CU_add_suite_with_setup_and_teardown("libfcgi", NULL, NULL,
                                                        e2e_setup, e2e_teardown);

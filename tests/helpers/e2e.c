@@ -136,6 +136,8 @@ static char *rewrite(const char *text, const char *const edits[])
                          e2e.php_sock,
                          "/run/php/php8.2-fpm.sock",
                          e2e.php_sock,
+                         "/run/app/fcgi.sock",
+                         e2e.sock,
                          "/srv/suspect/app",
                          e2e.app,
                          NULL};
@@ -830,4 +832,63 @@ long e2e_rss_kb(pid_t pid)
     }
     fclose(f);
     return kb;
+}
+
+/* See e2e.h. */
+void e2e_storm(const char *path, const char *body, int n, int *ok, int *denied,
+               int *other)
+{
+    /* 16 options, 3 per request, NULL */
+    const char *argv[17 + 3 * E2E_STORM_MAX];
+    char url[E2E_URL], log[TEST_PATH_MAX], max_time[16];
+    test_proc_t p;
+    size_t k = 0;
+    char *out, *line;
+
+    n = n < E2E_STORM_MAX ? n : E2E_STORM_MAX;
+    snprintf(max_time, sizeof(max_time), "%u", test_scale_ms(30000) / 1000);
+    snprintf(log, sizeof(log), "%s/storm.out", e2e.dir);
+    remove(log);
+    e2e_url(url, path);
+    argv[k++] = "curl";
+    argv[k++] = "-q";
+    argv[k++] = "-s";
+    argv[k++] = "--no-progress-meter";
+    argv[k++] = "--noproxy";
+    argv[k++] = "*";
+    argv[k++] = "--max-time";
+    argv[k++] = max_time;
+    argv[k++] = "-Z";
+    argv[k++] = "--parallel-immediate";
+    argv[k++] = "--parallel-max";
+    argv[k++] = "100";
+    argv[k++] = "-w";
+    argv[k++] = "%{http_code}\\n";
+    argv[k++] = "-d";
+    argv[k++] = body;
+    for (int i = 0; i < n; i++) {
+        argv[k++] = "-o";
+        argv[k++] = "/dev/null";
+    }
+    for (int i = 0; i < n; i++) {
+        argv[k++] = url;
+    }
+    argv[k] = NULL;
+    *ok = *denied = *other = 0;
+    CU_ASSERT_FATAL(test_proc_start(&p, argv, NULL, log) == 0);
+    CU_ASSERT_EQUAL(test_proc_wait(&p, test_scale_ms(60000)), 0);
+    out = test_read_file(log, NULL);
+    for (line = out != NULL ? strtok(out, "\n") : NULL; line != NULL;
+         line = strtok(NULL, "\n")) {
+        int code = atoi(line);
+
+        *ok += code >= 200 && code < 400;
+        *denied += code == 429;
+        *other += code < 200 || (code >= 400 && code != 429);
+    }
+    if (*ok + *denied + *other != n) {
+        fprintf(stderr, "\n  storm: %d ok, %d denied, %d other\n", *ok, *denied,
+                *other);
+    }
+    free(out);
 }

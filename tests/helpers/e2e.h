@@ -145,6 +145,15 @@ long long e2e_bank_scenario(const char *path, const char *accept);
 /* Whether r has status and a body beginning with prefix (else says). */
 bool e2e_body_starts(const test_http_t *r, int status, const char *prefix);
 
+/* Most requests e2e_storm() sends. */
+#define E2E_STORM_MAX 100
+
+/* n (up to E2E_STORM_MAX) POSTs of body to path, all at once (one curl,
+ * --parallel); counts the statuses into ok (2xx, 3xx), denied (429) and
+ * other.  Failures to run curl are CUnit assertions. */
+void e2e_storm(const char *path, const char *body, int n, int *ok, int *denied,
+               int *other);
+
 /* The tests of test_e2e_ops.c and test_e2e_shapes.c; 0 or -1. */
 struct CU_Suite;
 int e2e_add_ops_tests(struct CU_Suite *s);

@@ -35,7 +35,6 @@ struct suspect_guard_req {
     suspect_guard_read_fn read;
     void *read_arg;
     /* the decision */
-    mw_resolution_t res; /* its keys settle a held slot */
     mw_verdict_t v;
     suspect_guard_verdict_t verdict;
     int status;
@@ -55,6 +54,9 @@ struct suspect_guard_req {
     /* a held attempt (a route that counts by the response) */
     mw_watch_t *watch; /* NULL unless held and not settled */
     bool held;
+    /* Last, and not cleared when the request is made (8 KiB of keys):
+     * mw_guard_resolve() fills it; its keys settle a held slot. */
+    mw_resolution_t res;
 };
 
 /* Builds r's response (once): SUSPECT_OK, SUSPECT_E_INVAL for a verdict

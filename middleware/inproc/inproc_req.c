@@ -15,8 +15,10 @@
  * (the application reads envp itself, and may read either copy): when the
  * copies differ, the first is marked repeated and the request
  * copies_apart, so an identity read from it is refused (identity.c).
- * Finding repeats sorts an index of the names: O(n log n) in the
- * variables, whatever a client sends.
+ * Finding repeats: a table of the names on the stack for up to 127
+ * variables (a request's usual 20 to 60; probing stays bounded by the
+ * table's size whatever the names hash to), else a sorted index of them,
+ * O(n log n) whatever a client sends.
  *
  * Body: reads go to the application's callback (blocking, as libfcgi's
  * do); what the guard prefetched for a form: identity stays in the
@@ -33,6 +35,8 @@
 #include "inproc_int.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,7 +73,7 @@ static int ip_write(mw_req_t *req, const void *buf, size_t n)
     suspect_guard_req_t *r = (suspect_guard_req_t *)req;
 
     if (n > r->out_cap - r->out_len) {
-        size_t cap = r->out_cap > 0 ? r->out_cap : 1024;
+        size_t cap = r->out_cap > 0 ? r->out_cap : 4096; /* a 429 page fits */
         char *p;
 
         while (cap - r->out_len < n) {
@@ -95,6 +99,11 @@ static int ip_flush(mw_req_t *req)
 
 static const mw_req_ops_t ip_ops = {ip_read, ip_read_fd, ip_write, ip_flush};
 
+/* Up to this many variables, repeats are found with a table on the stack
+ * of SMALL_SLOTS slots (at most half full); beyond, by sorting an index. */
+#define SMALL_VARS  127
+#define SMALL_SLOTS 256
+
 /* One entry of the name index. */
 typedef struct name_ix {
     const char *name;
@@ -117,6 +126,50 @@ static int name_cmp(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at ? 1 : 0;
 }
 
+/* Marks p[first] repeated when p[i], the same name, has another value;
+ * whether it did. */
+static int mark_pair(mw_param_t *p, size_t first, size_t i)
+{
+    if (p[first].value_len == p[i].value_len &&
+        memcmp(p[first].value, p[i].value, p[i].value_len) == 0) {
+        return 0;
+    }
+    p[first].repeated = true;
+    return 1;
+}
+
+/* mark_repeats() for n <= SMALL_VARS: an open-addressing table of the
+ * names on the stack (FNV-1a; a slot holds the first copy's index + 1).
+ * At most SMALL_VARS names probe at most SMALL_VARS slots each, whatever
+ * they hash to. */
+static int mark_repeats_small(mw_param_t *p, size_t n)
+{
+    uint8_t slot[SMALL_SLOTS] = {0};
+    int any = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t h = 2166136261u;
+        size_t k;
+
+        for (size_t j = 0; j < p[i].name_len; j++) {
+            h = (h ^ (unsigned char)p[i].name[j]) * 16777619u;
+        }
+        for (k = h % SMALL_SLOTS; slot[k] != 0; k = (k + 1) % SMALL_SLOTS) {
+            const mw_param_t *q = &p[slot[k] - 1];
+
+            if (q->name_len == p[i].name_len &&
+                memcmp(q->name, p[i].name, q->name_len) == 0) {
+                any |= mark_pair(p, slot[k] - 1u, i);
+                break;
+            }
+        }
+        if (slot[k] == 0) {
+            slot[k] = (uint8_t)(i + 1);
+        }
+    }
+    return any;
+}
+
 /* Marks the first copy of each name repeated with another value; whether
  * any was.  -1 when out of memory. */
 static int mark_repeats(mw_param_t *p, size_t n)
@@ -126,6 +179,9 @@ static int mark_repeats(mw_param_t *p, size_t n)
 
     if (n < 2) {
         return 0;
+    }
+    if (n <= SMALL_VARS) {
+        return mark_repeats_small(p, n);
     }
     ix = suspect_malloc(n * sizeof(*ix));
     if (ix == NULL) {
@@ -142,13 +198,7 @@ static int mark_repeats(mw_param_t *p, size_t n)
 
         while (i < n && ix[i].len == ix[first].len &&
                memcmp(ix[i].name, ix[first].name, ix[i].len) == 0) {
-            const mw_param_t *a = &p[ix[first].at], *b = &p[ix[i].at];
-
-            if (a->value_len != b->value_len ||
-                memcmp(a->value, b->value, a->value_len) != 0) {
-                p[ix[first].at].repeated = true;
-                any = 1;
-            }
+            any |= mark_pair(p, ix[first].at, ix[i].at);
             i++;
         }
     }
@@ -246,11 +296,12 @@ static suspect_rc_t decided(suspect_guard_req_t *r)
 static suspect_guard_req_t *req_new(suspect_guard_t *g,
                                     const suspect_guard_input_t *in)
 {
-    suspect_guard_req_t *r = suspect_calloc(1, sizeof(*r));
+    suspect_guard_req_t *r = suspect_malloc(sizeof(*r));
 
     if (r == NULL) {
         return NULL;
     }
+    memset(r, 0, offsetof(suspect_guard_req_t, res));
     r->owner = g;
     r->req.ops = &ip_ops;
     r->req.role = MW_ROLE_RESPONDER;

@@ -404,6 +404,32 @@ static void test_body_error(void)
 /* ---- repeated variables
  * ---------------------------------------------------------- */
 
+/* An acct request with 200 filler headers, X-Account-Id a1 among the
+ * first of them and last among them; the strings live in m. */
+typedef struct many {
+    char fill[200][32];
+    const char *list[210];
+} many_t;
+
+static const char *const *many_vars(many_t *m, const char *last)
+{
+    static const char *const head[] = {
+        "REQUEST_METHOD=POST", "SCRIPT_NAME=/app", "REQUEST_URI=/app?op=acct",
+        "QUERY_STRING=op=acct", "HTTP_X_ACCOUNT_ID=a1"};
+    size_t n = 0;
+
+    for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++) {
+        m->list[n++] = head[i];
+    }
+    for (int i = 0; i < 200; i++) {
+        snprintf(m->fill[i], sizeof(m->fill[i]), "HTTP_X_FILL_%d=%d", i, i);
+        m->list[n++] = m->fill[i];
+    }
+    m->list[n++] = last;
+    m->list[n] = NULL;
+    return m->list;
+}
+
 /* nginx 1.22 passes a header sent twice as two variables; the application
  * may read either, so an identity read from one with two values is
  * refused; the same value twice is harmless. */
@@ -418,6 +444,7 @@ static void test_repeats(void)
     const char *const cookies[] = {"HTTP_COOKIE=member=m5", NULL};
     const char *const unrelated[] = {"HTTP_X_OTHER=1", "HTTP_X_OTHER=2", NULL};
     suspect_guard_req_t *r;
+    many_t mv;
     ip_vars_t v;
 
     r = ip_decide(g, ip_vars(&v, "acct", NULL, NULL, -1, two), NULL);
@@ -433,6 +460,13 @@ static void test_repeats(void)
     /* a second Cookie header with another member */
     r = ip_decide(g, ip_vars(&v, "bank", "member=m4", NULL, -1, cookies), NULL);
     CU_ASSERT_EQUAL(suspect_guard_req_verdict(r), SUSPECT_GUARD_REFUSE);
+    suspect_guard_req_free(r);
+    /* many variables (the table gives way to a sorted index): the same */
+    r = ip_decide(g, many_vars(&mv, "HTTP_X_ACCOUNT_ID=a2"), NULL);
+    CU_ASSERT_EQUAL(suspect_guard_req_verdict(r), SUSPECT_GUARD_REFUSE);
+    suspect_guard_req_free(r);
+    r = ip_decide(g, many_vars(&mv, "HTTP_X_ACCOUNT_ID=a1"), NULL);
+    CU_ASSERT_EQUAL(suspect_guard_req_verdict(r), SUSPECT_GUARD_ALLOW);
     suspect_guard_req_free(r);
     /* a repeat no identity reads changes nothing */
     r = ip_decide(g, ip_vars(&v, "bank", "member=m4", NULL, -1, unrelated),

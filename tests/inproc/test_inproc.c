@@ -27,8 +27,7 @@
 #include "log/log.h"
 #include "suites.h"
 
-/* ---- the suite ------------------------------------------------------------
- */
+/* ---- the suite ----------------------------------------------------------- */
 
 static int suite_init(void)
 {
@@ -59,8 +58,7 @@ static void test_teardown(void)
     free(ip_log_take());
 }
 
-/* ---- opening --------------------------------------------------------------
- */
+/* ---- opening ------------------------------------------------------------- */
 
 /* What suspect_guard_open() says of ip_dir/suspect.xml: "" when it
  * opened, else its error (the caller frees). */
@@ -136,8 +134,7 @@ static void test_open(void)
     suspect_guard_close(NULL);
 }
 
-/* ---- verdicts
- * ---------------------------------------------------------------- */
+/* ---- verdicts ------------------------------------------------------------ */
 
 static void test_verdicts(void)
 {
@@ -222,8 +219,7 @@ static void test_shadow(void)
     suspect_guard_close(g);
 }
 
-/* ---- the same bytes as suspect-fcgi
- * ------------------------------------------ */
+/* ---- the same bytes as suspect-fcgi -------------------------------------- */
 
 /* What suspect-fcgi's handler writes for vars (body NULL: none) on the
  * runtime rt (the caller frees). */
@@ -311,8 +307,7 @@ static void test_same_bytes(void)
     suspect_guard_close(g);
 }
 
-/* ---- the body
- * ------------------------------------------------------------------ */
+/* ---- the body ------------------------------------------------------------ */
 
 /* A form: identity reads the start of the body: the application gets it
  * all, in order, whether it reads through the guard or takes the
@@ -401,8 +396,7 @@ static void test_body_error(void)
     suspect_guard_close(g);
 }
 
-/* ---- repeated variables
- * ---------------------------------------------------------- */
+/* ---- repeated variables -------------------------------------------------- */
 
 /* An acct request with 200 filler headers, X-Account-Id a1 among the
  * first of them and last among them; the strings live in m. */
@@ -476,8 +470,7 @@ static void test_repeats(void)
     suspect_guard_close(g);
 }
 
-/* ---- a route that counts by the response
- * --------------------------------------- */
+/* ---- a route that counts by the response --------------------------------- */
 
 /* One sign-in of user with the application's response resp (NULL: never
  * settled, freed as it is); its verdict. */
@@ -537,6 +530,51 @@ static void test_settle(void)
     suspect_guard_close(g);
 }
 
+/* ---- out of memory ------------------------------------------------------- */
+
+/* Every allocation of a decision (a denied one, its response built, and a
+ * held one) fails in turn: the call fails cleanly (SUSPECT_E_NOMEM, no
+ * request) or gives a request that frees cleanly (the sanitizer build
+ * watches for leaks); nothing crashes. */
+static void test_out_of_memory(void)
+{
+    static const char body[] = "user=oom&password=x";
+    static const char wrong[] = "Status: 401 No\r\n\r\n";
+    suspect_guard_t *g = ip_open(true, SUSPECT_GUARD_RELOAD_MANUAL);
+    int failed = 0, made = 0;
+
+    for (long n = 1; n <= 60; n++) {
+        suspect_guard_input_t in = {0};
+        suspect_guard_response_t res;
+        suspect_guard_req_t *r = NULL;
+        ip_body_t b = {body, sizeof(body) - 1, 0, 0, 0};
+        ip_vars_t v;
+        suspect_rc_t rc;
+
+        in.envp = ip_vars(&v, n % 2 ? "signin" : "bank", "member=oom", NULL,
+                          (long)b.len, NULL);
+        in.read = ip_body_read;
+        in.read_arg = &b;
+        suspect_test_fail_alloc_after(n);
+        rc = suspect_guard_decide(g, &in, &r, NULL);
+        if (rc == SUSPECT_OK) {
+            (void)suspect_guard_req_response(r, &res, NULL);
+            suspect_guard_req_observe(r, wrong, sizeof(wrong) - 1);
+            (void)suspect_guard_req_settle(r, true, NULL);
+            made++;
+        } else {
+            CU_ASSERT_EQUAL(rc, SUSPECT_E_NOMEM);
+            CU_ASSERT_PTR_NULL(r);
+            failed++;
+        }
+        suspect_guard_req_free(r);
+        suspect_test_fail_alloc_after(-1);
+    }
+    CU_ASSERT(failed > 0);
+    CU_ASSERT(made > 0);
+    suspect_guard_close(g);
+}
+
 int register_inproc_suite(void)
 {
     static const struct {
@@ -551,6 +589,7 @@ int register_inproc_suite(void)
         {"body read error: 400", test_body_error},
         {"repeated variables an identity reads: 400", test_repeats},
         {"counting by the response: observe, settle", test_settle},
+        {"out of memory at every allocation", test_out_of_memory},
     };
     CU_pSuite s = CU_add_suite_with_setup_and_teardown(
         "inproc", suite_init, suite_clean, test_setup, test_teardown);

@@ -28,8 +28,7 @@
 #include "setup/store.h"
 #include "suspect_failover.h"
 
-/* ---- the log ---------------------------------------------------------------
- */
+/* ---- the log ------------------------------------------------------------- */
 
 static suspect_guard_log_fn log_fn;
 static void *log_arg;
@@ -55,8 +54,7 @@ void suspect_guard_set_log(suspect_guard_log_fn fn, void *arg, int max_level)
     atomic_store(&log_chosen, true);
 }
 
-/* ---- the files -------------------------------------------------------------
- */
+/* ---- the files ----------------------------------------------------------- */
 
 /* Which suspect.xml the application may run on: see the file comment. */
 static suspect_rc_t accept_conf(void *arg, const suspect_conf_t *boot,

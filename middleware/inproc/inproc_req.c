@@ -45,8 +45,7 @@
 #include "log/log.h"
 #include "response/error_page.h"
 
-/* ---- the request as an mw_req_t -------------------------------------------
- */
+/* ---- the request as an mw_req_t ------------------------------------------ */
 
 static ssize_t ip_read(mw_req_t *req, void *buf, size_t n, bool wait)
 {
@@ -238,8 +237,7 @@ static suspect_rc_t params_from(suspect_guard_req_t *r, const char *const *envp)
     return SUSPECT_OK;
 }
 
-/* ---- the decision
- * ------------------------------------------------------------ */
+/* ---- the decision -------------------------------------------------------- */
 
 /* The request could not be decided (err): refused with suspect-fcgi's
  * error page. */
@@ -354,8 +352,7 @@ suspect_rc_t suspect_guard_decide(suspect_guard_t *g,
     return SUSPECT_OK;
 }
 
-/* ---- what the application asks of a decided request ------------------------
- */
+/* ---- what the application asks of a decided request ---------------------- */
 
 suspect_guard_verdict_t suspect_guard_req_verdict(const suspect_guard_req_t *r)
 {

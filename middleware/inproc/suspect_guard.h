@@ -134,8 +134,7 @@ void suspect_guard_close(suspect_guard_t *g);
 suspect_rc_t suspect_guard_reload(suspect_guard_t *g, bool force, int *swapped,
                                   suspect_err_t *err);
 
-/* ---- one request ----------------------------------------------------------
- */
+/* ---- one request --------------------------------------------------------- */
 
 /* Reads up to n body bytes into buf: the number read, 0 at the end of the
  * body, or negative on an error. */
@@ -243,8 +242,7 @@ ssize_t suspect_guard_req_read(suspect_guard_req_t *r, void *buf, size_t n);
 void suspect_guard_req_body(const suspect_guard_req_t *r, const char **data,
                             size_t *len);
 
-/* ---- routes that count by the response (<Failure>, <Success>) --------------
- */
+/* ---- routes that count by the response (<Failure>, <Success>) ------------ */
 
 /*
  * Whether r's attempt is held until the response says how it went (an

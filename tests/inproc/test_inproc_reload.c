@@ -146,8 +146,7 @@ static void test_reload_auto(void)
     suspect_guard_close(g);
 }
 
-/* ---- threads ----------------------------------------------------------------
- */
+/* ---- threads ------------------------------------------------------------- */
 
 typedef struct race {
     suspect_guard_t *g;

@@ -159,6 +159,8 @@ static void serve(suspect_guard_t *g, FCGX_Request *fr)
                 suspect_guard_req_why(c.r));
         if (suspect_guard_req_response(c.r, &res, NULL) == SUSPECT_OK) {
             FCGX_PutStr(res.cgi, (int)res.cgi_len, fr->out);
+        } else { /* out of memory: refused all the same */
+            FCGX_FPrintF(fr->out, "Status: 503 Service Unavailable\r\n\r\n");
         }
     } else {
         handle(&c);

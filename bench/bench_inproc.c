@@ -12,9 +12,9 @@
  *                     peer);
  *   API, allowed      suspect_guard_decide() on the same variables as an
  *                     envp, then suspect_guard_req_free(): the request
- *                     made from envp (one allocation, the names sorted
- *                     for repeats), references taken and dropped, the
- *                     reload poll (a clock read);
+ *                     made from envp (one allocation, its names
+ *                     checked for repeats), references taken and
+ *                     dropped, the reload poll (a clock read);
  *   guard, denied + 429   mw_guard_decide() and mw_guard_respond() into
  *                     a buffer, one identity over its limit (the peer);
  *   API, denied + 429 suspect_guard_decide() and

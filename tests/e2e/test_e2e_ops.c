@@ -185,7 +185,7 @@ static void test_sighup_reload(void)
                                "from=\"query:member query:code\"",
                                "from=\"query:member\"", NULL};
     bool applied = false;
-    char code[16];
+    char code[32];
 
     CU_ASSERT_FATAL(e2e_start_cgi(hour) == 0);
     CU_ASSERT_EQUAL(edit_limits("Action=\"PromoQuery\" LimitCount=\"10\"",
@@ -199,8 +199,10 @@ static void test_sighup_reload(void)
         CU_ASSERT_EQUAL(promo("probe", code), 200);
     }
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGHUP), 0);
-    for (int i = 0; i < 100 && !applied; i++) {
-        snprintf(code, sizeof(code), "P%d", i);
+    /* the reload is applied when the signal is handled: asked until then */
+    for (long long i = 0, end = mono_ms() + test_scale_ms(5000);
+         !applied && mono_ms() < end; i++) {
+        snprintf(code, sizeof(code), "P%lld", i);
         applied = promo("probe2", code) == 429;
     }
     CU_ASSERT_FATAL(applied);

@@ -61,6 +61,7 @@ bool tapp_wait_started(int n, int timeout_ms)
     struct timespec ts;
     bool ok;
 
+    timeout_ms = (int)test_scale_ms((unsigned)timeout_ms);
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += timeout_ms / 1000;
     ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;

@@ -139,7 +139,8 @@ uint8_t fcc_pattern(size_t i);
 
 /* Resets the app's shared state. */
 void tapp_reset(void);
-/* Waits until n handlers reported they started; true when they did. */
+/* Waits (timeout_ms, scaled) until n handlers reported they started;
+ * true when they did. */
 bool tapp_wait_started(int n, int timeout_ms);
 /* Lets "hold" handlers finish. */
 void tapp_release(void);

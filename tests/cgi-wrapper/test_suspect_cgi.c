@@ -11,7 +11,8 @@
  * checked byte for byte, "the body was not copied" by fd 0 being the
  * original pipe, and "never ran" by the marker's absence.  Counts live in
  * DIR/suspect.lmdb, so every run is a separate process sharing them.
- * The front end's own tests are in test_wrap_front.c.
+ * No value a request carries reaches a log line.  The front end's own
+ * tests are in test_wrap_front.c.
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -397,6 +398,55 @@ static void test_store_fail_modes(void)
     }
 }
 
+/* Whether r's log lines hold none of the request's values. */
+static bool no_value_logged(const cgi_out_t *r)
+{
+    static const char *const markers[] = {"QSECRET41", "CSECRET43", "HSECRET44",
+                                          "PSECRET45", NULL};
+
+    for (size_t i = 0; markers[i] != NULL; i++) {
+        if (r->err != NULL && strstr(r->err, markers[i]) != NULL) {
+            fprintf(stderr, "\n  suspect-cgi logged %s: %s\n", markers[i],
+                    r->err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Values in the query, a cookie, the identity's header and a password
+ * never reach the log: a denial at -v, a 503 at the default level. */
+static void test_no_values_logged(void)
+{
+    const char *vars[] = {"REQUEST_METHOD=GET",
+                          "REQUEST_URI=/hdr?token=QSECRET41",
+                          "QUERY_STRING=token=QSECRET41",
+                          "HTTP_X_MEMBER=HSECRET44",
+                          "HTTP_COOKIE=session=CSECRET43",
+                          "HTTP_AUTHORIZATION=Basic PSECRET45",
+                          NULL};
+    const char *verbose[] = {cgirun_bin(), "-v", "-c", e2e.conf, NULL};
+    cgi_out_t r;
+
+    for (int i = 0; i < 3; i++) {
+        cgirun(&r, verbose, vars, NULL, 0, false);
+        CU_ASSERT(no_value_logged(&r));
+        if (i == 2) {
+            CU_ASSERT(cgirun_starts(&r, "Status: 429"));
+            CU_ASSERT(cgirun_one_log_line(&r, "deny /hdr action="));
+        }
+        cgirun_free(&r);
+    }
+    CU_ASSERT_FATAL(
+        write_conf("<Store type=\"lmdb\" path=\"@DIR@/none/x.lmdb\" "
+                   "failMode=\"closed\"/>",
+                   NULL) == 0);
+    run_plain(&r, vars, NULL);
+    CU_ASSERT(cgirun_starts(&r, "Status: 503"));
+    CU_ASSERT(r.err != NULL && no_value_logged(&r));
+    cgirun_free(&r);
+}
+
 /* A #! wrapper: the kernel passes "-c CONF [PROGRAM]" as one argument,
  * then the wrapper's path, then the request's own arguments. */
 static void test_shebang(void)
@@ -626,6 +676,7 @@ int register_suspect_cgi_suite(void)
         {"bad configuration: 500", test_bad_config},
         {"memory store: 500", test_memory_store},
         {"store unusable: fail modes", test_store_fail_modes},
+        {"no value in any log line", test_no_values_logged},
         {"#! wrapper", test_shebang},
         {"Cgi root", test_cgi_root},
         {"body errors: 413, 400", test_body_errors},

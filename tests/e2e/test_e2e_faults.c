@@ -370,6 +370,31 @@ int flt_descendants(pid_t pid)
     return n;
 }
 
+/* Prints what each descriptor of pid is, for a failed flt_settle. */
+static void print_fds(pid_t pid)
+{
+    char path[64], link[TEST_PATH_MAX], target[256];
+    struct dirent *e;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    d = opendir(path);
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        ssize_t n;
+
+        if (e->d_name[0] == '.') {
+            continue;
+        }
+        snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
+        n = readlink(link, target, sizeof(target) - 1);
+        target[n > 0 ? n : 0] = '\0';
+        fprintf(stderr, "faults:   fd %s -> %s\n", e->d_name, target);
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+}
+
 bool flt_settle(pid_t pid, int fds, int kids, unsigned ms)
 {
     long long end = mono_ms() + test_scale_ms(ms);
@@ -387,6 +412,7 @@ bool flt_settle(pid_t pid, int fds, int kids, unsigned ms)
             "faults: daemon %d has %d descriptors (want <= %d), %d "
             "processes under it (want <= %d)\n",
             (int)pid, f, fds, k, kids);
+    print_fds(pid);
     return false;
 }
 

@@ -539,10 +539,44 @@ const char *test_suspect_fcgi_path(char path[TEST_PATH_MAX])
     return path;
 }
 
+/* Whether the file path, from byte from on, holds text. */
+static bool file_has_since(const char *path, size_t from, const char *text)
+{
+    size_t len = 0;
+    char *data = test_read_file(path, &len);
+    bool found = data != NULL && len > from && strstr(data + from, text);
+
+    free(data);
+    return found;
+}
+
+/* Waits (up to ms) until p's log, past byte from, says the daemon is
+ * listening: it logs that once its workers, control socket and metrics
+ * listener are all up, a moment after its socket first accepts.  0 or
+ * -1. */
+static int wait_daemon_ready(test_proc_t *p, size_t from, unsigned ms)
+{
+    long long deadline = mono_ms() + test_scale_ms(ms);
+
+    while (!file_has_since(p->log, from, "listening on ")) {
+        if (!test_proc_running(p) || mono_ms() >= deadline) {
+            fprintf(stderr,
+                    "test_proc: suspect-fcgi never said it listens "
+                    "(see %s)\n",
+                    p->log);
+            return -1;
+        }
+        sleep_ms(POLL_MS);
+    }
+    return 0;
+}
+
 int test_suspect_start(test_proc_t *p, const char *dir, const char *conf,
                        const char *sock, int port, const char *const extra[])
 {
     char bin[TEST_PATH_MAX], log[TEST_PATH_MAX];
+    struct stat st;
+    size_t from;
     const char *argv[16] = {test_suspect_fcgi_path(bin), "-c", conf, "-f",
                             "-v"};
     const char *wrapped[16 + TEST_VG_MAX_WORDS];
@@ -558,13 +592,17 @@ int test_suspect_start(test_proc_t *p, const char *dir, const char *conf,
         return -1;
     }
     snprintf(log, sizeof(log), "%s/suspect.log", dir);
+    /* the log is appended to: only what this run writes counts */
+    from = stat(log, &st) == 0 ? (size_t)st.st_size : 0;
     /* Under scripts/valgrind, the daemon runs under valgrind. */
     if (test_proc_start(p, test_vg_argv(argv, wrapped, 16 + TEST_VG_MAX_WORDS),
                         NULL, log) != 0) {
         return -1;
     }
     snprintf(p->name, sizeof(p->name), "suspect-fcgi");
-    return test_wait_listen(sock != NULL ? 0 : port, sock, p, START_MS);
+    return test_wait_listen(sock != NULL ? 0 : port, sock, p, START_MS) == 0
+               ? wait_daemon_ready(p, from, START_MS)
+               : -1;
 }
 
 static const char apache_skeleton[] =

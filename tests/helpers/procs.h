@@ -113,7 +113,9 @@ const char *test_suspect_fcgi_path(char path[TEST_PATH_MAX]);
 /*
  * Runs suspect-fcgi -c conf -f -v (plus the NULL-terminated extra
  * arguments, may be NULL), its log in dir/suspect.log; waits until the
- * unix socket sock accepts or, with sock NULL, 127.0.0.1:port.  0 or -1.
+ * unix socket sock accepts or, with sock NULL, 127.0.0.1:port, and until
+ * the daemon logs that it listens (everything it opens at start is open
+ * then: the socket accepts a moment earlier).  0 or -1.
  */
 int test_suspect_start(test_proc_t *p, const char *dir, const char *conf,
                        const char *sock, int port, const char *const extra[]);

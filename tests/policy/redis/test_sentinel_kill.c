@@ -16,8 +16,12 @@
  *     the outage journal was carried over (the load, a new identity each
  *     time at full speed, would overflow the journal's bounds in local
  *     mode: docs/redis.md);
- *   - no decision takes longer than its bound (SLOW_MS: three timeouts
- *     and a margin), however long the failover takes;
+ *   - no decision takes longer than its bound (three timeouts and a
+ *     margin), however long the failover takes.  What is held to the
+ *     bound is the decision's time less the time its thread stood in
+ *     the kernel's run queue (/proc/thread-self/schedstat): on a loaded
+ *     machine a thread may wait for a CPU for longer than the timeouts
+ *     themselves, which says nothing of what the store waited for;
  *   - decisions come back to Redis, on the promoted replica, without the
  *     process restarting;
  *   - what async replication lost is measured: Exact hits that Redis
@@ -26,9 +30,12 @@
  * The figures are printed (docs/FAULTS.md quotes them).
  */
 #include <CUnit/CUnit.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
@@ -51,7 +58,8 @@ typedef struct tally {
     long long exact_closed;  /* Exact denied by fail mode closed */
     long long load_open;     /* Load allowed by fail mode open */
     long long other;         /* anything else that is not Redis's */
-    long long worst_ms;      /* the slowest decision */
+    long long worst_ms;      /* the slowest decision, less its queueing */
+    long long worst_wall_ms; /* the slowest decision, wall clock */
     long long last_degraded; /* monotonic ms of the last fail-mode answer */
     long long first_back;    /* first Redis decision after the kill */
 } tally_t;
@@ -61,14 +69,32 @@ typedef struct worker {
     int id;
     volatile int *stop;
     const long long *killed_at; /* 0 until the kill */
+    int sched_fd;               /* /proc/thread-self/schedstat, or -1 */
     tally_t t;
 } worker_t;
+
+/* How long (ms) the thread of w has waited in the run queue so far (0
+ * when the kernel does not say). */
+static long long queued_ms(const worker_t *w)
+{
+    char buf[96];
+    ssize_t n =
+        w->sched_fd >= 0 ? pread(w->sched_fd, buf, sizeof(buf) - 1, 0) : -1;
+    char *p;
+
+    if (n <= 0) {
+        return 0;
+    }
+    buf[n] = '\0';
+    strtoull(buf, &p, 10);                               /* on the CPU */
+    return (long long)(strtoull(p, NULL, 10) / 1000000); /* waiting for it */
+}
 
 /* One decision, timed and tallied. */
 static void decide(worker_t *w, const suspect_rule_t *rule, const char *value)
 {
     suspect_key_t key = test_key(rule->action, value);
-    long long t0 = test_ha_mono_ms(), dt, killed;
+    long long q0 = queued_ms(w), t0 = test_ha_mono_ms(), dt, killed;
     suspect_decision_t d;
 
     if (suspect_store_decide(w->store, rule, &key, 1, test_ha_wall_ms(), &d,
@@ -77,6 +103,8 @@ static void decide(worker_t *w, const suspect_rule_t *rule, const char *value)
         return;
     }
     dt = test_ha_mono_ms() - t0;
+    w->t.worst_wall_ms = dt > w->t.worst_wall_ms ? dt : w->t.worst_wall_ms;
+    dt -= queued_ms(w) - q0;
     w->t.worst_ms = dt > w->t.worst_ms ? dt : w->t.worst_ms;
     killed = __atomic_load_n(w->killed_at, __ATOMIC_ACQUIRE);
     if (d.degraded == SUSPECT_DEGRADED_NONE) {
@@ -102,10 +130,14 @@ static void *work(void *arg)
     worker_t *w = arg;
     char value[48];
 
+    w->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
     for (long n = 0; !__atomic_load_n(w->stop, __ATOMIC_ACQUIRE); n++) {
         decide(w, &exact, "acct");
         snprintf(value, sizeof(value), "w%d-%ld", w->id, n);
         decide(w, &load, value);
+    }
+    if (w->sched_fd >= 0) {
+        close(w->sched_fd);
     }
     return NULL;
 }
@@ -155,7 +187,8 @@ static void test_kill9(void)
     pthread_t tid[LOAD_THREADS];
     worker_t w[LOAD_THREADS];
     volatile int stop = 0;
-    long long killed_at = 0, deadline, back = 0, worst = 0, last_gap = 0;
+    long long killed_at = 0, deadline, back = 0, worst = 0, worst_wall = 0;
+    long long last_gap = 0;
     tally_t sum;
     suspect_failover_stats_t fs;
     int old_port, local = 0;
@@ -202,17 +235,20 @@ static void test_kill9(void)
         sum.load_open += w[i].t.load_open;
         sum.other += w[i].t.other;
         worst = w[i].t.worst_ms > worst ? w[i].t.worst_ms : worst;
+        worst_wall = w[i].t.worst_wall_ms > worst_wall ? w[i].t.worst_wall_ms
+                                                       : worst_wall;
         last_gap =
             w[i].t.last_degraded > last_gap ? w[i].t.last_degraded : last_gap;
     }
     suspect_failover_stats(store, &fs);
     held = test_ha_int(next->port, "m-pass", "ZCARD Exact:acct");
     printf("\n    sentinel kill -9: back on Redis %lld ms after the kill "
-           "(last fail-mode answer at %lld ms); slowest decision %lld ms; "
+           "(last fail-mode answer at %lld ms); slowest decision %lld ms "
+           "(%lld ms with its waits for a CPU); "
            "in the gap %lld Exact closed, %lld Load open; Exact admitted "
            "by Redis %lld, on the new master %lld: lost %lld\n    ",
            back > 0 ? back - killed_at : -1, last_gap - killed_at, worst,
-           sum.exact_closed, sum.load_open, sum.admitted, held,
+           worst_wall, sum.exact_closed, sum.load_open, sum.admitted, held,
            sum.admitted > held ? sum.admitted - held : 0);
     CU_ASSERT_TRUE(back > 0);
     CU_ASSERT_TRUE(sum.exact_closed > 0);

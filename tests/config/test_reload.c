@@ -16,9 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "suites.h"
 #include "limits/suspect_limits.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define HEAD "<ArrayOfSuspectUsageSettingEntity>\n"
 #define TAIL "</ArrayOfSuspectUsageSettingEntity>\n"
@@ -375,7 +377,7 @@ static void test_out_of_memory(void)
 typedef struct race {
     suspect_reloader_t *r;
     int stop;      /* atomic */
-    long acquired; /* per thread, summed after join */
+    long acquired; /* atomic; per thread, summed after join */
     long wrong;    /* snapshots that were not a valid table */
     int poller;    /* this thread also polls */
 } race_t;
@@ -389,7 +391,7 @@ static void *reader(void *arg)
         suspect_limits_t *lim = suspect_reloader_acquire(rc->r);
         int t = table_of(lim);
         rc->wrong += t != 'A' && t != 'B';
-        rc->acquired++;
+        __atomic_fetch_add(&rc->acquired, 1, __ATOMIC_RELAXED);
         suspect_limits_unref(lim);
         if (rc->poller) {
             suspect_reloader_poll(rc->r, now++, NULL);
@@ -398,8 +400,21 @@ static void *reader(void *arg)
     return NULL;
 }
 
+/* Whether every reader of races[4] has acquired a snapshot yet. */
+static bool all_acquired(race_t races[4])
+{
+    for (int i = 0; i < 4; i++) {
+        if (__atomic_load_n(&races[i].acquired, __ATOMIC_RELAXED) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* 4 readers acquire and release while the file flips between valid and
- * invalid 200 times: every snapshot seen is one of the valid tables. */
+ * invalid 200 times, and on until each reader has run (a loaded machine
+ * may not have given them a CPU yet; within a scaled deadline): every
+ * snapshot seen is one of the valid tables. */
 static void test_threads(void)
 {
     suspect_reloader_t *r = NULL;
@@ -407,6 +422,7 @@ static void test_threads(void)
     pthread_t th[4];
     long acquired = 0, wrong = 0;
     int write_errors = 0;
+    int64_t deadline;
     fixture_t f;
 
     CU_ASSERT_EQUAL_FATAL(fixture_init(&f), 0);
@@ -420,7 +436,9 @@ static void test_threads(void)
         CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, reader, &races[i]),
                               0);
     }
-    for (int i = 0; i < 200; i++) {
+    deadline = mono_ms() + test_scale_ms(10000);
+    for (int i = 0; i < 200 || (!all_acquired(races) && mono_ms() < deadline);
+         i++) {
         static const char *const docs[] = {doc_b, doc_bad, doc_a, doc_bad2};
         write_errors += write_rename(&f, docs[i % 4]) != 0;
         suspect_reloader_check(r, NULL);
@@ -435,6 +453,9 @@ static void test_threads(void)
     }
     CU_ASSERT_EQUAL(write_errors, 0);
     CU_ASSERT_EQUAL(wrong, 0);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT(races[i].acquired > 0);
+    }
     CU_ASSERT(acquired > 0);
     CU_ASSERT(suspect_reloader_generation(r) >= 50);
 

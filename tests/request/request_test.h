@@ -30,4 +30,8 @@ int request_register_addrset(CU_pSuite s);
  * -1. */
 int request_register_names(CU_pSuite s);
 
+/* Adds the tests of the multipart reader against PHP, CGI.pm and Python
+ * (test_multipart_readers.c) to s; 0 or -1. */
+int multipart_add_reader_tests(CU_pSuite s);
+
 #endif

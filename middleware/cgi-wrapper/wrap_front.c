@@ -23,7 +23,10 @@
  * the offset it had when the front end was made.  Otherwise a memfd gets
  * the prefetched bytes and the rest of the body, is rewound and dup2()'ed
  * onto in_fd; dup2() clears close-on-exec on the copy, so the memfd itself
- * is made MFD_CLOEXEC and only in_fd survives execve().
+ * is made MFD_CLOEXEC and only in_fd survives execve().  A body with a
+ * filter (mw_req_filter(): the multipart fields past formMax) is read
+ * whole through it first, so a body it refuses never reaches the
+ * program: the refusal is answered instead.
  */
 #include "wrap_front.h"
 
@@ -315,10 +318,95 @@ static suspect_rc_t rewind_memfd(mw_cgi_front_t *f, size_t max, int *status,
                : fail(status, st, st == 413 ? SUSPECT_E_FULL : SUSPECT_E_IO);
 }
 
+/* Reads the body through its filter into fd (-1: only read it); the
+ * status to answer (err filled), or 0. */
+static int read_filtered(mw_cgi_front_t *f, int fd, size_t max,
+                         suspect_err_t *err)
+{
+    mw_req_t *req = &f->req;
+    char *buf = suspect_malloc(COPY_BUF);
+    unsigned long long have = 0;
+    int st = 0;
+
+    if (buf == NULL) {
+        suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
+        return 500;
+    }
+    while (st == 0) {
+        ssize_t n = mw_req_read(req, buf, COPY_BUF, true);
+        int w;
+
+        if (n == 0) {
+            break;
+        }
+        if (n == -EMSGSIZE) {
+            suspect_err_set(err, SUSPECT_E_PARSE, NULL, 0,
+                            "request body refused: %s", req->refused_why);
+            st = req->refused;
+        } else if (n < 0) {
+            errno = (int)-n;
+            suspect_err_sys(err, SUSPECT_E_IO, NULL, "request body");
+            st = 400;
+        } else if (fd >= 0 && (have += (size_t)n) > max) {
+            suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
+                            "request body larger than %zu bytes", max);
+            st = 413;
+        } else if (fd >= 0 &&
+                   (w = write_all(fd, buf, (size_t)n, f->timeout_ms)) != 0) {
+            errno = -w;
+            suspect_err_sys(err, SUSPECT_E_IO, NULL, "request body: memfd");
+            st = 500;
+        }
+    }
+    free(buf);
+    return st;
+}
+
+/* The rewind of a body with a filter: see the file comment. */
+static suspect_rc_t rewind_filtered(mw_cgi_front_t *f, size_t max, int *status,
+                                    suspect_err_t *err)
+{
+    int fd = -1, st;
+
+    if (f->req.pre_off != 0) {
+        return fail(status, 500,
+                    suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                                    "request body: read before the rewind"));
+    }
+    if (!f->seekable) {
+        fd = memfd_create("suspect-cgi-body", MFD_CLOEXEC);
+        if (fd < 0) {
+            return fail(
+                status, 500,
+                suspect_err_sys(err, SUSPECT_E_IO, NULL, "memfd_create"));
+        }
+    }
+    st = read_filtered(f, fd, max, err);
+    if (st == 0 && f->seekable &&
+        lseek(f->in_fd, f->start, SEEK_SET) != f->start) {
+        suspect_err_sys(err, SUSPECT_E_IO, NULL, "request body: lseek");
+        st = 500;
+    }
+    if (st == 0 && fd >= 0 &&
+        (lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, f->in_fd) < 0)) {
+        suspect_err_sys(err, SUSPECT_E_IO, NULL, "request body: dup2");
+        st = 500;
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return st == 0
+               ? SUSPECT_OK
+               : fail(status, st, st == 413 ? SUSPECT_E_FULL : SUSPECT_E_IO);
+}
+
 suspect_rc_t mw_cgi_front_rewind(mw_cgi_front_t *f, size_t max, int *status,
                                  suspect_err_t *err)
 {
     *status = 0;
+    if (f->req.filter != NULL) {
+        return rewind_filtered(f, max, status, err);
+    }
     if (f->consumed == 0) {
         return SUSPECT_OK;
     }

@@ -49,9 +49,26 @@ static void allow_respond(mw_req_t *req)
     mw_req_write(req, ok, sizeof(ok) - 1);
 }
 
-/* Forwards req, timed for the metrics; true when the application's whole
- * response was relayed. */
-static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
+/* The line of a body refused on its way to the application (the
+ * multipart fields past formMax), as log_verdict() writes a refusal. */
+static void log_refused(const mw_req_t *req, const char *action)
+{
+    const char *uri;
+    int len;
+
+    if (!mw_log_enabled(MW_LOG_INFO)) {
+        return;
+    }
+    uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), 0, &len);
+    mw_log(MW_LOG_INFO, "refuse %.*s action=%s status=%d (%s)", len, uri,
+           action != NULL ? action : "-", req->refused,
+           req->refused_why != NULL ? req->refused_why : "");
+}
+
+/* Forwards req (counted for action, NULL: none), timed for the metrics;
+ * true when the application's whole response was relayed. */
+static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req,
+                    const char *action)
 {
     mw_upstream_t *upstream = mw_runtime_upstream(rt);
     int64_t t0 = mono_ns();
@@ -83,6 +100,9 @@ static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req)
         suspect_err_format(&err, msg, sizeof(msg));
         mw_log(MW_LOG_ERROR, "forward: %s", msg);
     }
+    if (req->refused != 0) {
+        log_refused(req, action);
+    }
     req->watch = NULL; /* an error page is ours, not the app's */
     if (res.status != 0 && !req->output_started) {
         mw_error_respond(req, res.status);
@@ -109,7 +129,7 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
         req->watch = mw_watch_feed;
         req->watch_arg = w;
     }
-    complete = forward(rt, c, req);
+    complete = forward(rt, c, req, v->route->action);
     req->watch = NULL;
     req->watch_arg = NULL;
     if (w != NULL) {
@@ -227,7 +247,8 @@ void mw_handler_request(mw_req_t *req, void *arg)
             c->mode != SUSPECT_MODE_FORWARD) {
             allow_respond(req);
         } else {
-            (void)forward(rt, c, req); /* nothing was held: nothing counts */
+            /* nothing was held: nothing counts */
+            (void)forward(rt, c, req, v.route->action);
         }
         req->prelude = NULL;
     } else if (req->role == MW_ROLE_AUTHORIZER ||
@@ -236,7 +257,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
     } else if (v.ticket.id != 0) {
         forward_settled(rt, c, req, &res, &v);
     } else {
-        (void)forward(rt, c, req);
+        (void)forward(rt, c, req, v.route != NULL ? v.route->action : NULL);
     }
     suspect_limits_unref(l);
     mw_guard_unref(g);

@@ -127,6 +127,9 @@ static void start_request(conn_t *c)
     c->req.pre = NULL;
     c->req.pre_len = 0;
     c->req.pre_off = 0;
+    c->req.filter = NULL;
+    c->req.refused = 0;
+    c->req.refused_why = NULL;
     c->req.body_done = c->req.role == MW_ROLE_AUTHORIZER;
     c->req.output_started = false;
     c->req.cut = false;

@@ -5,7 +5,10 @@
  *       front end's descriptor when it has one), written to a non-blocking
  *       pipe; at the body's end (or CONTENT_LENGTH bytes) the pipe is
  *       closed.  A child that closes its stdin early (EPIPE) gets nothing
- *       more; the rest of the body is read and dropped while it runs.
+ *       more; the rest of the body is read and dropped while it runs.  A
+ *       body that cannot be read to its end, or that a body filter
+ *       refuses, kills the program before it gets the end of its input,
+ *       and answers 400 or the filter's status.
  *   child stdout -> response      the first bytes are held until the blank
  *       line that ends the CGI header block (at most 8 KiB, every line a
  *       header field), then relayed as they come with mw_req_write().
@@ -76,7 +79,7 @@ int cgi_body_slurp(cgi_run_t *r, size_t *len)
             break;
         }
         if (k < 0) {
-            return 400;
+            return k == -EMSGSIZE ? r->req->refused : 400;
         }
         n += (size_t)k;
     }
@@ -111,10 +114,11 @@ static void body_fill(cgi_run_t *r)
     } else if (n == 0) {
         r->body_eof = true;
     } else if (n != -EAGAIN) {
-        /* The client is gone or stalled: the program must not act on a
-         * truncated request. */
+        /* The client is gone or stalled, or the body was refused on its
+         * way (mw_req_filter()): the program must not act on a truncated
+         * request. */
         r->body_eof = true;
-        cgi_fail(r, 400);
+        cgi_fail(r, n == -EMSGSIZE ? r->req->refused : 400);
         cgi_stop(r);
     }
 }

@@ -185,7 +185,7 @@ static suspect_rc_t read_body(mw_req_t *req, size_t max, uint8_t **out,
                 return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
                                        "upstream: body over %zu bytes", max);
             }
-            *status = 0;
+            *status = r == -EMSGSIZE ? req->refused : 0;
             errno = (int)-r;
             return suspect_err_sys(err, SUSPECT_E_IO, NULL,
                                    "upstream: reading the body");
@@ -229,6 +229,14 @@ static suspect_rc_t conclude(mw_upstream_t *u, const up_xchg_t *x, up_end_t end,
     } else if (x->what != NULL) {
         suspect_err_set(err, rc, NULL, 0, "upstream %s: %s", u->address,
                         x->what);
+    }
+    if (end == UP_CLIENT && x->req->refused != 0) {
+        /* A body filter refused the body on its way: the application got
+         * it cut short (and its connection closed), the client gets the
+         * refusal. */
+        res->status = x->wrote ? 0 : x->req->refused;
+        x->req->cut |= x->wrote;
+        return SUSPECT_OK;
     }
     if (end == UP_CLIENT) {
         atomic_fetch_add(&u->abandoned, 1);

@@ -24,11 +24,10 @@
  * the app does only finds more, the safe side.  A body longer than form_max is
  * not searched at all (SUSPECT_E_FULL, a 413): a prefix could hide a
  * later copy of a parameter (the one PHP reads) or the parameter itself,
- * so counting from it would be a guess.  A multipart/form-data body (any
- * type starting with it, as CGI.pm matches it), which PHP and CGI.pm also
- * read as a form, is not parsed here: a route that needs the body
- * refuses it (SUSPECT_E_PARSE, a 415) rather than let its form fields go
- * uncounted.
+ * so counting from it would be a guess.  A multipart body (any type
+ * starting with "multipart/", in any case: CGI.pm reads one that starts
+ * with "multipart/form-data", Python's cgi module any multipart type) is
+ * read by guard_multipart.c, its fields the same urlencoded text.
  *
  * Invariant: everything a call allocates is listed in its arena and freed
  * by guard_call_end(); nothing outlives the call.
@@ -49,6 +48,8 @@ void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req)
     c->body_state = 0;
     c->body = NULL;
     c->body_len = 0;
+    c->body_status = 0;
+    c->body_why = NULL;
     c->ip_state = 0;
     c->ip_len = 0;
     c->query.done = false;
@@ -166,47 +167,67 @@ static bool media_type_starts(const char *v, size_t len, const char *type)
     return v != NULL && len >= n && strncasecmp(v, type, n) == 0;
 }
 
-/* Where the body stands before it is read: 0 to read (a form to some
- * parser, in forward mode), -1 nothing to read, -3 a multipart form that
- * cannot be searched.  See the file comment. */
-static int body_kind(const guard_call_t *c)
+/* Where the body stands before it is read: 0 an urlencoded form to
+ * some parser, 1 a multipart one, -1 nothing to read.  See the file
+ * comment. */
+static int body_kind(const guard_call_t *c, const char **type, size_t *len)
 {
-    size_t len = 0;
-    const char *type;
-
     if (guard_call_app_elsewhere(c)) {
         return -1;
     }
-    type = media_type(c->req, &len);
-    if (type == NULL ||
-        media_type_starts(type, len, "application/x-www-form-urlencoded")) {
+    *type = media_type(c->req, len);
+    if (*type == NULL ||
+        media_type_starts(*type, *len, "application/x-www-form-urlencoded")) {
         return 0;
     }
-    return media_type_starts(type, len, "multipart/form-data") ? -3 : -1;
+    return media_type_starts(*type, *len, "multipart/") ? 1 : -1;
+}
+
+/* Reads the body: body_state 1 (read), -1 (none) or -2 (refused). */
+static suspect_rc_t body_read(guard_call_t *c)
+{
+    const char *type = NULL;
+    size_t len = 0;
+    bool complete = false;
+    suspect_rc_t rc;
+
+    switch (body_kind(c, &type, &len)) {
+    case 1:
+        rc = guard_multipart_read(c, type, len);
+        break;
+    case 0:
+        rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,
+                             &complete);
+        if (rc == SUSPECT_OK && !complete) {
+            c->body_status = 413;
+            c->body_why = "form body over formMax";
+            rc = SUSPECT_E_FULL;
+        }
+        break;
+    default:
+        c->body_state = -1;
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_E_FULL || rc == SUSPECT_E_PARSE) {
+        c->body_state = -2;
+        return SUSPECT_OK;
+    }
+    c->body_state = rc == SUSPECT_OK ? 1 : 0;
+    return rc;
 }
 
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len)
 {
     if (c->body_state == 0) {
-        bool complete = false;
-        suspect_rc_t rc;
+        suspect_rc_t rc = body_read(c);
 
-        c->body_state = body_kind(c);
-        if (c->body_state != 0) {
-            return guard_call_body(c, body, len);
-        }
-        rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,
-                             &complete);
         if (rc != SUSPECT_OK) {
             return rc;
         }
-        c->body_state = complete ? 1 : -2;
     }
     switch (c->body_state) {
     case -2:
-        return SUSPECT_E_FULL;
-    case -3:
-        return SUSPECT_E_PARSE;
+        return c->body_status == 413 ? SUSPECT_E_FULL : SUSPECT_E_PARSE;
     case 1:
         *body = c->body;
         *len = c->body_len;

@@ -8,7 +8,10 @@
  *  2. the first matching route (route.c), whichever path matched; none:
  *     PASS.  A parameter condition that needs a urlencoded body longer
  *     than form_max is a REJECT (413, "form body over formMax"): the
- *     route cannot be told from the body's head; a request that meets
+ *     route cannot be told from the body's head; a multipart body
+ *     guard_multipart.c refuses is a REJECT with its status and why
+ *     (415 a shape parsers read differently, 413 a counted field past
+ *     form_max, 400 a file named as a counted field); a request that meets
  *     two routes' conditions on one parameter with different values is a
  *     REJECT (400, "ambiguous route"): the app's parser picks the action;
  *  3. the route's rule in the limits snapshot; none: REJECT (500, "action
@@ -21,8 +24,9 @@
  *     (400); a query or form parameter repeated with different
  *     values is a REJECT (400, "ambiguous parameter") whatever the route
  *     says, since the app may read another copy than the one counted; a
- *     form source in a body longer than form_max is a REJECT (413), since
- *     the copy the app reads may lie past the part read;
+ *     form source in an urlencoded body longer than form_max is a REJECT
+ *     (413), since the copy the app reads may lie past the part read, and
+ *     in a refused multipart body a REJECT as in step 2;
  *  5. one key per identity; two identities with the same key (the same
  *     value from two sources) are decided once;
  *  6. one suspect_store_decide() for all keys, or for a route that
@@ -61,10 +65,6 @@
 #include "alloc.h"
 #include "response/deny.h"
 #include "suspect_failover.h"
-
-/* The why of the 413 and the 415. */
-#define GUARD_WHY_FORM_MAX  "form body over formMax"
-#define GUARD_WHY_MULTIPART "multipart form body"
 
 /* Fills v as a verdict without a store decision. */
 static void verdict(mw_verdict_t *v, mw_verdict_kind_t kind, int status,
@@ -106,12 +106,8 @@ static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
                     "identity has too many readings");
             return SUSPECT_E_NOTFOUND;
         }
-        if (rc == SUSPECT_E_FULL) {
-            verdict(v, MW_VERDICT_REJECT, 413, GUARD_WHY_FORM_MAX);
-            return SUSPECT_E_NOTFOUND;
-        }
-        if (rc == SUSPECT_E_PARSE) {
-            verdict(v, MW_VERDICT_REJECT, 415, GUARD_WHY_MULTIPART);
+        if (rc == SUSPECT_E_FULL || rc == SUSPECT_E_PARSE) {
+            verdict(v, MW_VERDICT_REJECT, c->body_status, c->body_why);
             return SUSPECT_E_NOTFOUND;
         }
         if (rc != SUSPECT_E_NOTFOUND) {
@@ -377,12 +373,8 @@ static suspect_rc_t resolve_paths(guard_call_t *c, const guard_paths_t *paths,
     const char *method = mw_req_param(c->req, "REQUEST_METHOD", &method_len);
     suspect_rc_t rc = guard_route_find(c, method, method_len, paths, &r);
 
-    if (rc == SUSPECT_E_FULL) {
-        verdict(&out->verdict, MW_VERDICT_REJECT, 413, GUARD_WHY_FORM_MAX);
-        return SUSPECT_OK;
-    }
-    if (rc == SUSPECT_E_PARSE) {
-        verdict(&out->verdict, MW_VERDICT_REJECT, 415, GUARD_WHY_MULTIPART);
+    if (rc == SUSPECT_E_FULL || rc == SUSPECT_E_PARSE) {
+        verdict(&out->verdict, MW_VERDICT_REJECT, c->body_status, c->body_why);
         return SUSPECT_OK;
     }
     if (rc == SUSPECT_E_INVAL) {

@@ -109,12 +109,13 @@ typedef struct guard_call {
     mw_req_t *req;
     guard_var_t query;  /* QUERY_STRING */
     guard_var_t cookie; /* HTTP_COOKIE */
-    int body_state;     /* 0 not looked at, 1 read, -1 none, -2 too long,
-                           -3 multipart */
-    const char *body;
+    int body_state;     /* 0 not looked at, 1 read, -1 none, -2 refused */
+    const char *body;   /* urlencoded (a multipart body's fields too) */
     size_t body_len;
-    int ip_state;   /* 0 not looked at, 1 resolved, -1 none */
-    mw_addr_t addr; /* the client address, when ip_state is 1 */
+    int body_status;      /* a refused body: the status to answer ... */
+    const char *body_why; /* ... and why (static text) */
+    int ip_state;         /* 0 not looked at, 1 resolved, -1 none */
+    mw_addr_t addr;       /* the client address, when ip_state is 1 */
     size_t ip_len;
     char ip[MW_ADDR_TEXT_MAX];
     guard_arena_t arena;
@@ -214,14 +215,29 @@ bool guard_call_app_elsewhere(const guard_call_t *c);
 bool guard_call_copies_apart(const guard_call_t *c);
 
 /*
- * The urlencoded body (prefetched once per call, at most form_max bytes).
+ * The form body as urlencoded text (prefetched once per call, at most
+ * form_max bytes; a multipart body's fields, guard_multipart.c).
  * SUSPECT_E_NOTFOUND when the request has no such body, is an
  * authorizer's (which must not read stdin), or the guard is in a deciding
  * mode (auth-request, authorizer: the body is the app's, never read here);
- * SUSPECT_E_FULL when the body is longer than form_max (it is then not
- * searched at all: the caller answers 413); SUSPECT_E_IO, SUSPECT_E_NOMEM.
+ * SUSPECT_E_FULL (an urlencoded body longer than form_max: it is then not
+ * searched at all) or SUSPECT_E_PARSE (a multipart body refused) when the
+ * caller answers c->body_status with c->body_why; SUSPECT_E_IO,
+ * SUSPECT_E_NOMEM.
  */
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
+
+/* ---- guard_multipart.c -------------------------------------------------- */
+
+/*
+ * Reads the call's multipart body (CONTENT_TYPE type[0..len)): c->body
+ * gets the fields of its head as an urlencoded form, and a body longer
+ * than form_max gets a filter checking the rest on its way to the app.
+ * SUSPECT_OK, SUSPECT_E_PARSE (refused: c->body_status, c->body_why),
+ * SUSPECT_E_IO, SUSPECT_E_NOMEM.
+ */
+suspect_rc_t guard_multipart_read(guard_call_t *c, const char *type,
+                                  size_t len);
 
 /* The signature of mw_cookie_find, mw_query_find and mw_form_find. */
 typedef suspect_rc_t (*guard_find_fn)(const char *s, size_t s_len,

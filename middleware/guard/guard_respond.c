@@ -10,9 +10,11 @@
  * heap buffer of MW_DENY_BUF plus the template's size; a response that is
  * still bigger (placeholders expand) is built again at its exact size.
  * REJECT is a short plain-text response with the verdict's status: 400
- * (bad path, missing identity, ambiguous parameter), 413 (a urlencoded
- * body the route needs is longer than formMax), 415 (the route needs the
- * body and it is a multipart form) or 500 (the web server sends no path).
+ * (bad path, missing identity, ambiguous parameter, a multipart file
+ * named as a counted field), 413 (a urlencoded body the route needs is
+ * longer than formMax, or a counted multipart field lies past it), 415
+ * (a multipart body parsers read differently) or 500 (the web server
+ * sends no path).
  *
  * nginx auth_request: nginx turns any subrequest status but 2xx, 401 and
  * 403 into a 500.  So in auth-request mode, for a request in the FastCGI

@@ -528,6 +528,14 @@ bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
     return false;
 }
 
+/* Whether a plain name names name: see lookup.h. */
+bool mw_param_name_is(const char *raw, size_t raw_len, const char *name,
+                      size_t name_len)
+{
+    return (raw_len == name_len && memcmp(raw, name, name_len) == 0) ||
+           php_name_eq(raw, raw + raw_len, false, name, name_len);
+}
+
 /* mw_param_find() over a query string. */
 suspect_rc_t mw_query_find(const char *qs, size_t qs_len, const char *name,
                            size_t name_len, char *buf, size_t size, size_t *len)

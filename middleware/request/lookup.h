@@ -100,6 +100,14 @@ suspect_rc_t mw_param_match(const char *s, size_t s_len, unsigned flags,
 bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
                         const char *name, size_t name_len);
 
+/*
+ * True when the plain (not urlencoded) parameter name raw[0..raw_len), a
+ * multipart field's, names parameter name as mw_param_find() compares
+ * names: the same bytes, or the same non-empty PHP form.
+ */
+bool mw_param_name_is(const char *raw, size_t raw_len, const char *name,
+                      size_t name_len);
+
 /* mw_param_find() over QUERY_STRING, '&' only. */
 suspect_rc_t mw_query_find(const char *qs, size_t qs_len, const char *name,
                            size_t name_len, char *buf, size_t size,

@@ -11,7 +11,11 @@
  * Body: the request body (FastCGI STDIN, or a CGI program's stdin).
  * mw_req_prefetch() buffers up to a bound of it so form parameters can be
  * read before the request is decided; later reads return the buffered
- * bytes first, so the app receives the body untouched.
+ * bytes first, so the app receives the body untouched.  A body filter
+ * (mw_req_filter()) may then check the rest on its way to the app: it
+ * sees each byte before mw_req_read() returns it, may hold back what it
+ * has not judged yet, and may refuse the body, which then ends there
+ * (reads fail with -EMSGSIZE; the forwarder answers req->refused).
  *
  * Output: CGI response bytes (header lines, a blank line, the body) exactly
  * as a CGI program writes them; the front end frames them (FastCGI STDOUT
@@ -46,6 +50,25 @@ typedef struct mw_param {
 
 typedef struct mw_req mw_req_t;
 
+/*
+ * A check of the body on its way to the application (the multipart
+ * fields past the prefetch buffer).  scan() gets the body bytes from the
+ * first one it has not passed yet, buf[0..len), at_end when nothing
+ * follows them, and sets *pass to how many of them may go on now (the
+ * next call starts after them; with at_end, all of them); it returns 0,
+ * or the HTTP status that refuses the body and *why (a static text).
+ * free(arg) runs when the request is released.
+ */
+typedef struct mw_body_filter {
+    int (*scan)(void *arg, const char *buf, size_t len, bool at_end,
+                size_t *pass, const char **why);
+    void (*free)(void *arg);
+    void *arg;
+} mw_body_filter_t;
+
+/* The state of a body filter on a request (request.c). */
+typedef struct mw_req_filter mw_req_filter_t;
+
 /* What a front end implements. */
 typedef struct mw_req_ops {
     /*
@@ -75,6 +98,11 @@ struct mw_req {
     char *pre;
     size_t pre_len;
     size_t pre_off;
+    mw_req_filter_t *filter; /* NULL: none (mw_req_filter()) */
+    /* The status a body filter refused the body with (0: it did not), and
+     * why: a forwarder that meets -EMSGSIZE answers it. */
+    int refused;
+    const char *refused_why;
     bool body_done;      /* the front end has reported the body's end */
     bool output_started; /* something was written: too late for a 502 */
     /* Set by a forwarder when the response stopped short after output had
@@ -138,7 +166,18 @@ long long mw_req_content_length(const mw_req_t *req);
 suspect_rc_t mw_req_prefetch(mw_req_t *req, size_t max, const char **body,
                              size_t *len, bool *complete);
 
-/* Body reads through the prefetch buffer: as mw_req_ops_t.read. */
+/*
+ * Puts filter on req's body (req takes it: filter->free runs when the
+ * request is released, or now when this fails): from now on every body
+ * byte mw_req_read() returns was passed by it.  The prefetched bytes are
+ * judged at once, without reading more.  0, the status the filter
+ * refused the body with (req->refused, *why), or 500 when out of memory.
+ */
+int mw_req_filter(mw_req_t *req, const mw_body_filter_t *filter,
+                  const char **why);
+
+/* Body reads through the prefetch buffer (and the filter): as
+ * mw_req_ops_t.read, or -EMSGSIZE once a filter refused the body. */
 ssize_t mw_req_read(mw_req_t *req, void *buf, size_t n, bool wait);
 
 /* As mw_req_ops_t.read_fd, except that it returns -1 while prefetched
@@ -151,8 +190,8 @@ int mw_req_write(mw_req_t *req, const void *buf, size_t n);
 /* Flushes buffered output.  0 or -errno. */
 int mw_req_flush(mw_req_t *req);
 
-/* Frees the prefetch buffer (the front end calls it when the request
- * ends). */
+/* Frees the prefetch buffer and the filter (the front end calls it when
+ * the request ends). */
 void mw_req_release(mw_req_t *req);
 
 #endif

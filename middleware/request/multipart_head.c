@@ -106,6 +106,9 @@ static const char *value_read(const char *s, size_t len, size_t *k, bool bchars,
     size_t i = *k;
 
     p->quoted = i < len && s[i] == '"';
+    if (i < len && s[i] == '\'') {
+        return "multipart parameter in single quotes (PHP unquotes it)";
+    }
     if (!p->quoted) {
         p->val = i;
         while (i < len && (bchars ? is_bchar((unsigned char)s[i])

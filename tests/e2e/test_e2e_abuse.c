@@ -33,7 +33,8 @@
  * put in a CGI program's environment; test_e2e_abuse_slow.c slow and idle
  * peers of the socket; test_e2e_abuse_target.c other names of the script
  * that runs (directory index, other scripts, links, rewrites);
- * test_e2e_abuse_cookies.c cookie names the application reads as another.
+ * test_e2e_abuse_cookies.c cookie names the application reads as another;
+ * test_e2e_abuse_multipart.c logins and uploads posted as multipart.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -426,7 +427,8 @@ int register_abuse_suite(void)
         abuse_add_bytes_tests(s) != 0 || abuse_add_parser_tests(s) != 0 ||
         abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0 ||
         abuse_add_slow_tests(s) != 0 || abuse_add_readings_tests(s) != 0 ||
-        abuse_add_target_tests(s) != 0 || abuse_add_cookie_tests(s) != 0) {
+        abuse_add_target_tests(s) != 0 || abuse_add_cookie_tests(s) != 0 ||
+        abuse_add_multipart_tests(s) != 0) {
         return -1;
     }
     return 0;

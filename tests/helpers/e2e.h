@@ -85,6 +85,10 @@ int e2e_start_nginx(const char *snippet);
  * (e.g. a fastcgi_param of a misconfigured site). */
 int e2e_start_nginx_edits(const char *snippet, const char *const edits[]);
 
+/* e2e_start_nginx() with the {from, to, ..., NULL} replacements edits
+ * made in the snippet.  0 or -1. */
+int e2e_start_nginx_edits(const char *snippet, const char *const edits[]);
+
 /* Starts suspect-fcgi alone on the DIR/suspect.xml written by
  * e2e_write_example(). */
 int e2e_start_suspect(void);

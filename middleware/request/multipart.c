@@ -5,8 +5,10 @@
  * States, in body order:
  *   PREAMBLE  up to the first "--boundary" (D below) at a line start; its
  *             line end (CRLF or bare LF) sets the body's line end;
- *   HEAD      a part's header block, up to its empty line, read whole
- *             (at most MW_MP_HEAD_MAX bytes) by mp_head_read();
+ *   HEAD      a part's delimiter line and header block, up to its empty
+ *             line, read whole (at most MW_MP_HEAD_MAX bytes) by
+ *             mp_head_read(), and consumed only then: a part's first
+ *             byte is never consumed before the part is reported;
  *   CONTENT   a part's content up to the next D: skipped (files, parts
  *             that are no field, fields without values), consumed as it
  *             goes but for the last bytes a D could start in;
@@ -127,7 +129,7 @@ static size_t consumable(const mw_mp_t *p, unsigned long long base)
     return p->scan_to >= base + 2 ? (size_t)(p->scan_to - 2 - base) : 0;
 }
 
-/* ---- before the first delimiter ------------------------------------------ */
+/* ---- before the first delimiter ----------------------------------------- */
 
 static int st_preamble(mw_mp_t *p, const char *b, size_t n,
                        unsigned long long base, bool at_end, size_t *k,
@@ -168,15 +170,15 @@ static int st_preamble(mw_mp_t *p, const char *b, size_t n,
     } else {
         return refuse(p, "first multipart boundary not a delimiter line");
     }
-    *k = i + p->dlen + (size_t)p->eol;
+    *k = i; /* the delimiter line goes with its part's headers */
+    p->head_off = p->dlen + (size_t)p->eol;
     p->start = at;
     p->head_scan = 0;
     p->state = ST_HEAD;
     return -1;
 }
 
-/* ---- a part's headers
- * -------------------------------------------------------- */
+/* ---- a part's headers --------------------------------------------------- */
 
 /* The length of the header block at b (its empty line included), or 0
  * when it is not all in b[0..n) yet (head_scan remembers how far it was
@@ -208,40 +210,45 @@ static size_t head_end(mw_mp_t *p, const char *b, size_t n)
     return 0;
 }
 
+/* b starts with the part's delimiter line (head_off bytes), then its
+ * header block. */
 static int st_head(mw_mp_t *p, const char *b, size_t n, unsigned long long base,
                    bool at_end, size_t *k, mw_mp_part_t *part)
 {
-    size_t blk = head_end(p, b, n > MW_MP_HEAD_MAX ? MW_MP_HEAD_MAX : n);
+    const char *hb = b + p->head_off;
+    size_t hn = n - p->head_off;
+    size_t blk = head_end(p, hb, hn > MW_MP_HEAD_MAX ? MW_MP_HEAD_MAX : hn);
     mp_head_t h;
     const char *why;
 
     if (blk == 0) {
-        if (n >= MW_MP_HEAD_MAX) {
+        if (hn >= MW_MP_HEAD_MAX) {
             return refuse(p, "multipart part headers over 8 KiB");
         }
         return at_end ? refuse(p, "multipart body cut in a part's headers")
                       : MW_MP_MORE;
     }
-    if (memmem(b, blk, p->delim, p->dlen) != NULL) {
+    if (memmem(hb, blk, p->delim, p->dlen) != NULL) {
         return refuse(p, "multipart boundary inside a part's headers");
     }
-    if (p->eol == EOL_LF && memchr(b, '\r', blk) != NULL) {
+    if (p->eol == EOL_LF && memchr(hb, '\r', blk) != NULL) {
         return refuse(p, "CR in a multipart body of bare LF lines");
     }
-    if (mp_head_read(b, blk, p->eol == EOL_CRLF, &h, &why) != SUSPECT_OK) {
+    if (mp_head_read(hb, blk, p->eol == EOL_CRLF, &h, &why) != SUSPECT_OK) {
         return refuse(p, why);
     }
+    blk += p->head_off;
     p->content = base + blk;
     p->scan_to = p->content;
     p->cr_to = p->content;
     part->start = p->start;
-    part->name = h.has_name ? b + h.name_off : NULL;
+    part->name = h.has_name ? hb + h.name_off : NULL;
     part->name_len = h.has_name ? h.name_len : 0;
     part->value = NULL;
     part->value_len = 0;
     if (h.kind == MP_FIELD && p->values) {
         p->head_len = blk;
-        p->name_off = h.name_off;
+        p->name_off = p->head_off + h.name_off;
         p->name_len = h.name_len;
         p->state = ST_VALUE;
         return -1;
@@ -253,8 +260,7 @@ static int st_head(mw_mp_t *p, const char *b, size_t n, unsigned long long base,
                                : -1;
 }
 
-/* ---- contents ---------------------------------------------------------------
- */
+/* ---- contents ----------------------------------------------------------- */
 
 /* Whether the D at body offset at (b's offset base) ends the current
  * part's content: NULL, or why the body is refused. */
@@ -315,8 +321,7 @@ static int st_content(mw_mp_t *p, const char *b, size_t n,
     return MW_MP_FIELD;
 }
 
-/* ---- delimiters and the end
- * -------------------------------------------------- */
+/* ---- delimiters and the end --------------------------------------------- */
 
 static int st_delim(mw_mp_t *p, const char *b, size_t n,
                     unsigned long long base, bool at_end, size_t *k,
@@ -338,7 +343,7 @@ static int st_delim(mw_mp_t *p, const char *b, size_t n,
     }
     if ((p->eol == EOL_CRLF && rest >= 2 && e[0] == '\r' && e[1] == '\n') ||
         (p->eol == EOL_LF && rest >= 1 && e[0] == '\n')) {
-        *k = p->dlen + (size_t)p->eol;
+        p->head_off = p->dlen + (size_t)p->eol; /* kept with the headers */
         p->start = base;
         p->head_scan = 0;
         p->state = ST_HEAD;

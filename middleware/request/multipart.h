@@ -117,6 +117,7 @@ typedef struct mw_mp {
     unsigned long long content; /* the current part's content */
     unsigned long long scan_to; /* no delimiter starts before this */
     unsigned long long cr_to;   /* no CR before this (bare LF bodies) */
+    size_t head_off;            /* the delimiter line before the block */
     size_t head_scan;           /* header block searched up to here */
     size_t head_len;            /* a value's part: its header block */
     size_t name_off, name_len;  /* ... and its name in that block */

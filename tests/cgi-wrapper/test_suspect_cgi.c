@@ -290,6 +290,63 @@ static void test_form_spooled(void)
     free(dir);
 }
 
+/* A multipart upload (1 MiB file, past formMax) with member before
+ * the file, the file, then one after it (malloc'ed, *len). */
+static char *upload_body(const char *before, const char *after, size_t *len)
+{
+    size_t file = MIB, n = 0;
+    char *b = malloc(file + 1024);
+
+    n += (size_t)sprintf(b, "%s--b\r\nContent-Disposition: form-data; "
+                            "name=\"f\"; filename=\"f.bin\"\r\n\r\n",
+                         before);
+    for (size_t i = 0; i < file; i++) {
+        b[n + i] = (char)(i % 253 == 0 ? '\n' : 'a' + i % 26);
+    }
+    n += file;
+    n += (size_t)sprintf(b + n, "\r\n%s--b--\r\n", after);
+    *len = n;
+    return b;
+}
+
+/* Multipart bodies past formMax: read whole through the check before the
+ * program runs, on a pipe (a memfd) or spooled (sought back); a member
+ * after the file is refused (413, one log line) and nothing runs. */
+static void test_multipart(void)
+{
+    static const char member[] = "--b\r\nContent-Disposition: form-data; "
+                                 "name=\"member\"\r\n\r\nmp1\r\n";
+    static const char note[] = "--b\r\nContent-Disposition: form-data; "
+                               "name=\"note\"\r\n\r\nhi\r\n";
+    char clen[48];
+    const char *vars[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/form",
+                          "CONTENT_TYPE=multipart/form-data; boundary=b", clen,
+                          NULL};
+    const char *argv[] = {cgirun_bin(), "-c", e2e.conf, NULL};
+    size_t len = 0;
+    char *body = upload_body(member, note, &len);
+    cgi_out_t r;
+
+    snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu", len);
+    for (int spool = 0; spool < 2; spool++) {
+        cgirun(&r, argv, vars, body, len, spool != 0);
+        CU_ASSERT(ran());
+        CU_ASSERT(same_body(&r, body, len));
+        cgirun_free(&r);
+    }
+    free(body);
+    body = upload_body(note, member, &len);
+    snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu", len);
+    for (int spool = 0; spool < 2; spool++) {
+        cgirun(&r, argv, vars, body, len, spool != 0);
+        CU_ASSERT(!ran());
+        CU_ASSERT(cgirun_starts(&r, "Status: 413"));
+        CU_ASSERT(cgirun_one_log_line(&r, "multipart field past formMax"));
+        cgirun_free(&r);
+    }
+    free(body);
+}
+
 /* The third request of an identity in 60 s gets the 429 from a separate
  * process (default store: lmdb at $SUSPECT_LMDB); the program never
  * runs; other identities still pass. */
@@ -672,6 +729,7 @@ int register_suspect_cgi_suite(void)
          test_allowed_untouched},
         {"form source: whole body through a memfd", test_form_memfd},
         {"form source: spooled body sought back", test_form_spooled},
+        {"multipart: uploads checked before the program", test_multipart},
         {"denied across processes (lmdb)", test_denied},
         {"bad configuration: 500", test_bad_config},
         {"memory store: 500", test_memory_store},

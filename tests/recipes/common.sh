@@ -124,9 +124,11 @@ EOF
     start nginx nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf"
 }
 
-# suspect-fcgi with suspect.xml $1.
+# suspect-fcgi with suspect.xml $1, options after (-v: refusals logged).
 start_suspect() {
-    start suspect "$SUSPECT_BUILDDIR/suspect-fcgi" -c "$1"
+    local conf=$1
+    shift
+    start suspect "$SUSPECT_BUILDDIR/suspect-fcgi" -c "$conf" "$@"
 }
 
 # http_up URL: true once something answers HTTP at URL.

@@ -5,7 +5,11 @@
 # list, the test plugin authcount (DokuWiki's authplain that logs every
 # password check) as the wiki's authentication, and hydra against every
 # entry point and spelling of alice, first behind nginx -> php-cgi alone,
-# then behind nginx -> suspect-fcgi -> php-cgi as the recipe says.
+# then behind nginx -> suspect-fcgi -> php-cgi as the recipe says; logins
+# posted as multipart/form-data (as browsers post a form with a file
+# input, with bare LF lines, and with u hidden after a file part); and
+# behind Suspect, bob's upload of a 6 MiB file through the media
+# manager's form without JavaScript, stored byte for byte.
 RECIPE=dokuwiki
 . "$(dirname "$0")/common.sh"
 
@@ -90,6 +94,9 @@ ATTACKS=(
     "nul-first|http-post-form|/doku.php:u=%00^USER^&p=^PASS^&do=login|alice"
     "nul-inside|http-post-form|/doku.php:u=al%00ice&x=^USER^&p=^PASS^&do=login|alice"
     "query-and-body|http-post-form|/doku.php?u=alice:p=^PASS^|alice"
+    "multipart|multipart|/doku.php|form"
+    "multipart-lf|multipart|/doku.php|lf"
+    "multipart-late|multipart|/doku.php|late"
     "basic|curl|/doku.php|Basic"
     "bearer|curl|/doku.php|Bearer"
     "any-scheme|curl|/feed.php|Xxxxxx"
@@ -116,6 +123,50 @@ curl_run() {
     return $found
 }
 
+# mp_run NAME PATH SHAPE: the password list posted as multipart/form-data,
+# SHAPE form (curl -F, as browsers send a form), lf (bare LF lines, which
+# PHP reads too) or late (u after a 256 KiB file part: past formMax);
+# true when a guess was let in (the login cookie).
+mp_run() {
+    local name=$1 path=$2 shape=$3 p t0 found=1 args
+    t0=$(now_ms)
+    head -c 262144 /dev/urandom >"$TMP/big.bin"
+    while read -r p; do
+        case $shape in
+        form) args=(-F u=alice -F "p=$p" -F do=login) ;;
+        late) args=(-F "p=$p" -F do=login -F "upload=@$TMP/big.bin" -F u=alice) ;;
+        lf)
+            printf -- '--b\nContent-Disposition: form-data; name="u"\n\nalice\n--b\nContent-Disposition: form-data; name="p"\n\n%s\n--b\nContent-Disposition: form-data; name="do"\n\nlogin\n--b--\n' "$p" >"$TMP/lf.body"
+            args=(-H 'Content-Type: multipart/form-data; boundary=b' --data-binary "@$TMP/lf.body")
+            ;;
+        esac
+        if curl -s -D - -o /dev/null "${args[@]}" "$BASE$path" | grep -q '%7C0%7C'; then
+            echo "login: alice password: $p" >>"$TMP/hydra-$name.log"
+            found=0
+            break
+        fi
+    done <"$TMP/passwords"
+    HYDRA_MS=$(($(now_ms) - t0))
+    return $found
+}
+
+# upload_as USER PASSWORD FILE NAME: logs in, takes the media manager's
+# security token, posts FILE as the form without JavaScript does (the
+# token and namespace first, then the file, then its name), as NAME in
+# the namespace "wiki"; true when the wiki stored it byte for byte.
+upload_as() {
+    local jar=$TMP/jar-$1 tok
+    rm -f "$jar"
+    curl -s -c "$jar" -b "$jar" -o /dev/null -d "u=$1&p=$2&do=login" "$BASE/doku.php"
+    tok=$(curl -s -c "$jar" -b "$jar" "$BASE/lib/exe/mediamanager.php?ns=wiki" |
+        sed -n 's/.*name="sectok" value="\([0-9a-f]*\)".*/\1/p' | head -n 1)
+    [ -n "$tok" ] || return 1
+    curl -s -c "$jar" -b "$jar" -o "$TMP/upload.html" -w '%{http_code}\n' \
+        -F "sectok=$tok" -F ns=wiki -F "upload=@$3;filename=$4" -F "mediaid=$4" \
+        "$BASE/lib/exe/mediamanager.php?ns=wiki" >"$TMP/upload.status"
+    cmp -s "$3" "$W/data/media/wiki/$4"
+}
+
 # attack_all LABEL: runs every attack; FOUND = how many found the password,
 # ATTACK_MS = the time of them all, FIRST_MS = the time to the first find.
 attack_all() {
@@ -129,6 +180,8 @@ attack_all() {
         [[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
         if [ "$module" = curl ]; then
             curl_run "$label-$name" "$target" "$login" && found=1 || found=0
+        elif [ "$module" = multipart ]; then
+            mp_run "$label-$name" "$target" "$login" && found=1 || found=0
         else
             hydra_run "$label-$name" -l "$login" -P "$TMP/passwords" -t 4 \
                 -s "$PORT" 127.0.0.1 "$module" "$target:$S" &&
@@ -178,8 +231,9 @@ sed -e "s|unix:/run/suspect/fcgi.sock|unix:$TMP/fcgi.sock|" \
     "$R/suspect.xml" >"$TMP/suspect.xml"
 check "the recipe's suspect.xml checks" \
     "$SUSPECT_BUILDDIR/suspect-fcgi" -c "$TMP/suspect.xml" --check
-start_php "$TMP/php.sock"
-start_suspect "$TMP/suspect.xml"
+# Uploads up to nginx's client_max_body_size (8m in the recipe).
+start_php "$TMP/php.sock" -d upload_max_filesize=8M -d post_max_size=8M
+start_suspect "$TMP/suspect.xml" -v
 wait_for 10 test -S "$TMP/fcgi.sock"
 recipe_nginx "$R/nginx.conf" "$TMP/guarded.conf" "$PORT" "$W" "$TMP/fcgi.sock"
 start_nginx "$TMP/guarded.conf"
@@ -197,4 +251,11 @@ check "with Suspect the wiki checks alice's password at most $LIMIT times" \
 # Another user logs in as usual: the limit is alice's, not the site's.
 check "with Suspect bob logs in" sh -c "curl -s -D - -o /dev/null \
     -d 'u=bob&p=$BOB_PASSWORD&do=login' '$BASE/doku.php' | grep -q '%7C0%7C'"
+# ... and uploads a 6 MiB file (past formMax: checked on its way).
+head -c 6291456 /dev/urandom >"$TMP/upload.zip"
+check "with Suspect bob uploads 6 MiB through the media manager, stored byte for byte" \
+    upload_as bob "$BOB_PASSWORD" "$TMP/upload.zip" recipe.zip
+say "upload: HTTP $(cat "$TMP/upload.status" 2>/dev/null), $(stat -c %s "$W/data/media/wiki/recipe.zip" 2>/dev/null || echo no) bytes stored"
+check "with Suspect u hidden after the file was refused" \
+    grep -q 'status=413 (multipart field past formMax)' "$TMP/suspect.log"
 finish

@@ -20,12 +20,13 @@
  *  - a body longer than form_max: the fields of its head are read, and
  *    the rest is checked as it goes to the application (a body filter,
  *    request.h): the reader reads on, names only, holding back each part
- *    until its headers are read, and refuses a field past the head named
- *    as a form parameter any route reads (413: the decision could not
- *    see it), a file so named (400), or a bad shape (415).  The
- *    application never gets those bytes; the forwarder ends the request
- *    with the status.  A field whose value crosses form_max is past the
- *    head too: the filter, which judges the prefetched bytes at once,
+ *    (its delimiter line included) until its headers are read, and
+ *    refuses a field past the head named as a form parameter any route
+ *    reads (413: the decision could not see it), a file so named (400),
+ *    or a bad shape (415).  The application never gets that part; the
+ *    forwarder ends the request with the status.  A field whose value
+ *    crosses form_max is past the head too; when its headers lie within
+ *    the head, the filter, which judges the prefetched bytes at once,
  *    refuses it before anything is decided.  So uploads pass whatever
  *    their size, as long as the fields a route reads come before the
  *    end of the head, as browsers send fields in form order.

@@ -25,16 +25,19 @@
  *                        "/api/x" and "/api/x/y" match, "/api" does not;
  *  - parameter: when the route names one, it is present (and, when the
  *    route gives a value, has exactly that decoded value) in the query,
- *    the urlencoded body, or either (query first; the body is only read
- *    when the query does not satisfy the condition).  A parameter given
- *    several times meets the condition when ANY occurrence does: apps
- *    differ on which one they read (PHP the last), so "?op=view&op=bank"
- *    is an "op=bank" request.  Names are compared as PHP files them too
- *    ("+op", "op[]" are "op": lookup.c), and parameters are split on ';'
- *    as well as on '&' (CGI.pm splits on both): a condition met either
- *    way is met, since matching more only counts more.  A condition that
- *    needs a body longer than form_max cannot be decided: SUSPECT_E_FULL
- *    (a 413) rather than a guess from the body's head.
+ *    the form body (urlencoded, or a multipart body's fields read as an
+ *    urlencoded form: guard_multipart.c), or either (query first; the
+ *    body is only read when the query does not satisfy the condition).
+ *    A parameter given several times meets the condition when ANY
+ *    occurrence does: apps differ on which one they read (PHP the last),
+ *    so "?op=view&op=bank" is an "op=bank" request.  Names are compared
+ *    as PHP files them too ("+op", "op[]" are "op": lookup.c), and
+ *    parameters are split on ';' as well as on '&' (CGI.pm splits on
+ *    both): a condition met either way is met, since matching more only
+ *    counts more.  A condition that needs an urlencoded body longer than
+ *    form_max cannot be decided: SUSPECT_E_FULL (a 413) rather than a
+ *    guess from the body's head; a multipart body refused is
+ *    SUSPECT_E_PARSE (its status in the call).
  *  - when: a route with when conditions matches only requests that
  *    carry one of them: a query or form parameter of that name (named
  *    and split as for param), a header, a cookie; what makes the

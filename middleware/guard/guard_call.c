@@ -189,11 +189,16 @@ static suspect_rc_t body_read(guard_call_t *c)
     const char *type = NULL;
     size_t len = 0;
     bool complete = false;
+    char *form = NULL;
     suspect_rc_t rc;
 
     switch (body_kind(c, &type, &len)) {
     case 1:
-        rc = guard_multipart_read(c, type, len);
+        rc = guard_multipart_read(c, type, len, &form, &c->body_len);
+        if (rc == SUSPECT_OK && form != NULL) {
+            rc = guard_call_adopt(c, form); /* frees it when it fails */
+        }
+        c->body = rc == SUSPECT_OK && form != NULL ? form : "";
         break;
     case 0:
         rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,

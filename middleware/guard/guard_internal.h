@@ -230,14 +230,16 @@ suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
 /* ---- guard_multipart.c -------------------------------------------------- */
 
 /*
- * Reads the call's multipart body (CONTENT_TYPE type[0..len)): c->body
- * gets the fields of its head as an urlencoded form, and a body longer
- * than form_max gets a filter checking the rest on its way to the app.
- * SUSPECT_OK, SUSPECT_E_PARSE (refused: c->body_status, c->body_why),
- * SUSPECT_E_IO, SUSPECT_E_NOMEM.
+ * Reads the call's multipart body (CONTENT_TYPE type[0..len)): *form
+ * gets the fields of its head as an urlencoded form (malloc'ed, the
+ * caller's; NULL when there is none) and *form_len its length, and a
+ * body longer than form_max gets a filter checking the rest on its way
+ * to the app.  SUSPECT_OK, SUSPECT_E_PARSE (refused: c->body_status,
+ * c->body_why), SUSPECT_E_IO, SUSPECT_E_NOMEM; *form is NULL but on
+ * SUSPECT_OK.
  */
-suspect_rc_t guard_multipart_read(guard_call_t *c, const char *type,
-                                  size_t len);
+suspect_rc_t guard_multipart_read(guard_call_t *c, const char *type, size_t len,
+                                  char **form, size_t *form_len);
 
 /* The signature of mw_cookie_find, mw_query_find and mw_form_find. */
 typedef suspect_rc_t (*guard_find_fn)(const char *s, size_t s_len,

@@ -272,7 +272,8 @@ static suspect_rc_t check_tail(guard_call_t *c, const char *boundary,
 
 /* Reads the call's multipart body: see guard_internal.h. */
 suspect_rc_t guard_multipart_read(guard_call_t *c, const char *type,
-                                  size_t type_len)
+                                  size_t type_len, char **form,
+                                  size_t *form_len)
 {
     char boundary[MW_MP_BOUNDARY_MAX];
     size_t blen = 0, len = 0;
@@ -292,15 +293,12 @@ suspect_rc_t guard_multipart_read(guard_call_t *c, const char *type,
     if (rc == SUSPECT_OK && !complete) {
         rc = check_tail(c, boundary, blen, done_to);
     }
-    if (rc == SUSPECT_OK && f.buf != NULL) {
-        rc = guard_call_adopt(c, f.buf);
-        f.buf = rc == SUSPECT_OK ? f.buf : NULL;
-    }
     if (rc != SUSPECT_OK) {
         free(f.buf);
-        return rc;
+        f.buf = NULL;
+        f.len = 0;
     }
-    c->body = f.buf != NULL ? f.buf : "";
-    c->body_len = f.len;
-    return SUSPECT_OK;
+    *form = f.buf;
+    *form_len = f.len;
+    return rc;
 }

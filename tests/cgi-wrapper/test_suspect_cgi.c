@@ -291,7 +291,7 @@ static void test_form_spooled(void)
 }
 
 /* A multipart upload (1 MiB file, past formMax), member before it and
- * note after, or the other way round when late (malloc'ed, or NULL). */
+ * note after, or the other way round when late (malloc'ed). */
 static char *upload_body(bool late, size_t *len)
 {
     static const char cd[] = "--b\r\nContent-Disposition: form-data; name=";
@@ -299,9 +299,7 @@ static char *upload_body(bool late, size_t *len)
     char *b = malloc(MIB + 1024);
     size_t n;
 
-    if (b == NULL) {
-        return NULL;
-    }
+    CU_ASSERT_FATAL(b != NULL);
     n = (size_t)sprintf(b, "%s%s\r\n%s\"f\"; filename=\"f.bin\"\r\n\r\n", cd,
                         late ? note : member, cd);
     memset(b + n, 'a', MIB);
@@ -326,7 +324,6 @@ static void test_multipart(void)
         size_t len = 0;
         char *body = upload_body(late != 0, &len);
 
-        CU_ASSERT_FATAL(body != NULL);
         snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu", len);
         for (int spool = 0; spool < 2; spool++) {
             cgi_out_t r;

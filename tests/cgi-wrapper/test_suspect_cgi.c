@@ -13,6 +13,11 @@
  * DIR/suspect.lmdb, so every run is a separate process sharing them.
  * No value a request carries reaches a log line.  The front end's own
  * tests are in test_wrap_front.c.
+ *
+ * Length.  About 750 lines: every test here runs the one wrapped script
+ * and compares what it printed with what was sent (same_env(),
+ * same_body(), fd0(), ran()); kept with those comparisons in one file,
+ * each test reads as the request it sends and the bytes it expects.
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>

@@ -162,6 +162,27 @@ hydra_run() {
     grep -q -- "password: $PASSWORD\$" "$TMP/hydra-$name.log"
 }
 
+# note_attack LABEL NAME OUT T0 ACCOUNT: the end of one scripted attack
+# (attack.py's output OUT, the round started at T0): its log kept, FOUND,
+# FIRST_MS and DENIED moved on, and the application's count of ACCOUNT's
+# password checks added to the round's tally.
+note_attack() {
+    local label=$1 name=$2 out=$3 t0=$4 account=$5
+    echo "$out" >"$TMP/attack-$label-$name.log"
+    if grep -q -- "password: $PASSWORD\$" <<<"$out"; then
+        FOUND=$((FOUND + 1))
+        [ -n "$FIRST_MS" ] || FIRST_MS=$(($(now_ms) - t0))
+    fi
+    DENIED=$((DENIED + $(sed -n 's/^denied //p' <<<"$out")))
+    echo "$name checks=$(checks_for "$account")" >>"$TMP/$label.tally"
+}
+
+# per_attack LABEL: the application's password checks per attack of the
+# round LABEL, from its tally.
+per_attack() {
+    awk -F'checks=' -v label="$1" '{ n = $2 - prev; prev = $2; print label ": " $1 "checks " n }' "$TMP/$1.tally"
+}
+
 # finish: prints the totals, fails when a check did.
 finish() {
     say "$PASSES passed, $FAILS failed"

@@ -196,11 +196,6 @@ attack_all() {
     ATTACK_MS=$(($(now_ms) - t0))
 }
 
-# The wiki's password checks per attack, from the tally.
-per_attack() {
-    awk -F'checks=' -v label="$1" '{ n = $2 - prev; prev = $2; print label ": " $1 "checks " n }' "$TMP/$1.tally"
-}
-
 setup_wiki
 PORT=$(free_port)
 BASE=http://127.0.0.1:$PORT

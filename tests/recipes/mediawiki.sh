@@ -94,19 +94,9 @@ attack_all() {
         list=$TMP/passwords
         [ "$a" = "${ATTACKS[0]}" ] || list=$TMP/passwords-short
         out=$(python3 "$HERE/attack.py" "$BASE" "$way" "$user" "$list" 2>&1)
-        echo "$out" >"$TMP/attack-$label-$name.log"
-        if grep -q -- "password: $PASSWORD\$" <<<"$out"; then
-            FOUND=$((FOUND + 1))
-            [ -n "$FIRST_MS" ] || FIRST_MS=$(($(now_ms) - t0))
-        fi
-        DENIED=$((DENIED + $(sed -n 's/^denied //p' <<<"$out")))
-        echo "$name checks=$(checks_for Alice)" >>"$TMP/$label.tally"
+        note_attack "$label" "$name" "$out" "$t0" Alice
     done
     ATTACK_MS=$(($(now_ms) - t0))
-}
-
-per_attack() {
-    awk -F'checks=' -v label="$1" '{ n = $2 - prev; prev = $2; print label ": " $1 "checks " n }' "$TMP/$1.tally"
 }
 
 PORT=$(free_port)

@@ -161,19 +161,9 @@ attack_all() {
         [ "$a" = "${ATTACKS[0]}" ] || list=$TMP/passwords-short
         out=$(python3 "$HERE/attack.py" "$BASE" "$path" "$place" "$user" \
             "$list" 2>&1)
-        echo "$out" >"$TMP/attack-$label-$name.log"
-        if grep -q -- "password: $PASSWORD\$" <<<"$out"; then
-            FOUND=$((FOUND + 1))
-            [ -n "$FIRST_MS" ] || FIRST_MS=$(($(now_ms) - t0))
-        fi
-        DENIED=$((DENIED + $(sed -n 's/^denied //p' <<<"$out")))
-        echo "$name checks=$(checks_for alice)" >>"$TMP/$label.tally"
+        note_attack "$label" "$name" "$out" "$t0" alice
     done
     ATTACK_MS=$(($(now_ms) - t0))
-}
-
-per_attack() {
-    awk -F'checks=' -v label="$1" '{ n = $2 - prev; prev = $2; print label ": " $1 "checks " n }' "$TMP/$1.tally"
 }
 
 IMAP_PORT=$(free_port)

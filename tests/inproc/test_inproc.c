@@ -257,6 +257,22 @@ static char *guard_answer(suspect_guard_t *g, const char *const *vars,
     return out;
 }
 
+/* Masks every epoch time in milliseconds (a run of exactly 13 digits) in
+ * s: the daemon and the guard each lock at their own millisecond, and on
+ * a slow machine those differ; the masked bytes (Content-Length included)
+ * must not. */
+static void mask_epoch_ms(char *s)
+{
+    for (char *p = s; *p != '\0';) {
+        size_t n = strspn(p, "0123456789");
+
+        if (n == 13) {
+            memset(p, 'T', n);
+        }
+        p += n > 0 ? n : 1;
+    }
+}
+
 static void test_same_bytes(void)
 {
     static const char *const accepts[] = {"application/json", "text/html",
@@ -288,6 +304,8 @@ static void test_same_bytes(void)
             } else {
                 CU_ASSERT(strncmp(got, "Status: 429", 11) == 0);
                 CU_ASSERT(strstr(got, "Retry-After: 600\r\n") != NULL);
+                mask_epoch_ms(got);
+                mask_epoch_ms(want);
                 CU_ASSERT_STRING_EQUAL(got, want);
             }
             free(want);

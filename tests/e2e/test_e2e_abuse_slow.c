@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "helpers/backlog.h"
 #include "helpers/e2e.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
@@ -203,10 +204,15 @@ static int attack_start(slow_t *s)
         }
         connected += s->idle[i] >= 0;
     }
-    /* The last of them may still wait in the kernel's listen backlog: a
-     * moment for the daemon to take them in (while the backlog is full,
-     * a web server's connect fails at once: see docs/SECURITY.md). */
-    usleep(test_scale_ms(200) * 1000u);
+    /* The last of them may still wait in the kernel's listen backlog:
+     * the daemon takes them in before the trickling connections come
+     * (while the backlog is full, a web server's connect fails at once:
+     * see docs/SECURITY.md). */
+    if (!test_unix_backlog_drained(e2e.sock, 5000)) {
+        fprintf(stderr, " [the daemon left %d idle connections unaccepted]",
+                test_unix_backlog(e2e.sock));
+        return -1;
+    }
     /* Then the trickling connections, the clock of their request deadline
      * starting right before the client's requests. */
     for (int i = 0; i < 2 * TRICKLERS; i++) {
@@ -232,6 +238,12 @@ static int attack_start(slow_t *s)
             memcpy(s->rest[i], head + 16, n - 16);
             s->rest_len[i] = n - 16;
         }
+    }
+    /* And the daemon holds them all before the client's first request:
+     * a trickling connection still in the backlog could not take a
+     * worker, and "held at the first answer" would prove nothing. */
+    if (!test_unix_backlog_drained(e2e.sock, 5000)) {
+        return -1;
     }
     fprintf(stderr,
             " [%d trickling PARAMS, %d trickling bodies, %d of %d idle "

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "redis_parts.h"
 #include "suspect_redis.h"
+#include "helpers/backlog.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -198,7 +199,13 @@ static void test_connect_timeout(void)
             socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         (void)connect(fill[i], (struct sockaddr *)&sa, sizeof(sa));
     }
-    usleep(50000);
+    /* the queue is full once a handshake completed: only then is the
+     * store's SYN dropped */
+    for (int64_t end = mono_ms() + test_scale_ms(2000);
+         !test_tcp_backlog_full(lfd) && mono_ms() < end;) {
+        usleep(1000);
+    }
+    CU_ASSERT_TRUE(test_tcp_backlog_full(lfd));
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d", ntohs(sa.sin_port));
     t0 = mono_ms();
     CU_ASSERT_EQUAL(decide_error(url, 200, &err), SUSPECT_E_TIMEOUT);

@@ -275,6 +275,52 @@ static long movers_decisions(mover_t *m)
     return n;
 }
 
+/* Waits (5 s, scaled) until every mover has made n more decisions: the
+ * load has met the state the test made. */
+static bool movers_run(mover_t *m, long n)
+{
+    long from[MOVE_THREADS];
+    long long end = test_ha_mono_ms() + test_scale_ms(5000);
+
+    for (int i = 0; i < MOVE_THREADS; i++) {
+        from[i] = __atomic_load_n(&m[i].decisions, __ATOMIC_RELAXED);
+    }
+    for (int i = 0; i < MOVE_THREADS; i++) {
+        while (__atomic_load_n(&m[i].decisions, __ATOMIC_RELAXED) <
+               from[i] + n) {
+            if (test_ha_mono_ms() >= end) {
+                return false;
+            }
+            test_ha_sleep_ms(1);
+        }
+    }
+    return true;
+}
+
+/* The store's redirections and waits (TRYAGAIN) so far. */
+static unsigned long long store_turns(suspect_store_t *store)
+{
+    suspect_redis_stats_t st;
+
+    suspect_redis_stats(store, &st);
+    return st.redirects + st.retries;
+}
+
+/* Waits (5 s, scaled) until the store has been redirected or told to wait
+ * since it had `before` of those: the movers met the slot's new state. */
+static bool store_met(suspect_store_t *store, unsigned long long before)
+{
+    long long end = test_ha_mono_ms() + test_scale_ms(5000);
+
+    while (store_turns(store) <= before) {
+        if (test_ha_mono_ms() >= end) {
+            return false;
+        }
+        test_ha_sleep_ms(1);
+    }
+    return true;
+}
+
 /* Waits (ms, scaled) until store has had n redirections and the movers
  * n decisions more than before (the state the test made is seen). */
 static bool wait_moved(suspect_store_t *store, mover_t *m, long before,
@@ -342,8 +388,9 @@ static bool node_ok(int i, const char *fmt, int slot, const char *id)
 
 static void test_slot_moved(void)
 {
-    suspect_store_t *store =
-        test_redis_store(cl->url, 2000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
+    suspect_store_t *store = test_redis_store(cl->url, test_scale_ms(2000),
+                                              SUSPECT_REDIS_CLOCK_CALLER, NULL);
+    unsigned long long turns;
     char value[32], ida[41], idb[41];
     volatile int stop = 0;
     mover_t m[MOVE_THREADS];
@@ -371,12 +418,18 @@ static void test_slot_moved(void)
         m[i] = (mover_t){store, &key, &stop, 0, 0, 0};
         pthread_create(&tid[i], NULL, move_load, &m[i]);
     }
-    test_ha_sleep_ms(200);
+    /* Every mover decides before the slot moves; then each step is met
+     * by the movers before the next (a fixed pause lets a loaded machine
+     * skip a step unseen).  While the slot migrates, decisions wait
+     * (TRYAGAIN) or are sent on (ASK) until the keys and the owner have
+     * moved: the store's timeout, scaled, bounds that time. */
+    CU_ASSERT(movers_run(m, 5));
     /* As redis-cli --cluster reshard: importing, migrating, the keys,
      * then the slot's new owner told to both and to the third master. */
+    turns = store_turns(store);
     CU_ASSERT(node_ok(1, "CLUSTER SETSLOT %d IMPORTING %s", slot, ida));
     CU_ASSERT(node_ok(0, "CLUSTER SETSLOT %d MIGRATING %s", slot, idb));
-    test_ha_sleep_ms(100);
+    CU_ASSERT(store_met(store, turns));
     CU_ASSERT_EQUAL(migrate_keys(slot, 0, 1), 0);
     /* Between the keys and the owner: a lock written now, on a key of
      * the same slot (same hash tag, another prefix), goes where ASK says
@@ -384,7 +437,8 @@ static void test_slot_moved(void)
     CU_ASSERT_EQUAL(
         suspect_store_block(store, &other, wall_ms(), wall_ms() + 60000, NULL),
         SUSPECT_OK);
-    test_ha_sleep_ms(100);
+    turns = store_turns(store);
+    CU_ASSERT(store_met(store, turns));
     CU_ASSERT(node_ok(1, "CLUSTER SETSLOT %d NODE %s", slot, idb));
     CU_ASSERT(node_ok(0, "CLUSTER SETSLOT %d NODE %s", slot, idb));
     CU_ASSERT(node_ok(2, "CLUSTER SETSLOT %d NODE %s", slot, idb));
@@ -454,7 +508,7 @@ static void *victim_load(void *arg)
             v->last_degraded = mono_ms();
             __atomic_store_n(&v->first_back, 0, __ATOMIC_RELAXED);
         } else {
-            v->ok++;
+            __atomic_add_fetch(&v->ok, 1, __ATOMIC_RELAXED);
             if (v->first_back == 0) {
                 __atomic_store_n(&v->first_back, mono_ms(), __ATOMIC_RELAXED);
             }
@@ -507,6 +561,23 @@ static void load_start(load_t *l, suspect_store_t *store,
         l->v[i].stop = &l->stop;
         pthread_create(&l->tid[i], NULL, victim_load, &l->v[i]);
     }
+}
+
+/* Waits (5 s, scaled) until every thread has had a decision from Redis:
+ * the load is under way, each thread connected, before a fault. */
+static bool load_going(load_t *l)
+{
+    long long end = test_ha_mono_ms() + test_scale_ms(5000);
+
+    for (int i = 0; i < KILL_THREADS; i++) {
+        while (__atomic_load_n(&l->v[i].ok, __ATOMIC_RELAXED) == 0) {
+            if (test_ha_mono_ms() >= end) {
+                return false;
+            }
+            test_ha_sleep_ms(1);
+        }
+    }
+    return true;
 }
 
 /* The fail mode's answers so far, on every thread. */
@@ -591,7 +662,7 @@ static void test_master_killed(void)
     CU_ASSERT_FATAL(slot >= 0);
     key = cluster_key(kill_rule.action, value);
     load_start(&l, store, &key);
-    test_ha_sleep_ms(200);
+    CU_ASSERT(load_going(&l));
     test_redis_kill9(&cl->node[2]);
     killed = mono_ms();
     CU_ASSERT_EQUAL(test_cluster_wait_ok(cl, slot, 2, 20000), 0);
@@ -632,7 +703,7 @@ static void test_no_master(void)
                                      sizeof(value)) >= 0);
     key = cluster_key(kill_rule.action, value);
     load_start(&l, store, &key);
-    test_ha_sleep_ms(200);
+    CU_ASSERT(load_going(&l));
     test_redis_kill9(&cl->node[5]);
     CU_ASSERT_EQUAL(test_cluster_wait_fail(cl, 20000), 0);
     CU_ASSERT(wait_degraded(&l, 0, 10, 10000));

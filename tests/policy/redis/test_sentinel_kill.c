@@ -108,7 +108,8 @@ static void decide(worker_t *w, const suspect_rule_t *rule, const char *value)
     w->t.worst_ms = dt > w->t.worst_ms ? dt : w->t.worst_ms;
     killed = __atomic_load_n(w->killed_at, __ATOMIC_ACQUIRE);
     if (d.degraded == SUSPECT_DEGRADED_NONE) {
-        w->t.admitted += rule == &exact && d.allowed;
+        __atomic_add_fetch(&w->t.admitted, rule == &exact && d.allowed,
+                           __ATOMIC_RELAXED);
         if (killed != 0 && t0 > killed && w->t.first_back == 0 &&
             w->t.last_degraded != 0) {
             w->t.first_back = test_ha_mono_ms();
@@ -164,6 +165,23 @@ static suspect_store_t *open_wrapped(void)
     return store;
 }
 
+/* Waits (5 s, scaled) until every worker has had an Exact hit admitted
+ * by Redis: the load is under way on the master before it is killed. */
+static bool load_going(worker_t *w)
+{
+    long long end = test_ha_mono_ms() + test_scale_ms(5000);
+
+    for (int i = 0; i < LOAD_THREADS; i++) {
+        while (__atomic_load_n(&w[i].t.admitted, __ATOMIC_RELAXED) == 0) {
+            if (test_ha_mono_ms() >= end) {
+                return false;
+            }
+            test_ha_sleep_ms(1);
+        }
+    }
+    return true;
+}
+
 /* Decides the probe identity CARRY_HITS times, in the gap (local). */
 static int probe_in_gap(suspect_store_t *store)
 {
@@ -207,7 +225,8 @@ static void test_kill9(void)
         w[i].killed_at = &killed_at;
         pthread_create(&tid[i], NULL, work, &w[i]);
     }
-    test_ha_sleep_ms(500);
+    CU_ASSERT(load_going(w));
+    test_ha_sleep_ms(500); /* the load runs on Redis a while */
     test_redis_kill9(old);
     __atomic_store_n(&killed_at, test_ha_mono_ms(), __ATOMIC_RELEASE);
     /* In the gap: the fail mode decides, and the journal grows. */

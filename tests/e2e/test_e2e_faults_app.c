@@ -218,10 +218,16 @@ static const script_t scripts[] = {
 
 static void test_cgi_faults(void)
 {
-    const char *edits[] = {"timeout=\"30\"", "timeout=\"1\"", NULL};
+    char timeout[32];
+    const char *edits[] = {"timeout=\"30\"", timeout, NULL};
     char path[64];
     flt_resp_t r;
     int fds;
+
+    /* 1 s (scaled): the hanging script is cut then; the others, which
+     * end by themselves, must not be on a slow machine */
+    snprintf(timeout, sizeof(timeout), "timeout=\"%u\"",
+             test_scale_ms(1000) / 1000);
 
     for (size_t i = 0; i < sizeof(scripts) / sizeof(*scripts); i++) {
         CU_ASSERT_EQUAL_FATAL(e2e_write_cgi(scripts[i].name, scripts[i].text),

@@ -5,7 +5,8 @@
  *     EX_LIMIT hits per second; no EX_LIMIT + 1 admitted hits of one
  *     identity within one second, on one identity, on two member + IP
  *     pairs sharing the member (three masters: the member's and both
- *     IPs' on different nodes), with hash-tagged keys and with the seed's;
+ *     IPs' on different nodes), with hash-tagged keys and with the seed's
+ *     (exact_test.c runs it, as for the single server);
  *   - a slot moved under load, step by step as redis-cli --cluster
  *     reshard does it: no decision fails, every admitted hit is on the new
  *     owner once, and MOVED and ASK were followed;
@@ -25,16 +26,11 @@
 
 #include "clock.h"
 #include "cluster_parts.h"
+#include "exact_test.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 #include "suspect_failover.h"
 #include "suspect_redis.h"
-
-#define EX_THREADS 16
-#define EX_PROCS   2
-#define EX_LIMIT   10
-#define EX_RUN_MS  1500
-#define EX_MAX     4096
 
 static test_cluster_t *cl;
 
@@ -42,146 +38,6 @@ static test_cluster_t *cl;
  */
 
 static const suspect_rule_t ex_rule = {"ExactC", EX_LIMIT, 1, 0, 0, 0, 0, 0};
-
-/* The identities of a run: each thread decides pair[thread % npairs]. */
-typedef struct ex_plan {
-    size_t nkeys; /* keys per decision: 1 or 2 */
-    int npairs;
-    suspect_key_t pair[2][2];
-} ex_plan_t;
-
-typedef struct ex_thread {
-    suspect_store_t *store;
-    const ex_plan_t *plan;
-    int which; /* the pair it decides */
-    int64_t allowed[EX_MAX];
-    int nallowed;
-    int errors;
-} ex_thread_t;
-
-static void *ex_run(void *p)
-{
-    ex_thread_t *t = p;
-    const suspect_key_t *keys = t->plan->pair[t->which];
-    int64_t end = mono_ms() + EX_RUN_MS;
-
-    while (mono_ms() < end) {
-        suspect_decision_t d;
-        int64_t now = wall_ms();
-        if (suspect_store_decide(t->store, &ex_rule, keys, t->plan->nkeys, now,
-                                 &d, NULL) != SUSPECT_OK) {
-            t->errors++;
-        } else if (d.allowed && t->nallowed < EX_MAX) {
-            t->allowed[t->nallowed++] = now * 2 + t->which;
-        }
-    }
-    return NULL;
-}
-
-/* One process of a run: writes (time * 2 + pair) of each admitted
- * decision to fd, then its errors as a negative number. */
-static void ex_process(const ex_plan_t *plan, int fd)
-{
-    static ex_thread_t th[EX_THREADS];
-    pthread_t tid[EX_THREADS];
-    suspect_store_t *store =
-        test_redis_store(cl->url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
-    int64_t errors = 0;
-
-    if (store == NULL) {
-        _exit(2);
-    }
-    for (int i = 0; i < EX_THREADS; i++) {
-        th[i].store = store;
-        th[i].plan = plan;
-        th[i].which = i % plan->npairs;
-        pthread_create(&tid[i], NULL, ex_run, &th[i]);
-    }
-    for (int i = 0; i < EX_THREADS; i++) {
-        pthread_join(tid[i], NULL);
-        if (write(fd, th[i].allowed, sizeof(int64_t) * th[i].nallowed) < 0) {
-            _exit(3);
-        }
-        errors += th[i].errors;
-    }
-    errors = -1 - errors;
-    if (write(fd, &errors, sizeof(errors)) < 0) {
-        _exit(3);
-    }
-    suspect_store_free(store);
-    _exit(0);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* True when the sorted times t[0..n) hold EX_LIMIT + 1 within 1 s. */
-static bool over_admitted(const int64_t *t, size_t n)
-{
-    for (size_t i = 0; i + EX_LIMIT < n; i++) {
-        if (t[i + EX_LIMIT] - t[i] < 1000) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Runs plan in EX_PROCS processes; checks every identity's admissions:
- * the pair's first key is shared by the pairs (the member), the second
- * belongs to one pair. */
-static void ex_check(const ex_plan_t *plan)
-{
-    static int64_t all[EX_PROCS * EX_THREADS * EX_MAX];
-    static int64_t ident[3][EX_PROCS * EX_THREADS * EX_MAX];
-    size_t n = 0, ni[3] = {0, 0, 0};
-    int64_t errors = 0, v;
-    pid_t pid[EX_PROCS];
-    int fds[2], status;
-
-    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
-    for (int p = 0; p < EX_PROCS; p++) {
-        pid[p] = fork();
-        CU_ASSERT_FATAL(pid[p] >= 0);
-        if (pid[p] == 0) {
-            close(fds[0]);
-            ex_process(plan, fds[1]);
-        }
-    }
-    close(fds[1]);
-    while (read(fds[0], &v, sizeof(v)) == sizeof(v)) {
-        if (v < 0) {
-            errors += -1 - v;
-        } else if (n < sizeof(all) / sizeof(all[0])) {
-            all[n++] = v;
-        }
-    }
-    close(fds[0]);
-    for (int p = 0; p < EX_PROCS; p++) {
-        CU_ASSERT_EQUAL(waitpid(pid[p], &status, 0), pid[p]);
-        CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-    CU_ASSERT_EQUAL(errors, 0);
-    for (size_t i = 0; i < n; i++) {
-        int which = (int)(all[i] & 1);
-        ident[0][ni[0]++] = all[i] / 2;
-        if (plan->nkeys == 2) {
-            ident[1 + which][ni[1 + which]++] = all[i] / 2;
-        }
-    }
-    for (int k = 0; k < 3; k++) {
-        qsort(ident[k], ni[k], sizeof(int64_t), cmp_i64);
-        if (over_admitted(ident[k], ni[k])) {
-            CU_FAIL("more than limit_count hits admitted in one window");
-        }
-    }
-    printf("\n    %zu admitted (member %zu, ip1 %zu, ip2 %zu)\n    ", n, ni[0],
-           ni[1], ni[2]);
-    /* The limit is reached: the test did test something. */
-    CU_ASSERT_TRUE(ni[0] >= EX_LIMIT);
-}
 
 static void flush_all(void)
 {
@@ -192,19 +48,31 @@ static void flush_all(void)
     }
 }
 
+/* Runs plan on the cluster and says how many hits each identity had. */
+static void exact_run(ex_plan_t *plan)
+{
+    size_t admitted[3];
+
+    plan->url = cl->url;
+    plan->rule = &ex_rule;
+    flush_all();
+    ex_check(plan, admitted);
+    printf("\n    %zu admitted (member %zu, ip1 %zu, ip2 %zu)\n    ",
+           admitted[0], admitted[0], admitted[1], admitted[2]);
+}
+
 static void test_exact_one(void)
 {
-    ex_plan_t plan = {1, 1, {{cluster_key(ex_rule.action, "one")}}};
+    ex_plan_t plan = {NULL, NULL, 1, 1, {{cluster_key(ex_rule.action, "one")}}};
 
-    flush_all();
-    ex_check(&plan);
+    exact_run(&plan);
 }
 
 /* The member on master 0, the two IPs on masters 1 and 2. */
 static void test_exact_pairs(void)
 {
     char m[32], x[32], y[32];
-    ex_plan_t plan = {2, 2, {{{0}}}};
+    ex_plan_t plan = {NULL, NULL, 2, 2, {{{0}}}};
 
     CU_ASSERT_FATAL(
         cluster_value_on(cl, 0, ex_rule.action, "m", m, sizeof(m)) >= 0);
@@ -216,21 +84,19 @@ static void test_exact_pairs(void)
     plan.pair[0][1] = cluster_key(ex_rule.action, x);
     plan.pair[1][0] = plan.pair[0][0];
     plan.pair[1][1] = cluster_key(ex_rule.action, y);
-    flush_all();
-    ex_check(&plan);
+    exact_run(&plan);
 }
 
 /* The seed's keys: every identity's window and lock in two slots. */
 static void test_exact_pairs_seed(void)
 {
-    ex_plan_t plan = {2, 2, {{{0}}}};
+    ex_plan_t plan = {NULL, NULL, 2, 2, {{{0}}}};
 
     plan.pair[0][0] = test_key(ex_rule.action, "member");
     plan.pair[0][1] = test_key(ex_rule.action, "192.0.2.1");
     plan.pair[1][0] = plan.pair[0][0];
     plan.pair[1][1] = test_key(ex_rule.action, "192.0.2.2");
-    flush_all();
-    ex_check(&plan);
+    exact_run(&plan);
 }
 
 /* ---- a slot moved under load ---------------------------------------------

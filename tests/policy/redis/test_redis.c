@@ -12,7 +12,8 @@
  *   - hit ids never collide within one millisecond;
  *   - the Redis clock option;
  *   - exactness: 2 processes x 16 threads on one identity never admit more
- *     than limit_count hits in any window of the caller's clock;
+ *     than limit_count hits in any window of the caller's clock (the
+ *     check is exact_test.c's, which the cluster suite runs too);
  *   - recovery from SCRIPT FLUSH, CLIENT KILL and a kill -9 + restart on the
  *     same socket, with SIGPIPE at its default (deadly) disposition;
  *   - (test_redis_wire.c) clear errors: refused, wrong password, wrong db,
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "exact_test.h"
 #include "redis_parts.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
@@ -342,120 +344,16 @@ static void test_server_clock(void)
 /* ---- exactness: 2 processes x 16 threads ---------------------------------
  */
 
-#define EX_THREADS 16
-#define EX_PROCS   2
-#define EX_LIMIT   10
-#define EX_RUN_MS  1500
-#define EX_MAX     4096
-
-typedef struct ex_thread {
-    suspect_store_t *store;
-    int64_t allowed[EX_MAX];
-    int nallowed;
-    int errors;
-} ex_thread_t;
-
-/* The rule has window 1 s; the test checks per 1 s window. */
+/* The rule has window 1 s; the check is per 1 s window. */
 static const suspect_rule_t ex_rule = {"Exact", EX_LIMIT, 1, 0, 0, 0, 0, 0};
-
-static void *ex_run(void *p)
-{
-    ex_thread_t *t = p;
-    suspect_key_t key = test_key("Exact", "one");
-    int64_t end = mono_ms() + EX_RUN_MS;
-
-    while (mono_ms() < end) {
-        suspect_decision_t d;
-        int64_t now = wall_ms();
-        if (suspect_store_decide(t->store, &ex_rule, &key, 1, now, &d, NULL) !=
-            SUSPECT_OK) {
-            t->errors++;
-        } else if (d.allowed && t->nallowed < EX_MAX) {
-            t->allowed[t->nallowed++] = now;
-        }
-    }
-    return NULL;
-}
-
-/* One process: 16 threads; writes its allowed timestamps to fd, then the
- * error count as a negative number. */
-static void ex_process(int fd)
-{
-    static ex_thread_t th[EX_THREADS];
-    pthread_t tid[EX_THREADS];
-    suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
-    int64_t errors = 0;
-
-    if (store == NULL) {
-        _exit(2);
-    }
-    for (int i = 0; i < EX_THREADS; i++) {
-        th[i].store = store;
-        pthread_create(&tid[i], NULL, ex_run, &th[i]);
-    }
-    for (int i = 0; i < EX_THREADS; i++) {
-        pthread_join(tid[i], NULL);
-        if (write(fd, th[i].allowed, sizeof(int64_t) * th[i].nallowed) < 0) {
-            _exit(3);
-        }
-        errors += th[i].errors;
-    }
-    errors = -1 - errors;
-    if (write(fd, &errors, sizeof(errors)) < 0) {
-        _exit(3);
-    }
-    suspect_store_free(store);
-    _exit(0);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void test_exact_processes_threads(void)
 {
-    static int64_t all[EX_PROCS * EX_THREADS * EX_MAX];
-    size_t n = 0;
-    int64_t errors = 0, v;
-    pid_t pid[EX_PROCS];
-    int fds[2], status;
+    ex_plan_t plan = {srv.url, &ex_rule, 1, 1, {{test_key("Exact", "one")}}};
+    size_t admitted[3];
 
     flush();
-    CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
-    for (int p = 0; p < EX_PROCS; p++) {
-        pid[p] = fork();
-        CU_ASSERT_FATAL(pid[p] >= 0);
-        if (pid[p] == 0) {
-            close(fds[0]);
-            ex_process(fds[1]);
-        }
-    }
-    close(fds[1]);
-    while (read(fds[0], &v, sizeof(v)) == sizeof(v)) {
-        if (v < 0) {
-            errors += -1 - v;
-        } else if (n < sizeof(all) / sizeof(all[0])) {
-            all[n++] = v;
-        }
-    }
-    close(fds[0]);
-    for (int p = 0; p < EX_PROCS; p++) {
-        CU_ASSERT_EQUAL(waitpid(pid[p], &status, 0), pid[p]);
-        CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    }
-    CU_ASSERT_EQUAL(errors, 0);
-    qsort(all, n, sizeof(all[0]), cmp_i64);
-    /* No limit + 1 admitted hits within one window of 1 s. */
-    for (size_t i = 0; i + EX_LIMIT < n; i++) {
-        if (all[i + EX_LIMIT] - all[i] < 1000) {
-            CU_FAIL("more than limit_count hits admitted in one window");
-            break;
-        }
-    }
-    /* And the limit is reached: the test did test something. */
-    CU_ASSERT_TRUE(n >= EX_LIMIT);
+    ex_check(&plan, admitted);
 }
 
 /* ---- recovery ------------------------------------------------------------

@@ -50,7 +50,8 @@ static void allow_respond(mw_req_t *req)
 }
 
 /* The line of a body refused on its way to the application (the
- * multipart fields past formMax), as log_verdict() writes a refusal. */
+ * multipart fields past formMax), as mw_guard_log_verdict() writes a refusal.
+ */
 static void log_refused(const mw_req_t *req, const char *action)
 {
     const char *uri;
@@ -154,31 +155,6 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
     }
 }
 
-/* One line per denial or refusal, and per would-deny of a shadow route
- * (at notice: the lines an operator rolling a limit out watches): the
- * path (the query too only with <Log requestUri="full">), the action,
- * the status and why (never a value). */
-static void log_verdict(const suspect_conf_t *c, const mw_req_t *req,
-                        const mw_verdict_t *v)
-{
-    mw_log_level_t level = v->would_deny      ? MW_LOG_NOTICE
-                           : v->status >= 500 ? MW_LOG_WARNING
-                                              : MW_LOG_INFO;
-    const char *uri;
-    int len;
-
-    if (!mw_log_enabled(level)) {
-        return;
-    }
-    uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), c->full_uri, &len);
-    mw_log(level, "%s %.*s action=%s status=%d (%s)",
-           v->would_deny                ? "would-deny"
-           : v->kind == MW_VERDICT_DENY ? "deny"
-                                        : "refuse",
-           len, uri, v->route != NULL ? v->route->action : "-", v->status,
-           v->why != NULL ? v->why : "");
-}
-
 /* Decides req (mw_guard_resolve(), then the store when there are keys),
  * timed, and records the outcome.  SUSPECT_OK with *res and *v, or the
  * guard's failure. */
@@ -235,12 +211,12 @@ void mw_handler_request(mw_req_t *req, void *arg)
         mw_error_respond(req, err.code == SUSPECT_E_NOMEM ? 503 : 400);
     } else if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
                v.kind == MW_VERDICT_UNAVAILABLE) {
-        log_verdict(c, req, &v);
+        mw_guard_log_verdict(g, req, &v);
         mw_guard_respond(g, req, &v);
     } else if (v.would_deny) {
         char line[SUSPECT_ACTION_MAX + 128];
 
-        log_verdict(c, req, &v);
+        mw_guard_log_verdict(g, req, &v);
         req->prelude_len = mw_guard_shadow_line(g, &v, line, sizeof(line));
         req->prelude = req->prelude_len > 0 ? line : NULL;
         if (req->role == MW_ROLE_AUTHORIZER ||

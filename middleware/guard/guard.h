@@ -159,6 +159,18 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
 int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
 
 /*
+ * One log line for a verdict a program answers or lets through marked: a
+ * denial or refusal ("deny", "refuse"; a 5xx at warning, else info) or a
+ * shadow route's would-deny (at notice: the lines an operator rolling a
+ * limit out watches).  The path (the query too only with <Log
+ * requestUri="full">), the action, the status and why; never a value.
+ * Nothing for any other verdict.  suspect-fcgi and suspect-cgi both call
+ * it, so their logs read alike.
+ */
+void mw_guard_log_verdict(const mw_guard_t *g, const mw_req_t *req,
+                          const mw_verdict_t *v);
+
+/*
  * The client's address as g sees it (REMOTE_ADDR, or behind g's trusted
  * proxies the address their header names), whole (not grouped by
  * prefix), into buf (size bytes, MW_ADDR_TEXT_MAX is enough); false when

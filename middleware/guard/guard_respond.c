@@ -1,7 +1,7 @@
 /*
  * guard_respond.c - the guard's answers: the denial, the 400 (413, 500)
- * and the 503; and the header line a shadow route's would-deny adds to
- * the application's response.
+ * and the 503; the header line a shadow route's would-deny adds to the
+ * application's response; and the log line of each (mw_guard_log_verdict).
  *
  * DENY is mw_deny_build() with the route's status, UNAVAILABLE is
  * mw_unavailable_build(); both get the conf's template and, when the conf
@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "log/log.h"
 #include "response/deny.h"
 #include "response/error_page.h"
 
@@ -236,4 +237,29 @@ int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v)
         break;
     }
     return -EINVAL;
+}
+
+/* See guard.h. */
+void mw_guard_log_verdict(const mw_guard_t *g, const mw_req_t *req,
+                          const mw_verdict_t *v)
+{
+    mw_log_level_t level = v->would_deny      ? MW_LOG_NOTICE
+                           : v->status >= 500 ? MW_LOG_WARNING
+                                              : MW_LOG_INFO;
+    const char *uri;
+    int len;
+
+    if ((!v->would_deny && v->kind != MW_VERDICT_DENY &&
+         v->kind != MW_VERDICT_REJECT && v->kind != MW_VERDICT_UNAVAILABLE) ||
+        !mw_log_enabled(level)) {
+        return;
+    }
+    uri = mw_log_uri(mw_req_param(req, "REQUEST_URI", NULL), g->conf->full_uri,
+                     &len);
+    mw_log(level, "%s %.*s action=%s status=%d (%s)",
+           v->would_deny                ? "would-deny"
+           : v->kind == MW_VERDICT_DENY ? "deny"
+                                        : "refuse",
+           len, uri, v->route != NULL ? v->route->action : "-", v->status,
+           v->why != NULL ? v->why : "");
 }

@@ -99,7 +99,7 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_BOOL, COFF(full_uri), 0},
     {COMPILED_INT, COFF(log_line), 0},
     /* actions: applied to the routes at load, not carried; allow, deny:
-     * refused by suspect-cgi (cgi_check_conf()), not carried */
+     * coded by hand after the routes */
     {0, 0, 0}};
 
 const compiled_field_t compiled_route_fields[] = {
@@ -117,7 +117,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
     {COMPILED_ENUM, ROFF(shadow), SUSPECT_SHADOW_ON},
     {COMPILED_ENUM, ROFF(fail_mode), SUSPECT_RULE_FAIL_CLOSED},
-    /* allow, deny: refused by suspect-cgi, not carried */
+    /* allow, deny: coded by hand after the identities */
     {0, 0, 0}};
 
 /* Drops the references and the path; s is all zero after. */

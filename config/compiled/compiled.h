@@ -10,7 +10,9 @@
  * size, mtime and ctime in nanoseconds).  It is valid only while every
  * source still has exactly that identity (compiled_fresh()): an edit, a
  * replacement by rename, a touch, even one within the same second, changes
- * at least one of them.
+ * at least one of them.  The list files of <Allow file> and <Deny file>
+ * are sources too: their identities travel in the lists themselves
+ * (suspect_conf_list_t.file_id).
  *
  * The file (docs/suspect-cgi.md, "The compiled configuration"):
  *
@@ -46,7 +48,7 @@
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
-#define COMPILED_VERSION   9u
+#define COMPILED_VERSION   10u
 #define COMPILED_MAX_BYTES (16u << 20) /* a larger file is refused */
 
 /* The sources, in the order of compiled_t.id[]. */
@@ -130,7 +132,8 @@ suspect_rc_t compiled_read(const char *path, compiled_t *out,
 
 /*
  * Whether s was compiled from suspect.xml at conf_abs and every source
- * still has its recorded identity (stat(), one per source).
+ * (list files included) still has its recorded identity (stat(), one per
+ * source).
  */
 bool compiled_fresh(const compiled_t *s, const char *conf_abs);
 

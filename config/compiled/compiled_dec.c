@@ -13,8 +13,10 @@
  * to what follows the header, the producer (PACKAGE_VERSION: a snapshot
  * of another version is stale, not wrong), every count within the
  * loader's own caps, enumerations within range, required strings present,
- * route paths absolute, action and type names valid, rules with a count
- * and a window of at least 1, and the payload used up exactly.
+ * route paths absolute, action and type names valid, allow and deny
+ * lists as the loader makes them (rd_list()), rules with a count and a
+ * window of at least 1, and the payload used up exactly.  A list's
+ * entries are checked where the XML's are: when the guard compiles them.
  */
 #include "config.h"
 
@@ -75,9 +77,9 @@ static uint32_t rd_max(rd_t *r, uint32_t max)
 }
 
 /* A string or blob: *p and *n of the bytes in place (NUL-terminated
- * there), *p NULL for NULL.  false (bad) when it does not fit, holds a NUL
- * or lacks its terminator. */
-static bool rd_blob(rd_t *r, const char **p, size_t *n)
+ * there), *p NULL for NULL.  false (bad) when it does not fit, lacks its
+ * terminator, or holds a NUL and nul_ok is false. */
+static bool rd_span(rd_t *r, const char **p, size_t *n, bool nul_ok)
 {
     uint32_t len = rd_u32(r);
 
@@ -87,7 +89,7 @@ static bool rd_blob(rd_t *r, const char **p, size_t *n)
         return !r->bad;
     }
     if (len >= r->left || r->p[len] != '\0' ||
-        memchr(r->p, '\0', len) != NULL) {
+        (!nul_ok && memchr(r->p, '\0', len) != NULL)) {
         r->bad = true;
         return false;
     }
@@ -96,6 +98,12 @@ static bool rd_blob(rd_t *r, const char **p, size_t *n)
     r->p += (size_t)len + 1;
     r->left -= (size_t)len + 1;
     return true;
+}
+
+/* rd_span() of a string: no NUL inside. */
+static bool rd_blob(rd_t *r, const char **p, size_t *n)
+{
+    return rd_span(r, p, n, false);
 }
 
 /* A string into b's arena: *out, NULL for NULL (bad when required). */
@@ -191,6 +199,79 @@ static void rd_identity(rd_t *r, conf_build_t *b, suspect_conf_identity_t *id)
     }
 }
 
+/* The longest ip= or identity= text, as the loader caps it. */
+static bool list_text_ok(const char *s)
+{
+    return s == NULL || strlen(s) <= SUSPECT_CONF_MAX_LIST_TEXT;
+}
+
+/* The list file's text (it may hold NUL bytes, which the guard then
+ * refuses as entries) into b's arena, NUL-terminated. */
+static void rd_list_text(rd_t *r, conf_build_t *b, suspect_conf_list_t *l)
+{
+    const char *p;
+    size_t n;
+    char *copy;
+
+    if (!rd_span(r, &p, &n, true) || (p == NULL) != (l->file == NULL) ||
+        n > SUSPECT_CONF_MAX_LIST_BYTES) {
+        r->bad = true;
+        return;
+    }
+    if (p == NULL) {
+        return;
+    }
+    copy = conf_alloc(b, n + 1);
+    if (copy == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    memcpy(copy, p, n);
+    copy[n] = '\0';
+    l->file_text = copy;
+    l->file_len = n;
+}
+
+/*
+ * An <Allow> or <Deny> (deny true) into *out, NULL when there is none.
+ * The loader's promises: some entries, texts within their cap, a file
+ * absolute and read, a status only on a <Deny> and in 400..599.  The
+ * entries themselves are the guard's to check, as when loaded from XML.
+ */
+static void rd_list(rd_t *r, conf_build_t *b, bool deny,
+                    const suspect_conf_list_t **out)
+{
+    suspect_conf_list_t *l;
+
+    *out = NULL;
+    if (rd_max(r, 1) == 0 || r->bad) {
+        return;
+    }
+    l = conf_alloc(b, sizeof(*l));
+    if (l == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    memset(l, 0, sizeof(*l));
+    rd_str(r, b, false, &l->ip);
+    rd_str(r, b, false, &l->identity);
+    rd_str(r, b, false, &l->file);
+    rd_list_text(r, b, l);
+    for (size_t i = 0; i < 5; i++) {
+        l->file_id[i] = rd_le(r, 8);
+    }
+    l->status = (int)rd_u32(r);
+    l->line = (int)rd_max(r, INT32_MAX);
+    if (r->bad || (l->ip == NULL && l->identity == NULL && l->file == NULL) ||
+        !list_text_ok(l->ip) || !list_text_ok(l->identity) ||
+        (l->file != NULL && l->file[0] != '/') ||
+        (l->status != 0 && (!deny || l->status < 400 || l->status > 599))) {
+        r->bad = true;
+        return;
+    }
+    *out = l;
+}
+
 static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
 {
     suspect_conf_identity_t *ids;
@@ -223,6 +304,8 @@ static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
         rd_identity(r, b, &ids[i]);
     }
     rt->identities = ids;
+    rd_list(r, b, false, &rt->allow);
+    rd_list(r, b, true, &rt->deny);
 }
 
 /* The template's bytes: template_body and template_len. */
@@ -263,6 +346,8 @@ static void rd_conf(rd_t *r, conf_build_t *b)
     }
     b->conf->routes = routes;
     b->conf->nroutes = r->bad ? 0 : n;
+    rd_list(r, b, false, &b->conf->allow);
+    rd_list(r, b, true, &b->conf->deny);
 }
 
 /* The rules into a new limits snapshot named name (the limits file);

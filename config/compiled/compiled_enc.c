@@ -22,6 +22,7 @@ typedef struct wr {
     unsigned char *buf;
     size_t len, cap;
     bool nomem;
+    bool big; /* a string longer than the format allows */
 } wr_t;
 
 /* Room for n more bytes; false (and nomem) when there is none. */
@@ -84,14 +85,14 @@ static void wr_u64(wr_t *w, uint64_t v)
     wr_bytes(w, b, 8);
 }
 
-/* n bytes at p and a NUL, or NULL; longer than the format allows is out
- * of memory (it cannot happen: every source is capped far below). */
+/* n bytes at p and a NUL, or NULL; longer than the format allows marks
+ * the whole too big (only list files come near it). */
 static void wr_blob(wr_t *w, const char *p, size_t n)
 {
     if (p == NULL) {
         wr_u32(w, COMPILED_NULL_STR);
     } else if (n >= COMPILED_MAX_LEN) {
-        w->nomem = true;
+        w->big = true;
     } else {
         wr_u32(w, (uint32_t)n);
         wr_bytes(w, p, n);
@@ -158,6 +159,25 @@ static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
     }
 }
 
+/* An <Allow> or <Deny>: whether there is one, then its fields, the list
+ * file's text and identity included. */
+static void wr_list(wr_t *w, const suspect_conf_list_t *l)
+{
+    wr_u32(w, l != NULL ? 1 : 0);
+    if (l == NULL) {
+        return;
+    }
+    wr_str(w, l->ip);
+    wr_str(w, l->identity);
+    wr_str(w, l->file);
+    wr_blob(w, l->file_text, l->file_len);
+    for (size_t i = 0; i < 5; i++) {
+        wr_u64(w, l->file_id[i]);
+    }
+    wr_u32(w, (uint32_t)l->status);
+    wr_u32(w, (uint32_t)l->line);
+}
+
 static void wr_route(wr_t *w, const suspect_conf_route_t *r)
 {
     wr_fields(w, compiled_route_fields, r);
@@ -174,6 +194,8 @@ static void wr_route(wr_t *w, const suspect_conf_route_t *r)
     for (size_t i = 0; i < r->nidentities; i++) {
         wr_identity(w, &r->identities[i]);
     }
+    wr_list(w, r->allow);
+    wr_list(w, r->deny);
 }
 
 static void wr_conf(wr_t *w, const suspect_conf_t *c)
@@ -184,6 +206,8 @@ static void wr_conf(wr_t *w, const suspect_conf_t *c)
     for (size_t i = 0; i < c->nroutes; i++) {
         wr_route(w, &c->routes[i]);
     }
+    wr_list(w, c->allow);
+    wr_list(w, c->deny);
 }
 
 static void wr_limits(wr_t *w, const suspect_limits_t *lim)
@@ -250,10 +274,17 @@ suspect_rc_t compiled_encode(const compiled_t *s, unsigned char **buf,
     }
     wr_conf(&w, s->conf);
     wr_limits(&w, s->limits);
-    if (w.nomem || w.len > COMPILED_MAX_BYTES) {
+    if (w.nomem) {
         free(w.buf);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "compiled configuration: out of memory");
+    }
+    if (w.big || w.len > COMPILED_MAX_BYTES) {
+        free(w.buf);
+        return suspect_err_set(err, SUSPECT_E_FULL, NULL, 0,
+                               "compiled configuration larger than %u bytes "
+                               "(allow and deny list files too large)",
+                               COMPILED_MAX_BYTES);
     }
     wr_header(&w);
     *buf = w.buf;

@@ -10,8 +10,9 @@
  * fstat() of the opened descriptor.  Its content is then decoded, which
  * checks everything again (compiled_dec.c).
  *
- * Freshness: one stat() per source, compared with the identity recorded
- * when it was read.  An in-place edit changes mtime and ctime (and size,
+ * Freshness: one stat() per source (suspect.xml, the limits file, the
+ * template, each list file), compared with the identity recorded when it
+ * was read.  An in-place edit changes mtime and ctime (and size,
  * often), a replacement by rename changes the inode, a restored mtime
  * (touch -d, cp -p) still changes ctime.  What no stat() can see is a
  * second edit within the same tick of the file system's clock, of the
@@ -167,6 +168,61 @@ static bool same_id(const char *path, const file_id_t *want)
     return file_id_same(&now, want);
 }
 
+/* The identity list l's file had when it was read. */
+static file_id_t list_id(const suspect_conf_list_t *l)
+{
+    file_id_t id;
+
+    id.dev = l->file_id[0];
+    id.ino = l->file_id[1];
+    id.size = l->file_id[2];
+    id.mtime_ns = (int64_t)l->file_id[3];
+    id.ctime_ns = (int64_t)l->file_id[4];
+    return id;
+}
+
+/* The lists of c that have a file, into out (at most 2 + 2 per route);
+ * their number. */
+static size_t list_files(const suspect_conf_t *c,
+                         const suspect_conf_list_t **out)
+{
+    const suspect_conf_list_t *all[2] = {c->allow, c->deny};
+    size_t n = 0;
+
+    for (size_t i = 0; i < 2; i++) {
+        if (all[i] != NULL && all[i]->file != NULL) {
+            out[n++] = all[i];
+        }
+    }
+    for (size_t i = 0; i < c->nroutes; i++) {
+        const suspect_conf_route_t *r = &c->routes[i];
+
+        if (r->allow != NULL && r->allow->file != NULL) {
+            out[n++] = r->allow;
+        }
+        if (r->deny != NULL && r->deny->file != NULL) {
+            out[n++] = r->deny;
+        }
+    }
+    return n;
+}
+
+/* Whether every list file of c still has the identity it was read with. */
+static bool lists_fresh(const suspect_conf_t *c)
+{
+    const suspect_conf_list_t *l[2 + 2 * SUSPECT_CONF_MAX_ROUTES];
+    size_t n = list_files(c, l);
+
+    for (size_t i = 0; i < n; i++) {
+        file_id_t want = list_id(l[i]);
+
+        if (!same_id(l[i]->file, &want)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The key, then one stat() per source. */
 bool compiled_fresh(const compiled_t *s, const char *conf_abs)
 {
@@ -174,7 +230,8 @@ bool compiled_fresh(const compiled_t *s, const char *conf_abs)
            strcmp(s->conf_path, conf_abs) == 0 &&
            same_id(s->conf_path, &s->id[COMPILED_SRC_CONF]) &&
            same_id(s->conf->limits_path, &s->id[COMPILED_SRC_LIMITS]) &&
-           same_id(s->conf->template_path, &s->id[COMPILED_SRC_TEMPLATE]);
+           same_id(s->conf->template_path, &s->id[COMPILED_SRC_TEMPLATE]) &&
+           lists_fresh(s->conf);
 }
 
 /* Whether time t (ns) is within window of now, on either side. */
@@ -185,19 +242,33 @@ static bool near(int64_t t, int64_t now_ns, int64_t window)
     return d < window && d > -window;
 }
 
-/* Whether a source changed within its file system's tick of now. */
+/* Whether the source id changed within its file system's tick of now. */
+static bool racy_id(const file_id_t *id, int64_t now_ns)
+{
+    /* Whole seconds in both times: a file system that keeps no more,
+     * whose tick is a second (or two). */
+    int64_t w = id->mtime_ns % 1000000000 == 0 && id->ctime_ns % 1000000000 == 0
+                    ? RACY_SECOND_NS
+                    : RACY_FINE_NS;
+
+    return near(id->mtime_ns, now_ns, w) || near(id->ctime_ns, now_ns, w);
+}
+
+/* Whether a source, a list file included, changed within its tick. */
 bool compiled_racy(const compiled_t *s, int64_t now_ns)
 {
-    for (size_t i = 0; i < COMPILED_NSRC; i++) {
-        const file_id_t *id = &s->id[i];
-        /* Whole seconds in both times: a file system that keeps no
-         * more, whose tick is a second (or two). */
-        int64_t w =
-            id->mtime_ns % 1000000000 == 0 && id->ctime_ns % 1000000000 == 0
-                ? RACY_SECOND_NS
-                : RACY_FINE_NS;
+    const suspect_conf_list_t *l[2 + 2 * SUSPECT_CONF_MAX_ROUTES];
+    size_t n = s->conf != NULL ? list_files(s->conf, l) : 0;
 
-        if (near(id->mtime_ns, now_ns, w) || near(id->ctime_ns, now_ns, w)) {
+    for (size_t i = 0; i < COMPILED_NSRC; i++) {
+        if (racy_id(&s->id[i], now_ns)) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        file_id_t id = list_id(l[i]);
+
+        if (racy_id(&id, now_ns)) {
             return true;
         }
     }

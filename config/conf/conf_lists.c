@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #define LOFF(field) offsetof(suspect_conf_list_t, field)
-#define TEXT_MAX    (64u << 10)
+#define TEXT_MAX    SUSPECT_CONF_MAX_LIST_TEXT
 
 static const conf_text_t ip_text = {
     TEXT_MAX,

@@ -113,7 +113,8 @@ typedef enum suspect_count {
  * in the element (ip=, identity=) and/or in a file of their own (file=,
  * read with the snapshot; one entry per line).  Parsed and checked by the
  * middleware when it compiles the snapshot (the address parser is its). */
-#define SUSPECT_CONF_MAX_LIST_BYTES (64u << 20)
+#define SUSPECT_CONF_MAX_LIST_BYTES (64u << 20) /* a list file */
+#define SUSPECT_CONF_MAX_LIST_TEXT  (64u << 10) /* ip=, identity= */
 
 typedef struct suspect_conf_list {
     const char *ip;        /* "10.0.0.0/8 2001:db8::/32", NULL = none */

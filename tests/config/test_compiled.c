@@ -3,17 +3,17 @@
  * configuration (config/compiled/compiled.h) in process.
  *
  * Round trips: two suspect.xml files that between them set every field
- * (one with <Cgi>, lmdb and a template, one with <Upstream>, redis and
- * <ClientIp>) are loaded from real files, encoded and decoded, and every
- * field of the result is compared with the parsed original, routes,
- * identities, sources, rules and lines included.  Damage: every
- * truncation, every flipped byte, a wrong version, producer or length,
- * trailing bytes, and every byte of the payload overwritten with the
- * checksum made to match (so the structural checks, not the checksum,
- * must hold) are refused or decode to something sound, never crash (the
- * sanitizers watch).  Files: trust (mode, links, FIFOs), staleness on
- * each kind of edit of each source (one that keeps size and mtime
- * included), the racy window, atomic writes.
+ * (one with <Cgi>, lmdb, a template and allow and deny lists with their
+ * files, one with <Upstream>, redis, <ClientIp> and lists in attributes) are
+ * loaded from real files, encoded and decoded, and every field of the result is
+ * compared with the parsed original, routes, identities, sources, rules and
+ * lines included.  Damage: every truncation, every flipped byte, a wrong
+ * version, producer or length, trailing bytes, and every byte of the payload
+ * overwritten with the checksum made to match (so the structural checks, not
+ * the checksum, must hold) are refused or decode to something sound, never
+ * crash (the sanitizers watch).  Files: trust (mode, links, FIFOs), staleness
+ * on each kind of edit of each source (list files included) (one that keeps
+ * size and mtime included), the racy window, atomic writes.
  */
 #include <CUnit/CUnit.h>
 #include <errno.h>
@@ -51,7 +51,11 @@ static const char conf_a[] =
     " param=\"op=in\" paramIn=\"form\" missing=\"reject\" status=\"403\">\n"
     "    <Identity type=\"Member\" from=\"form:member cookie:sid\"/>\n"
     "    <Identity type=\"Ip\" from=\"client-ip\"/>\n"
+    "    <Deny identity=\"Member=evil Ip=x\"/>\n"
+    "    <Allow file=\"allow.txt\"/>\n"
     "  </Route>\n"
+    "  <Allow ip=\"10.0.0.0/8 2001:db8::/32\" identity=\"Member=mon\"/>\n"
+    "  <Deny file=\"deny.txt\" status=\"451\"/>\n"
     "  <Route action=\"Api\" prefix=\"/api/\" param=\"key\" "
     "missing=\"allow\">\n"
     "    <Identity type=\"User\" from=\"env:REMOTE_USER\"/>\n"
@@ -74,7 +78,9 @@ static const char conf_b[] =
     "  <Log decisions=\"denials\"/>\n"
     "  <Route action=\"Login\" path=\"/x\">\n"
     "    <Identity type=\"Member\" from=\"header:X-M\"/>\n"
+    "    <Allow identity=\"Member=m\"/>\n"
     "  </Route>\n"
+    "  <Deny ip=\"192.0.2.0/24\" status=\"403\"/>\n"
     "</Suspect>\n";
 
 static const char limits_xml[] =
@@ -92,13 +98,17 @@ static int write_fixture(const char *text)
 {
     char at[TEST_PATH_MAX];
     static const char page[] = "<p>{action}: {retry_after}</p>\n";
+    static const char deny[] = "# bad networks\n192.0.2.0/24\nMember=mallory\n";
+    static const char allow[] = "Member=office\n";
     const char *pairs[] = {"@DIR@", e2e.dir, NULL};
     char *conf = test_subst(text, pairs);
     int rc = conf == NULL ||
              test_write_file(e2e_path(at, "suspect.xml"), conf, strlen(conf)) ||
              test_write_file(e2e_path(at, "limits.xml"), limits_xml,
                              strlen(limits_xml)) ||
-             test_write_file(e2e_path(at, "page.html"), page, strlen(page));
+             test_write_file(e2e_path(at, "page.html"), page, strlen(page)) ||
+             test_write_file(e2e_path(at, "deny.txt"), deny, strlen(deny)) ||
+             test_write_file(e2e_path(at, "allow.txt"), allow, strlen(allow));
 
     free(conf);
     return rc ? -1 : 0;
@@ -121,6 +131,25 @@ static void identity_equal(const suspect_conf_identity_t *a,
     }
 }
 
+/* An <Allow> or <Deny>, the list file's text and identity included. */
+static void list_equal(const suspect_conf_list_t *a,
+                       const suspect_conf_list_t *b)
+{
+    CU_ASSERT_FATAL((a == NULL) == (b == NULL));
+    if (a == NULL) {
+        return;
+    }
+    CU_ASSERT(str_eq(a->ip, b->ip));
+    CU_ASSERT(str_eq(a->identity, b->identity));
+    CU_ASSERT(str_eq(a->file, b->file));
+    CU_ASSERT_EQUAL_FATAL(a->file_len, b->file_len);
+    CU_ASSERT(a->file_text == b->file_text ||
+              memcmp(a->file_text, b->file_text, a->file_len + 1) == 0);
+    CU_ASSERT_EQUAL(memcmp(a->file_id, b->file_id, sizeof(a->file_id)), 0);
+    CU_ASSERT_EQUAL(a->status, b->status);
+    CU_ASSERT_EQUAL(a->line, b->line);
+}
+
 static void route_equal(const suspect_conf_route_t *a,
                         const suspect_conf_route_t *b)
 {
@@ -141,6 +170,8 @@ static void route_equal(const suspect_conf_route_t *a,
     CU_ASSERT_EQUAL(a->missing, b->missing);
     CU_ASSERT_EQUAL(a->status, b->status);
     CU_ASSERT_EQUAL(a->line, b->line);
+    list_equal(a->allow, b->allow);
+    list_equal(a->deny, b->deny);
 }
 
 /* Every field of suspect_conf_t, in declaration order. */
@@ -204,6 +235,8 @@ static void conf_equal(const suspect_conf_t *a, const suspect_conf_t *b)
     for (size_t i = 0; i < a->nroutes; i++) {
         route_equal(&a->routes[i], &b->routes[i]);
     }
+    list_equal(a->allow, b->allow);
+    list_equal(a->deny, b->deny);
 }
 
 static void limits_equal(const suspect_limits_t *a, const suspect_limits_t *b)
@@ -279,7 +312,10 @@ static void test_round_trip(void)
               s.conf->routes[0].identities[0].nsources == 2 &&
               s.conf->routes[0].nmethods == 2 && s.conf->lmdb_no_sync &&
               s.conf->key_prefix != NULL && s.conf->trusted_proxies != NULL &&
-              s.conf->cgi_pass_env != NULL);
+              s.conf->cgi_pass_env != NULL && s.conf->allow != NULL &&
+              s.conf->deny != NULL && s.conf->deny->file_text != NULL &&
+              s.conf->deny->status == 451 && s.conf->routes[0].deny != NULL &&
+              s.conf->routes[0].allow->file_text != NULL);
     CU_ASSERT(s.id[COMPILED_SRC_TEMPLATE].ino != 0);
     compiled_clear(&s);
 }
@@ -508,6 +544,25 @@ static void edit_template_gone(const compiled_t *s)
     CU_ASSERT_EQUAL(unlink(e2e_path(at, "page.html")), 0);
 }
 
+/* The deny list file rewritten in place, same size, mtime put back. */
+static void edit_list_same(const compiled_t *s)
+{
+    static const char deny[] = "# bad networks\n192.0.2.0/24\nMember=mallorY\n";
+    char at[TEST_PATH_MAX];
+
+    CU_ASSERT(test_write_file(e2e_path(at, "deny.txt"), deny, strlen(deny)) ==
+              0);
+    set_mtime(e2e_path(at, "deny.txt"), (int64_t)s->conf->deny->file_id[3]);
+}
+
+/* A route's allow list file gone. */
+static void edit_list_gone(const compiled_t *s)
+{
+    char at[TEST_PATH_MAX];
+    (void)s;
+    CU_ASSERT_EQUAL(unlink(e2e_path(at, "allow.txt")), 0);
+}
+
 static void edit_nothing(const compiled_t *s)
 {
     (void)s;
@@ -524,6 +579,8 @@ static void test_stale(void)
     CU_ASSERT(!fresh_after(edit_limits_rename));
     CU_ASSERT(!fresh_after(edit_template_grow));
     CU_ASSERT(!fresh_after(edit_template_gone));
+    CU_ASSERT(!fresh_after(edit_list_same));
+    CU_ASSERT(!fresh_after(edit_list_gone));
     /* Another suspect.xml path: not this one's. */
     load(conf_a, &s);
     CU_ASSERT_FATAL(
@@ -552,6 +609,9 @@ static void test_racy(void)
     CU_ASSERT(compiled_racy(&snap, 1700000001 * s + s / 2));
     CU_ASSERT(!compiled_racy(&snap, 1700000003 * s));
     CU_ASSERT(compiled_racy(&snap, 1700000000 * s - s / 2)); /* clock back */
+    /* a list file is a source too */
+    t = (int64_t)snap.conf->deny->file_id[4];
+    CU_ASSERT(compiled_racy(&snap, t + s / 20));
     compiled_clear(&snap);
 }
 

@@ -86,9 +86,13 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err);
 
 /*
  * Checks r->setup.conf (cgi_check_conf()) and compiles its guard into
- * r->setup.guard, with the body timeout of the configuration.  0, or -1 (a 500
- * answered).
+ * r->setup.guard (its allow and deny lists' entries checked there), with
+ * the body timeout of the configuration.  SUSPECT_OK, or the error of
+ * either (nothing answered).
  */
+suspect_rc_t cgi_guard_new(cgi_req_t *r, suspect_err_t *err);
+
+/* cgi_guard_new(), its failure answered: 0, or -1 (a 500 answered). */
 int cgi_compile_guard(cgi_req_t *r);
 
 /*

@@ -18,9 +18,12 @@
  *
  * Failures never let a counted request through unchecked: an unusable
  * program, or a store that cannot be opened for a request with keys, is a
- * 500 (503 with failMode="closed") and one line on stderr, the web
- * server's error log; only failMode="open" runs the program when the
- * store cannot be opened.  Everything is freed before execve(), so no
+ * 500 (503 with failMode="closed", the route's or its action's, else the
+ * store's) and one line on stderr, the web server's error log; only
+ * failMode="open" (and a route in shadow mode, logged as would-deny) runs
+ * the program when the store cannot be opened.  Denials, refusals and
+ * would-denies are logged as suspect-fcgi logs them
+ * (mw_guard_log_verdict()).  Everything is freed before execve(), so no
  * descriptor of the store leaks into the program.
  */
 #include "config.h"
@@ -67,25 +70,6 @@ int cgi_refuse_err(cgi_req_t *r, int status, const char *what,
     return cgi_refuse(r, status, "%s%s", what, msg);
 }
 
-static void log_verdict(const cgi_req_t *r, const mw_verdict_t *v)
-{
-    mw_log_level_t level = v->status >= 500 ? MW_LOG_WARNING : MW_LOG_INFO;
-    const char *uri;
-    int len;
-
-    if (!mw_log_enabled(level)) {
-        return;
-    }
-    /* The path only, unless <Log requestUri="full">: a query string may
-     * hold identities and tokens. */
-    uri = mw_log_uri(mw_req_param(r->req, "REQUEST_URI", NULL),
-                     r->setup.conf->full_uri, &len);
-    mw_log(level, "%s %.*s action=%s status=%d (%s)",
-           v->kind == MW_VERDICT_DENY ? "deny" : "refuse", len, uri,
-           v->route != NULL ? v->route->action : "-", v->status,
-           v->why != NULL ? v->why : "");
-}
-
 /* suspect-cgi's own checks of a loaded suspect.xml. */
 suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
 {
@@ -99,21 +83,7 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                                "Upstream: suspect-cgi runs CGI programs: use "
                                "<Cgi>");
     }
-    if (c->allow != NULL || c->deny != NULL) {
-        const suspect_conf_list_t *l = c->allow != NULL ? c->allow : c->deny;
-
-        return suspect_err_set(err, SUSPECT_E_CONFIG, c->file, l->line,
-                               "<Allow> and <Deny> need suspect-fcgi (not "
-                               "in suspect-cgi's compiled configuration)");
-    }
     for (size_t i = 0; i < c->nroutes; i++) {
-        if (c->routes[i].allow != NULL || c->routes[i].deny != NULL) {
-            return suspect_err_set(err, SUSPECT_E_CONFIG, c->file,
-                                   c->routes[i].line,
-                                   "Route: <Allow> and <Deny> need "
-                                   "suspect-fcgi (not in suspect-cgi's "
-                                   "compiled configuration)");
-        }
         if (c->routes[i].count != SUSPECT_COUNT_ALL) {
             return suspect_err_set(
                 err, SUSPECT_E_CONFIG, c->file, c->routes[i].line,
@@ -244,20 +214,37 @@ static int resolve_target(cgi_req_t *r)
     return 0;
 }
 
+/* The fail mode of the resolution's route: its own or its action's,
+ * else the store's. */
+static suspect_failmode_t fail_mode_of(const suspect_conf_t *c,
+                                       const mw_resolution_t *res)
+{
+    uint32_t m = res->verdict.rule.fail_mode;
+
+    if (m >= SUSPECT_RULE_FAIL_LOCAL && m <= SUSPECT_RULE_FAIL_CLOSED) {
+        return (suspect_failmode_t)(m - 1);
+    }
+    return (suspect_failmode_t)c->fail_mode;
+}
+
 /*
  * Opens the store: <Store>, or without one the LMDB store at the default
  * path (a copy of the configuration with only the store changed, since
  * mw_store_new() reads nothing else that matters).  The in-process store
  * of failMode="local" lives for this one request, which touches a few
- * keys: it is made small unless maxEntries says otherwise.  0, 1 when the
- * store failed and failMode="open" lets the program run unchecked, -1
- * (answered).
+ * keys: it is made small unless maxEntries says otherwise.  A store that
+ * cannot be opened takes the route's fail mode (open: the program runs
+ * unchecked; closed: 503; local: 500, a configuration to fix), and a
+ * route in shadow mode lets the request through, logged as would-deny.
+ * 0, 1 when the program may run without the store, -1 (answered).
  */
-static int open_store(cgi_req_t *r)
+static int open_store(cgi_req_t *r, const mw_resolution_t *res)
 {
     const char *env = getenv("SUSPECT_LMDB");
     suspect_conf_t copy = *r->setup.conf;
     const suspect_conf_t *c = &copy;
+    suspect_failmode_t mode = fail_mode_of(c, res);
+    mw_verdict_t v = res->verdict;
     suspect_err_t err;
     char msg[600];
 
@@ -273,22 +260,31 @@ static int open_store(cgi_req_t *r)
         return 0;
     }
     suspect_err_format(&err, msg, sizeof(msg));
-    if (c->fail_mode == SUSPECT_FAIL_OPEN) {
+    if (mode == SUSPECT_FAIL_OPEN) {
         mw_log(MW_LOG_WARNING, "store: %s; failMode open: running %s unchecked",
                msg, r->script);
         return 1;
     }
-    return cgi_refuse(r, c->fail_mode == SUSPECT_FAIL_CLOSED ? 503 : 500,
-                      "store: %s", msg);
+    if (!v.shadow) {
+        return cgi_refuse(r, mode == SUSPECT_FAIL_CLOSED ? 503 : 500,
+                          "store: %s", msg);
+    }
+    mw_log(MW_LOG_ERROR, "store: %s", msg);
+    v.kind = MW_VERDICT_ALLOW;
+    v.would_deny = true;
+    v.status = mode == SUSPECT_FAIL_CLOSED ? 503 : 500;
+    v.why = "store unusable";
+    mw_guard_log_verdict(r->setup.guard, r->req, &v);
+    return 1;
 }
 
-/* Answers v when it stops the request: 0 when the program may run, -1
- * when answered. */
+/* Logs v when it is a refusal or a would-deny, and answers it when it
+ * stops the request: 0 when the program may run, -1 when answered. */
 static int answer(cgi_req_t *r, const mw_verdict_t *v)
 {
+    mw_guard_log_verdict(r->setup.guard, r->req, v);
     if (v->kind == MW_VERDICT_DENY || v->kind == MW_VERDICT_REJECT ||
         v->kind == MW_VERDICT_UNAVAILABLE) {
-        log_verdict(r, v);
         mw_guard_respond(r->setup.guard, r->req, v);
         return -1;
     }
@@ -298,7 +294,8 @@ static int answer(cgi_req_t *r, const mw_verdict_t *v)
 /*
  * Decides the request: resolves it, and opens the store and has it
  * decide only when there are keys.  0 when the program may run (also when
- * the store failed and failMode="open" lets it), -1 when answered.
+ * the store failed and the fail mode or shadow mode lets it), -1 when
+ * answered.
  */
 static int decide(cgi_req_t *r)
 {
@@ -316,7 +313,7 @@ static int decide(cgi_req_t *r)
     if (res.nkeys == 0) {
         return answer(r, &res.verdict);
     }
-    st = open_store(r);
+    st = open_store(r, &res);
     if (st != 0) {
         return st < 0 ? -1 : 0;
     }
@@ -356,17 +353,29 @@ static int exec_target(cgi_req_t *r)
                       strerror(errno));
 }
 
-/* Checks r->setup.conf and compiles its guard; 0 or -1 (answered). */
+/* Checks r->setup.conf and compiles its guard; see wrap.h. */
+suspect_rc_t cgi_guard_new(cgi_req_t *r, suspect_err_t *err)
+{
+    suspect_rc_t rc = cgi_check_conf(r->setup.conf, err);
+
+    if (rc == SUSPECT_OK) {
+        rc = mw_guard_new(r->setup.conf, &r->setup.guard, err);
+    }
+    if (rc == SUSPECT_OK) {
+        mw_cgi_front_set_timeout(r->front_end, r->setup.conf->io_timeout_ms);
+    }
+    return rc;
+}
+
+/* cgi_guard_new(), a failure answered; 0 or -1. */
 int cgi_compile_guard(cgi_req_t *r)
 {
     suspect_err_t err;
 
     suspect_err_clear(&err);
-    if (cgi_check_conf(r->setup.conf, &err) != SUSPECT_OK ||
-        mw_guard_new(r->setup.conf, &r->setup.guard, &err) != SUSPECT_OK) {
+    if (cgi_guard_new(r, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, 500, "", &err);
     }
-    mw_cgi_front_set_timeout(r->front_end, r->setup.conf->io_timeout_ms);
     return 0;
 }
 

@@ -12,11 +12,14 @@
  * rename wins, all of them equal), and serves the request (wrap_serve.c).
  * Saving comes before deciding, so it never depends on the request.
  *
- * A file that does not load, or fails suspect-cgi's checks, is a 500 and
- * one line in the error log, and nothing is saved: the next request tries
- * again, and says it again.  argv[0] is the path of the suspect-cgi that
- * executed this program (when run by hand, whatever it is): a program
- * that would start either again is refused.
+ * A file that does not load, or fails suspect-cgi's checks (a list entry
+ * included), is not saved: the request is decided with the last compiled
+ * configuration saved for this suspect.xml, as suspect-fcgi keeps its
+ * running configuration on a bad reload, and the error is logged once;
+ * the next request tries again.  Without one (the first request ever), a
+ * 500 and one line in the error log, every time.  argv[0] is the path of the
+ * suspect-cgi that executed this program (when run by hand, whatever it is): a
+ * program that would start either again is refused.
  */
 #include "config.h"
 
@@ -31,8 +34,42 @@
 #include "setup/check.h"
 #include "log/log.h"
 
-/* Loads the XML into r and saves the compiled configuration; 0 or -1
- * (answered). */
+/*
+ * A compile failed with err: decides with the last compiled configuration
+ * saved for this suspect.xml, as suspect-fcgi keeps its running one, and
+ * says so once; without one (or when it no longer compiles), a 500.  0 or
+ * -1 (answered).
+ */
+static int keep_last(cgi_req_t *r, const suspect_err_t *err)
+{
+    char path[PATH_MAX + 64], msg[600];
+    suspect_err_t again;
+    compiled_t s;
+
+    suspect_err_format(err, msg, sizeof(msg));
+    if (!cgi_snap_last(r->o->snapdir, r->o->conf, &s, path, sizeof(path))) {
+        return cgi_refuse(r, 500, "%s", msg);
+    }
+    r->setup.conf = s.conf;
+    r->setup.limits = s.limits;
+    s.conf = NULL;
+    s.limits = NULL;
+    compiled_clear(&s);
+    suspect_err_clear(&again);
+    if (cgi_guard_new(r, &again) != SUSPECT_OK) {
+        return cgi_refuse(r, 500, "%s", msg);
+    }
+    if (cgi_snap_first_to_say(path, msg)) {
+        mw_log(MW_LOG_ERROR,
+               "%s; keeping the last good configuration (%s) until this is "
+               "fixed",
+               msg, path);
+    }
+    return 0;
+}
+
+/* Loads the XML into r and saves the compiled configuration; a failure
+ * keeps the last good one (keep_last()).  0 or -1 (answered). */
 static int load(cgi_req_t *r)
 {
     suspect_err_t err;
@@ -40,13 +77,14 @@ static int load(cgi_req_t *r)
 
     suspect_err_clear(&err);
     if (compiled_load(r->o->conf, &s, &err) != SUSPECT_OK) {
-        return cgi_refuse_err(r, 500, "", &err);
+        return keep_last(r, &err);
     }
     r->setup.conf = suspect_conf_ref(s.conf);
     r->setup.limits = suspect_limits_ref(s.limits);
-    if (cgi_compile_guard(r) != 0) {
+    if (cgi_guard_new(r, &err) != SUSPECT_OK) {
         compiled_clear(&s);
-        return -1;
+        mw_setup_release(&r->setup);
+        return keep_last(r, &err);
     }
     cgi_snap_save(r->o->snapdir, &s);
     compiled_clear(&s);

@@ -16,6 +16,12 @@
  * sources' identities, so an edit warns again) with O_EXCL says it, the
  * others find the marker and stay quiet.  Without /dev/shm every failure
  * is logged.
+ *
+ * A compile that fails (a bad edit of suspect.xml, the limits file or a
+ * list file) keeps deciding with the last file saved (cgi_snap_last()),
+ * as suspect-fcgi keeps its running configuration; its error is logged
+ * once per message and boot, with a marker of the message
+ * (cgi_snap_first_to_say()).
  */
 #include "wrap_compiled.h"
 
@@ -57,22 +63,60 @@ int cgi_snap_marker(const char *path, const compiled_t *s, char *out,
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* Whether this process is the first to meet the failure to save path
- * for these sources (it created the marker), or cannot tell. */
-static bool first_to_fail(const char *path, const compiled_t *s)
+/* Whether this process created the marker name (it is the first to say
+ * what it marks), or cannot tell. */
+static bool first_marker(const char *name)
 {
-    char name[96];
-    int fd;
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
-    if (cgi_snap_marker(path, s, name, sizeof(name)) != 0) {
-        return true;
-    }
-    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
         close(fd);
         return true;
     }
     return errno != EEXIST;
+}
+
+/* Whether this process is the first to meet the failure to save path
+ * for these sources (it created the marker), or cannot tell. */
+static bool first_to_fail(const char *path, const compiled_t *s)
+{
+    char name[96];
+
+    return cgi_snap_marker(path, s, name, sizeof(name)) != 0 ||
+           first_marker(name);
+}
+
+/* The marker of text said about the compiled configuration at path. */
+bool cgi_snap_first_to_say(const char *path, const char *text)
+{
+    static const suspect_siphash_key_t key = {0x6b656570, 0x6f6c64};
+    uint64_t sum[2], t[2];
+    char name[96];
+
+    suspect_siphash128(&key, path, strlen(path), sum);
+    suspect_siphash128(&key, text, strlen(text), t);
+    snprintf(name, sizeof(name), "/suspect-cgi.%lu.%016llx%016llx",
+             (unsigned long)geteuid(), (unsigned long long)(sum[0] ^ t[0]),
+             (unsigned long long)(sum[1] ^ t[1]));
+    return first_marker(name);
+}
+
+/* The last file saved for conf, read but not checked for freshness. */
+bool cgi_snap_last(const char *snapdir, const char *conf, compiled_t *s,
+                   char *path, size_t path_size)
+{
+    char abs[PATH_MAX];
+
+    memset(s, 0, sizeof(*s));
+    if (cgi_snap_path(snapdir, conf, abs, sizeof(abs), path, path_size) != 0 ||
+        compiled_read(path, s, NULL) != SUSPECT_OK) {
+        return false;
+    }
+    if (strcmp(s->conf_path, abs) != 0) {
+        compiled_clear(s);
+        return false;
+    }
+    return true;
 }
 
 static int64_t now_ns(void)

@@ -6,6 +6,7 @@
 #define MW_WRAP_COMPILED_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "compiled/compiled.h"
@@ -32,5 +33,23 @@ int cgi_snap_save(const char *snapdir, const compiled_t *s);
  */
 int cgi_snap_marker(const char *path, const compiled_t *s, char *out,
                     size_t size);
+
+/*
+ * The last compiled configuration saved for suspect.xml conf in snapdir,
+ * read and checked as compiled_read() does but not for freshness (its
+ * sources may have changed since: a compile that fails keeps deciding
+ * with it), into *s (the caller clears it), its file's name into path.
+ * false (nothing held) when there is none, it is unsound, or it belongs
+ * to another suspect.xml.
+ */
+bool cgi_snap_last(const char *snapdir, const char *conf, compiled_t *s,
+                   char *path, size_t path_size);
+
+/*
+ * Whether this process is the first since boot to log text about the
+ * compiled configuration at path (it made the shared-memory marker of
+ * both), or cannot tell: a message said once, not once per request.
+ */
+bool cgi_snap_first_to_say(const char *path, const char *text);
 
 #endif

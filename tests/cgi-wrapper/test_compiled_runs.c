@@ -9,7 +9,8 @@
  * saved once its sources have settled and then used (its inode stays:
  * nothing compiles again); an edit of any source, even one that keeps
  * the size, the inode and the mtime, changes the very next decision; a
- * damaged or untrusted file is compiled again, never used; a directory
+ * damaged or untrusted file is compiled again, never used; a bad edit
+ * keeps the last good one, said once; a directory
  * that cannot be written costs speed only and is logged once; concurrent
  * first requests all decide right and leave one sound file.
  */
@@ -245,6 +246,41 @@ static void test_stale_conf(void)
     CU_ASSERT_EQUAL(status("/hdr", "c2"), 200);
     CU_ASSERT_EQUAL(status("/hdr", "c2"), 200); /* no route any more */
     CU_ASSERT(resaved(ino));
+}
+
+/* A bad edit of suspect.xml keeps deciding with the last compiled
+ * configuration saved (the count goes on: two, then the 429), says why
+ * once however many requests follow, and a fix applies at once. */
+static void test_bad_edit_keeps_last(void)
+{
+    char *good = test_read_file(e2e.conf, NULL);
+    char *bad;
+    cgi_out_t r;
+    int said = 0;
+
+    CU_ASSERT_FATAL(good != NULL && settle());
+    bad = test_subst(good,
+                     (const char *[]){"</Suspect>", "<Oops/></Suspect>", NULL});
+    CU_ASSERT_FATAL(bad != NULL &&
+                    test_write_file(e2e.conf, bad, strlen(bad)) == 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(get(&r, "/hdr", "k1", NULL, NULL), i < 2 ? 200 : 429);
+        if (r.err != NULL && strstr(r.err, "<Oops>") != NULL) {
+            said++;
+            CU_ASSERT(strstr(r.err, "keeping the last good configuration") !=
+                      NULL);
+        }
+        cgirun_free(&r);
+    }
+    CU_ASSERT_EQUAL(said, 1);
+    /* fixed: /hdr becomes /hdx, applied by the very next request */
+    free(bad);
+    bad = test_subst(good, (const char *[]){"\"/hdr\"", "\"/hdx\"", NULL});
+    CU_ASSERT_FATAL(bad != NULL &&
+                    test_write_file(e2e.conf, bad, strlen(bad)) == 0);
+    CU_ASSERT_EQUAL(status("/hdr", "k1"), 200);
+    free(bad);
+    free(good);
 }
 
 /* The limits file: 2 becomes 1. */
@@ -511,6 +547,8 @@ int cgirun_add_snap_run_tests(struct CU_Suite *s)
         {"compiled: template edited (size, inode, mtime kept)",
          test_stale_template},
         {"compiled: damaged or untrusted file compiled again", test_damaged},
+        {"compiled: a bad edit keeps the last good one",
+         test_bad_edit_keeps_last},
         {"compiled: unwritable directory, one warning", test_unwritable},
         {"compiled: concurrent first requests", test_concurrent},
         {"compiled: --check, and no compiler", test_check_and_no_compiler},

@@ -35,6 +35,7 @@ int register_e2e_suite(void);
 int register_suspectctl_suite(void);
 int register_redis_scan_suite(void);
 int register_suspect_cgi_suite(void);
+int register_suspect_cgi_policy_suite(void);
 int register_abuse_suite(void);
 int register_faults_suite(void);
 int register_dropins_suite(void);

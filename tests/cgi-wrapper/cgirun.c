@@ -6,6 +6,12 @@
  * collects stdout and stderr until both end or the deadline passes; the
  * process is then reaped, killed first if it still runs.  SIGPIPE must be
  * ignored by the caller (the suite does); the child gets it back.
+ *
+ * lighttpd: examples/lighttpd/suspect-cgi.conf enabled with
+ * lighty-enable-mod in Debian's lighttpd layout (helpers/debian.h), the
+ * document root DIR/www.  lighttpd gives CGI programs none of its
+ * environment: a drop-in of the test's own passes what a build tree
+ * needs.
  */
 #include "cgirun.h"
 
@@ -18,11 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "helpers/debian.h"
 #include "helpers/e2e.h"
+#include "helpers/redisserver.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -366,4 +375,40 @@ bool cgirun_one_log_line(const cgi_out_t *r, const char *text)
                 r->err != NULL ? r->err : "(nothing)");
     }
     return ok;
+}
+
+/* See cgirun.h. */
+int cgirun_start_lighttpd(void)
+{
+    static const char test_env[] =
+        "# -*- depends: setenv -*-\n"
+        "setenv.add-environment = ( \"LD_LIBRARY_PATH\" => \"@LIB@\",\n"
+        "  \"SUSPECT_CGI_COMPILE\" => \"@COMP@\",\n"
+        "  \"SUSPECT_SNAPSHOT_DIR\" => \"@DIR@\" )\n";
+    char www[TEST_PATH_MAX], conf[TEST_PATH_MAX], env[TEST_PATH_MAX];
+    const char *lib = strchr(cgirun_libenv(), '=');
+    const char *pairs[] = {"@LIB@",  lib != NULL ? lib + 1 : "",
+                           "@COMP@", cgirun_compiler(),
+                           "@DIR@",  e2e.dir,
+                           NULL};
+    char *text = test_subst(test_env, pairs);
+    int rc;
+
+    e2e_path(www, "www");
+    e2e_path(env, "test-env.conf");
+    e2e_path(conf, "suspect-cgi.conf");
+    e2e.port = test_free_port();
+    mkdir(www, 0755);
+    rc = text != NULL ? test_write_file(env, text, strlen(text)) : -1;
+    free(text);
+    if (rc != 0 || e2e.port <= 0 ||
+        e2e_write_example("lighttpd/suspect-cgi.conf", "suspect-cgi.conf",
+                          NULL) ||
+        deb_lighttpd_layout(e2e.dir, e2e.port, www) != 0 ||
+        deb_lighttpd_enable(e2e.dir, "00-test-env.conf", env) != 0 ||
+        deb_lighttpd_enable(e2e.dir, "50-suspect-cgi.conf", conf) != 0) {
+        return -1;
+    }
+    CU_ASSERT_EQUAL(deb_lighttpd_check(e2e.dir), 0);
+    return deb_lighttpd_start(&e2e.web, e2e.dir, e2e.port);
 }

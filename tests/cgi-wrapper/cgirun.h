@@ -77,6 +77,17 @@ bool cgirun_has_line(const cgi_out_t *r, const char *line);
 /* Whether stderr is exactly one line holding text (else says). */
 bool cgirun_one_log_line(const cgi_out_t *r, const char *text);
 
+/*
+ * Starts lighttpd (e2e.web, on e2e.port) in Debian's layout in the
+ * fixture's directory with examples/lighttpd/suspect-cgi.conf: every .cgi
+ * of the document root DIR/www (made here; the caller writes its #!
+ * wrappers) runs as a CGI program, with what a build tree's suspect-cgi
+ * needs in its environment (SUSPECT_CGI_COMPILE, SUSPECT_SNAPSHOT_DIR=DIR,
+ * LD_LIBRARY_PATH).  CGI programs' stderr goes to lighttpd's
+ * (DIR/lighttpd.log). 0 or -1.
+ */
+int cgirun_start_lighttpd(void);
+
 /* Adds the front end's tests (test_wrap_front.c), the compiled
  * configuration's (test_compiled.c) and the runs that use it
  * (test_compiled_runs.c) to s; 0 or -1. */

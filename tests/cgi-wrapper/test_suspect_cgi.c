@@ -14,7 +14,7 @@
  * No value a request carries reaches a log line.  The front end's own
  * tests are in test_wrap_front.c.
  *
- * Length.  About 750 lines: every test here runs the one wrapped script
+ * Length.  About 780 lines: every test here runs the one wrapped script
  * and compares what it printed with what was sent (same_env(),
  * same_body(), fd0(), ran()); kept with those comparisons in one file,
  * each test reads as the request it sends and the bytes it expects.
@@ -404,6 +404,12 @@ static void test_bad_config(void)
         {"<Suspect><Limits path=\"limits.xml\"/>"
          "<Upstream address=\"tcp:127.0.0.1:9\"/></Suspect>",
          "Upstream: suspect-cgi runs CGI programs"},
+        {"<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>\n"
+         "<Route action=\"Hello\" path=\"/x\">"
+         "<Identity type=\"M\" from=\"header:X-M\"/>"
+         "<Failure status=\"401\"/></Route></Suspect>",
+         "suspect.xml:2: Route: <Failure> needs the program's response, "
+         "which suspect-cgi never sees"},
     };
     char missing[TEST_PATH_MAX];
 
@@ -446,6 +452,46 @@ static void test_store_fail_modes(void)
             CU_ASSERT(same_env(&r, vars));
         } else {
             CU_ASSERT(cgirun_starts(&r, modes[i][1]));
+            CU_ASSERT(!ran());
+        }
+        cgirun_free(&r);
+    }
+}
+
+/* The same store, failMode="local", with an action's own fail mode: the
+ * action's wins (open runs the program, closed is a 503), and a route in
+ * shadow mode lets the request through, logged as would-deny. */
+static void test_store_fail_mode_per_action(void)
+{
+    static const struct {
+        const char *action; /* the <Action> element */
+        const char *status; /* NULL: the program runs */
+        const char *log;    /* in the last log line */
+    } cases[] = {
+        {"<Action name=\"Hello\" failMode=\"open\"/>", NULL, "unchecked"},
+        {"<Action name=\"Hello\" failMode=\"closed\"/>", "Status: 503",
+         "none/x.lmdb"},
+        {"<Action name=\"Hello\" failMode=\"closed\" shadow=\"yes\"/>", NULL,
+         "would-deny /hdr action=Hello status=503 (store unusable)"},
+    };
+    const char *vars[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/hdr",
+                          "HTTP_X_MEMBER=m6", NULL};
+    char store[TEST_PATH_MAX + 128];
+    cgi_out_t r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(store, sizeof(store),
+                 "<Store type=\"lmdb\" path=\"@DIR@/none/x.lmdb\" "
+                 "failMode=\"local\"/>%s",
+                 cases[i].action);
+        CU_ASSERT_FATAL(write_conf(store, NULL) == 0);
+        run_plain(&r, vars, NULL);
+        CU_ASSERT(r.err != NULL && strstr(r.err, cases[i].log) != NULL);
+        if (cases[i].status == NULL) {
+            CU_ASSERT(ran());
+            CU_ASSERT(same_env(&r, vars));
+        } else {
+            CU_ASSERT(cgirun_starts(&r, cases[i].status));
             CU_ASSERT(!ran());
         }
         cgirun_free(&r);
@@ -606,21 +652,12 @@ static void test_body_errors(void)
 
 /* ---- behind lighttpd ---------------------------------------------------- */
 
-/* examples/lighttpd/suspect-cgi.conf enabled with lighty-enable-mod in
- * Debian's lighttpd (helpers/debian.h), the wrapper examples/lighttpd/
- * app.cgi in the document root DIR/www, examples/suspect-cgi.xml; paths
- * moved into DIR.  lighttpd gives CGI programs none of its environment:
- * a drop-in of the test's own passes what a build tree needs. */
+/* The example application in DIR/app, examples/suspect-cgi.xml and the
+ * wrapper examples/lighttpd/app.cgi in the document root DIR/www, paths
+ * moved into DIR, behind lighttpd (cgirun_start_lighttpd()). */
 static int start_lighttpd(void)
 {
-    static const char test_env[] =
-        "# -*- depends: setenv -*-\n"
-        "setenv.add-environment = ( \"LD_LIBRARY_PATH\" => \"@LIB@\",\n"
-        "  \"SUSPECT_CGI_COMPILE\" => \"@COMP@\",\n"
-        "  \"SUSPECT_SNAPSHOT_DIR\" => \"@DIR@\" )\n";
-    char www[TEST_PATH_MAX], etc[TEST_PATH_MAX], app[TEST_PATH_MAX];
-    char src[TEST_PATH_MAX], conf[TEST_PATH_MAX], env[TEST_PATH_MAX];
-    const char *lib = strchr(cgirun_libenv(), '=');
+    char etc[TEST_PATH_MAX], app[TEST_PATH_MAX], src[TEST_PATH_MAX];
     const char *edits[] = {"/usr/sbin/suspect-cgi",
                            cgirun_bin(),
                            "/etc/suspect/",
@@ -628,37 +665,18 @@ static int start_lighttpd(void)
                            "/var/lib/suspect",
                            e2e.dir,
                            NULL};
-    const char *pairs[] = {"@LIB@",  lib != NULL ? lib + 1 : "",
-                           "@COMP@", cgirun_compiler(),
-                           "@DIR@",  e2e.dir,
-                           NULL};
-    char *text = test_subst(test_env, pairs);
-    int rc;
 
-    snprintf(www, sizeof(www), "%s/www", e2e.dir);
     snprintf(etc, sizeof(etc), "%s/", e2e.dir);
     snprintf(app, sizeof(app), "%s/app.cgi", e2e.app);
-    e2e_path(env, "test-env.conf");
-    e2e_path(conf, "suspect-cgi.conf");
-    e2e.port = test_free_port();
-    mkdir(www, 0755);
-    rc = text != NULL ? test_write_file(env, text, strlen(text)) : -1;
-    free(text);
-    if (rc != 0 || e2e.port <= 0 ||
-        test_copy_file(e2e_src(src, "examples/limits.xml"), e2e.limits, 0644) ||
+    mkdir(e2e_path(src, "www"), 0755);
+    if (test_copy_file(e2e_src(src, "examples/limits.xml"), e2e.limits, 0644) ||
         test_copy_file(e2e_src(src, "examples/app/app.cgi"), app, 0755) ||
         e2e_write_example("suspect-cgi.xml", "suspect-cgi.xml", edits) ||
         e2e_write_example("lighttpd/app.cgi", "www/app.cgi", edits) ||
-        e2e_write_example("lighttpd/suspect-cgi.conf", "suspect-cgi.conf",
-                          edits) ||
-        chmod(e2e_path(src, "www/app.cgi"), 0755) != 0 ||
-        deb_lighttpd_layout(e2e.dir, e2e.port, www) != 0 ||
-        deb_lighttpd_enable(e2e.dir, "00-test-env.conf", env) != 0 ||
-        deb_lighttpd_enable(e2e.dir, "50-suspect-cgi.conf", conf) != 0) {
+        chmod(e2e_path(src, "www/app.cgi"), 0755) != 0) {
         return -1;
     }
-    CU_ASSERT_EQUAL(deb_lighttpd_check(e2e.dir), 0);
-    return deb_lighttpd_start(&e2e.web, e2e.dir, e2e.port);
+    return cgirun_start_lighttpd();
 }
 
 /* The example application behind lighttpd and a #! wrapper: a form
@@ -731,6 +749,8 @@ int register_suspect_cgi_suite(void)
         {"bad configuration: 500", test_bad_config},
         {"memory store: 500", test_memory_store},
         {"store unusable: fail modes", test_store_fail_modes},
+        {"store unusable: an action's fail mode, shadow",
+         test_store_fail_mode_per_action},
         {"no value in any log line", test_no_values_logged},
         {"#! wrapper", test_shebang},
         {"Cgi root", test_cgi_root},

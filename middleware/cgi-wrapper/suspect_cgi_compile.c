@@ -91,22 +91,30 @@ static int load(cgi_req_t *r)
     return 0;
 }
 
-/* --check: the daemon's check, then what suspect-cgi needs on top. */
+/* --check: what suspect-cgi refuses first (so that nothing says "ok"
+ * before the error), then the daemon's check and what differs here. */
 static int check(const cgi_opts_t *o)
 {
     const suspect_conf_t *c = NULL;
     suspect_err_t err;
     char msg[600];
-    int rc = mw_check(o->conf, stdout, stderr);
+    int rc = 0;
 
     suspect_err_clear(&err);
-    if (rc == 0 && (suspect_conf_load(o->conf, &c, &err) != SUSPECT_OK ||
-                    cgi_check_conf(c, &err) != SUSPECT_OK)) {
+    if (suspect_conf_load(o->conf, &c, &err) == SUSPECT_OK &&
+        cgi_check_conf(c, &err) != SUSPECT_OK) {
         suspect_err_format(&err, msg, sizeof(msg));
         fprintf(stderr, "%s\n", msg);
-        rc = 1;
-    } else if (rc == 0 && c->store_line == 0) {
+        suspect_conf_unref(c);
+        return 1;
+    }
+    rc = mw_check(o->conf, stdout, stderr);
+    if (rc == 0 && c != NULL && c->store_line == 0) {
         printf("store (suspect-cgi): lmdb at %s\n", CGI_DEFAULT_LMDB);
+    }
+    if (rc == 0 && c != NULL && c->shadow_header != NULL) {
+        printf("shadowHeader (suspect-cgi): not added, the program writes "
+               "the response; a would-deny is in the error log\n");
     }
     suspect_conf_unref(c);
     return rc;

@@ -504,10 +504,29 @@ static void test_check_and_no_compiler(void)
     const char *run[] = {cgirun_bin(), "-c", e2e.conf, NULL};
     cgi_out_t r;
 
+    char *text = test_read_file(e2e.conf, NULL);
+    char *failure;
+
     cgirun(&r, check, NULL, NULL, 0, false);
     CU_ASSERT(cgirun_exited_0(&r));
     CU_ASSERT(r.out != NULL && strstr(r.out, "store (suspect-cgi): lmdb"));
     cgirun_free(&r);
+    /* counting by the response: refused, and nothing said "ok" first */
+    failure = test_subst(text, (const char *[]){"</Route>",
+                                                "<Failure status=\"401\"/>"
+                                                "</Route>",
+                                                NULL});
+    CU_ASSERT_FATAL(failure != NULL &&
+                    test_write_file(e2e.conf, failure, strlen(failure)) == 0);
+    cgirun(&r, check, NULL, NULL, 0, false);
+    CU_ASSERT(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1);
+    CU_ASSERT(r.out == NULL || r.out[0] == '\0');
+    CU_ASSERT(r.err != NULL &&
+              strstr(r.err, "Route: <Failure> needs the program's response"));
+    cgirun_free(&r);
+    CU_ASSERT_FATAL(test_write_file(e2e.conf, text, strlen(text)) == 0);
+    free(failure);
+    free(text);
     cgirun(&r, run, vars, NULL, 0, false);
     CU_ASSERT(cgirun_starts(&r, "Status: 500"));
     CU_ASSERT(cgirun_one_log_line(&r, "cannot run /nonexistent/compile"));

@@ -148,6 +148,7 @@ static void php_exec(const char *bind, int children, int max_requests)
         dup2(fd, 1);
         dup2(fd, 2);
     }
+    closefrom(3); /* none of the runner's descriptors (see procs.c) */
     execlp("php-cgi", "php-cgi", "-n", "-d", "cgi.force_redirect=1", "-d",
            "fastcgi.logging=1", "-b", bind, (char *)NULL);
     _exit(127);

@@ -3,12 +3,12 @@
  *
  * Every process is spawned with posix_spawn (no shell, no fork of the
  * test runner's memory) into its own process group, with a clean signal
- * mask and default dispositions, stdin from /dev/null and its output
- * appended to a log file.  Its pid goes into a small registry guarded by
- * a mutex (curl jobs run from several threads); test_procs_stop_all()
- * SIGKILLs each registered process group and reaps the process, so a
- * failed assertion (CUnit's FATAL asserts jump out of the test) cannot
- * leave a server running.  Waiting is always bounded: poll with a short
+ * mask and default dispositions, stdin from /dev/null, its output
+ * appended to a log file and no other descriptor.  Its pid goes into a small
+ * registry guarded by a mutex (curl jobs run from several threads);
+ * test_procs_stop_all() SIGKILLs each registered process group and reaps the
+ * process, so a failed assertion (CUnit's FATAL asserts jump out of the test)
+ * cannot leave a server running.  Waiting is always bounded: poll with a short
  * sleep until a deadline, never a fixed sleep.  The servers' configurations
  * are generated here around the caller's part; curl is in procs_http.c.
  */
@@ -153,6 +153,10 @@ int test_proc_start(test_proc_t *p, const char *const argv[],
     posix_spawn_file_actions_addopen(&fa, 1, p->log,
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    /* nothing else: not the runner's descriptors (make's jobserver pipe)
+     * nor a test's sockets, which a server would hold open as long as it
+     * lives */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     rc = posix_spawnp(&p->pid, argv[0], &fa, &attr, (char *const *)argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);

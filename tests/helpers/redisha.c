@@ -164,6 +164,7 @@ static int sentinel_spawn(test_sentinel_set_t *s, int i, unsigned down_ms)
         return -1;
     }
     if (pid == 0) {
+        closefrom(3); /* none of the runner's descriptors (see procs.c) */
         execlp("redis-sentinel", "redis-sentinel", path, (char *)NULL);
         fprintf(stderr,
                 "test_sentinel: cannot run redis-sentinel (Debian: "

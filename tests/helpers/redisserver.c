@@ -131,6 +131,7 @@ static void exec_server(const test_redis_t *r)
         argv[n++] = r->extra[i];
     }
     argv[n] = NULL;
+    closefrom(3); /* none of the runner's descriptors (see procs.c) */
     execvp("redis-server", (char *const *)argv);
     fprintf(stderr,
             "test_redis: cannot run redis-server (Debian: "

@@ -23,6 +23,15 @@
  * is removed and the exit status is 0.  SIGPIPE stays blocked: writes report
  * EPIPE.
  *
+ * Inherited descriptors: first of all, every descriptor above stderr that
+ * the daemon was started with and that is not a listening socket is
+ * closed (and, with -v, said): a launcher's pipe (make's jobserver, a
+ * script's command substitution) held open by a daemon keeps its reader
+ * waiting for an end of file as long as the daemon lives.  Listening
+ * sockets stay: they are what listen="fd:N" and socket activation
+ * ($LISTEN_FDS, from fd 3) adopt.  Descriptors at or past the soft limit
+ * are not looked at (valgrind keeps its own there).
+ *
  * Descriptors: the soft limit is raised towards the hard one at start
  * (65536 at most), so the server can hold that many connections (the
  * front thread holds every waiting one, and its cap comes from this
@@ -33,7 +42,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -298,6 +310,64 @@ static void drain(mw_server_t *srv, unsigned grace_ms)
     pthread_join(th, NULL);
 }
 
+/* Closes fd when it is not a listening socket; whether it did. */
+static bool close_unless_listening(int fd)
+{
+    int v = 0;
+    socklen_t len = sizeof(v);
+
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &len) == 0 && v != 0) {
+        return false;
+    }
+    return close(fd) == 0;
+}
+
+/* Closes the inherited descriptors above stderr that are not listening
+ * sockets (see the top of the file); how many, their numbers in list (the
+ * first few, then "..."). */
+static int close_inherited(char *list, size_t size)
+{
+    struct rlimit rl;
+    long limit = 65536;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    size_t used = 0;
+    int closed = 0;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)limit) {
+        limit = (long)rl.rlim_cur;
+    }
+    list[0] = '\0';
+    /* without /proc, every number below the limit is tried */
+    for (long fd = 3; d == NULL && fd < limit; fd++) {
+        if (fcntl((int)fd, F_GETFD) >= 0 && close_unless_listening((int)fd)) {
+            closed++;
+            snprintf(list, size, "...");
+        }
+    }
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+
+        if (*end != '\0' || end == e->d_name || fd < 3 || fd >= limit ||
+            fd == dirfd(d) || !close_unless_listening((int)fd)) {
+            continue;
+        }
+        closed++;
+        if (used + 24 < size) {
+            used += (size_t)snprintf(list + used, size - used, "%s%ld",
+                                     used > 0 ? " " : "", fd);
+        } else if (used + 4 < size) {
+            used += (size_t)snprintf(list + used, size - used, " ...");
+            size = used; /* full */
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return closed;
+}
+
 /* Raises the soft descriptor limit towards the hard one (a stock service
  * gets 1024 of 524288), to FD_LIMIT at most; CGI programs start with the
  * limit the daemon was given, as they would under any web server. */
@@ -381,6 +451,8 @@ int main(int argc, char **argv)
     options_t o;
     mw_runtime_t *rt = NULL;
     suspect_err_t err;
+    char strays[64];
+    int closed = close_inherited(strays, sizeof(strays));
     int r = parse_args(argc, argv, &o);
 
     if (r != 0) {
@@ -392,6 +464,12 @@ int main(int argc, char **argv)
     mw_log_init("suspect-fcgi", o.verbose >= 2   ? MW_LOG_DEBUG
                                 : o.verbose == 1 ? MW_LOG_INFO
                                                  : MW_LOG_NOTICE);
+    if (closed > 0) {
+        mw_log(MW_LOG_INFO,
+               "closed %d descriptor%s inherited from the parent (%s): "
+               "only listening sockets are kept",
+               closed, closed == 1 ? "" : "s", strays);
+    }
     suspect_err_clear(&err);
     if (mw_runtime_new(o.conf, o.listen, &rt, &err) != SUSPECT_OK) {
         log_err("", &err);

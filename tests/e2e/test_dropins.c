@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "helpers/debian.h"
 #include "helpers/e2e.h"
@@ -166,6 +167,47 @@ static void test_systemd_socket(void)
     free(log);
 }
 
+/* Started by socket activation through a launcher that leaves a
+ * descriptor open (fd 9, a file): the daemon keeps the passed socket (fd
+ * 3, which it serves on) and closes fd 9, and says so.  A daemon holding
+ * a launcher's pipe keeps its reader waiting as long as it lives. */
+static void test_systemd_inherited(void)
+{
+    char bin[TEST_PATH_MAX], extra[TEST_PATH_MAX], fd9[64], fd3[64];
+    const char *argv[] = {"systemd-socket-activate",
+                          "-l",
+                          e2e.sock,
+                          "sh",
+                          "-c",
+                          "exec 9>>\"$0\" && exec \"$@\"",
+                          e2e_path(extra, "inherited"),
+                          test_suspect_fcgi_path(bin),
+                          "-c",
+                          e2e.conf,
+                          "-v",
+                          NULL};
+    char link[TEST_PATH_MAX];
+
+    CU_ASSERT_FATAL(e2e_prepare_backend("suspect.xml", NULL) == 0);
+    CU_ASSERT_FATAL(test_proc_start(&e2e.fcgi, argv, NULL, e2e.log) == 0);
+    CU_ASSERT_FATAL(test_wait_listen(0, e2e.sock, &e2e.fcgi, 10000) == 0);
+    CU_ASSERT_FATAL(test_wait_file_text(e2e.log, "listening on unix:", 10000) ==
+                    0);
+    CU_ASSERT_FATAL(e2e_start_nginx("nginx/suspect-cgi.conf") == 0);
+    serve("/app.cgi");
+    /* every program exec'd in place: the daemon has the launcher's pid */
+    snprintf(fd3, sizeof(fd3), "/proc/%d/fd/3", (int)e2e.fcgi.pid);
+    snprintf(fd9, sizeof(fd9), "/proc/%d/fd/9", (int)e2e.fcgi.pid);
+    CU_ASSERT(readlink(fd3, link, sizeof(link)) > 0 &&
+              strncmp(link, "socket:", 7) == 0);
+    CU_ASSERT(readlink(fd9, link, sizeof(link)) < 0);
+    CU_ASSERT_EQUAL(test_wait_file_text(e2e.log,
+                                        "closed 1 descriptor inherited from "
+                                        "the parent (9)",
+                                        0),
+                    0);
+}
+
 /* The shipped units with the programs' paths moved to the build tree, in
  * DIR/units; 0 or -1. */
 static int write_units(void)
@@ -299,6 +341,8 @@ int register_dropins_suite(void)
          test_apache_authnz},
         {"systemd: the shipped suspect.xml under socket activation",
          test_systemd_socket},
+        {"systemd: a passed socket kept, other inherited descriptors closed",
+         test_systemd_inherited},
         {"systemd: systemd-analyze verify on the units", test_systemd_verify},
         {"systemd: reload refuses a bad configuration", test_systemd_reload},
     };

@@ -173,7 +173,7 @@ suspect_rc_t redis_store_carry(suspect_store_t *store,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "redis: cannot carry that");
     }
-    t = redis_thread_get(&rs->pool, err);
+    t = redis_op_begin(&rs->pool, err);
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
     }

@@ -28,6 +28,16 @@
  * is never retried, since the script may have run.  An error reply is
  * copied into the request, so the router can act on MOVED, ASK, READONLY.
  *
+ * Time: every call runs against its operation's deadline (redisutil.h).
+ * The connect is given the connect timeout, each command the command
+ * timeout, each at most what is left; once nothing is left, nothing more
+ * is started (a request not sent is flagged late, and the connection
+ * kept).  The socket's timeouts (SO_RCVTIMEO / SO_SNDTIMEO, which bound
+ * read() on TCP, hiredis's reads and every send) are set with
+ * redisSetTimeout only when the figure changes: an operation's first
+ * command, the usual decision, has its whole timeout left, which the
+ * socket already has, so the decision's path makes no system call for it.
+ *
  * Invariants: a connection is used by one thread at a time; its counters
  * are its thread's, updated with atomics so that they may be read from any
  * thread.
@@ -112,7 +122,6 @@ static suspect_rc_t transport_error(redis_conn_t *c, int kind,
                                     const char *errstr, int e,
                                     suspect_err_t *err)
 {
-    const redis_conf_t *cf = c->cf;
     suspect_rc_t rc = SUSPECT_E_STORE;
     char text[160];
 
@@ -124,9 +133,7 @@ static suspect_rc_t transport_error(redis_conn_t *c, int kind,
                                  e == ETIMEDOUT || e == EINPROGRESS)) {
         rc = SUSPECT_E_TIMEOUT;
         snprintf(text, sizeof(text), "%s within %u ms",
-                 c->connecting ? "cannot connect" : "no answer",
-                 c->connecting ? cf->connect_timeout_ms
-                               : cf->command_timeout_ms);
+                 c->connecting ? "cannot connect" : "no answer", c->wait_ms);
         STAT_ADD(c, timeouts);
     } else if (kind == REDIS_ERR_EOF) {
         snprintf(text, sizeof(text), "server closed the connection");
@@ -151,8 +158,30 @@ static suspect_rc_t context_error(redis_conn_t *c, int e, suspect_err_t *err)
     return transport_error(c, c->ctx->err, errstr, e, err);
 }
 
+/* The deadline passed before the request could be sent: nothing was, and
+ * the connection (if any) is kept. */
+static suspect_rc_t out_of_time(redis_conn_t *c, suspect_err_t *err)
+{
+    c->late = true;
+    STAT_ADD(c, timeouts);
+    return suspect_err_set(err, SUSPECT_E_TIMEOUT, NULL, 0,
+                           "redis %s: no time left for the request (its "
+                           "deadline passed)",
+                           c->ep.name);
+}
+
+/* Gives the socket's sends and receives ms, unless they have it. */
+static void arm(redis_conn_t *c, unsigned ms)
+{
+    if (ms != c->tv_ms) {
+        redisSetTimeout(c->ctx, redis_ms_tv(ms));
+        c->tv_ms = ms;
+    }
+    c->wait_ms = ms;
+}
+
 /* Writes buf whole with send(MSG_NOSIGNAL): a closed peer gives EPIPE,
- * never SIGPIPE.  The send timeout is the command timeout (hiredis sets
+ * never SIGPIPE.  The send timeout is the one arm() gave (hiredis sets
  * SO_SNDTIMEO with SO_RCVTIMEO). */
 static suspect_rc_t send_all(redis_conn_t *c, const char *buf, size_t len,
                              suspect_err_t *err)
@@ -198,7 +227,7 @@ static suspect_rc_t send_request(redis_conn_t *c, const redis_request_t *rq,
     return send_all(c, c->obuf, size, err);
 }
 
-/* Waits until the reply starts to arrive, at most the command timeout.
+/* Waits until the reply starts to arrive, at most c->wait_ms.
  * Sleeping in poll(POLLIN) rather than in read(): a thread blocked in
  * read() on a unix socket is also woken when the server consumes the
  * request (write space), a wasted context switch per command that costs
@@ -213,7 +242,7 @@ static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
         return SUSPECT_OK;
     }
     do {
-        n = poll(&p, 1, (int)c->cf->command_timeout_ms);
+        n = poll(&p, 1, (int)c->wait_ms);
     } while (n < 0 && errno == EINTR);
     if (n == 0) {
         return transport_error(c, REDIS_ERR_IO, "timeout", EAGAIN, err);
@@ -225,16 +254,46 @@ static suspect_rc_t wait_readable(redis_conn_t *c, suspect_err_t *err)
     return SUSPECT_OK;
 }
 
-/* Reads the +OK that answers ASKING (through hiredis: rare). */
-static suspect_rc_t recv_asking(redis_conn_t *c, suspect_err_t *err)
+/* The next reply through hiredis's reader: the one it holds whole, else
+ * read on, the socket given what is left of d. */
+static suspect_rc_t finish_reply(redis_conn_t *c, redis_deadline_t d,
+                                 void **reply, suspect_err_t *err)
 {
-    redisReply *r = NULL;
-    bool ok;
+    unsigned ms;
 
+    *reply = NULL;
+    if (redisReaderGetReply(c->ctx->reader, reply) != REDIS_OK) {
+        return transport_error(c, REDIS_ERR_PROTOCOL, c->ctx->reader->errstr, 0,
+                               err);
+    }
+    if (*reply != NULL) {
+        return SUSPECT_OK;
+    }
+    ms = redis_left_ms(d, c->cf->command_timeout_ms);
+    if (ms == 0) {
+        return transport_error(c, REDIS_ERR_IO, "timeout", EAGAIN, err);
+    }
+    arm(c, ms);
     errno = 0;
-    if (redisGetReply(c->ctx, (void **)&r) != REDIS_OK || r == NULL) {
+    if (redisGetReply(c->ctx, reply) != REDIS_OK || *reply == NULL) {
         return context_error(c, errno, err);
     }
+    return SUSPECT_OK;
+}
+
+/* Reads the +OK that answers ASKING (through hiredis: rare). */
+static suspect_rc_t recv_asking(redis_conn_t *c, redis_deadline_t d,
+                                suspect_err_t *err)
+{
+    void *reply = NULL;
+    redisReply *r;
+    suspect_rc_t rc = finish_reply(c, d, &reply, err);
+    bool ok;
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    r = reply;
     ok = r->type == REDIS_REPLY_STATUS;
     freeReplyObject(r);
     if (!ok) {
@@ -248,7 +307,8 @@ static suspect_rc_t recv_asking(redis_conn_t *c, suspect_err_t *err)
  * NULL: no allocation, no hiredis); else the bytes go to hiredis's reader,
  * which reads the rest and builds the reply. */
 static suspect_rc_t recv_reply(redis_conn_t *c, redis_request_t *rq,
-                               redisReply **out, suspect_err_t *err)
+                               redis_deadline_t d, redisReply **out,
+                               suspect_err_t *err)
 {
     redisReader *rd = c->ctx->reader;
     char buf[REDIS_FAST_READ];
@@ -257,7 +317,7 @@ static suspect_rc_t recv_reply(redis_conn_t *c, redis_request_t *rq,
     suspect_rc_t rc;
 
     if (rq->asking) {
-        rc = recv_asking(c, err);
+        rc = recv_asking(c, d, err);
         if (rc != SUSPECT_OK) {
             return rc;
         }
@@ -283,29 +343,32 @@ static suspect_rc_t recv_reply(redis_conn_t *c, redis_request_t *rq,
             return transport_error(c, REDIS_ERR_OOM, "out of memory", 0, err);
         }
     }
-    errno = 0;
-    if (redisGetReply(c->ctx, &reply) != REDIS_OK || reply == NULL) {
-        return context_error(c, errno, err);
-    }
+    rc = finish_reply(c, d, &reply, err);
     *out = reply;
-    return SUSPECT_OK;
+    return rc;
 }
 
-/* Sends rq on c's connection; *out gets the reply (owned by the caller), or
- * stays NULL when it was decoded into rq->ints.  An error reply is returned
- * as a reply, not as an error.  The request is encoded and written here,
- * so hiredis never write()s (its output buffer stays empty) and SIGPIPE
- * cannot be raised. */
+/* Sends rq on c's connection, given the command timeout or what is left of
+ * d; *out gets the reply (owned by the caller), or stays NULL when it was
+ * decoded into rq->ints.  An error reply is returned as a reply, not as an
+ * error.  The request is encoded and written here, so hiredis never
+ * write()s (its output buffer stays empty) and SIGPIPE cannot be raised. */
 static suspect_rc_t exec_raw(redis_conn_t *c, redis_request_t *rq,
-                             redisReply **out, suspect_err_t *err)
+                             redis_deadline_t d, redisReply **out,
+                             suspect_err_t *err)
 {
+    unsigned ms = redis_left_ms(d, c->cf->command_timeout_ms);
     suspect_rc_t rc;
 
-    STAT_ADD(c, commands);
     *out = NULL;
+    if (ms == 0) {
+        return out_of_time(c, err);
+    }
+    STAT_ADD(c, commands);
+    arm(c, ms);
     rc = send_request(c, rq, err);
     if (rc == SUSPECT_OK) {
-        rc = recv_reply(c, rq, out, err);
+        rc = recv_reply(c, rq, d, out, err);
     }
     if (rc == SUSPECT_OK) {
         c->used = true;
@@ -332,9 +395,10 @@ static suspect_rc_t reply_error(redis_request_t *rq, suspect_rc_t rc,
 
 /* As exec_raw, but an error reply becomes SUSPECT_E_STORE "redis: ...". */
 static suspect_rc_t exec_ok(redis_conn_t *c, redis_request_t *rq,
-                            redisReply **out, suspect_err_t *err)
+                            redis_deadline_t d, redisReply **out,
+                            suspect_err_t *err)
 {
-    return reply_error(rq, exec_raw(c, rq, out, err), out, err);
+    return reply_error(rq, exec_raw(c, rq, d, out, err), out, err);
 }
 
 void redis_rq_arg(redis_request_t *rq, const char *s, size_t len)
@@ -351,16 +415,17 @@ void redis_rq_str(redis_request_t *rq, const char *s)
 
 /* Runs a command whose answer does not matter beyond success. */
 static suspect_rc_t exec_simple(redis_conn_t *c, redis_request_t *rq,
-                                suspect_err_t *err)
+                                redis_deadline_t d, suspect_err_t *err)
 {
     redisReply *r = NULL;
-    suspect_rc_t rc = exec_ok(c, rq, &r, err);
+    suspect_rc_t rc = exec_ok(c, rq, d, &r, err);
     freeReplyObject(r);
     return rc;
 }
 
 /* SCRIPT LOAD of script i; keeps the SHA1 Redis answers. */
-static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
+static suspect_rc_t load_script(redis_conn_t *c, int i, redis_deadline_t d,
+                                suspect_err_t *err)
 {
     const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status,
                                   redis_lua_carry,  redis_lua_unblock,
@@ -372,7 +437,7 @@ static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
     redis_rq_str(&rq, "SCRIPT");
     redis_rq_str(&rq, "LOAD");
     redis_rq_str(&rq, text[i]);
-    rc = exec_ok(c, &rq, &r, err);
+    rc = exec_ok(c, &rq, d, &r, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }
@@ -389,14 +454,15 @@ static suspect_rc_t load_script(redis_conn_t *c, int i, suspect_err_t *err)
 }
 
 /* ROLE: fails (and flags c) unless the server is a master. */
-static suspect_rc_t check_master(redis_conn_t *c, suspect_err_t *err)
+static suspect_rc_t check_master(redis_conn_t *c, redis_deadline_t d,
+                                 suspect_err_t *err)
 {
     redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
     suspect_rc_t rc;
 
     redis_rq_str(&rq, "ROLE");
-    rc = exec_ok(c, &rq, &r, err);
+    rc = exec_ok(c, &rq, d, &r, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }
@@ -417,7 +483,8 @@ static suspect_rc_t check_master(redis_conn_t *c, suspect_err_t *err)
 
 /* AUTH, SELECT, ROLE and SCRIPT LOAD on a fresh connection, as c->cf
  * asks. */
-static suspect_rc_t handshake(redis_conn_t *c, suspect_err_t *err)
+static suspect_rc_t handshake(redis_conn_t *c, redis_deadline_t d,
+                              suspect_err_t *err)
 {
     const redis_conf_t *cf = c->cf;
     redis_request_t rq = {.script = SCRIPT_NONE};
@@ -430,26 +497,38 @@ static suspect_rc_t handshake(redis_conn_t *c, suspect_err_t *err)
             redis_rq_str(&rq, cf->user);
         }
         redis_rq_str(&rq, cf->password);
-        rc = exec_simple(c, &rq, err);
+        rc = exec_simple(c, &rq, d, err);
     }
     if (rc == SUSPECT_OK && cf->db != 0) {
         rq.argc = 0;
         snprintf(db, sizeof(db), "%d", cf->db);
         redis_rq_str(&rq, "SELECT");
         redis_rq_str(&rq, db);
-        rc = exec_simple(c, &rq, err);
+        rc = exec_simple(c, &rq, d, err);
     }
     if (rc == SUSPECT_OK && cf->need_master) {
-        rc = check_master(c, err);
+        rc = check_master(c, d, err);
     }
     for (int i = 0; i < NSCRIPTS && rc == SUSPECT_OK && cf->scripts; i++) {
-        rc = load_script(c, i, err);
+        rc = load_script(c, i, d, err);
     }
     return rc;
 }
 
-/* Connects c if it is not, respecting the backoff. */
-static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
+/* Opens the socket, given the connect timeout or what is left of d. */
+static redisContext *conn_open(redis_conn_t *c, redis_deadline_t d)
+{
+    struct timeval tv;
+
+    c->wait_ms = redis_left_ms(d, c->cf->connect_timeout_ms);
+    tv = redis_ms_tv(c->wait_ms);
+    return c->ep.is_unix ? redisConnectUnixWithTimeout(c->ep.host, tv)
+                         : redisConnectWithTimeout(c->ep.host, c->ep.port, tv);
+}
+
+/* Connects c if it is not, respecting the backoff, before d. */
+static suspect_rc_t conn_ensure(redis_conn_t *c, redis_deadline_t d,
+                                suspect_err_t *err)
 {
     const redis_conf_t *cf = c->cf;
     suspect_err_t e;
@@ -462,14 +541,14 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
         return suspect_err_set(err, c->last_rc, NULL, 0, "%s (backing off)",
                                c->last_err);
     }
+    if (redis_left_ms(d, 1) == 0) {
+        return out_of_time(c, err);
+    }
     suspect_err_clear(&e);
     c->used = false;
     c->eof = false;
     c->not_master = false;
-    c->ctx =
-        c->ep.is_unix
-            ? redisConnectUnixWithTimeout(c->ep.host, cf->connect_tv)
-            : redisConnectWithTimeout(c->ep.host, c->ep.port, cf->connect_tv);
+    c->ctx = conn_open(c, d);
     if (c->ctx == NULL) {
         rc = suspect_err_set(&e, SUSPECT_E_NOMEM, NULL, 0,
                              "redis: out of memory");
@@ -480,7 +559,8 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
     } else {
         (void)fcntl(c->ctx->fd, F_SETFD, FD_CLOEXEC);
         redisSetTimeout(c->ctx, cf->command_tv);
-        rc = handshake(c, &e);
+        c->tv_ms = cf->command_timeout_ms;
+        rc = handshake(c, d, &e);
     }
     if (rc == SUSPECT_OK) {
         redis_backoff_ok(&c->backoff);
@@ -488,6 +568,10 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
         return SUSPECT_OK;
     }
     conn_disconnect(c);
+    if (c->late) {
+        /* The deadline, not the server: no backoff. */
+        return suspect_err_set(err, rc, NULL, 0, "%s", e.text);
+    }
     STAT_ADD(c, connect_errs);
     redis_backoff_fail(&c->backoff, mono_ms());
     c->last_rc = rc;
@@ -498,33 +582,35 @@ static suspect_rc_t conn_ensure(redis_conn_t *c, suspect_err_t *err)
 /* Sends rq (an EVALSHA when rq->script is set; NOSCRIPT reloads and retries
  * once) on a connected c. */
 static suspect_rc_t exec_request(redis_conn_t *c, redis_request_t *rq,
-                                 redisReply **out, suspect_err_t *err)
+                                 redis_deadline_t d, redisReply **out,
+                                 suspect_err_t *err)
 {
     suspect_rc_t rc;
 
     if (rq->script == SCRIPT_NONE) {
-        return exec_ok(c, rq, out, err);
+        return exec_ok(c, rq, d, out, err);
     }
     rq->argv[1] = c->sha[rq->script];
     rq->len[1] = REDIS_SHA_LEN;
-    rc = exec_raw(c, rq, out, err);
+    rc = exec_raw(c, rq, d, out, err);
     if (rc == SUSPECT_OK && *out != NULL && (*out)->type == REDIS_REPLY_ERROR &&
         strncmp((*out)->str, "NOSCRIPT", 8) == 0) {
         freeReplyObject(*out);
         *out = NULL;
         STAT_ADD(c, reloads);
-        rc = load_script(c, rq->script, err);
+        rc = load_script(c, rq->script, d, err);
         if (rc == SUSPECT_OK) {
             rq->argv[1] = c->sha[rq->script];
-            rc = exec_raw(c, rq, out, err);
+            rc = exec_raw(c, rq, d, out, err);
         }
     }
     return reply_error(rq, rc, out, err);
 }
 
-/* Connects if needed and runs rq; a connection the server had closed
- * before this call is replaced and rq sent once more. */
-suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
+/* Connects if needed and runs rq before d; a connection the server had
+ * closed before this call is replaced and rq sent once more. */
+suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq,
+                        redis_deadline_t d, redisReply **out,
                         suspect_err_t *err)
 {
     suspect_err_t e;
@@ -532,13 +618,15 @@ suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
 
     *out = NULL;
     rq->error[0] = '\0';
+    c->late = false;
     for (int attempt = 0;; attempt++) {
         bool reused = c->ctx != NULL && c->used;
         suspect_err_clear(&e);
-        rc = conn_ensure(c, &e);
+        rc = conn_ensure(c, d, &e);
         c->unsent = rc != SUSPECT_OK;
         if (rc == SUSPECT_OK) {
-            rc = exec_request(c, rq, out, &e);
+            rc = exec_request(c, rq, d, out, &e);
+            c->unsent = c->late;
         }
         if (rc == SUSPECT_OK || attempt > 0 || !reused || !c->eof) {
             break;

@@ -43,7 +43,7 @@ enum {
 /* How a store's connections log in and how long they wait: shared by
  * them, fixed once the store is made. */
 typedef struct redis_conf {
-    struct timeval connect_tv, command_tv;
+    struct timeval command_tv;
     unsigned connect_timeout_ms, command_timeout_ms;
     const char *user;     /* "" = AUTH with the password alone */
     const char *password; /* "" = no AUTH */
@@ -63,6 +63,9 @@ typedef struct redis_conn {
     bool connecting;              /* errors are about the connect itself */
     bool not_master;              /* the last connect met a replica */
     bool unsent;                  /* the last call failed before sending */
+    bool late;                    /* ...because its deadline had passed */
+    unsigned tv_ms;               /* the socket's send/receive timeout */
+    unsigned wait_ms;             /* what the last wait was given */
     redis_backoff_t backoff;
     suspect_rc_t last_rc; /* the last connect error, while backing off */
     char last_err[SUSPECT_ERR_TEXT_MAX];
@@ -103,14 +106,18 @@ void redis_rq_arg(redis_request_t *rq, const char *s, size_t len);
 void redis_rq_str(redis_request_t *rq, const char *s);
 
 /*
- * Connects c if needed (respecting the backoff) and runs rq; *out gets the
- * reply, owned by the caller (NULL on failure, and when the answer was
- * decoded into rq->ints).  An EVALSHA answered NOSCRIPT loads the script
- * and runs once more; a connection the server had closed before this call
- * is replaced and rq sent once more.  Error replies become SUSPECT_E_STORE
- * "redis: <reply>", with the reply in rq->error.
+ * Connects c if needed (respecting the backoff) and runs rq, all before
+ * the deadline d: the connect waits at most the connect timeout, each
+ * command the command timeout, and neither longer than what is left of d
+ * (nothing is started once d passed: SUSPECT_E_TIMEOUT, c->late).  *out
+ * gets the reply, owned by the caller (NULL on failure, and when the
+ * answer was decoded into rq->ints).  An EVALSHA answered NOSCRIPT loads
+ * the script and runs once more; a connection the server had closed before
+ * this call is replaced and rq sent once more.  Error replies become
+ * SUSPECT_E_STORE "redis: <reply>", with the reply in rq->error.
  */
-suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq, redisReply **out,
+suspect_rc_t redis_call(redis_conn_t *c, redis_request_t *rq,
+                        redis_deadline_t d, redisReply **out,
                         suspect_err_t *err);
 
 /* Reads what the server pushed (pub/sub messages) without waiting: *out

@@ -8,6 +8,16 @@
  * a Cluster (made on first use, kept by node id).  The pool keeps every
  * thread's on a list, under mu, to free them and to sum their counters.
  *
+ * Time: each store operation starts with redis_op_begin(), which sets the
+ * thread's deadline op_ms ahead (the longer of the connect and command
+ * timeouts: with suspect-fcgi both are timeoutMs).  Everything the
+ * operation does in Redis runs against it: the wait for another thread
+ * reading the slot map or asking the sentinels, the sentinels asked, the
+ * connect and its handshake (AUTH, SELECT, ROLE, SCRIPT LOAD), each
+ * command, the redirections and the waits before a retry.  So an
+ * operation spends at most op_ms in Redis (to the millisecond), then
+ * fails with what it met, and the caller's fail mode answers.
+ *
  * Sentinel: the thread's connection is made for a master generation
  * (redissentinel.c) and made again when the generation changes.  A call
  * that fails in a way that says the master may have moved (the connection
@@ -27,11 +37,10 @@
  * ASKING and the request to the node named, once (the map is unchanged);
  * TRYAGAIN (keys split by a resharding), CLUSTERDOWN (a slot without a
  * master), LOADING and a slot without a known master are waited out, 1 ms
- * doubling to 20 ms, while the command timeout since the call began
- * allows: that is the request's deadline (an ASK's node is asked again
- * after TRYAGAIN).  At most REDIS_MAX_REDIRECTS redirections in a row
- * (without a wait between them): a loop of MOVED is an error.  Nothing here
- * retries a request that may have run, except what redisconn.c does for a
+ * doubling to 20 ms, while the operation's deadline allows (an ASK's node
+ * is asked again after TRYAGAIN).  At most REDIS_MAX_REDIRECTS redirections in
+ * a row (without a wait between them): a loop of MOVED is an error.  Nothing
+ * here retries a request that may have run, except what redisconn.c does for a
  * connection the server had closed before it was used.
  */
 #include "redisroute.h"
@@ -84,7 +93,8 @@ static void thread_exit(void *arg)
     pthread_mutex_unlock(&p->mu);
 }
 
-redis_thread_t *redis_thread_get(redis_pool_t *p, suspect_err_t *err)
+/* The calling thread's connections, made on its first use. */
+static redis_thread_t *thread_get(redis_pool_t *p, suspect_err_t *err)
 {
     redis_thread_t *t = pthread_getspecific(p->tls);
 
@@ -114,6 +124,21 @@ redis_thread_t *redis_thread_get(redis_pool_t *p, suspect_err_t *err)
         return NULL;
     }
     return t;
+}
+
+redis_thread_t *redis_op_begin(redis_pool_t *p, suspect_err_t *err)
+{
+    redis_thread_t *t = thread_get(p, err);
+
+    if (t != NULL) {
+        redis_op_next(t);
+    }
+    return t;
+}
+
+void redis_op_next(redis_thread_t *t)
+{
+    t->deadline = redis_deadline_in(t->pool->op_ms);
 }
 
 /* The thread's connection to Cluster node id; NULL when out of memory. */
@@ -154,8 +179,8 @@ static suspect_rc_t sentinel_target(redis_thread_t *t, uint64_t *gen,
 {
     redis_pool_t *p = t->pool;
     redis_endpoint_t ep;
-    suspect_rc_t rc =
-        redis_sentinel_master(p->sentinel, t->one_gen, gen, &ep, err);
+    suspect_rc_t rc = redis_sentinel_master(p->sentinel, t->one_gen,
+                                            t->deadline, gen, &ep, err);
 
     if (rc == SUSPECT_OK && *gen != t->one_gen) {
         redis_conn_close(&t->one);
@@ -179,14 +204,15 @@ static suspect_rc_t sentinel_call(redis_thread_t *t, redis_request_t *rq,
         return rc;
     }
     suspect_err_clear(&first);
-    rc = redis_call(&t->one, rq, out, &first);
+    rc = redis_call(&t->one, rq, t->deadline, out, &first);
     if (rc == SUSPECT_OK) {
         return rc;
     }
     kind = redis_error_kind(rq->error);
     unrun = t->one.not_master || t->one.unsent || kind == REDIS_ERRK_READONLY ||
             kind == REDIS_ERRK_MASTERDOWN;
-    if (unrun || kind == REDIS_ERRK_NONE) {
+    /* Out of time before sending says nothing of the master. */
+    if ((unrun || kind == REDIS_ERRK_NONE) && !t->one.late) {
         /* The master may have moved: ask the sentinels again. */
         redis_sentinel_failed(p->sentinel, gen);
     }
@@ -195,7 +221,7 @@ static suspect_rc_t sentinel_call(redis_thread_t *t, redis_request_t *rq,
     if (unrun && sentinel_target(t, &now_gen, NULL) == SUSPECT_OK &&
         now_gen != gen) {
         REDIS_STAT_ADD(&t->stats, retries, 1);
-        return redis_call(&t->one, rq, out, err);
+        return redis_call(&t->one, rq, t->deadline, out, err);
     }
     return suspect_err_set(err, rc, NULL, 0, "%s", first.text);
 }
@@ -211,10 +237,9 @@ static void sleep_ms(unsigned ms)
 }
 
 /* Reads the slot map from one node after another (the one that answered
- * last first) until one answers or the deadline passes; the caller holds
+ * last first) until one answers or t's deadline passes; the caller holds
  * refresh_mu. */
-static suspect_rc_t refresh(redis_thread_t *t, int64_t deadline,
-                            suspect_err_t *err)
+static suspect_rc_t refresh(redis_thread_t *t, suspect_err_t *err)
 {
     redis_pool_t *p = t->pool;
     size_t n = redis_cluster_nnodes(p->cluster);
@@ -227,7 +252,7 @@ static suspect_rc_t refresh(redis_thread_t *t, int64_t deadline,
         redisReply *r = NULL;
         redis_conn_t *c;
 
-        if (k > 0 && mono_ms() >= deadline) {
+        if (k > 0 && redis_left_ms(t->deadline, 1) == 0) {
             break;
         }
         c = node_conn(t, id, err);
@@ -236,7 +261,7 @@ static suspect_rc_t refresh(redis_thread_t *t, int64_t deadline,
         }
         redis_rq_str(&rq, "CLUSTER");
         redis_rq_str(&rq, "SHARDS");
-        rc = redis_call(c, &rq, &r, err);
+        rc = redis_call(c, &rq, t->deadline, &r, err);
         if (rc == SUSPECT_OK) {
             rc = redis_cluster_apply(p->cluster, r, id, err);
         }
@@ -248,19 +273,23 @@ static suspect_rc_t refresh(redis_thread_t *t, int64_t deadline,
     return rc;
 }
 
-/* A slot map to route with: waits for the first one; reads it again when
- * wanted and due, unless another thread does. */
-static suspect_rc_t ensure_map(redis_thread_t *t, int64_t deadline,
-                               suspect_err_t *err)
+/* A slot map to route with: waits (until t's deadline) for the first
+ * one; reads it again when wanted and due, unless another thread does. */
+static suspect_rc_t ensure_map(redis_thread_t *t, suspect_err_t *err)
 {
     redis_pool_t *p = t->pool;
     int64_t now = mono_ms();
     suspect_rc_t rc = SUSPECT_OK;
 
     if (!redis_cluster_mapped(p->cluster)) {
-        pthread_mutex_lock(&p->refresh_mu);
+        if (!redis_lock_by(&p->refresh_mu, t->deadline)) {
+            return suspect_err_set(err, SUSPECT_E_TIMEOUT, NULL, 0,
+                                   "redis %s: no slot map yet (another "
+                                   "request is reading it)",
+                                   p->addr.name);
+        }
         if (!redis_cluster_mapped(p->cluster)) {
-            rc = refresh(t, deadline, err);
+            rc = refresh(t, err);
             __atomic_store_n(&p->next_refresh_ms, now + REDIS_REFRESH_MS,
                              __ATOMIC_RELAXED);
         }
@@ -272,7 +301,7 @@ static suspect_rc_t ensure_map(redis_thread_t *t, int64_t deadline,
         pthread_mutex_trylock(&p->refresh_mu) == 0) {
         if (__atomic_exchange_n(&p->refresh_wanted, 0, __ATOMIC_RELAXED)) {
             suspect_err_t ignored;
-            (void)refresh(t, deadline, &ignored);
+            (void)refresh(t, &ignored);
             __atomic_store_n(&p->next_refresh_ms, now + REDIS_REFRESH_MS,
                              __ATOMIC_RELAXED);
         }
@@ -318,7 +347,6 @@ static suspect_rc_t cluster_call(redis_thread_t *t, int slot,
                                  suspect_err_t *err)
 {
     redis_pool_t *p = t->pool;
-    int64_t deadline = mono_ms() + p->conf.command_timeout_ms;
     int ask = -1, redirects = 0;
     unsigned wait = 1;
     suspect_err_t e;
@@ -329,7 +357,7 @@ static suspect_rc_t cluster_call(redis_thread_t *t, int slot,
         int id;
 
         suspect_err_clear(&e);
-        rc = ensure_map(t, deadline, &e);
+        rc = ensure_map(t, &e);
         if (rc != SUSPECT_OK) {
             break;
         }
@@ -348,7 +376,7 @@ static suspect_rc_t cluster_call(redis_thread_t *t, int slot,
                 break;
             }
             rq->asking = ask >= 0;
-            rc = redis_call(c, rq, out, &e);
+            rc = redis_call(c, rq, t->deadline, out, &e);
             rq->asking = false;
             if (rc == SUSPECT_OK) {
                 return rc;
@@ -375,7 +403,7 @@ static suspect_rc_t cluster_call(redis_thread_t *t, int slot,
         }
         if ((kind != REDIS_ERRK_TRYAGAIN && kind != REDIS_ERRK_CLUSTERDOWN &&
              kind != REDIS_ERRK_LOADING) ||
-            mono_ms() + wait >= deadline) {
+            redis_left_ms(t->deadline, WAIT_MAX_MS + 1) <= wait) {
             break;
         }
         sleep_ms(wait);
@@ -402,10 +430,10 @@ suspect_rc_t redis_route_call(redis_thread_t *t, int slot, redis_request_t *rq,
         break;
     case REDIS_SENTINEL:
         rc = sentinel_call(t, rq, out, err);
-        redis_sentinel_idle(p->sentinel);
+        redis_sentinel_idle(p->sentinel, t->deadline);
         break;
     default:
-        rc = redis_call(&t->one, rq, out, err);
+        rc = redis_call(&t->one, rq, t->deadline, out, err);
         break;
     }
     if (rc != SUSPECT_OK) {
@@ -426,7 +454,7 @@ suspect_rc_t redis_route_masters(redis_thread_t *t, int *ids, size_t max,
         *n = max > 0;
         return SUSPECT_OK;
     }
-    rc = ensure_map(t, mono_ms() + p->conf.command_timeout_ms, err);
+    rc = ensure_map(t, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }
@@ -453,7 +481,7 @@ suspect_rc_t redis_route_call_master(redis_thread_t *t, int id,
     if (c == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    rc = redis_call(c, rq, out, err);
+    rc = redis_call(c, rq, t->deadline, out, err);
     if (rc != SUSPECT_OK) {
         REDIS_STAT_ADD(&t->stats, errors, 1);
         if (redis_error_kind(rq->error) == REDIS_ERRK_NONE) {
@@ -488,10 +516,10 @@ suspect_rc_t redis_pool_init(redis_pool_t *p, const char *url,
     if (rc != SUSPECT_OK) {
         return rc;
     }
-    p->conf.connect_tv = redis_ms_tv(connect_ms);
     p->conf.command_tv = redis_ms_tv(command_ms);
     p->conf.connect_timeout_ms = connect_ms;
     p->conf.command_timeout_ms = command_ms;
+    p->op_ms = connect_ms > command_ms ? connect_ms : command_ms;
     p->conf.user = p->addr.user;
     p->conf.password = p->addr.password;
     p->conf.db = p->addr.db;

@@ -25,12 +25,14 @@ typedef struct redis_thread {
     uint64_t one_gen;            /* the master generation `one` is for */
     redis_conn_t **node;         /* Cluster: by node id, NULL until used */
     size_t nnode;
+    redis_deadline_t deadline; /* the operation's (redis_op_begin()) */
     struct redis_thread *prev, *next;
 } redis_thread_t;
 
 struct redis_pool {
     redis_addr_t addr;
     redis_conf_t conf; /* the data nodes' */
+    unsigned op_ms;    /* an operation's time in Redis: the longer timeout */
     pthread_key_t tls;
     pthread_mutex_t mu;         /* threads, dead */
     redis_thread_t *threads;    /* every thread's connections */
@@ -63,17 +65,23 @@ void redis_pool_destroy(redis_pool_t *p);
 void redis_pool_stats(redis_pool_t *p, suspect_redis_stats_t *out);
 
 /* The calling thread's connections (created, not connected, on first
- * use); NULL when out of memory. */
-redis_thread_t *redis_thread_get(redis_pool_t *p, suspect_err_t *err);
+ * use), for an operation that starts now: their deadline is set op_ms
+ * from now, and every call below runs against it.  NULL when out of
+ * memory. */
+redis_thread_t *redis_op_begin(redis_pool_t *p, suspect_err_t *err);
+
+/* Starts the next operation on t (its deadline op_ms from now): for an
+ * operator's walk (SCAN) made of many. */
+void redis_op_next(redis_thread_t *t);
 
 /*
- * Runs rq where it belongs: on a Cluster, on the master of slot (which
- * every key of rq must hash to; -1 for a request without keys: any
- * master), following MOVED (the slot map is then read again) and ASK, and
- * waiting out TRYAGAIN, CLUSTERDOWN and LOADING while the command timeout
- * since the call began allows; with Sentinel, on the master, asking the
- * sentinels again when it fails, and sending rq once more to a new master
- * when rq cannot have run on the old one.  *out as redis_call().
+ * Runs rq where it belongs, before t's deadline: on a Cluster, on the
+ * master of slot (which every key of rq must hash to; -1 for a request
+ * without keys: any master), following MOVED (the slot map is then read
+ * again) and ASK, and waiting out TRYAGAIN, CLUSTERDOWN and LOADING while
+ * the deadline allows; with Sentinel, on the master, asking the sentinels
+ * again when it fails, and sending rq once more to a new master when rq
+ * cannot have run on the old one.  *out as redis_call().
  */
 suspect_rc_t redis_route_call(redis_thread_t *t, int slot, redis_request_t *rq,
                               redisReply **out, suspect_err_t *err);

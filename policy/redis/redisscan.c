@@ -20,6 +20,9 @@
  * values are read with one GET-sized MGET per key there, each sent to the
  * master of its slot (a key may have moved meanwhile: MOVED is followed),
  * since an MGET's keys must share a slot.
+ *
+ * Time: each command of the walk has the store's timeout of its own
+ * (redis_op_next()): a walk of a large database takes as long as it takes.
  */
 #include "redisscan.h"
 
@@ -94,13 +97,16 @@ static int64_t value_until(const char *v, size_t len)
     return ms;
 }
 
-/* Runs rq (whose first key, if any, is argv[1]) where its key lives. */
+/* Runs rq (whose first key, if any, is argv[1]) where its key lives, with
+ * a deadline of its own. */
 static suspect_rc_t scan_route(scan_t *s, redis_request_t *rq, redisReply **r,
                                suspect_err_t *err)
 {
     int slot = s->cluster && rq->argc > 1
                    ? redis_key_slot(rq->argv[1], rq->len[1])
                    : -1;
+
+    redis_op_next(s->t);
     return redis_route_call(s->t, slot, rq, r, err);
 }
 
@@ -250,6 +256,7 @@ static suspect_rc_t scan_master(scan_t *s, const char *pattern,
         redis_rq_str(&rq, pattern);
         redis_rq_str(&rq, "COUNT");
         redis_rq_str(&rq, SCAN_COUNT);
+        redis_op_next(s->t);
         rc = redis_route_call_master(s->t, s->master, &rq, &r, err);
         if (rc == SUSPECT_OK) {
             rc = scan_reply(r, cursor, &keys, &n, err);
@@ -280,7 +287,7 @@ suspect_rc_t redis_scan_locked(redis_pool_t *pool, suspect_redis_clock_t clock,
     if (rc != SUSPECT_OK) {
         return rc;
     }
-    s.t = redis_thread_get(pool, err);
+    s.t = redis_op_begin(pool, err);
     if (s.t == NULL) {
         return SUSPECT_E_NOMEM;
     }

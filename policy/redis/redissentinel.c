@@ -8,11 +8,22 @@
  * skipped.  Each sentinel has a connection of its own, kept between asks,
  * with the store's timeouts and reconnect backoff and the sentinels' own
  * login (sentinelUser / sentinelPassword: they may be protected apart from
- * the data, or not at all).  One thread asks at a time, at most every
- * REDIS_SENTINEL_ASK_MS: the first lookup is waited for by every thread
- * (there is nothing else to use); later ones, after a request found the
- * master failing, are not (the others keep using the master they know, and
- * fail over to their fail mode if it is gone).  The address a sentinel
+ * the data, or not at all).  One thread asks at a time: the first lookup
+ * is waited for by every thread (there is nothing else to use), each until
+ * its own deadline; later ones, after a request found the master failing,
+ * are not (the others keep using the master they know, and fail over to
+ * their fail mode if it is gone).
+ *
+ * A lookup runs within the deadline of the request that makes it: each
+ * sentinel is given what is left (at most the store's timeouts), and when
+ * the time is spent the round stops there.  A round is one pass over the
+ * sentinels, from a cursor kept between lookups: a request that ran out
+ * of time leaves the round open, and the next lookup (the next request,
+ * at once) goes on from the next sentinel, so a black-holed sentinel costs
+ * one request's time, not every request's.  A round that ends without a
+ * master is not begun again for REDIS_SENTINEL_ASK_MS; meanwhile requests
+ * fail at once with its error (and the failover wrapper's breaker keeps
+ * all but its probes from coming here).  The address a sentinel
  * gives is not trusted blindly: the data connection checks ROLE and a
  * replica sends the caller back here.
  *
@@ -57,9 +68,10 @@ struct redis_sentinel {
     suspect_rc_t ask_rc;
     char ask_err[SUSPECT_ERR_TEXT_MAX];
 
-    pthread_mutex_t ask_mu; /* one asker: ask[], first, next_ask_ms */
+    pthread_mutex_t ask_mu; /* one asker: ask[], next, round, next_ask_ms */
     redis_conn_t ask[REDIS_MAX_HOSTS];
-    size_t first;
+    size_t next;  /* the sentinel to ask first */
+    size_t round; /* sentinels left to ask in this round; 0 = none open */
     int64_t next_ask_ms;
     int stale; /* atomic: ask at the next chance */
 
@@ -171,9 +183,9 @@ static suspect_rc_t master_addr(const redis_sentinel_t *s, size_t i,
     return SUSPECT_OK;
 }
 
-/* Asks sentinel i for the master into *ep. */
-static suspect_rc_t ask_one(redis_sentinel_t *s, size_t i, redis_endpoint_t *ep,
-                            suspect_err_t *err)
+/* Asks sentinel i for the master into *ep, before d. */
+static suspect_rc_t ask_one(redis_sentinel_t *s, size_t i, redis_deadline_t d,
+                            redis_endpoint_t *ep, suspect_err_t *err)
 {
     redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
@@ -182,7 +194,7 @@ static suspect_rc_t ask_one(redis_sentinel_t *s, size_t i, redis_endpoint_t *ep,
     redis_rq_str(&rq, "SENTINEL");
     redis_rq_str(&rq, "get-master-addr-by-name");
     redis_rq_str(&rq, s->addr->master);
-    rc = redis_call(&s->ask[i], &rq, &r, err);
+    rc = redis_call(&s->ask[i], &rq, d, &r, err);
     if (rc == SUSPECT_OK) {
         rc = master_addr(s, i, r, ep, err);
     }
@@ -190,11 +202,22 @@ static suspect_rc_t ask_one(redis_sentinel_t *s, size_t i, redis_endpoint_t *ep,
     return rc;
 }
 
-/* Asks the sentinels, in turn, for the master (the caller holds ask_mu).
- * When the one asked names the master already known (which just failed),
- * the others are asked too: one of them may know better (a sentinel cut
- * off from the others still names the old master). */
-static void ask(redis_sentinel_t *s)
+/* Records why the lookup found no master (under ask_mu). */
+static void ask_failed(redis_sentinel_t *s, suspect_rc_t rc,
+                       const suspect_err_t *e)
+{
+    pthread_mutex_lock(&s->mu);
+    s->ask_rc = rc;
+    snprintf(s->ask_err, sizeof(s->ask_err), "%s", e->text);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Asks the sentinels of the round, in turn, for the master, while d
+ * allows (the caller holds ask_mu).  When the one asked names the master
+ * already known (which just failed), the others are asked too: one of
+ * them may know better (a sentinel cut off from the others still names the
+ * old master). */
+static void ask(redis_sentinel_t *s, redis_deadline_t d)
 {
     size_t n = s->addr->nhosts;
     redis_endpoint_t known, ep;
@@ -202,6 +225,9 @@ static void ask(redis_sentinel_t *s)
     suspect_err_t e;
     suspect_rc_t rc = SUSPECT_E_STORE;
 
+    if (redis_left_ms(d, 1) == 0) {
+        return; /* no time: the next request asks */
+    }
     suspect_err_clear(&e);
     __atomic_store_n(&s->stale, 0, __ATOMIC_RELAXED);
     __atomic_add_fetch(&s->asks, 1, __ATOMIC_RELAXED);
@@ -209,26 +235,26 @@ static void ask(redis_sentinel_t *s)
     have = __atomic_load_n(&s->gen, __ATOMIC_RELAXED) != 0;
     known = s->master;
     pthread_mutex_unlock(&s->mu);
-    for (size_t k = 0; k < n; k++) {
-        size_t i = (s->first + k) % n;
-
-        rc = ask_one(s, i, &ep, &e);
-        if (rc == SUSPECT_OK && have && redis_endpoint_same(&ep, &known)) {
-            same_seen = true;
-            continue;
-        }
-        if (rc == SUSPECT_OK) {
-            s->first = i;
+    s->round = s->round > 0 ? s->round : n;
+    while (s->round > 0 && redis_left_ms(d, 1) > 0) {
+        rc = ask_one(s, s->next, d, &ep, &e);
+        if (rc == SUSPECT_OK && !(have && redis_endpoint_same(&ep, &known))) {
+            s->round = 0;
             publish(s, &ep);
-            break;
+            return;
         }
+        same_seen = same_seen || rc == SUSPECT_OK;
+        s->next = (s->next + 1) % n;
+        s->round--;
     }
-    s->next_ask_ms = mono_ms() + REDIS_SENTINEL_ASK_MS;
+    if (s->round > 0) {
+        /* Out of time: the next request goes on with the round. */
+        __atomic_store_n(&s->stale, 1, __ATOMIC_RELAXED);
+    } else {
+        s->next_ask_ms = mono_ms() + REDIS_SENTINEL_ASK_MS;
+    }
     if (rc != SUSPECT_OK && !same_seen) {
-        pthread_mutex_lock(&s->mu);
-        s->ask_rc = rc;
-        snprintf(s->ask_err, sizeof(s->ask_err), "%s", e.text);
-        pthread_mutex_unlock(&s->mu);
+        ask_failed(s, rc, &e);
     }
 }
 
@@ -265,8 +291,9 @@ static void unsubscribe(redis_sentinel_t *s, int64_t now)
     __atomic_store_n(&s->next_poll_ms, now + WATCH_RETRY_MS, __ATOMIC_RELAXED);
 }
 
-/* SUBSCRIBE +switch-master on the current sentinel (under watch_mu). */
-static void subscribe(redis_sentinel_t *s, int64_t now)
+/* SUBSCRIBE +switch-master on the current sentinel, before d (under
+ * watch_mu). */
+static void subscribe(redis_sentinel_t *s, int64_t now, redis_deadline_t d)
 {
     redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
@@ -274,7 +301,7 @@ static void subscribe(redis_sentinel_t *s, int64_t now)
 
     redis_rq_str(&rq, "SUBSCRIBE");
     redis_rq_str(&rq, "+switch-master");
-    s->subscribed = redis_call(&s->sub, &rq, &r, &e) == SUSPECT_OK &&
+    s->subscribed = redis_call(&s->sub, &rq, d, &r, &e) == SUSPECT_OK &&
                     r->type == REDIS_REPLY_ARRAY && r->elements == 3;
     freeReplyObject(r);
     if (s->subscribed) {
@@ -320,25 +347,26 @@ static bool watch_due(redis_sentinel_t *s, int64_t now)
     return true;
 }
 
-void redis_sentinel_idle(redis_sentinel_t *s)
+void redis_sentinel_idle(redis_sentinel_t *s, redis_deadline_t d)
 {
     int64_t now;
 
-    if (__atomic_load_n(&s->sub_active, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&s->sub_active, __ATOMIC_ACQUIRE) ||
+        redis_left_ms(d, 1) == 0) {
         return;
     }
     now = mono_ms();
     if (watch_due(s, now)) {
         if (!s->subscribed) {
-            subscribe(s, now);
+            subscribe(s, now, d);
         }
         pthread_mutex_unlock(&s->watch_mu);
     }
 }
 
 suspect_rc_t redis_sentinel_master(redis_sentinel_t *s, uint64_t have_gen,
-                                   uint64_t *gen, redis_endpoint_t *ep,
-                                   suspect_err_t *err)
+                                   redis_deadline_t d, uint64_t *gen,
+                                   redis_endpoint_t *ep, suspect_err_t *err)
 {
     int64_t now = mono_ms();
     suspect_rc_t rc = SUSPECT_OK;
@@ -349,18 +377,20 @@ suspect_rc_t redis_sentinel_master(redis_sentinel_t *s, uint64_t have_gen,
         pthread_mutex_unlock(&s->watch_mu);
     }
     if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == 0) {
-        /* Nothing to use until the first answer: wait for the asker. */
-        pthread_mutex_lock(&s->ask_mu);
-        if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == 0 &&
-            now >= s->next_ask_ms) {
-            ask(s);
+        /* Nothing to use until the first answer: wait for the asker, until
+         * d at most. */
+        if (redis_lock_by(&s->ask_mu, d)) {
+            if (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == 0 &&
+                now >= s->next_ask_ms) {
+                ask(s, d);
+            }
+            pthread_mutex_unlock(&s->ask_mu);
         }
-        pthread_mutex_unlock(&s->ask_mu);
     } else if (__atomic_load_n(&s->stale, __ATOMIC_RELAXED) &&
                pthread_mutex_trylock(&s->ask_mu) == 0) {
         if (__atomic_load_n(&s->stale, __ATOMIC_RELAXED) &&
             now >= s->next_ask_ms) {
-            ask(s);
+            ask(s, d);
         }
         pthread_mutex_unlock(&s->ask_mu);
     }

@@ -69,7 +69,7 @@ suspect_rc_t redis_store_settle(suspect_store_t *store,
                                 int64_t now_ms, suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    redis_thread_t *t = redis_op_begin(&rs->pool, err);
     char member[2 * NUM_LEN + REDIS_ID_LEN];
     suspect_rc_t rc = SUSPECT_OK;
     size_t len;

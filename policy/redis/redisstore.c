@@ -192,7 +192,7 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
                            int64_t ttl_ms, suspect_ticket_t *ticket,
                            suspect_decision_t *out, suspect_err_t *err)
 {
-    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    redis_thread_t *t = redis_op_begin(&rs->pool, err);
     redis_request_t rq = {.script = SCRIPT_DECIDE};
     redis_more_keys_t more[SUSPECT_MAX_IDENTITIES];
     decide_nums_t nums;
@@ -332,7 +332,7 @@ static suspect_rc_t rs_status(suspect_store_t *store,
                               suspect_status_t *out, suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    redis_thread_t *t = redis_op_begin(&rs->pool, err);
     int64_t v[7];
     suspect_rc_t rc;
 
@@ -368,7 +368,7 @@ static suspect_rc_t rs_unblock(suspect_store_t *store,
                                suspect_unblock_t *out, suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    redis_thread_t *t = redis_op_begin(&rs->pool, err);
     int64_t v[4];
     suspect_rc_t rc;
 
@@ -424,7 +424,7 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
                              unsigned what, suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    redis_thread_t *t = redis_op_begin(&rs->pool, err);
     bool apart = key_split(rs, key);
     const char *w[4];
     size_t wl[4], nw = 0, ll = key->lock_len;
@@ -466,7 +466,7 @@ static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
                              suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
-    redis_thread_t *t = redis_thread_get(&rs->pool, err);
+    redis_thread_t *t = redis_op_begin(&rs->pool, err);
     redis_request_t rq = {.script = SCRIPT_NONE};
     char value[LOCK_VMAX], ttl[NUM_LEN];
     size_t len;
@@ -582,13 +582,14 @@ suspect_rc_t suspect_redis_ping(suspect_store_t *store, suspect_err_t *err)
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "redis: not a Redis store");
     }
-    t = redis_thread_get(&rs->pool, err);
+    t = redis_op_begin(&rs->pool, err);
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
     }
     /* Every master of a Cluster: each connects and loads the scripts. */
     rc = redis_route_masters(t, ids, REDIS_MAX_NODES, &n, err);
     for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
+        redis_op_next(t); /* each master its own time */
         rc = ping_master(rs, t, ids[i], err);
     }
     return rc;

@@ -13,9 +13,15 @@
  * printf), and the answer of a decision, an array of integers, is decoded
  * here when it arrived whole in one read; anything else (errors, other
  * types, a reply split over reads) is left to hiredis's reader.
+ *
+ * Deadlines: CLOCK_MONOTONIC nanoseconds; what is left is handed to each
+ * wait in milliseconds, rounded up (a wait may end up to 1 ms past the
+ * deadline, never more), and a lock is waited for with
+ * pthread_mutex_clocklock() on the same clock.
  */
 #include "redisutil.h"
 
+#include "clock.h"
 #include "redisslot.h"
 #include "text.h"
 
@@ -259,6 +265,34 @@ void redis_backoff_ok(redis_backoff_t *b)
 {
     b->delay_ms = 0;
     b->not_before_ms = 0;
+}
+
+/* ---- deadlines ----------------------------------------------------------
+ */
+
+#define NS_PER_MS 1000000
+
+redis_deadline_t redis_deadline_in(unsigned ms)
+{
+    return mono_ns() + (int64_t)ms * NS_PER_MS;
+}
+
+unsigned redis_left_ms(redis_deadline_t d, unsigned cap)
+{
+    int64_t left = d - mono_ns();
+
+    if (left <= 0) {
+        return 0;
+    }
+    left = (left + NS_PER_MS - 1) / NS_PER_MS;
+    return left < (int64_t)cap ? (unsigned)left : cap;
+}
+
+bool redis_lock_by(pthread_mutex_t *mu, redis_deadline_t d)
+{
+    struct timespec at = {(time_t)(d / 1000000000), (long)(d % 1000000000)};
+
+    return pthread_mutex_clocklock(mu, CLOCK_MONOTONIC, &at) == 0;
 }
 
 void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m)

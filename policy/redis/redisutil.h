@@ -9,6 +9,7 @@
 #ifndef SUSPECT_REDISUTIL_H
 #define SUSPECT_REDISUTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,6 +106,25 @@ typedef struct redis_backoff {
 bool redis_backoff_ready(const redis_backoff_t *b, int64_t mono_ms);
 void redis_backoff_fail(redis_backoff_t *b, int64_t mono_ms);
 void redis_backoff_ok(redis_backoff_t *b);
+
+/* ---- deadlines ---- */
+
+/* A moment of CLOCK_MONOTONIC, in nanoseconds (mono_ns()).  One store
+ * operation (a decision, a status...) runs against one: each of its waits
+ * (a lock, a connect, a command, a pause before a retry) is given the time
+ * left, and none starts once it is spent. */
+typedef int64_t redis_deadline_t;
+
+/* The deadline ms milliseconds from now. */
+redis_deadline_t redis_deadline_in(unsigned ms);
+
+/* Milliseconds left before d, rounded up, at most cap; 0 once d passed.
+ * Rounded up so that an operation's first wait gets its whole timeout,
+ * the figure its socket already has (no system call to change it). */
+unsigned redis_left_ms(redis_deadline_t d, unsigned cap);
+
+/* Locks mu, waiting no later than d: true when locked. */
+bool redis_lock_by(pthread_mutex_t *mu, redis_deadline_t d);
 
 /* The slots and offences keys of an identity: its window key followed by
  * ":slots" and ":offences" (suffixes with letters no hex value holds, so

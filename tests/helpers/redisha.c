@@ -22,6 +22,7 @@
 #include "redisha.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -54,6 +55,25 @@ void test_ha_sleep_ms(long ms)
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {
     }
+}
+
+int test_ha_sched_open(void)
+{
+    return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+}
+
+long long test_ha_queued_ms(int sched_fd)
+{
+    char buf[96];
+    ssize_t n = sched_fd >= 0 ? pread(sched_fd, buf, sizeof(buf) - 1, 0) : -1;
+    char *p;
+
+    if (n <= 0) {
+        return 0;
+    }
+    buf[n] = '\0';
+    strtoull(buf, &p, 10);                               /* on the CPU */
+    return (long long)(strtoull(p, NULL, 10) / 1000000); /* waiting for it */
 }
 
 /* A hiredis connection to 127.0.0.1:port, logged in with pw ("" or NULL:

@@ -109,4 +109,14 @@ long long test_ha_wall_ms(void);
 /* Sleeps ms milliseconds (not scaled). */
 void test_ha_sleep_ms(long ms);
 
+/* The calling thread's /proc/thread-self/schedstat, opened (-1 when the
+ * kernel has none): for test_ha_queued_ms() from that thread. */
+int test_ha_sched_open(void);
+
+/* How long (ms) the thread of sched_fd has waited in the kernel's run
+ * queue so far (0 when the kernel does not say).  A request's time less
+ * this is what the code under test waited for: on a loaded machine a
+ * thread may wait for a CPU longer than any timeout. */
+long long test_ha_queued_ms(int sched_fd);
+
 #endif

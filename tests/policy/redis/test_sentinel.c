@@ -17,7 +17,10 @@
  *   - kill -9 of the master under load (test_sentinel_kill.c): the replica
  *     promoted, the fail mode during the gap, no request past its bound,
  *     decisions back on the new master, the outage journal carried over,
- *     and the hits async replication lost, measured.
+ *     and the hits async replication lost, measured;
+ *   - every sentinel paused and no master known (test_sentinel_dead.c):
+ *     each request within the store's timeout, the breaker sparing the
+ *     rest, decisions back once the sentinels resume.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -302,7 +305,8 @@ int register_sentinel_suite(void)
         !CU_add_test(s, "logins apart, clear errors", test_logins) ||
         !CU_add_test(s, "forced failover: announcement, READONLY",
                      test_switch) ||
-        sentinel_kill_register(s, &set) != 0) {
+        sentinel_kill_register(s, &set) != 0 ||
+        sentinel_dead_register(s, &set) != 0) {
         return -1;
     }
     return 0;

@@ -11,6 +11,10 @@
  * lock alone and the hits alone, each in its own key's slot; carry.lua
  * never touches a key its fields leave out, so the other key is named
  * twice.
+ *
+ * Time: the write-back comes right before a decision, as part of it, so
+ * both run against one deadline (redis_store_carry_begin()): the thread's
+ * operation is held for the decision, which joins it.
  */
 #include "redisstore.h"
 
@@ -173,13 +177,39 @@ suspect_rc_t redis_store_carry(suspect_store_t *store,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "redis: cannot carry that");
     }
-    t = redis_op_begin(&rs->pool, err);
+    t = redis_thread_get(&rs->pool, err);
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
+    }
+    if (!t->held) {
+        redis_op_next(t); /* not within a held operation: one of its own */
     }
     if (rs->pool.addr.kind == REDIS_CLUSTER) {
         return carry_cluster(rs, t, idents, n, now_ms, locks, hits, err);
     }
     return carry_call(rs, t, idents, n, CARRY_ALL, -1, now_ms, locks, hits,
                       err);
+}
+
+redis_deadline_t redis_store_carry_begin(suspect_store_t *store)
+{
+    redis_thread_t *t;
+
+    if (!suspect_store_is_redis(store) ||
+        (t = redis_thread_get(&((redisstore_t *)store)->pool, NULL)) == NULL) {
+        return 0;
+    }
+    redis_op_next(t);
+    t->held = true;
+    return t->deadline;
+}
+
+void redis_store_carry_end(suspect_store_t *store)
+{
+    redis_thread_t *t;
+
+    if (suspect_store_is_redis(store) &&
+        (t = redis_thread_get(&((redisstore_t *)store)->pool, NULL)) != NULL) {
+        t->held = false;
+    }
 }

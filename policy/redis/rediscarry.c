@@ -24,7 +24,10 @@
  * Sending: up to REDIS_CARRY_CHUNK identities per EVALSHA of lua/carry.lua
  * on a Redis primary (locks and hits); a primary of another kind gets the
  * locks only, by status and block.  A failed send stops; the wrapper
- * journals the rest again for the next time the primary answers.
+ * journals the rest again for the next time the primary answers.  On a
+ * Redis primary the write-back is part of the decision it comes before:
+ * both, and the wait for another thread's write-back, run against one
+ * deadline (redis_store_carry_begin()).
  *
  * Lookup: an open-addressing table of 2 x REDIS_CARRY_MAX_IDENTS slots,
  * indexed by a keyed SipHash of the lock key (the wrapper's secret), both
@@ -435,25 +438,45 @@ static suspect_rc_t send_journal(redis_carry_sync_t *s,
     return rc;
 }
 
+/* Takes send_mu: waiting until d when wait (d 0: no deadline), else
+ * only when free.  False when not taken. */
+static bool take_sender(redis_carry_sync_t *s, bool wait, redis_deadline_t d)
+{
+    if (!wait) {
+        return pthread_mutex_trylock(&s->send_mu) == 0;
+    }
+    if (d != 0) {
+        return redis_lock_by(&s->send_mu, d);
+    }
+    return pthread_mutex_lock(&s->send_mu) == 0;
+}
+
 suspect_rc_t redis_carry_sync_flush(redis_carry_sync_t *s,
                                     suspect_store_t *primary, int64_t now_ms,
                                     bool wait, bool *busy, suspect_err_t *err)
 {
     suspect_rc_t rc = SUSPECT_OK;
+    redis_deadline_t d;
 
     *busy = false;
     if (!__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
         return SUSPECT_OK;
     }
-    if (wait) {
-        pthread_mutex_lock(&s->send_mu);
-    } else if (pthread_mutex_trylock(&s->send_mu) != 0) {
-        *busy = true;
-        return SUSPECT_OK;
+    d = redis_store_carry_begin(primary);
+    if (!take_sender(s, wait, d)) {
+        redis_store_carry_end(primary);
+        *busy = !wait;
+        return wait ? suspect_err_set(err, SUSPECT_E_TIMEOUT, NULL, 0,
+                                      "redis: the outage journal is still "
+                                      "being written back by another request")
+                    : SUSPECT_OK;
     }
     if (__atomic_load_n(&s->pending, __ATOMIC_ACQUIRE)) {
         rc = send_journal(s, primary, now_ms, err);
     }
     pthread_mutex_unlock(&s->send_mu);
+    if (rc != SUSPECT_OK) {
+        redis_store_carry_end(primary);
+    }
     return rc;
 }

@@ -112,10 +112,12 @@ void redis_carry_sync_forget(redis_carry_sync_t *s, const suspect_key_t *key,
 /*
  * When the journal holds anything, takes it and sends it to primary
  * (redis_carry_send()); what was not sent is journaled again.  One thread
- * sends at a time: another caller waits for it when wait, else returns at
- * once with *busy set.  What was written is counted in s->locks and
- * s->hits.  Returns SUSPECT_OK (also when there was nothing to send) or
- * the send's error.
+ * sends at a time: another caller waits for it when wait (on a Redis
+ * primary, until the deadline the write-back shares with the decision
+ * after it: then SUSPECT_E_TIMEOUT), else returns at once with *busy set.
+ * What was written is counted in s->locks and s->hits.  Returns
+ * SUSPECT_OK (also when there was nothing to send) or the send's error;
+ * on SUSPECT_OK the caller's next primary operation is the decision.
  */
 suspect_rc_t redis_carry_sync_flush(redis_carry_sync_t *s,
                                     suspect_store_t *primary, int64_t now_ms,

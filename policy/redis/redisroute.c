@@ -93,8 +93,7 @@ static void thread_exit(void *arg)
     pthread_mutex_unlock(&p->mu);
 }
 
-/* The calling thread's connections, made on its first use. */
-static redis_thread_t *thread_get(redis_pool_t *p, suspect_err_t *err)
+redis_thread_t *redis_thread_get(redis_pool_t *p, suspect_err_t *err)
 {
     redis_thread_t *t = pthread_getspecific(p->tls);
 
@@ -128,10 +127,13 @@ static redis_thread_t *thread_get(redis_pool_t *p, suspect_err_t *err)
 
 redis_thread_t *redis_op_begin(redis_pool_t *p, suspect_err_t *err)
 {
-    redis_thread_t *t = thread_get(p, err);
+    redis_thread_t *t = redis_thread_get(p, err);
 
-    if (t != NULL) {
+    if (t != NULL && !t->held) {
         redis_op_next(t);
+    }
+    if (t != NULL) {
+        t->held = false;
     }
     return t;
 }

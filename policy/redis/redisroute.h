@@ -26,6 +26,7 @@ typedef struct redis_thread {
     redis_conn_t **node;         /* Cluster: by node id, NULL until used */
     size_t nnode;
     redis_deadline_t deadline; /* the operation's (redis_op_begin()) */
+    bool held; /* the next redis_op_begin() keeps deadline (redisback.c) */
     struct redis_thread *prev, *next;
 } redis_thread_t;
 
@@ -65,9 +66,12 @@ void redis_pool_destroy(redis_pool_t *p);
 void redis_pool_stats(redis_pool_t *p, suspect_redis_stats_t *out);
 
 /* The calling thread's connections (created, not connected, on first
- * use), for an operation that starts now: their deadline is set op_ms
- * from now, and every call below runs against it.  NULL when out of
- * memory. */
+ * use); NULL when out of memory. */
+redis_thread_t *redis_thread_get(redis_pool_t *p, suspect_err_t *err);
+
+/* The same, for an operation that starts now: their deadline is set op_ms
+ * from now (unless held: the operation then joins the one under way), and
+ * every call below runs against it.  NULL when out of memory. */
 redis_thread_t *redis_op_begin(redis_pool_t *p, suspect_err_t *err);
 
 /* Starts the next operation on t (its deadline op_ms from now): for an

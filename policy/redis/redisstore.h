@@ -41,4 +41,14 @@ suspect_rc_t redis_store_carry(suspect_store_t *store,
                                int64_t now_ms, uint64_t *locks, uint64_t *hits,
                                suspect_err_t *err);
 
+/*
+ * Starts the calling thread's operation that the write-back of the
+ * journal (redis_store_carry(), in turn) and the decision that follows it
+ * share: the write-back runs against the deadline returned, and so does
+ * the thread's next operation.  0 (no deadline) when store is not a Redis
+ * store.  redis_store_carry_end() when no decision follows.
+ */
+redis_deadline_t redis_store_carry_begin(suspect_store_t *store);
+void redis_store_carry_end(suspect_store_t *store);
+
 #endif

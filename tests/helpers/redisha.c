@@ -57,12 +57,9 @@ void test_ha_sleep_ms(long ms)
     }
 }
 
-int test_ha_sched_open(void)
-{
-    return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-}
-
-long long test_ha_queued_ms(int sched_fd)
+/* How long (ms) the thread of sched_fd has waited in the run queue so
+ * far (0 when the kernel does not say). */
+static long long queued_ms(int sched_fd)
 {
     char buf[96];
     ssize_t n = sched_fd >= 0 ? pread(sched_fd, buf, sizeof(buf) - 1, 0) : -1;
@@ -74,6 +71,48 @@ long long test_ha_queued_ms(int sched_fd)
     buf[n] = '\0';
     strtoull(buf, &p, 10);                               /* on the CPU */
     return (long long)(strtoull(p, NULL, 10) / 1000000); /* waiting for it */
+}
+
+void test_ha_waits_join(test_ha_waits_t *w)
+{
+    int i = __atomic_fetch_add(&w->n, 1, __ATOMIC_RELAXED);
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+
+    if (i < TEST_HA_MAX_THREADS) {
+        __atomic_store_n(&w->fd1[i], fd + 1, __ATOMIC_RELEASE);
+    } else if (fd >= 0) {
+        close(fd);
+    }
+}
+
+void test_ha_waits_read(test_ha_waits_t *w, long long *ms)
+{
+    for (int i = 0; i < TEST_HA_MAX_THREADS; i++) {
+        int fd1 = __atomic_load_n(&w->fd1[i], __ATOMIC_ACQUIRE);
+        ms[i] = fd1 > 0 ? queued_ms(fd1 - 1) : 0;
+    }
+}
+
+long long test_ha_waits_since(test_ha_waits_t *w, const long long *ms)
+{
+    long long now[TEST_HA_MAX_THREADS], most = 0;
+
+    test_ha_waits_read(w, now);
+    for (int i = 0; i < TEST_HA_MAX_THREADS; i++) {
+        most = now[i] - ms[i] > most ? now[i] - ms[i] : most;
+    }
+    return most;
+}
+
+void test_ha_waits_close(test_ha_waits_t *w)
+{
+    for (int i = 0; i < TEST_HA_MAX_THREADS; i++) {
+        if (w->fd1[i] > 0) {
+            close(w->fd1[i] - 1);
+        }
+        w->fd1[i] = 0;
+    }
+    w->n = 0;
 }
 
 /* A hiredis connection to 127.0.0.1:port, logged in with pw ("" or NULL:

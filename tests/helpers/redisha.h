@@ -109,14 +109,32 @@ long long test_ha_wall_ms(void);
 /* Sleeps ms milliseconds (not scaled). */
 void test_ha_sleep_ms(long ms);
 
-/* The calling thread's /proc/thread-self/schedstat, opened (-1 when the
- * kernel has none): for test_ha_queued_ms() from that thread. */
-int test_ha_sched_open(void);
+#define TEST_HA_MAX_THREADS 8
 
-/* How long (ms) the thread of sched_fd has waited in the kernel's run
- * queue so far (0 when the kernel does not say).  A request's time less
- * this is what the code under test waited for: on a loaded machine a
- * thread may wait for a CPU longer than any timeout. */
-long long test_ha_queued_ms(int sched_fd);
+/*
+ * The waits for a CPU of the threads that make requests in a test (each
+ * one's run-queue time, /proc/thread-self/schedstat).  A request's time
+ * less the longest any of them waited for a CPU meanwhile is what the code
+ * under test waited for: on a loaded machine a thread may wait for a CPU
+ * longer than any timeout, and a request may wait for a lock whose holder
+ * waits for one (its own waits do not show that).
+ */
+typedef struct test_ha_waits {
+    int fd1[TEST_HA_MAX_THREADS]; /* atomic: the file + 1; 0: none (yet) */
+    int n;                        /* atomic: slots taken */
+} test_ha_waits_t;
+
+/* Adds the calling thread to w (at most TEST_HA_MAX_THREADS; w starts
+ * zeroed). */
+void test_ha_waits_join(test_ha_waits_t *w);
+
+/* Each thread's waits so far (ms) into ms[TEST_HA_MAX_THREADS]. */
+void test_ha_waits_read(test_ha_waits_t *w, long long *ms);
+
+/* The longest any thread of w waited for a CPU (ms) since ms[] was read. */
+long long test_ha_waits_since(test_ha_waits_t *w, const long long *ms);
+
+/* Closes w's files, once its threads are done. */
+void test_ha_waits_close(test_ha_waits_t *w);
 
 #endif

@@ -9,9 +9,9 @@
  *   - the bare store, LOAD_THREADS threads deciding without pause (each
  *     decision goes to the store): every decision fails (a timeout, or
  *     the last lookup's error) within the timeout and SENTINEL_SLACK_MS,
- *     its waits for a CPU aside.  Without the deadline a lookup asked the
- *     sentinels one after another, each with its own timeouts: three
- *     timeouts and more for one decision;
+ *     the deciding threads' waits for a CPU aside (test_ha_waits_t).  Without
+ * the deadline a lookup asked the sentinels one after another, each with its
+ * own timeouts: three timeouts and more for one decision;
  *   - the store as suspect-fcgi builds it (the failover wrapper, fail mode
  *     open, a probe at least every second): every decision is the fail
  *     mode's, within the same bound, and only the few that reached the
@@ -49,23 +49,26 @@ typedef struct worker {
     bool wrapped; /* the answer must be the fail mode's */
     int id;
     volatile int *stop;
+    test_ha_waits_t *waits; /* of the deciding threads */
     long long decisions, wrong, slow, worst_ms;
 } worker_t;
 
-/* One decision, timed (less its thread's waits for a CPU) and checked. */
-static void decide(worker_t *w, int sched_fd, long n)
+/* One decision, timed (less the waits for a CPU) and checked. */
+static void decide(worker_t *w, long n)
 {
     char value[48];
     suspect_key_t key;
     suspect_decision_t d;
-    long long q0 = test_ha_queued_ms(sched_fd), t0 = test_ha_mono_ms(), dt;
+    long long q[TEST_HA_MAX_THREADS], t0, dt;
     suspect_rc_t rc;
 
     snprintf(value, sizeof(value), "w%d-%ld", w->id, n);
     key = test_key(rule.action, value);
+    test_ha_waits_read(w->waits, q);
+    t0 = test_ha_mono_ms();
     rc = suspect_store_decide(w->store, &rule, &key, 1, test_ha_wall_ms(), &d,
                               NULL);
-    dt = test_ha_mono_ms() - t0 - (test_ha_queued_ms(sched_fd) - q0);
+    dt = test_ha_mono_ms() - t0 - test_ha_waits_since(w->waits, q);
     w->decisions++;
     w->worst_ms = dt > w->worst_ms ? dt : w->worst_ms;
     w->slow += dt >= SLOW_MS;
@@ -80,13 +83,10 @@ static void decide(worker_t *w, int sched_fd, long n)
 static void *work(void *arg)
 {
     worker_t *w = arg;
-    int sched_fd = test_ha_sched_open();
 
+    test_ha_waits_join(w->waits);
     for (long n = 0; !__atomic_load_n(w->stop, __ATOMIC_ACQUIRE); n++) {
-        decide(w, sched_fd, n);
-    }
-    if (sched_fd >= 0) {
-        close(sched_fd);
+        decide(w, n);
     }
     return NULL;
 }
@@ -97,15 +97,18 @@ static void run_load(suspect_store_t *store, bool wrapped, long ms,
 {
     pthread_t tid[LOAD_THREADS];
     worker_t w[LOAD_THREADS];
+    test_ha_waits_t waits;
     volatile int stop = 0;
 
     memset(w, 0, sizeof(w));
     memset(sum, 0, sizeof(*sum));
+    memset(&waits, 0, sizeof(waits));
     for (int i = 0; i < LOAD_THREADS; i++) {
         w[i].store = store;
         w[i].wrapped = wrapped;
         w[i].id = i;
         w[i].stop = &stop;
+        w[i].waits = &waits;
         pthread_create(&tid[i], NULL, work, &w[i]);
     }
     test_ha_sleep_ms(ms);
@@ -118,6 +121,7 @@ static void run_load(suspect_store_t *store, bool wrapped, long ms,
         sum->worst_ms =
             w[i].worst_ms > sum->worst_ms ? w[i].worst_ms : sum->worst_ms;
     }
+    test_ha_waits_close(&waits);
 }
 
 static suspect_store_t *open_bare(void)

@@ -16,6 +16,17 @@
  * send(MSG_NOSIGNAL), so a dead server never raises SIGPIPE: programs need
  * not ignore it.
  *
+ * Time: one operation (a decision, a status, a reset...) spends at most the
+ * longer of the two timeouts in Redis, to the millisecond, whatever it
+ * has to do there: wait for another thread's Sentinel lookup or Cluster
+ * slot map, ask the sentinels, connect and log in, follow redirections,
+ * wait out TRYAGAIN, run its commands.  Each connect waits at most the
+ * connect timeout and each command the command timeout, and neither longer
+ * than what is left; once nothing is left the call fails
+ * (SUSPECT_E_TIMEOUT) and the caller's fail mode answers.  A decision of
+ * the failover wrapper that first writes its outage journal back spends
+ * the same time in all (suspect_failover.h).
+ *
  * Errors: SUSPECT_E_TIMEOUT when Redis did not answer in time, SUSPECT_E_STORE
  * for anything else (refused, closed, protocol, a Redis error reply), with
  * text such as "redis 127.0.0.1:6399: connection refused" or
@@ -55,8 +66,8 @@ typedef struct suspect_redis_opts {
      * user and password may be %XX-escaped.  The port defaults to 6379,
      * the db to 0. */
     const char *url;
-    unsigned connect_timeout_ms; /* 0 = 50 */
-    unsigned command_timeout_ms; /* 0 = 50 */
+    unsigned connect_timeout_ms; /* 0 = 50: one connect */
+    unsigned command_timeout_ms; /* 0 = 50: one command */
     suspect_redis_clock_t clock;
     /* The prefix of the key options the keys are built with (NULL = none):
      * the lock's value is the identity, i.e. the window key without the

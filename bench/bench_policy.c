@@ -14,7 +14,9 @@
  * of its decisions were allowed (the few-identity rows are almost all
  * denials: what a flood costs, not what a visitor does).  Then one row
  * that builds every key inside the timed loop and the memory each tracked
- * identity costs.
+ * identity costs, and the cost of eviction: fresh identities into a full
+ * store of 200,000 counters (the default max_entries; every decision
+ * evicts one) against the same into a store with room, as a ratio.
  *
  * How: keys are built once with suspect_key_build() and kept as compact
  * 48-byte records; a decision copies one into a suspect_key_t (a memcpy of
@@ -35,13 +37,14 @@
 #include "bench.h"
 #include "suspect_store.h"
 
-#define RUN_MS      400
-#define CLOCK_EVERY 100 /* decisions per fake millisecond, per thread */
-#define WINDOW_S    10
-#define BLOCK_S     30
-#define MANY        1000000
-#define SLOT        48 /* a compact key: window key + ":locked" + NUL */
-#define TARGET      5000000.0
+#define RUN_MS       400
+#define CLOCK_EVERY  100 /* decisions per fake millisecond, per thread */
+#define WINDOW_S     10
+#define BLOCK_S      30
+#define MANY         1000000
+#define SLOT         48 /* a compact key: window key + ":locked" + NUL */
+#define TARGET       5000000.0
+#define FULL_ENTRIES 200000 /* the memory store's default max_entries */
 /* The headline's clock: 13 ms per decision, so 16 identities picked at
  * random get about 48 hits each per 10 s window, never near 100. */
 #define HEADLINE_STEP (13 * CLOCK_EVERY)
@@ -60,6 +63,8 @@ typedef struct run {
     int stop;         /* atomic */
     int64_t clock_ms; /* atomic: the shared fake clock */
     int64_t step_ms;  /* its advance every CLOCK_EVERY decisions */
+    size_t first;     /* with span: identities first, first + 1, ... */
+    size_t span;      /* 0 = identities picked at random */
     pthread_barrier_t start;
 } run_t;
 
@@ -159,11 +164,14 @@ static void *worker_main(void *arg)
     suspect_key_t key;
     uint32_t seed = w->seed;
     int64_t now = __atomic_load_n(&r->clock_ms, __ATOMIC_RELAXED);
+    size_t next = 0;
 
     pthread_barrier_wait(&r->start);
     while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
         for (int k = 0; k < CLOCK_EVERY; k++) {
-            decide_one(w, xorshift(&seed) % r->keys->n, now, &key);
+            size_t i = r->span > 0 ? r->first + next++ % r->span
+                                   : xorshift(&seed) % r->keys->n;
+            decide_one(w, i, now, &key);
         }
         now = __atomic_add_fetch(&r->clock_ms, r->step_ms, __ATOMIC_RELAXED);
     }
@@ -299,7 +307,7 @@ static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
  * not (then the bench is wrong, and says so). */
 static double bench_headline(const keyset_t *ks)
 {
-    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0};
+    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0, 0, 0, 0, 0};
     run_t r;
     double rate, share;
 
@@ -321,6 +329,49 @@ static double bench_headline(const keyset_t *ks)
         return 0;
     }
     return rate;
+}
+
+/* Fresh identities, one after another, into a store of FULL_ENTRIES that
+ * first holds FULL_ENTRIES counters of 1 to 4 hits (max_entries full, or
+ * twice that: room); the clock stands still, so in a full store every
+ * decision evicts a live counter.  Returns decisions per second. */
+static double fresh_inserts(const keyset_t *ks, size_t max_entries)
+{
+    suspect_rule_t rule = {"BankAccountUpdate", 10, WINDOW_S, 0, 0, 0, 0, 0};
+    suspect_key_t key;
+    suspect_decision_t d;
+    run_t r;
+    double rate, share;
+
+    memset(&r, 0, sizeof(r));
+    r.store = new_store(max_entries);
+    r.rule = &rule;
+    r.keys = ks;
+    r.clock_ms = 1700000000000;
+    for (size_t i = 0; i < FULL_ENTRIES; i++) {
+        keyset_get(ks, i, &key);
+        for (size_t k = 0; k <= i % 4; k++) {
+            suspect_store_decide(r.store, &rule, &key, 1, r.clock_ms, &d, NULL);
+        }
+    }
+    r.first = FULL_ENTRIES;
+    r.span = ks->n - FULL_ENTRIES;
+    rate = run_timed(&r, 1, &share);
+    suspect_store_free(r.store);
+    return rate;
+}
+
+/* The cost of eviction: fresh identities into a full store against the
+ * same into a store with room, in the same run. */
+static void bench_full_store(const keyset_t *ks)
+{
+    double full = fresh_inserts(ks, FULL_ENTRIES);
+    double room = fresh_inserts(ks, 2 * ks->n);
+
+    printf("fresh identities, 1 thread, LimitCount 10, basic, a store of "
+           "%d counters of 1-4 hits: full (every decision evicts one) %.0f "
+           "decisions/s, with room %.0f decisions/s, ratio %.2f\n",
+           FULL_ENTRIES, full, room, full / room);
 }
 
 /* The row that builds each key inside the timed loop. */
@@ -375,6 +426,7 @@ int main(void)
     }
     printf("\n");
     bench_key_building(&sets[1]);
+    bench_full_store(&sets[2]);
     printf("memory per tracked identity (%d identities): %.1f bytes counted "
            "by suspect_memstore_bytes, %.1f bytes of RSS\n",
            MANY, res.per_identity_bytes, res.per_identity_rss);

@@ -7,13 +7,17 @@
  *
  * Layout.  S shards (a power of two, default 64), each with its own mutex,
  * a chained hash table of power-of-two size (doubling when it holds more
- * entries than buckets, up to the shard's bound), an LRU list (head = most
- * recently used) and counters of entries and bytes.  An entry is 72 bytes
+ * entries than buckets, up to the shard's bound), LRU lists (head = most
+ * recently used: one per rank of counters, one of held entries; see
+ * mem_table.c) and counters of entries and bytes.  An entry is 72 bytes
  * (checked below) followed by a ring of int64 hit timestamps:
  *
  *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
- *   head, count, cap 4 x 3 | window_s 30 bits, named, held 1 bit | ext 8 |
- *   hits[cap] 8 each
+ *   count 4 | window_s 25 bits, rank 5, named 1, held 1 |
+ *   head, cap, limit 21 bits each | ext 8 | hits[cap] 8 each
+ *
+ * The bit widths hold SUSPECT_DURATION_MAX and SUSPECT_LIMIT_COUNT_MAX
+ * (checked below); a ring never holds more hits than a limit allows.
  *
  * The ring holds the hits oldest first from index head, ascending (a hit is
  * recorded at max(now, newest), so a clock that steps back a little keeps
@@ -23,6 +27,12 @@
  * which is then relinked in its chain and the LRU list.  An entry's expiry
  * is not stored: it is max(newest hit + window_s, lock_until_ms), with
  * window_s the window of the last decision on it.
+ *
+ * At its limit.  limit is the LimitCount of the last decision on the
+ * entry: while its window holds that many hits (the hit number count -
+ * limit, from 0, is newer than now - window_s), the next request is
+ * denied, and for a rule without BlockDuration that count is the lock, so
+ * eviction spares the entry like a locked one (entry_at_limit()).
  *
  * Extension.  An entry that holds slots in flight (reservations) or an
  * offence count (escalating rules) points at an entry_ext_t of its own
@@ -56,6 +66,8 @@
 #define INITIAL_RING        4
 #define EXPIRE_ON_INSERT    2  /* expired tail entries freed on every insert */
 #define EVICT_SCAN          16 /* tail entries looked at to evict one */
+#define NRANKS              32 /* counter lists: ranks 0 .. 31 */
+#define EXACT_RANKS         16 /* counts 0 .. 15 have a rank each */
 
 /* The key of a locked entry, kept so the store can list its locks. */
 typedef struct lock_name {
@@ -86,27 +98,35 @@ typedef struct entry {
     struct entry *next; /* hash chain */
     struct entry *lru_prev, *lru_next;
     int64_t lock_until_ms;  /* locked while now < lock_until_ms; 0 = none */
-    uint32_t head;          /* ring index of the oldest hit */
     uint32_t count;         /* hits in the ring */
-    uint32_t cap;           /* ring slots */
-    uint32_t window_s : 30; /* window of the last decision, for expiry */
+    uint32_t window_s : 25; /* window of the last decision, for expiry */
+    uint32_t rank : 5;      /* the counter list it is in, when not held */
     uint32_t named : 1;     /* its key is in the shard's names */
     uint32_t held : 1;      /* in the shard's list of held entries */
+    uint64_t head : 21;     /* ring index of the oldest hit */
+    uint64_t cap : 21;      /* ring slots */
+    uint64_t limit : 21;    /* LimitCount of the last decision, 0 = none */
     entry_ext_t *ext;       /* slots and offences, NULL = none */
     int64_t hits[];
 } entry_t;
 
 _Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 72,
                "an entry is 72 bytes before its hits on 64-bit hosts");
+_Static_assert(SUSPECT_DURATION_MAX < (1u << 25), "window_s fits 25 bits");
+_Static_assert(SUSPECT_LIMIT_COUNT_MAX < (1u << 21),
+               "head, cap and limit fit 21 bits");
 
 typedef struct shard {
     pthread_mutex_t mu;
     entry_t **buckets;
-    size_t nbuckets;                /* a power of two */
-    size_t count;                   /* entries */
-    size_t bytes;                   /* entry, bucket and name allocations */
-    entry_t *lru_head, *lru_tail;   /* counters: neither locked nor held */
-    entry_t *held_head, *held_tail; /* locked or holding slots, offences */
+    size_t nbuckets;           /* a power of two */
+    size_t count;              /* entries */
+    size_t bytes;              /* entry, bucket and name allocations */
+    entry_t *cnt_head[NRANKS]; /* counters (not held), by rank */
+    entry_t *cnt_tail[NRANKS];
+    uint32_t ranks;                 /* bit r: cnt_head[r] is not empty */
+    uint32_t sweep;                 /* the next rank expiry looks at */
+    entry_t *held_head, *held_tail; /* locked, at limit, slots, offences */
     lock_name_t *names;             /* keys of locked entries, for listing */
     size_t names_bytes;
 } shard_t;
@@ -189,10 +209,44 @@ static inline bool entry_locked(const entry_t *e, int64_t now_ms)
     return e->lock_until_ms > now_ms;
 }
 
+/* True when e's window holds its rule's limit at now (see the top). */
+static inline bool entry_at_limit(const entry_t *e, int64_t now_ms)
+{
+    return e->limit > 0 && e->count >= e->limit &&
+           e->hits[ring_index(e, (uint32_t)(e->count - e->limit))] +
+                   (int64_t)e->window_s * 1000 >
+               now_ms;
+}
+
 /* True when eviction should spare e like a locked entry. */
 static inline bool entry_held(const entry_t *e, int64_t now_ms)
 {
-    return entry_locked(e, now_ms) || entry_ext_live(e, now_ms);
+    return entry_locked(e, now_ms) || entry_ext_live(e, now_ms) ||
+           entry_at_limit(e, now_ms);
+}
+
+/* The rank of a counter of count hits: count itself below EXACT_RANKS,
+ * then one rank per power of two (12 + floor(log2 count)), at most
+ * NRANKS - 1.  Eviction takes the lowest rank first. */
+static inline uint32_t rank_of(uint32_t count)
+{
+    uint32_t r = 12; /* 16 = 2^4 has rank 16 */
+
+    if (count < EXACT_RANKS) {
+        return count;
+    }
+    while (count > 1 && r < NRANKS - 1) {
+        count >>= 1;
+        r++;
+    }
+    return r;
+}
+
+/* Records the rule of a decision on e: its window and its limit. */
+static inline void entry_set_rule(entry_t *e, const suspect_rule_t *rule)
+{
+    e->window_s = rule->window_s;
+    e->limit = rule->limit_count;
 }
 
 /* Appends a hit at max(now, newest); the ring has room. */

@@ -313,7 +313,7 @@ suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
             rc = mem_entry_reserve_n(sh, &e, rule, k);
             if (rc == SUSPECT_OK) {
                 entry_insert_hits(e, k, at_ms);
-                e->window_s = rule->window_s;
+                entry_set_rule(e, rule);
             }
         }
         (void)mem_entry_tidy(sh, e, now_ms);

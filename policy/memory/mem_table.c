@@ -1,25 +1,43 @@
 /*
  * mem_table.c - the memory store's tables: a shard's chained hash table
- * and LRU list, the growth of entries and tables, and the bounds (expiry
+ * and LRU lists, the growth of entries and tables, and the bounds (expiry
  * and eviction) that keep a shard within its share of max_entries.
- *
  *
  * Bounds.  A shard holds at most ceil(max_entries / S) entries; S is lowered
  * (to a power of two) when max_entries is smaller than S, so the store holds
- * at most max_entries + S - 1.  A shard keeps two LRU lists: counters (an
- * entry with hits and nothing else) and held entries (locked, or holding
- * slots in flight or offences); an entry moves between them when a
- * decision or an operator changes it, and a held entry whose lock has
- * ended since counts as a counter.  Every insert first frees up to 2
- * expired entries at the tail of each list (as nginx limit_req does).  If
- * the shard is still full, it drops the oldest counter (an expired one
- * first, among the 16 oldest), else a held entry that has ended; a live
- * lock is never evicted.  A shard full of live locks takes no new entry:
- * the insert fails (*full) and the decision with it (SUSPECT_E_FULL), so
- * the locks hold and the operator's max_entries, not an attacker's flood,
- * is the bound.  Entries of the decision in progress are never evicted by
- * it; if a shard holds nothing else it goes over its bound by at most n - 1
- * entries until the next insert expires or evicts them.
+ * at most max_entries + S - 1.  An entry is held when it has a live lock,
+ * slots in flight, a live offence count, or a count at its rule's limit
+ * (mem_int.h, entry_at_limit(): the next request is denied, and without
+ * BlockDuration that count is the lock); the others are counters.  A
+ * shard keeps one LRU list of held entries and NRANKS of counters, one per
+ * rank: a counter's rank is its hits in the window at its last decision
+ * (rank_of(): the count itself up to 15, then one rank per power of two).
+ * A decision or an operator moves an entry to the list it now belongs to;
+ * a held entry whose hold has ended since stays in the held list until
+ * then.  Every insert first frees up to 2 expired entries at the tail of
+ * the lowest rank, of one other rank in turn and of the held list (as
+ * nginx limit_req does).  If the shard is still full it drops, among the
+ * 16 counters looked at from the lowest rank up (each rank from its least
+ * recently used), the first expired one, else the first looked at: the
+ * counter with the fewest hits, the least recently used among equals.
+ * Without a counter, it drops a held entry that holds nothing any more
+ * (among the 16 least recently used); a held entry is never evicted.  A
+ * shard full of held entries takes no new entry: the insert fails (*full)
+ * and the decision with it (SUSPECT_E_FULL), so the locks hold and the
+ * operator's max_entries, not an attacker's flood, is the bound.
+ *
+ * What a flood costs.  A counter of h hits (below its limit) goes only
+ * when every other counter of its shard ranks as high: h hits or more
+ * for h < 16, else 2^floor(log2 h) or more, each counted in one window at
+ * its last decision; among those of its rank, the more recently used stay.
+ * An attacker who cannot see the shards (SipHash under a secret) must so
+ * give about max_entries fresh identities that many hits each to push a
+ * victim's count of h out (h = 1: max_entries identities, as plain LRU
+ * asked); a count at the limit he cannot push out at all.
+ *
+ * Entries of the decision in progress are never evicted by it; if a shard
+ * holds nothing else it goes over its bound by at most n - 1 entries
+ * until the next insert expires or evicts them.
  *
  * Names.  The keys of locked entries (mem_int.h) use at most
  * ms->names_max bytes per shard: past that a new lock keeps no name, so a
@@ -49,12 +67,12 @@ static entry_t **chain_link(shard_t *sh, const entry_t *e)
 /* The head and tail of the list e is in. */
 static entry_t **list_head(shard_t *sh, const entry_t *e)
 {
-    return e->held ? &sh->held_head : &sh->lru_head;
+    return e->held ? &sh->held_head : &sh->cnt_head[e->rank];
 }
 
 static entry_t **list_tail(shard_t *sh, const entry_t *e)
 {
-    return e->held ? &sh->held_tail : &sh->lru_tail;
+    return e->held ? &sh->held_tail : &sh->cnt_tail[e->rank];
 }
 
 static void lru_unlink(shard_t *sh, entry_t *e)
@@ -69,9 +87,12 @@ static void lru_unlink(shard_t *sh, entry_t *e)
     } else {
         *list_tail(sh, e) = e->lru_prev;
     }
+    if (!e->held && sh->cnt_head[e->rank] == NULL) {
+        sh->ranks &= ~(1u << e->rank);
+    }
 }
 
-/* Puts e at the head of the list its held bit names. */
+/* Puts e at the head of the list its held bit and rank name. */
 static void lru_push_head(shard_t *sh, entry_t *e)
 {
     entry_t **head = list_head(sh, e);
@@ -84,17 +105,22 @@ static void lru_push_head(shard_t *sh, entry_t *e)
         *list_tail(sh, e) = e;
     }
     *head = e;
+    if (!e->held) {
+        sh->ranks |= 1u << e->rank;
+    }
 }
 
 void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms)
 {
     bool held = entry_held(e, now_ms);
+    uint32_t rank = held ? 0 : rank_of(e->count);
 
-    if (*list_head(sh, e) == e && e->held == held) {
+    if (*list_head(sh, e) == e && e->held == held && e->rank == rank) {
         return;
     }
     lru_unlink(sh, e);
     e->held = held;
+    e->rank = rank;
     lru_push_head(sh, e);
 }
 
@@ -173,33 +199,73 @@ static void shard_expire_tail(shard_t *sh, entry_t *tail,
     }
 }
 
-/* Drops one entry of a full shard: among the EVICT_SCAN oldest counters,
- * the first expired one, else the oldest; without one, the first held
- * entry among the EVICT_SCAN oldest that holds nothing any more (a lock
- * that ended).  False when nothing may go: the shard is full of live
- * locks, slots or offences (and the decision's own entries). */
+/* The lowest rank of ranks at or above from (cyclically); ranks != 0. */
+static uint32_t next_rank(uint32_t ranks, uint32_t from)
+{
+    uint32_t r = from % NRANKS;
+
+    while ((ranks & (1u << r)) == 0) {
+        r = (r + 1) % NRANKS;
+    }
+    return r;
+}
+
+/* The expiry of every insert: the tails of the lowest rank, of one other
+ * rank in turn (so every rank's tail is looked at within NRANKS inserts)
+ * and of the held entries. */
+static void shard_expire(shard_t *sh, const working_set_t *ws, int64_t now_ms)
+{
+    uint32_t low = sh->ranks != 0 ? next_rank(sh->ranks, 0) : 0;
+    uint32_t others;
+
+    if (sh->ranks != 0) {
+        shard_expire_tail(sh, sh->cnt_tail[low], ws, now_ms, EXPIRE_ON_INSERT);
+    }
+    others = sh->ranks & ~(1u << low);
+    if (others != 0) {
+        uint32_t r = next_rank(others, sh->sweep);
+
+        sh->sweep = r + 1;
+        shard_expire_tail(sh, sh->cnt_tail[r], ws, now_ms, EXPIRE_ON_INSERT);
+    }
+    shard_expire_tail(sh, sh->held_tail, ws, now_ms, EXPIRE_ON_INSERT);
+}
+
+/* Drops one entry of a full shard: among the EVICT_SCAN counters looked at
+ * from the lowest rank up, each rank from its least recently used, the
+ * first expired one, else the first looked at (the fewest hits, then the
+ * least recently used); without a counter, the first held entry among the
+ * EVICT_SCAN oldest that holds nothing any more (a lock that ended, a
+ * count that left its limit).  False when nothing may go: the shard is
+ * full of live locks, counts at their limit, slots or offences (and the
+ * decision's own entries). */
 static bool shard_evict_one(shard_t *sh, const working_set_t *ws,
                             int64_t now_ms)
 {
-    entry_t *oldest = NULL;
+    entry_t *fewest = NULL;
     int seen = 0;
 
-    for (entry_t *e = sh->lru_tail; e != NULL && seen < EVICT_SCAN;
-         e = e->lru_prev) {
-        if (in_working_set(ws, e)) {
-            continue;
-        }
-        seen++;
-        if (entry_expired(e, now_ms)) {
-            mem_shard_remove(sh, e);
-            return true;
-        }
-        if (oldest == NULL) {
-            oldest = e;
+    for (uint32_t left = sh->ranks; left != 0 && seen < EVICT_SCAN;) {
+        uint32_t r = next_rank(left, 0);
+
+        left &= ~(1u << r);
+        for (entry_t *e = sh->cnt_tail[r]; e != NULL && seen < EVICT_SCAN;
+             e = e->lru_prev) {
+            if (in_working_set(ws, e)) {
+                continue;
+            }
+            seen++;
+            if (entry_expired(e, now_ms)) {
+                mem_shard_remove(sh, e);
+                return true;
+            }
+            if (fewest == NULL) {
+                fewest = e;
+            }
         }
     }
-    if (oldest != NULL) {
-        mem_shard_remove(sh, oldest);
+    if (fewest != NULL) {
+        mem_shard_remove(sh, fewest);
         return true;
     }
     seen = 0;
@@ -221,8 +287,7 @@ static bool shard_make_room(memstore_t *ms, shard_t *sh,
 {
     size_t own = 0;
 
-    shard_expire_tail(sh, sh->lru_tail, ws, now_ms, EXPIRE_ON_INSERT);
-    shard_expire_tail(sh, sh->held_tail, ws, now_ms, EXPIRE_ON_INSERT);
+    shard_expire(sh, ws, now_ms);
     if (sh->count < ms->max_per_shard || shard_evict_one(sh, ws, now_ms)) {
         return true;
     }
@@ -335,8 +400,8 @@ void mem_shard_clear(shard_t *sh)
         free(n);
     }
     sh->names = NULL;
-    for (int list = 0; list < 2; list++) {
-        entry_t *e = list == 0 ? sh->lru_head : sh->held_head;
+    for (int list = 0; list <= NRANKS; list++) {
+        entry_t *e = list < NRANKS ? sh->cnt_head[list] : sh->held_head;
 
         while (e != NULL) {
             entry_t *next = e->lru_next;

@@ -17,7 +17,7 @@
  * h[0] picks the shard, h[1] the bucket.
  *
  * Layout.  S shards (a power of two, default 64), each with its own mutex,
- * hash table and LRU list; an entry per identity holds a ring of its hit
+ * hash table and LRU lists; an entry per identity holds a ring of its hit
  * timestamps and the end of its lock (mem_int.h draws them).  The tables
  * and the bounds that keep them within max_entries are mem_table.c's.
  *
@@ -278,7 +278,7 @@ static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
         } else if (plan->record) {
             entry_record(e, ctx->now_ms);
         }
-        e->window_s = ctx->rule->window_s;
+        entry_set_rule(e, ctx->rule);
         ctx->ws.e[i] = mem_entry_tidy(sh, e, ctx->now_ms);
     }
 }
@@ -375,7 +375,7 @@ static suspect_rc_t ms_settle(suspect_store_t *store,
 
         if (e != NULL) {
             rc = entry_settle(sh, &e, rule, ticket, failed, now_ms);
-            e->window_s = rule->window_s;
+            entry_set_rule(e, rule);
             (void)mem_entry_tidy(sh, e, now_ms);
         }
     }

@@ -8,6 +8,9 @@
  * connection (no CGI runs, so a flood takes seconds), against the
  * lighttpd authorizer deployment of examples/ with the memory store
  * capped at ABUSE_CAP entries:
+ * (the session tests allow two composes an hour: a session of one is a
+ * counter below its limit, which eviction may take; a count at its limit
+ * is held like a lock):
  *   - session ids rotated per request: the daemon's resident memory after
  *     the flood stays within a bound derived from the cap (measured in
  *     /proc/PID/status, after a warm-up that fills the store, so thread
@@ -21,8 +24,9 @@
  *     allowed, then the lock), inside a hundred thousand /64s a hundred
  *     thousand identities (all allowed), memory bounded the same way.
  *   - locked sessions fill the store: a flood of counters evicts counters,
- *     never a lock; once only live locks are left, a new session is
- *     refused (503, "store full") and every lock still holds.
+ *     never a lock; once only live locks (and counts at their limit) are
+ *     left, a new session is refused (503, "store full") and every lock
+ *     still holds.
  * test_e2e_abuse_bytes.c has hostile values (64 KiB, NUL, CR/LF, many
  * cookies, a Cookie header of the PARAMS limit); test_e2e_abuse_parsers.c
  * where an application's parser could read another identity than
@@ -34,7 +38,9 @@
  * peers of the socket; test_e2e_abuse_target.c other names of the script
  * that runs (directory index, other scripts, links, rewrites);
  * test_e2e_abuse_cookies.c cookie names the application reads as another;
- * test_e2e_abuse_multipart.c logins and uploads posted as multipart.
+ * test_e2e_abuse_multipart.c logins and uploads posted as multipart;
+ * test_e2e_abuse_reset.c a flood of fresh identities against a victim's
+ * count (the memory store's eviction order).
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -62,13 +68,17 @@
 /* Allocator and page noise allowed on top, in KiB. */
 #define RSS_SLACK_KB 2048
 
-/* The limits of the flood tests: ComposeMessage and the login lock after
- * one and two hits, so that an evicted identity shows (it is allowed
- * again) and a lock is quick to set. */
+/* The limits of the abuse tests: ComposeMessage and the login lock after
+ * one and two hits (COMPOSE_LIMIT: the flood tests allow two, so that a
+ * session of one hit is a counter below its limit, which eviction may
+ * take), so that an evicted identity shows (it is allowed again) and a
+ * lock is quick to set. */
+#define COMPOSE_LIMIT "@COMPOSE@"
 static const char limits_xml[] =
     "<ArrayOfSuspectUsageSettingEntity>\n"
-    "  <SuspectUsageSettingEntity Action=\"ComposeMessage\" LimitCount=\"1\""
-    " LimitDuration=\"3600\" BlockDuration=\"600\"/>\n"
+    "  <SuspectUsageSettingEntity Action=\"ComposeMessage\" "
+    "LimitCount=\"" COMPOSE_LIMIT
+    "\" LimitDuration=\"3600\" BlockDuration=\"600\"/>\n"
     "  <SuspectUsageSettingEntity Action=\"SecureLoginForceForgotAccount\""
     " LimitCount=\"2\" LimitDuration=\"86400\" BlockDuration=\"600\"/>\n"
     "  <SuspectUsageSettingEntity Action=\"LoginVerificationResend\""
@@ -81,20 +91,31 @@ static const char limits_xml[] =
     " LimitDuration=\"60\"/>\n"
     "</ArrayOfSuspectUsageSettingEntity>\n";
 
-int abuse_start_authorizer(int cap)
+/* abuse_start_authorizer() with ComposeMessage allowing compose (1 or 2)
+ * per hour. */
+static int start_authorizer(int cap, int compose)
 {
-    char store[96], path[TEST_PATH_MAX];
+    char store[96], path[TEST_PATH_MAX], text[sizeof(limits_xml)];
     const char *edits[] = {"<Store type=\"memory\"/>", store,
                            "path=\"limits.xml\"", "path=\"abuse-limits.xml\"",
                            NULL};
+    const char *at = strstr(limits_xml, COMPOSE_LIMIT);
+    size_t head = (size_t)(at - limits_xml);
 
     snprintf(store, sizeof(store), "<Store type=\"memory\" maxEntries=\"%d\"/>",
              cap);
+    snprintf(text, sizeof(text), "%.*s%d%s", (int)head, limits_xml, compose,
+             at + strlen(COMPOSE_LIMIT));
     snprintf(path, sizeof(path), "%s/abuse-limits.xml", e2e.dir);
-    if (test_write_file(path, limits_xml, strlen(limits_xml)) != 0) {
+    if (test_write_file(path, text, strlen(text)) != 0) {
         return -1;
     }
     return e2e_start_authorizer(edits);
+}
+
+int abuse_start_authorizer(int cap)
+{
+    return start_authorizer(cap, 1);
 }
 
 int abuse_decide(int fd, int role, const char *const vars[], char *out,
@@ -251,11 +272,12 @@ static void test_flood_sessions(void)
     long long t0;
     int fd;
 
-    CU_ASSERT_FATAL(abuse_start_authorizer(ABUSE_CAP) == 0);
+    CU_ASSERT_FATAL(start_authorizer(ABUSE_CAP, 2) == 0);
     fd = e2e_fcgi_connect();
     CU_ASSERT_FATAL(fd >= 0);
-    /* The victim: one compose allowed, the second locks it for 600 s. */
+    /* The victim: two composes allowed, the third locks it for 600 s. */
     t0 = mono_ms();
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 200);
     CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 200);
     CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
     CU_ASSERT_EQUAL(abuse_retry_after(out), LOCK_S);
@@ -272,10 +294,12 @@ static void test_flood_sessions(void)
     retry = abuse_retry_after(out);
     CU_ASSERT(retry <= LOCK_S && retry >= LOCK_S - 1 - (mono_ms() - t0) / 1000);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "RateLimit-Policy: "
-                                       "\"ComposeMessage\";q=1;w=3600"));
-    /* The first of the flood was evicted (allowed again, its one hit
-     * forgotten); the last is still counted (its second hit locks). */
+                                       "\"ComposeMessage\";q=2;w=3600"));
+    /* The first of the flood was evicted (allowed twice again, its one
+     * hit forgotten); the last is still counted (its third hit locks). */
     CU_ASSERT_EQUAL(compose(fd, "flood-0", out, sizeof(out)), 200);
+    CU_ASSERT_EQUAL(compose(fd, "flood-0", out, sizeof(out)), 200);
+    CU_ASSERT_EQUAL(compose(fd, "flood-99999", out, sizeof(out)), 200);
     CU_ASSERT_EQUAL(compose(fd, "flood-99999", out, sizeof(out)), 429);
     close(fd);
 }
@@ -317,21 +341,23 @@ static void test_flood_ipv6(void)
     close(fd);
 }
 
-/* Sessions "tag-first" .. "tag-(first+n-1)" compose twice each (the
- * second locks); locked[i - first] says which ones were locked (200 then
- * 429).  Counts the pairs by outcome: locked, refused with 503, other. */
+/* Sessions "tag-first" .. "tag-(first+n-1)" compose three times each
+ * (the third locks); locked[i - first] says which ones were locked (200,
+ * 200, 429).  Counts the sessions by outcome: locked, refused with 503,
+ * other. */
 static void lock_sessions(int fd, const char *tag, unsigned first, unsigned n,
                           bool *locked, long *nlocked, long *n503, long *other)
 {
     char sid[64], out[2048];
 
     for (unsigned i = first; i < first + n; i++) {
-        int a, b;
+        int a, b, c;
 
         snprintf(sid, sizeof(sid), "%s-%u", tag, i);
         a = compose(fd, sid, out, sizeof(out));
         b = a == 200 ? compose(fd, sid, out, sizeof(out)) : a;
-        locked[i - first] = a == 200 && b == 429;
+        c = b == 200 ? compose(fd, sid, out, sizeof(out)) : b;
+        locked[i - first] = a == 200 && b == 200 && c == 429;
         *nlocked += locked[i - first];
         *n503 += a == 503;
         *other += !locked[i - first] && a != 503;
@@ -366,10 +392,11 @@ static void test_flood_locks(void)
     char *log;
     int fd;
 
-    CU_ASSERT_FATAL(abuse_start_authorizer(ABUSE_CAP) == 0);
+    CU_ASSERT_FATAL(start_authorizer(ABUSE_CAP, 2) == 0);
     fd = e2e_fcgi_connect();
     CU_ASSERT_FATAL(fd >= 0);
     t0 = mono_ms();
+    CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 200);
     CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 200);
     CU_ASSERT_EQUAL(compose(fd, "victim", out, sizeof(out)), 429);
 
@@ -428,7 +455,7 @@ int register_abuse_suite(void)
         abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0 ||
         abuse_add_slow_tests(s) != 0 || abuse_add_readings_tests(s) != 0 ||
         abuse_add_target_tests(s) != 0 || abuse_add_cookie_tests(s) != 0 ||
-        abuse_add_multipart_tests(s) != 0) {
+        abuse_add_multipart_tests(s) != 0 || abuse_add_reset_tests(s) != 0) {
         return -1;
     }
     return 0;

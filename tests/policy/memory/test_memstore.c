@@ -602,13 +602,14 @@ static void test_evict_counters_not_locks(void)
 }
 
 /* A store full of live locks takes no new identity (SUSPECT_E_FULL, for
- * a decision and a block alike) and keeps every lock; when a lock ends,
- * its entry makes room again. */
+ * a decision and a block alike) and keeps every lock; when a lock ends
+ * (its hit has left the window: a count at its limit is held too), its
+ * entry makes room again. */
 static void test_full_of_locks(void)
 {
     suspect_store_t *store = new_store(8, 1);
-    suspect_rule_t rule = rule_of("Full", 1, 100, 60);
-    suspect_rule_t shorter = rule_of("Full", 1, 100, 10);
+    suspect_rule_t rule = rule_of("Full", 1, 5, 60);
+    suspect_rule_t shorter = rule_of("Full", 1, 5, 10);
     suspect_key_t k[8], fresh = test_key("Full", "fresh");
     suspect_decision_t d;
     suspect_err_t err;
@@ -669,6 +670,114 @@ static void test_locked_survives_flood(void)
     CU_ASSERT_FALSE(d.allowed);
     CU_ASSERT_TRUE(d.locked);
     CU_ASSERT_EQUAL(d.restriction_end_ms, 601000);
+    suspect_store_free(store);
+}
+
+/* Among counters, the fewest hits go first, then the least recently
+ * used: a counter of 3 hits outlives younger ones of 1 and 2. */
+static void test_evict_fewest_hits(void)
+{
+    suspect_store_t *store = new_store(4, 1);
+    suspect_rule_t rule = rule_of("Few", 10, 600, 0);
+    const int hits[4] = {3, 1, 2, 1}; /* a, b, c, d: a the oldest */
+    suspect_key_t k[7];
+    char value[8];
+
+    for (int i = 0; i < 7; i++) {
+        snprintf(value, sizeof(value), "%c", 'a' + i);
+        k[i] = test_key("Few", value);
+        for (int j = 0; j < (i < 4 ? hits[i] : 1); j++) {
+            decide1(store, &rule, &k[i], 10 * i);
+        }
+        CU_ASSERT_EQUAL(suspect_memstore_size(store), i < 4 ? i + 1 : 4);
+    }
+    /* e took b's place, f d's, g e's: a and c are left */
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[0], 100).in_window, 3);
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[2], 100).in_window, 2);
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[1], 100).in_window, 0);
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[3], 100).in_window, 0);
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[4], 100).in_window, 0);
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[5], 100).in_window, 1);
+    CU_ASSERT_EQUAL(status1(store, &rule, &k[6], 100).in_window, 1);
+    suspect_store_free(store);
+}
+
+/* A flood of fresh identities, one hit each, ten times the store, does
+ * not reset a count below its limit: the counter with more hits stays,
+ * and its identity has only the rest of its limit. */
+static void test_count_survives_flood(void)
+{
+    const size_t max = 100;
+    suspect_store_t *store = new_store(max, 4);
+    suspect_rule_t rule = rule_of("Cnt", 5, 600, 0);
+    suspect_key_t victim = test_key("Cnt", "victim");
+    char value[32];
+
+    decide1(store, &rule, &victim, 1000);
+    decide1(store, &rule, &victim, 1001);
+    for (size_t i = 0; i < 10 * max; i++) {
+        suspect_key_t key;
+        snprintf(value, sizeof(value), "flood%zu", i);
+        key = test_key("Cnt", value);
+        decide1(store, &rule, &key, 2000 + (int64_t)i);
+        CU_ASSERT(suspect_memstore_size(store) <= max);
+    }
+    CU_ASSERT_EQUAL(status1(store, &rule, &victim, 5000).in_window, 2);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_TRUE(decide1(store, &rule, &victim, 5000).allowed);
+    }
+    CU_ASSERT_FALSE(decide1(store, &rule, &victim, 5000).allowed);
+    suspect_store_free(store);
+}
+
+/* A count at its limit is held like a lock (without BlockDuration the
+ * full window is the lock): counters with more hits (another rule's) do
+ * not evict it, a store full of such counts takes no new identity, and
+ * one whose hits left the window makes room again. */
+static void test_at_limit_held(void)
+{
+    suspect_store_t *store = new_store(8, 1);
+    suspect_rule_t rule = rule_of("Lim", 2, 10, 0);
+    suspect_rule_t wide = rule_of("Wide", 10, 600, 0);
+    suspect_key_t k[8], fresh = test_key("Lim", "fresh");
+    suspect_decision_t d;
+    char value[16];
+
+    for (int i = 0; i < 8; i++) { /* 2 hits each: at the limit */
+        snprintf(value, sizeof(value), "lim%d", i);
+        k[i] = test_key("Lim", value);
+        if (i < 4) {
+            decide1(store, &rule, &k[i], 1000 + i);
+            decide1(store, &rule, &k[i], 1000 + i);
+        }
+    }
+    for (int i = 0; i < 40; i++) { /* counters of 3 hits */
+        suspect_key_t key;
+        snprintf(value, sizeof(value), "wide%d", i);
+        key = test_key("Wide", value);
+        for (int j = 0; j < 3; j++) {
+            decide1(store, &wide, &key, 2000 + i);
+        }
+    }
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 8);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(status1(store, &rule, &k[i], 3000).in_window, 2);
+        CU_ASSERT_FALSE(decide1(store, &rule, &k[i], 3000).allowed);
+    }
+    for (int i = 4; i < 8; i++) { /* the wide counters make room */
+        decide1(store, &rule, &k[i], 3000);
+        decide1(store, &rule, &k[i], 3000);
+    }
+    CU_ASSERT_EQUAL(
+        suspect_store_decide(store, &rule, &fresh, 1, 4000, &d, NULL),
+        SUSPECT_E_FULL);
+    /* k0's hits leave the window at 11000: its entry is the one that goes */
+    d = decide1(store, &rule, &fresh, 11000);
+    CU_ASSERT_TRUE(d.allowed);
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 8);
+    for (int i = 1; i < 8; i++) {
+        CU_ASSERT_EQUAL(status1(store, &rule, &k[i], 11000).in_window, 2);
+    }
     suspect_store_free(store);
 }
 
@@ -995,6 +1104,9 @@ int register_memstore_suite(void)
         {"eviction: counters go, locks stay", test_evict_counters_not_locks},
         {"eviction: full of live locks", test_full_of_locks},
         {"eviction: a lock survives a flood", test_locked_survives_flood},
+        {"eviction: the fewest hits go first", test_evict_fewest_hits},
+        {"eviction: a count survives a flood", test_count_survives_flood},
+        {"eviction: a count at its limit is held", test_at_limit_held},
         {"expired entries freed on insert", test_expire_on_insert},
         {"small max_entries lowers shards", test_small_max_lowers_shards},
         {"size and bytes, 72-byte entries", test_size_and_bytes},

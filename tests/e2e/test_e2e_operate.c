@@ -285,8 +285,14 @@ static void test_watch_and_steer(void)
         CU_ASSERT(end >= t0 + 1800000 && end <= wall_ms() + 1800000);
     }
     free(out);
-    /* docs/decision-log.md: who was locked today, and for what */
-    CU_ASSERT_EQUAL(sh("jq -r --arg day \"$(date -u +%Y-%m-%d)\" "
+    /* docs/decision-log.md: who was locked today, and for what.  "Today"
+     * is the day the denial was logged (date is a shell function here):
+     * a run that crossed midnight UTC since would look for it on the next
+     * day. */
+    CU_ASSERT_EQUAL(sh("date() { jq -r 'select(.outcome == "
+                       "\"denied_locked\") | .time[0:10]' decisions.log | "
+                       "head -n 1; }; "
+                       "jq -r --arg day \"$(date -u +%Y-%m-%d)\" "
                        "'select(.outcome == \"denied_locked\" and "
                        "(.time | startswith($day))) | "
                        "\"\\(.identity_hash) \\(.identity_type) \\(.action)\"' "

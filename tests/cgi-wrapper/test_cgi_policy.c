@@ -392,23 +392,31 @@ static long login_retry_ms(int *st)
 }
 
 /* Repeat offenders, each request a new suspect-cgi process: one attempt
- * a second allowed, locked 1 s, then 2 s, then 4 s (BlockFactor 2): each
- * lock's countdown is exactly its length; only the allowed attempts were
- * performed, and the store holds three offences. */
+ * a second allowed, locked 1 s, then 2 s, then 4 s (BlockFactor 2;
+ * seconds times SUSPECT_TEST_SCALE): each lock's countdown is exactly its
+ * length; only the allowed attempts were performed, and the store holds
+ * three offences. */
 static void test_escalation(void)
 {
-    static const char limits[] =
-        "<ArrayOfSuspectUsageSettingEntity>\n"
-        "<SuspectUsageSettingEntity Action=\"Login\" LimitCount=\"1\" "
-        "LimitDuration=\"1\" BlockDuration=\"1\" BlockFactor=\"2\" "
-        "MaxBlockDuration=\"8\" OffenceDuration=\"60\"/>\n"
-        "<SuspectUsageSettingEntity Action=\"Page\" LimitCount=\"9\" "
-        "LimitDuration=\"1\"/>\n"
-        "<SuspectUsageSettingEntity Action=\"Search\" LimitCount=\"9\" "
-        "LimitDuration=\"1\"/>\n"
-        "</ArrayOfSuspectUsageSettingEntity>\n";
-    static const long want[] = {1000, 2000, 4000};
+    /* The unit of every duration: 1 s, times SUSPECT_TEST_SCALE, since the
+     * attempt that counts and the next one must come within one window
+     * (two CGI runs through the web server, which a slow machine may not
+     * make within 1 s). */
+    unsigned s = test_scale_ms(1000) / 1000;
+    char limits[640];
     int st = 0;
+
+    snprintf(limits, sizeof(limits),
+             "<ArrayOfSuspectUsageSettingEntity>\n"
+             "<SuspectUsageSettingEntity Action=\"Login\" LimitCount=\"1\" "
+             "LimitDuration=\"%u\" BlockDuration=\"%u\" BlockFactor=\"2\" "
+             "MaxBlockDuration=\"%u\" OffenceDuration=\"%u\"/>\n"
+             "<SuspectUsageSettingEntity Action=\"Page\" LimitCount=\"9\" "
+             "LimitDuration=\"1\"/>\n"
+             "<SuspectUsageSettingEntity Action=\"Search\" LimitCount=\"9\" "
+             "LimitDuration=\"1\"/>\n"
+             "</ArrayOfSuspectUsageSettingEntity>\n",
+             s, s, 8 * s, 60 * s);
 
     CU_ASSERT_FATAL(write_conf(NULL, "<Allow ip=\"127.0.0.1\"/>", NULL, NULL) ==
                     0);
@@ -425,7 +433,7 @@ static void test_escalation(void)
         }
         CU_ASSERT_EQUAL(st, 200);
         /* the next one makes the lock: its countdown is its length */
-        CU_ASSERT_EQUAL(login_retry_ms(&st), want[k]);
+        CU_ASSERT_EQUAL(login_retry_ms(&st), 1000L * s << k);
         CU_ASSERT_EQUAL(st, 429);
     }
     CU_ASSERT_EQUAL(performed("/login.cgi", "alice"), 3);

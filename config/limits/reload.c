@@ -241,6 +241,14 @@ void suspect_reloader_refuse(suspect_reloader_t *r, suspect_limits_t *fresh)
     suspect_limits_unref(fresh);
 }
 
+void suspect_reloader_forget(suspect_reloader_t *r)
+{
+    pthread_mutex_lock(&r->check_lock);
+    r->have_failed = false;
+    r->refused = false;
+    pthread_mutex_unlock(&r->check_lock);
+}
+
 /*
  * Looks at the file now and swaps in a new snapshot if it changed and is
  * valid: 1 swapped, 0 unchanged (or the same bad file again), < 0 with err

@@ -144,6 +144,14 @@ void suspect_reloader_commit(suspect_reloader_t *r, suspect_limits_t *fresh);
 void suspect_reloader_refuse(suspect_reloader_t *r, suspect_limits_t *fresh);
 
 /*
+ * Forgets the state of the file last found bad or refused: the next check
+ * or prepare loads it again and says what is wrong with it, as for a new
+ * edit.  For a reload asked for by an operator, whose answer must be about
+ * the file as it is now, even when a periodic check already reported it.
+ */
+void suspect_reloader_forget(suspect_reloader_t *r);
+
+/*
  * As suspect_reloader_check, but at most once per interval_ms of now_ms;
  * other calls return 0 after one atomic read, so it is cheap per request.
  */

@@ -404,6 +404,11 @@ static int reload_once(mw_live_t *lv, bool force)
     int extra = 0;
 
     memset(&step, 0, sizeof(step));
+    if (force) {
+        /* asked for: a limits file the periodic look found bad is judged
+         * again, so that the answer says what is wrong with it */
+        suspect_reloader_forget(lv->limits);
+    }
     step_conf(lv, force, false, &step);
     step_limits(lv, false, &step);
     if (step.guard == NULL && step.reloader == NULL && step.limits == NULL) {

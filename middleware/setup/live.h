@@ -74,8 +74,9 @@ unsigned mw_live_reload_ms(mw_live_t *lv);
 
 /*
  * Looks at both files and reloads what changed (force: load even when the
- * files look unchanged, as on SIGHUP).  Logs what happened (mw_log) and
- * tells the hooks.  Returns the number of files swapped in (0, 1 or 2); a
+ * files look unchanged, as on SIGHUP, and judge again a file the periodic
+ * look already found bad, so that it is reported).  Logs what happened (mw_log)
+ * and tells the hooks.  Returns the number of files swapped in (0, 1 or 2); a
  * refused file keeps the running one, never fatal.  One reload at a time:
  * a second caller waits.
  */

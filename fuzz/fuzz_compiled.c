@@ -8,9 +8,11 @@
  * header).  The harness writes the header itself, version, length and
  * checksum right, so mutations reach the structure instead of dying at
  * the checksum; the seeds (fuzz/corpus/compiled) are payloads of files
- * suspect-cgi-compile wrote, lists and list files included.  A payload
- * that decodes must keep the loader's promises (counts within their caps,
- * paths absolute, lists with entries and a status in range), must encode
+ * suspect-cgi-compile wrote, lists and list files included, packed as the
+ * guard compiled them (then a request's guard searches them in place).  A
+ * payload that decodes must keep the loader's promises (counts within their
+ * caps, paths absolute, lists with entries and a status in range, a packed list
+ * sound and without its text), must encode
  * back to exactly the same bytes (nothing lost or made up), and its guard
  * either compiles or fails with a message.  A refusal leaves nothing
  * behind and carries a message.  Any broken promise aborts.
@@ -62,11 +64,18 @@ static unsigned char *wrap(const uint8_t *data, size_t size, size_t *len)
 
 static void check_list(const suspect_conf_list_t *l)
 {
+    compiled_pack_view_t v;
+
     if (l == NULL) {
         return;
     }
     CHECK(l->ip != NULL || l->identity != NULL || l->file != NULL);
-    CHECK((l->file == NULL) == (l->file_text == NULL));
+    if (l->packed != NULL) {
+        CHECK(l->file_text == NULL);
+        CHECK(compiled_pack_check(l->packed, l->packed_len, &v));
+    } else {
+        CHECK((l->file == NULL) == (l->file_text == NULL));
+    }
     CHECK(l->file == NULL || l->file[0] == '/');
     CHECK(l->file_len <= SUSPECT_CONF_MAX_LIST_BYTES);
     CHECK(l->file_text == NULL || l->file_text[l->file_len] == '\0');

@@ -126,5 +126,9 @@ void compiled_clear(compiled_t *s)
     suspect_conf_unref(s->conf);
     suspect_limits_unref(s->limits);
     free(s->conf_path);
+    for (size_t i = 0; i < s->npacked; i++) {
+        free(s->packed[i].p);
+    }
+    free(s->packed);
     memset(s, 0, sizeof(*s));
 }

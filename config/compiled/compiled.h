@@ -48,7 +48,7 @@
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
-#define COMPILED_VERSION   10u
+#define COMPILED_VERSION   11u
 #define COMPILED_MAX_BYTES (16u << 20) /* a larger file is refused */
 
 /* The sources, in the order of compiled_t.id[]. */
@@ -59,11 +59,27 @@ enum {
     COMPILED_NSRC
 };
 
+/* A list packed for the file (compiled_pack.c): bytes the holder owns. */
+typedef struct compiled_blob {
+    unsigned char *p; /* malloc, NULL = none */
+    size_t len;
+} compiled_blob_t;
+
+/* The slot of a list in compiled_t.packed: the global <Allow> and <Deny>,
+ * then each route's. */
+#define COMPILED_PACK_SLOT(route, deny)                                        \
+    ((route) < 0 ? (size_t)(deny) : 2 + 2 * (size_t)(route) + (size_t)(deny))
+
 typedef struct compiled {
     const suspect_conf_t *conf; /* one reference, or NULL */
     suspect_limits_t *limits;   /* one reference, or NULL */
     char *conf_path;            /* suspect.xml, absolute (malloc) */
     file_id_t id[COMPILED_NSRC];
+    /* The lists as the guard compiled them, to be saved in place of their
+     * texts (COMPILED_PACK_SLOT() order; npacked 0: none, the texts are
+     * saved).  Set by suspect-cgi-compile before saving; owned. */
+    compiled_blob_t *packed;
+    size_t npacked;
 } compiled_t;
 
 /* Drops what s holds and zeroes it; s may be all zero. */
@@ -87,6 +103,41 @@ suspect_rc_t compiled_encode(const compiled_t *s, unsigned char **buf,
  */
 suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
                              compiled_t *out, suspect_err_t *err);
+
+/* ---- packed lists (compiled_pack.c) ----------------------------------- */
+
+/* Where the parts of a checked pack are. */
+typedef struct compiled_pack_view {
+    const unsigned char *ranges; /* nranges x 32 bytes: lo, hi big-endian */
+    size_t nranges;
+    const unsigned char *ids; /* walk with compiled_pack_next_id() */
+    size_t nids;
+} compiled_pack_view_t;
+
+/*
+ * Whether the len bytes at pack are a packed list (the layout and its
+ * rules: compiled_pack.c), and where its parts are (*v).  Checked in
+ * O(len): the decoder asks it of every list, so a pack in a decoded
+ * configuration can be used as it is.
+ */
+bool compiled_pack_check(const void *pack, size_t len, compiled_pack_view_t *v);
+
+/* Where the parts of a pack that compiled_pack_check() accepted are,
+ * without checking it again: for a pack of a decoded configuration. */
+void compiled_pack_view(const void *pack, compiled_pack_view_t *v);
+
+/* The next value of a checked pack: *pos starts at v->ids and moves on;
+ * the value's bytes (not NUL-terminated) and *len. */
+const char *compiled_pack_next_id(const unsigned char **pos, size_t *len);
+
+/* Writing a pack: its size for nranges ranges and nids values of
+ * id_bytes bytes in all; then the range count (the 32-byte ranges follow
+ * at the pointer returned), the value count, and each value in order.
+ * Each returns where the next part goes. */
+size_t compiled_pack_size(size_t nranges, size_t nids, size_t id_bytes);
+unsigned char *compiled_pack_ranges(unsigned char *p, size_t nranges);
+unsigned char *compiled_pack_ids(unsigned char *p, size_t nids);
+unsigned char *compiled_pack_id(unsigned char *p, const char *s, size_t len);
 
 /* ---- compiling (compiled_load.c: the XML loaders, so not in suspect-cgi) */
 

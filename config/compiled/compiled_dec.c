@@ -14,7 +14,8 @@
  * of another version is stale, not wrong), every count within the
  * loader's own caps, enumerations within range, required strings present,
  * route paths absolute, action and type names valid, allow and deny
- * lists as the loader makes them (rd_list()), rules with a count and a
+ * lists as the loader makes them or packed as compiled_pack_check() wants
+ * them (rd_list()), rules with a count and a
  * window of at least 1, and the payload used up exactly.  A list's
  * entries are checked where the XML's are: when the guard compiles them.
  */
@@ -205,16 +206,18 @@ static bool list_text_ok(const char *s)
     return s == NULL || strlen(s) <= SUSPECT_CONF_MAX_LIST_TEXT;
 }
 
-/* The list file's text (it may hold NUL bytes, which the guard then
- * refuses as entries) into b's arena, NUL-terminated. */
-static void rd_list_text(rd_t *r, conf_build_t *b, suspect_conf_list_t *l)
+/* Bytes that may hold NULs (a list file's text, a pack) into b's arena,
+ * NUL-terminated: *out and *len, *out NULL for none. */
+static void rd_bytes(rd_t *r, conf_build_t *b, size_t max, const char **out,
+                     size_t *len)
 {
     const char *p;
     size_t n;
     char *copy;
 
-    if (!rd_span(r, &p, &n, true) || (p == NULL) != (l->file == NULL) ||
-        n > SUSPECT_CONF_MAX_LIST_BYTES) {
+    *out = NULL;
+    *len = 0;
+    if (!rd_span(r, &p, &n, true) || n > max) {
         r->bad = true;
         return;
     }
@@ -228,8 +231,21 @@ static void rd_list_text(rd_t *r, conf_build_t *b, suspect_conf_list_t *l)
     }
     memcpy(copy, p, n);
     copy[n] = '\0';
-    l->file_text = copy;
-    l->file_len = n;
+    *out = copy;
+    *len = n;
+}
+
+/* Whether l's text and pack are as the encoder writes them: a file's
+ * text, or (compiled) no text and a sound pack. */
+static bool list_body_ok(const suspect_conf_list_t *l)
+{
+    compiled_pack_view_t v;
+
+    if (l->packed != NULL) {
+        return l->file_text == NULL &&
+               compiled_pack_check(l->packed, l->packed_len, &v);
+    }
+    return (l->file_text == NULL) == (l->file == NULL);
 }
 
 /*
@@ -242,6 +258,7 @@ static void rd_list(rd_t *r, conf_build_t *b, bool deny,
                     const suspect_conf_list_t **out)
 {
     suspect_conf_list_t *l;
+    const char *pack;
 
     *out = NULL;
     if (rd_max(r, 1) == 0 || r->bad) {
@@ -256,13 +273,16 @@ static void rd_list(rd_t *r, conf_build_t *b, bool deny,
     rd_str(r, b, false, &l->ip);
     rd_str(r, b, false, &l->identity);
     rd_str(r, b, false, &l->file);
-    rd_list_text(r, b, l);
+    rd_bytes(r, b, SUSPECT_CONF_MAX_LIST_BYTES, &l->file_text, &l->file_len);
     for (size_t i = 0; i < 5; i++) {
         l->file_id[i] = rd_le(r, 8);
     }
     l->status = (int)rd_u32(r);
     l->line = (int)rd_max(r, INT32_MAX);
-    if (r->bad || (l->ip == NULL && l->identity == NULL && l->file == NULL) ||
+    rd_bytes(r, b, COMPILED_MAX_LEN, &pack, &l->packed_len);
+    l->packed = (const unsigned char *)pack;
+    if (r->bad || !list_body_ok(l) ||
+        (l->ip == NULL && l->identity == NULL && l->file == NULL) ||
         !list_text_ok(l->ip) || !list_text_ok(l->identity) ||
         (l->file != NULL && l->file[0] != '/') ||
         (l->status != 0 && (!deny || l->status < 400 || l->status > 599))) {

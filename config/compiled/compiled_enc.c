@@ -22,7 +22,8 @@ typedef struct wr {
     unsigned char *buf;
     size_t len, cap;
     bool nomem;
-    bool big; /* a string longer than the format allows */
+    bool big;            /* a string longer than the format allows */
+    const compiled_t *s; /* what is written: its packed lists */
 } wr_t;
 
 /* Room for n more bytes; false (and nomem) when there is none. */
@@ -159,26 +160,40 @@ static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
     }
 }
 
-/* An <Allow> or <Deny>: whether there is one, then its fields, the list
- * file's text and identity included. */
-static void wr_list(wr_t *w, const suspect_conf_list_t *l)
+/* An <Allow> or <Deny> in slot (COMPILED_PACK_SLOT()): whether there is
+ * one, then its fields, the list file's identity, then its text and no
+ * pack, or, when there is a pack (the compiled_t's for the slot, else the
+ * one a decoded list holds), no text and the pack. */
+static void wr_list(wr_t *w, const suspect_conf_list_t *l, size_t slot)
 {
+    const compiled_blob_t *b =
+        slot < w->s->npacked && w->s->packed[slot].p != NULL
+            ? &w->s->packed[slot]
+            : NULL;
+    const unsigned char *pack = b != NULL ? b->p : NULL;
+    size_t pack_len = b != NULL ? b->len : 0;
+
     wr_u32(w, l != NULL ? 1 : 0);
     if (l == NULL) {
         return;
     }
+    if (pack == NULL) {
+        pack = l->packed;
+        pack_len = l->packed_len;
+    }
     wr_str(w, l->ip);
     wr_str(w, l->identity);
     wr_str(w, l->file);
-    wr_blob(w, l->file_text, l->file_len);
+    wr_blob(w, pack == NULL ? l->file_text : NULL, l->file_len);
     for (size_t i = 0; i < 5; i++) {
         wr_u64(w, l->file_id[i]);
     }
     wr_u32(w, (uint32_t)l->status);
     wr_u32(w, (uint32_t)l->line);
+    wr_blob(w, (const char *)pack, pack_len);
 }
 
-static void wr_route(wr_t *w, const suspect_conf_route_t *r)
+static void wr_route(wr_t *w, const suspect_conf_route_t *r, int index)
 {
     wr_fields(w, compiled_route_fields, r);
     wr_u32(w, (uint32_t)r->nmethods);
@@ -194,8 +209,8 @@ static void wr_route(wr_t *w, const suspect_conf_route_t *r)
     for (size_t i = 0; i < r->nidentities; i++) {
         wr_identity(w, &r->identities[i]);
     }
-    wr_list(w, r->allow);
-    wr_list(w, r->deny);
+    wr_list(w, r->allow, COMPILED_PACK_SLOT(index, 0));
+    wr_list(w, r->deny, COMPILED_PACK_SLOT(index, 1));
 }
 
 static void wr_conf(wr_t *w, const suspect_conf_t *c)
@@ -204,10 +219,10 @@ static void wr_conf(wr_t *w, const suspect_conf_t *c)
     wr_blob(w, c->template_body, c->template_len);
     wr_u32(w, (uint32_t)c->nroutes);
     for (size_t i = 0; i < c->nroutes; i++) {
-        wr_route(w, &c->routes[i]);
+        wr_route(w, &c->routes[i], (int)i);
     }
-    wr_list(w, c->allow);
-    wr_list(w, c->deny);
+    wr_list(w, c->allow, COMPILED_PACK_SLOT(-1, 0));
+    wr_list(w, c->deny, COMPILED_PACK_SLOT(-1, 1));
 }
 
 static void wr_limits(wr_t *w, const suspect_limits_t *lim)
@@ -266,6 +281,7 @@ suspect_rc_t compiled_encode(const compiled_t *s, unsigned char **buf,
                                "compiled_encode: incomplete");
     }
     memset(&w, 0, sizeof(w));
+    w.s = s;
     wr_bytes(&w, zero, sizeof(zero));
     wr_str(&w, PACKAGE_VERSION);
     wr_str(&w, s->conf_path);

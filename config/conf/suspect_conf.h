@@ -113,8 +113,10 @@ typedef enum suspect_count {
  * in the element (ip=, identity=) and/or in a file of their own (file=,
  * read with the snapshot; one entry per line).  Parsed and checked by the
  * middleware when it compiles the snapshot (the address parser is its). */
-#define SUSPECT_CONF_MAX_LIST_BYTES (64u << 20) /* a list file */
-#define SUSPECT_CONF_MAX_LIST_TEXT  (64u << 10) /* ip=, identity= */
+#define SUSPECT_CONF_MAX_LIST_BYTES   (64u << 20) /* a list file */
+#define SUSPECT_CONF_MAX_LIST_TEXT    (64u << 10) /* ip=, identity= */
+#define SUSPECT_CONF_MAX_LIST_ENTRIES 1000000u    /* blocks, and values */
+#define SUSPECT_CONF_MAX_LIST_VALUE   1024u       /* bytes of one value */
 
 typedef struct suspect_conf_list {
     const char *ip;        /* "10.0.0.0/8 2001:db8::/32", NULL = none */
@@ -126,6 +128,11 @@ typedef struct suspect_conf_list {
                             mtime, ctime): a reload looks at it */
     int status;          /* <Deny>: the refusal's, 0 = 403 */
     int line;
+    /* The list as the guard compiled it (compiled.h, compiled_pack.c),
+     * when it comes from suspect-cgi's compiled configuration, which then
+     * leaves file_text out; NULL when loaded from the XML. */
+    const unsigned char *packed;
+    size_t packed_len;
 } suspect_conf_list_t;
 
 typedef struct suspect_conf_route {

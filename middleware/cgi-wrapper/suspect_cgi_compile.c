@@ -6,7 +6,9 @@
  * It takes the same command line, environment and standard input as
  * suspect-cgi (wrap.h) and does what suspect-cgi does, from the XML:
  * loads suspect.xml and its limits file (compiled_load(): with the identity
- * of each file as read), checks them for suspect-cgi, saves the compiled
+ * of each file as read), checks them for suspect-cgi, compiles the guard
+ * (its allow and deny lists packed for the file: later requests take them
+ * as they are, mw_guard_pack_lists()), saves the compiled
  * configuration for the requests after this one (wrap_compiled.c: atomically,
  * so concurrent first requests each write a whole file and the last
  * rename wins, all of them equal), and serves the request (wrap_serve.c).
@@ -86,6 +88,9 @@ static int load(cgi_req_t *r)
         mw_setup_release(&r->setup);
         return keep_last(r, &err);
     }
+    /* The lists as compiled, so that later requests need not compile
+     * them; without memory for it, their texts are saved. */
+    (void)mw_guard_pack_lists(r->setup.guard, &s, NULL);
     cgi_snap_save(r->o->snapdir, &s);
     compiled_clear(&s);
     return 0;

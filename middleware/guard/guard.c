@@ -271,6 +271,40 @@ static suspect_rc_t compile_lists(mw_guard_t *g, const suspect_conf_t *conf,
     return rc;
 }
 
+/* See guard.h. */
+suspect_rc_t mw_guard_pack_lists(const mw_guard_t *g, compiled_t *s,
+                                 suspect_err_t *err)
+{
+    size_t n = 2 + 2 * g->nroutes;
+    compiled_blob_t *b = suspect_calloc(n, sizeof(*b));
+    suspect_rc_t rc = SUSPECT_OK;
+
+    if (b == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "guard: out of memory");
+    }
+    for (size_t k = 0; k < n && rc == SUSPECT_OK; k++) {
+        const guard_list_t *l =
+            k < 2 ? (k == 0 ? g->allow : g->deny)
+                  : ((k & 1) == 0 ? g->routes[(k - 2) / 2].allow
+                                  : g->routes[(k - 2) / 2].deny);
+
+        if (l != NULL) {
+            rc = guard_list_pack(l, &b[k], err);
+        }
+    }
+    if (rc != SUSPECT_OK) {
+        for (size_t k = 0; k < n; k++) {
+            free(b[k].p);
+        }
+        free(b);
+        return rc;
+    }
+    s->packed = b;
+    s->npacked = n;
+    return SUSPECT_OK;
+}
+
 static void guard_free(mw_guard_t *g)
 {
     guard_list_free(g->allow);

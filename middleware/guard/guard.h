@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "request/request.h"
+#include "compiled/compiled.h"
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
@@ -157,6 +158,16 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
  * 0 or -errno from the write.
  */
 int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
+
+/*
+ * g's allow and deny lists packed for suspect-cgi's compiled configuration
+ * into s->packed (COMPILED_PACK_SLOT() order, a slot without a list left
+ * empty; s must hold none yet, and gets them to own), so that a request
+ * takes them as they are instead of parsing and sorting them.  g must
+ * have been compiled from s->conf.  SUSPECT_E_NOMEM (s unchanged).
+ */
+suspect_rc_t mw_guard_pack_lists(const mw_guard_t *g, compiled_t *s,
+                                 suspect_err_t *err);
 
 /*
  * One log line for a verdict a program answers or lets through marked: a

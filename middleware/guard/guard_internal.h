@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "guard.h"
+#include "compiled/compiled.h"
 #include "request/lookup.h"
 #include "request/normalize.h"
 
@@ -57,8 +58,8 @@ typedef struct guard_identity {
 typedef struct guard_list guard_list_t;
 
 /* Entries one list holds at most (address blocks: MW_ADDRSET_MAX). */
-#define GUARD_LIST_MAX_IDS   1000000
-#define GUARD_LIST_VALUE_MAX 1024
+#define GUARD_LIST_MAX_IDS   SUSPECT_CONF_MAX_LIST_ENTRIES
+#define GUARD_LIST_VALUE_MAX SUSPECT_CONF_MAX_LIST_VALUE
 
 typedef struct guard_route {
     const suspect_conf_route_t *conf;
@@ -275,6 +276,11 @@ suspect_rc_t guard_list_compile(const suspect_conf_t *conf,
                                 guard_list_t **out, suspect_err_t *err);
 
 void guard_list_free(guard_list_t *l); /* NULL is a no-op */
+
+/* l packed for suspect-cgi's compiled configuration (compiled_pack.c)
+ * into *out (malloc, the caller's).  SUSPECT_E_NOMEM. */
+suspect_rc_t guard_list_pack(const guard_list_t *l, compiled_blob_t *out,
+                             suspect_err_t *err);
 
 /* Whether l (NULL: none) holds the address a. */
 bool guard_list_addr(const guard_list_t *l, const mw_addr_t *a);

@@ -17,7 +17,15 @@
  *
  * A composite identity is matched by its parts joined with '_' (its value
  * as the .NET code writes it).  Ownership: a list owns its set and its
- * copy of the values; it borrows nothing of the conf after compiling.
+ * copy of the values; it borrows nothing of the conf after compiling,
+ * except a packed list's values.
+ *
+ * Packed (suspect-cgi): suspect-cgi-compile writes each compiled list
+ * into its compiled configuration (guard_list_pack(): the merged ranges,
+ * the sorted values), and a request's guard takes the pack as it is
+ * (unpack(): a set searching the pack's ranges in place, the values
+ * pointed at in the conf, which the guard does not outlive), so it
+ * parses, sorts and copies nothing but an index of the values.
  */
 #include "guard_internal.h"
 
@@ -27,6 +35,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "compiled/compiled.h"
 #include "request/addrset.h"
 
 #define CONF_ERR(err, file, line, ...)                                         \
@@ -43,6 +52,7 @@ struct guard_list {
     id_entry_t *ids;
     size_t nids, cap;
     int status;
+    bool borrowed; /* the values point into the conf's pack */
 };
 
 /* Where an entry came from, for messages. */
@@ -90,12 +100,12 @@ static suspect_rc_t add_id(guard_list_t *l, const char *p, size_t n,
                         at->elem, (int)(n > 40 ? 40 : n), p);
     }
     if (n - (size_t)(eq + 1 - p) > GUARD_LIST_VALUE_MAX) {
-        return CONF_ERR(err, at->file, at->line, "%s: a value over %d bytes",
+        return CONF_ERR(err, at->file, at->line, "%s: a value over %u bytes",
                         at->elem, GUARD_LIST_VALUE_MAX);
     }
     if (l->nids == GUARD_LIST_MAX_IDS) {
         return CONF_ERR(err, at->file, at->line,
-                        "%s: more than %d identity values", at->elem,
+                        "%s: more than %u identity values", at->elem,
                         GUARD_LIST_MAX_IDS);
     }
     if (l->nids == l->cap) {
@@ -200,12 +210,68 @@ void guard_list_free(guard_list_t *l)
 {
     if (l != NULL) {
         mw_addrset_free(l->addrs);
-        for (size_t i = 0; i < l->nids; i++) {
+        for (size_t i = 0; !l->borrowed && i < l->nids; i++) {
             free((char *)l->ids[i].s);
         }
         free(l->ids);
         free(l);
     }
+}
+
+/* The list of a pack, which the decoder checked (compiled_pack_check()):
+ * ranges and values looked up where they are, in the conf, nothing
+ * parsed or sorted. */
+static suspect_rc_t unpack(guard_list_t *l, const suspect_conf_list_t *cl,
+                           suspect_err_t *err)
+{
+    compiled_pack_view_t v;
+    const unsigned char *pos;
+
+    compiled_pack_view(cl->packed, &v);
+    l->borrowed = true;
+    if (v.nranges > 0 &&
+        (l->addrs = mw_addrset_over(v.ranges, v.nranges)) == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "guard: out of memory");
+    }
+    l->ids = v.nids > 0 ? suspect_malloc(v.nids * sizeof(*l->ids)) : NULL;
+    if (v.nids > 0 && l->ids == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "guard: out of memory");
+    }
+    pos = v.ids;
+    for (size_t i = 0; i < v.nids; i++) {
+        l->ids[i].s = compiled_pack_next_id(&pos, &l->ids[i].len);
+    }
+    l->nids = l->cap = v.nids;
+    return SUSPECT_OK;
+}
+
+suspect_rc_t guard_list_pack(const guard_list_t *l, compiled_blob_t *out,
+                             suspect_err_t *err)
+{
+    size_t nr = mw_addrset_ranges(l->addrs), bytes = 0, len;
+    unsigned char *p;
+
+    for (size_t i = 0; i < l->nids; i++) {
+        bytes += l->ids[i].len;
+    }
+    len = compiled_pack_size(nr, l->nids, bytes);
+    out->p = suspect_malloc(len);
+    out->len = len;
+    if (out->p == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "guard: out of memory");
+    }
+    p = compiled_pack_ranges(out->p, nr);
+    for (size_t i = 0; i < nr; i++, p += 32) {
+        mw_addrset_range(l->addrs, i, p, p + 16);
+    }
+    p = compiled_pack_ids(p, l->nids);
+    for (size_t i = 0; i < l->nids; i++) {
+        p = compiled_pack_id(p, l->ids[i].s, l->ids[i].len);
+    }
+    return SUSPECT_OK;
 }
 
 suspect_rc_t guard_list_compile(const suspect_conf_t *conf,
@@ -223,6 +289,15 @@ suspect_rc_t guard_list_compile(const suspect_conf_t *conf,
                                "guard: out of memory");
     }
     l->status = cl->status != 0 ? cl->status : 403;
+    if (cl->packed != NULL) {
+        rc = unpack(l, cl, err);
+        if (rc != SUSPECT_OK) {
+            guard_list_free(l);
+            return rc;
+        }
+        *out = l;
+        return SUSPECT_OK;
+    }
     rc = cl->ip != NULL ? add_words(l, cl->ip, false, &at, err) : SUSPECT_OK;
     if (rc == SUSPECT_OK && cl->identity != NULL) {
         rc = add_words(l, cl->identity, true, &at, err);

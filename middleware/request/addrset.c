@@ -7,7 +7,10 @@
  * appends; finishing sorts the ranges by lo and merges those that overlap
  * or touch, so the array is sorted and disjoint; a lookup is one binary
  * search for the last range whose lo <= the address, then one comparison
- * with its hi.  Memory: 32 bytes per block.
+ * with its hi.  Memory: 32 bytes per block.  A finished set can be
+ * written out range by range (big-endian) and searched in place where it
+ * was written (mw_addrset_over(): suspect-cgi's compiled configuration
+ * keeps its lists so, sorted once, and a request copies nothing).
  *
  * Why by hand: no Debian library keeps a static CIDR set for lookups (a
  * radix tree library would do more than this needs and allocate per
@@ -33,6 +36,8 @@ typedef struct range {
 struct mw_addrset {
     size_t n, cap;
     range_t *r;
+    const unsigned char *packed; /* or n borrowed 32-byte big-endian
+                                    ranges (mw_addrset_over()) */
 };
 
 static int u128_cmp(const u128_t *a, const u128_t *b)
@@ -136,6 +141,57 @@ void mw_addrset_finish(mw_addrset_t *s)
     s->n = m + 1;
 }
 
+static void put_u128(unsigned char *p, const u128_t *v)
+{
+    for (int i = 0; i < 8; i++) {
+        p[i] = (unsigned char)(v->hi >> (56 - 8 * i));
+        p[8 + i] = (unsigned char)(v->lo >> (56 - 8 * i));
+    }
+}
+
+void mw_addrset_range(const mw_addrset_t *s, size_t i, unsigned char lo[16],
+                      unsigned char hi[16])
+{
+    if (s->packed != NULL) {
+        memcpy(lo, s->packed + 32 * i, 16);
+        memcpy(hi, s->packed + 32 * i + 16, 16);
+        return;
+    }
+    put_u128(lo, &s->r[i].lo);
+    put_u128(hi, &s->r[i].hi);
+}
+
+mw_addrset_t *mw_addrset_over(const unsigned char *r, size_t n)
+{
+    mw_addrset_t *s = mw_addrset_new();
+
+    if (s != NULL) {
+        s->packed = r;
+        s->n = n;
+    }
+    return s;
+}
+
+/* mw_addrset_contains() over borrowed big-endian ranges, whose byte
+ * order is their numeric order: memcmp() compares them. */
+static bool packed_contains(const mw_addrset_t *s, const u128_t *v)
+{
+    unsigned char key[16];
+    size_t lo = 0, hi = s->n;
+
+    put_u128(key, v);
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (memcmp(s->packed + 32 * mid, key, 16) <= 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo > 0 && memcmp(key, s->packed + 32 * (lo - 1) + 16, 16) <= 0;
+}
+
 bool mw_addrset_contains(const mw_addrset_t *s, const mw_addr_t *a)
 {
     u128_t v;
@@ -145,6 +201,9 @@ bool mw_addrset_contains(const mw_addrset_t *s, const mw_addr_t *a)
         return false;
     }
     v = to_u128(a);
+    if (s->packed != NULL) {
+        return packed_contains(s, &v);
+    }
     hi = s->n;
     /* the first range whose lo is above v */
     while (lo < hi) {

@@ -33,6 +33,21 @@ bool mw_addrset_contains(const mw_addrset_t *s, const mw_addr_t *a);
 /* Disjoint ranges the set holds once finished (for tests and --check). */
 size_t mw_addrset_ranges(const mw_addrset_t *s);
 
+/* Range i (< mw_addrset_ranges()) of a finished set as two 16-byte
+ * big-endian numbers (an IPv4 address as ::ffff:a.b.c.d), for a file
+ * (compiled.h, packed lists). */
+void mw_addrset_range(const mw_addrset_t *s, size_t i, unsigned char lo[16],
+                      unsigned char hi[16]);
+
+/*
+ * A finished set over the n ranges at r (32 bytes each, as
+ * mw_addrset_range() writes them, borrowed: they must outlive the set),
+ * which must already be sorted and merged (compiled_pack_check() says
+ * so): nothing is copied or sorted, lookups search r itself.  NULL when
+ * out of memory.
+ */
+mw_addrset_t *mw_addrset_over(const unsigned char *r, size_t n);
+
 /* NULL is a no-op. */
 void mw_addrset_free(mw_addrset_t *s);
 

@@ -8,7 +8,10 @@
  * it performed to DIR/performed.log ("performed /login.cgi alice"), so
  * every test compares what the application performed with what was
  * counted: the store is read directly (LMDB in process, Redis with its
- * own client) after the requests.  The document root DIR/www holds one
+ * own client) after the requests.  Lists are decided both ways: compiled
+ * from their text by a request that compiles (right after an edit), and
+ * taken packed from the saved compiled configuration (settled()).  The document
+ * root DIR/www holds one
  * #! wrapper per URL, each naming suspect-cgi, DIR/suspect.xml and the
  * program.  suspect-cgi's log lines reach lighttpd's error log
  * (DIR/lighttpd.log, where the test helpers send lighttpd's stderr).
@@ -257,6 +260,23 @@ static bool settled(void)
     return fresh;
 }
 
+/* Whether the saved compiled configuration holds the global deny list
+ * packed, as later requests take it (no text to parse). */
+static bool deny_packed(void)
+{
+    char abs[TEST_PATH_MAX], snap[TEST_PATH_MAX + 64];
+    compiled_t s;
+    bool packed;
+
+    CU_ASSERT_FATAL(cgi_snap_path(e2e.dir, e2e.conf, abs, sizeof(abs), snap,
+                                  sizeof(snap)) == 0);
+    packed = compiled_read(snap, &s, NULL) == SUSPECT_OK &&
+             s.conf->deny != NULL && s.conf->deny->packed != NULL &&
+             s.conf->deny->file_text == NULL;
+    compiled_clear(&s);
+    return packed;
+}
+
 /* ---- tests -------------------------------------------------------------- */
 
 /* An allowed address and value are never counted; a denied value (a
@@ -273,6 +293,9 @@ static void test_lists(void)
                                "  <Deny file=\"deny.txt\" status=\"451\"/>",
                                NULL, "<Deny identity=\"User=mallory\"/>") == 0);
     START();
+    /* decided from here on with the lists as compiled and saved */
+    CU_ASSERT_FATAL(settled());
+    CU_ASSERT(deny_packed());
     /* the monitor: value and address allowed, nothing left to count */
     for (int i = 0; i < 5; i++) {
         CU_ASSERT_EQUAL(status("/login.cgi", "monitor"), 200);

@@ -101,7 +101,7 @@ static int parse_prefix(const char *p, const char *e)
 
 #define CIDR_ERR(fmt, ...)                                                     \
     suspect_err_set(err, SUSPECT_E_CONFIG, NULL, 0,                            \
-                    "trusted proxy \"%.*s\": " fmt, (int)shown, s,             \
+                    "address block \"%.*s\": " fmt, (int)shown, s,             \
                     __VA_ARGS__)
 
 /* Parses a block: see lookup.h. */
@@ -117,7 +117,7 @@ suspect_rc_t mw_cidr_parse(const char *s, size_t len, mw_cidr_t *out,
 
     if (s == NULL || out == NULL || len == 0) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, NULL, 0,
-                               "trusted proxy: empty address");
+                               "address block: empty");
     }
     if (mw_addr_parse(s, alen, &c.addr) != SUSPECT_OK) {
         return CIDR_ERR("%s", "not an IPv4 or IPv6 address");

@@ -159,7 +159,7 @@ static const struct {
     {"/8", "not an IPv4 or IPv6 address", false},
     {"::ffff:10.0.0.0/95", "an IPv4-mapped block needs a prefix of at least 96",
      false},
-    {"", "trusted proxy: empty address", false},
+    {"", "address block: empty", false},
 };
 
 static void test_cidr_table(void)

@@ -10,7 +10,8 @@
  * takes the rest, newlines included).  Each selector drives one parser
  * family and checks what the parsers promise each other:
  *   0 cookie   a small buffer gives SUSPECT_E_FULL exactly when the value
- *              is longer, with the same first bytes;
+ *              is longer, with the same first bytes (both readings:
+ *              mw_cookie_find(), CGI::Cookie's); the %uXXXX scan;
  *   1 params   find, match and ambiguous agree: the value find returns
  *              matches; when not ambiguous, no other value does; query and
  *              form lookups are find without ';';
@@ -95,6 +96,8 @@ static void do_cookie(const field_t *f)
     size_t len;
 
     find_both(mw_cookie_find, f[3], f[0], buf, &len);
+    find_both(mw_cookie_find_cgi, f[3], f[0], buf, &len);
+    (void)mw_has_u_escape(f[3].p, f[3].n);
 }
 
 static suspect_rc_t find_semi(const char *s, size_t n, const char *name,

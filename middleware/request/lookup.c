@@ -53,8 +53,17 @@
  * and the first of another differ ("member.code=victim;
  * member_code=decoy": PHP reads victim, a byte-for-byte parser decoy),
  * which the guard refuses like a repeated query parameter.  The same name
- * repeated ("sid=a; sid=b", cookies of two paths) is not ambiguous: every
- * parser takes the first.
+ * repeated ("sid=a; sid=b", cookies of two paths) is not ambiguous for
+ * PHP and CGI.pm, which take the first (Python's http.cookies takes the
+ * last: see docs/SECURITY.md).
+ *
+ * CGI::Cookie (Perl's CGI.pm) reads the header another way again, so it
+ * has a lookup of its own, mw_cookie_find_cgi(): pairs split on ',' as
+ * well as ';', names and values decoded with '+' a space, and a value
+ * split into several at '&' ("member=m2&x" is its m2).  The guard counts
+ * the value it finds as well as mw_cookie_find()'s.  CGI.pm's unescape()
+ * also decodes "%uXXXX", which nothing here does: mw_has_u_escape() finds
+ * such an escape, and the guard refuses the source that holds one.
  */
 #include "lookup.h"
 
@@ -436,6 +445,44 @@ bool mw_cookie_ambiguous(const char *hdr, size_t hdr_len, const char *name,
     return false;
 }
 
+/* The end of the CGI::Cookie pair starting at p: the next ';' or ','. */
+static const char *cgi_pair_end(const char *p, const char *e)
+{
+    while (p < e && *p != ';' && *p != ',') {
+        p++;
+    }
+    return p;
+}
+
+/* Finds cookie name as CGI::Cookie reads it: see lookup.h. */
+suspect_rc_t mw_cookie_find_cgi(const char *hdr, size_t hdr_len,
+                                const char *name, size_t name_len, char *buf,
+                                size_t size, size_t *len)
+{
+    const char *p = hdr;
+    const char *end = hdr != NULL ? hdr + hdr_len : NULL;
+
+    if (!lookup_args_ok(hdr, hdr_len, name, name_len, buf, size, len)) {
+        return SUSPECT_E_INVAL;
+    }
+    while (p != NULL && p < end) {
+        const char *pe = cgi_pair_end(p, end);
+        span_t pair;
+        const char *eq;
+
+        pair = trim_space(p, pe); /* Perl's \s is C's isspace() */
+        eq = memchr(pair.p, '=', span_len(pair));
+        p = pe < end ? pe + 1 : end;
+        if (eq != NULL && decoded_eq(pair.p, eq, name, name_len)) {
+            const char *amp = memchr(eq + 1, '&', (size_t)(pair.e - eq - 1));
+
+            return decode_out(eq + 1, amp != NULL ? amp : pair.e, true, buf,
+                              size, len);
+        }
+    }
+    return SUSPECT_E_NOTFOUND;
+}
+
 /* ---- query and form ----------------------------------------------------- */
 
 /* The end of the parameter starting at p: the next separator or e. */
@@ -534,6 +581,32 @@ bool mw_param_name_is(const char *raw, size_t raw_len, const char *name,
 {
     return (raw_len == name_len && memcmp(raw, name, name_len) == 0) ||
            php_name_eq(raw, raw + raw_len, false, name, name_len);
+}
+
+/* mw_param_find() split on '&' and ';'. */
+suspect_rc_t mw_param_find_semicolon(const char *s, size_t s_len,
+                                     const char *name, size_t name_len,
+                                     char *buf, size_t size, size_t *len)
+{
+    return mw_param_find(s, s_len, MW_PARAM_SEMICOLON, name, name_len, buf,
+                         size, len);
+}
+
+/* Whether s holds a "%uXXXX" escape: see lookup.h. */
+bool mw_has_u_escape(const char *s, size_t s_len)
+{
+    const char *p = s;
+    const char *end = s != NULL ? s + s_len : NULL;
+
+    while (p != NULL && (p = memchr(p, '%', (size_t)(end - p))) != NULL) {
+        if (end - p >= 6 && p[1] == 'u' && hex_value(p[2]) >= 0 &&
+            hex_value(p[3]) >= 0 && hex_value(p[4]) >= 0 &&
+            hex_value(p[5]) >= 0) {
+            return true;
+        }
+        p++;
+    }
+    return false;
 }
 
 /* mw_param_find() over a query string. */

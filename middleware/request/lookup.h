@@ -57,6 +57,31 @@ suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
 bool mw_cookie_ambiguous(const char *hdr, size_t hdr_len, const char *name,
                          size_t name_len);
 
+/*
+ * Finds cookie name as Perl's CGI::Cookie (CGI.pm 4.55's cookie()) reads
+ * it: pairs separated by ';' or ',', white space (C's isspace(), Perl's
+ * \s) around each pair dropped, pairs without '=' skipped, the name
+ * percent-decoded ('+' a space) and compared byte for byte, the first
+ * pair so named wins, and its value is the first of its '&'-separated
+ * values, percent-decoded with '+' a space: "x=1, member=m2&N" is "m2".
+ * Quotes are kept, as CGI::Cookie keeps them.  Returns as
+ * mw_cookie_find().  CGI.pm also decodes "%uXXXX", which this does not:
+ * the guard refuses a Cookie header holding one (mw_has_u_escape()).
+ */
+suspect_rc_t mw_cookie_find_cgi(const char *hdr, size_t hdr_len,
+                                const char *name, size_t name_len, char *buf,
+                                size_t size, size_t *len);
+
+/*
+ * True when s holds "%u" followed by four hex digits, an escape CGI.pm's
+ * unescape() decodes (to the character's UTF-8 bytes) in parameter names
+ * and values and in cookies, while PHP, Python and the lookups here read
+ * it as the six bytes it is.  No browser form sends one (JavaScript's
+ * deprecated escape() does), so the guard refuses a source holding one
+ * rather than read it two ways.  Linear in s_len.
+ */
+bool mw_has_u_escape(const char *s, size_t s_len);
+
 /* Also split parameters on ';' (Perl CGI.pm style), not only on '&'. */
 #define MW_PARAM_SEMICOLON 1u
 
@@ -107,6 +132,11 @@ bool mw_param_ambiguous(const char *s, size_t s_len, unsigned flags,
  */
 bool mw_param_name_is(const char *raw, size_t raw_len, const char *name,
                       size_t name_len);
+
+/* mw_param_find() split on '&' and ';' (MW_PARAM_SEMICOLON). */
+suspect_rc_t mw_param_find_semicolon(const char *s, size_t s_len,
+                                     const char *name, size_t name_len,
+                                     char *buf, size_t size, size_t *len);
 
 /* mw_param_find() over QUERY_STRING, '&' only. */
 suspect_rc_t mw_query_find(const char *qs, size_t qs_len, const char *name,

@@ -132,6 +132,66 @@ static void test_cookie_table(void)
     }
 }
 
+/* CGI::Cookie's reading (mw_cookie_find_cgi()); each "want" is what
+ * CGI.pm 4.55's CGI::Cookie->parse() gives for the header. */
+static const struct {
+    const char *hdr, *want;
+} cgi_cookie_cases[] = {
+    {"member=m2&N", "m2"},         {"member=m2,x=3", "m2"},
+    {"x=4, member=m2", "m2"},      {"x=1,member=m2&z", "m2"},
+    {"member=m+3", "m 3"},         {" member = v", NOTFOUND},
+    {"member= v ", " v"},          {"member=%41b", "Ab"},
+    {"member%3D=x,member=y", "y"}, {"member=\"q\"", "\"q\""},
+    {"a=1 ,member=m2&7", "m2"},    {"member=,member=z", ""},
+    {"member", NOTFOUND},          {"member=&v", ""},
+    {"\vmember=v\f", "v"},         {"me%6dber=v", "v"},
+    {"member=a=b", "a=b"},
+};
+
+static void test_cookie_cgi_table(void)
+{
+    char text[TEXT_MAX];
+
+    for (size_t i = 0; i < sizeof(cgi_cookie_cases) / sizeof(*cgi_cookie_cases);
+         i++) {
+        const char *hdr = cgi_cookie_cases[i].hdr;
+        char buf[256];
+        size_t len = 0;
+        suspect_rc_t rc = mw_cookie_find_cgi(hdr, strlen(hdr), "member", 6, buf,
+                                             sizeof(buf), &len);
+        const char *got = outcome(text, rc, buf, len);
+
+        if (strcmp(got, cgi_cookie_cases[i].want) != 0) {
+            fprintf(stderr, "\nCGI::Cookie case %zu [%s]: got [%s]\n", i, hdr,
+                    got);
+        }
+        CU_ASSERT_STRING_EQUAL(got, cgi_cookie_cases[i].want);
+    }
+}
+
+/* "%uXXXX" as CGI.pm's unescape() finds it, and ';' as a separator. */
+static void test_u_escape_and_semicolon(void)
+{
+    char text[TEXT_MAX], buf[64];
+    size_t len = 0;
+
+    CU_ASSERT_TRUE(mw_has_u_escape("op=%u006cogin", 13));
+    CU_ASSERT_TRUE(mw_has_u_escape("%uD83D", 6));
+    CU_ASSERT_TRUE(mw_has_u_escape("a%%u00aF", 8));
+    CU_ASSERT_FALSE(mw_has_u_escape("%u006", 5));
+    CU_ASSERT_FALSE(mw_has_u_escape("%U006c", 6));
+    CU_ASSERT_FALSE(mw_has_u_escape("%u00g1", 6));
+    CU_ASSERT_FALSE(mw_has_u_escape("%25u006c", 8));
+    CU_ASSERT_FALSE(mw_has_u_escape(NULL, 0));
+    CU_ASSERT_EQUAL(mw_param_find_semicolon("x=1;member=v", 12, "member", 6,
+                                            buf, sizeof(buf), &len),
+                    SUSPECT_OK);
+    CU_ASSERT_STRING_EQUAL(outcome(text, SUSPECT_OK, buf, len), "v");
+    CU_ASSERT_EQUAL(
+        mw_query_find("x=1;member=v", 12, "member", 6, buf, sizeof(buf), &len),
+        SUSPECT_E_NOTFOUND);
+}
+
 /* Cookies that parsers read differently: the first pair named one way
  * and the first named another differ (the guard refuses them). */
 static void test_cookie_ambiguous(void)
@@ -587,6 +647,8 @@ int register_request_suite(void)
         {"cookie table", test_cookie_table},
         {"cookie lengths, not NULs", test_cookie_not_terminated},
         {"cookies read differently", test_cookie_ambiguous},
+        {"cookies as CGI::Cookie reads them", test_cookie_cgi_table},
+        {"%uXXXX and ';'", test_u_escape_and_semicolon},
         {"cookie among thousands", test_cookie_thousands},
         {"cookie of 64 KiB", test_cookie_64k_value},
         {"query table", test_query_table},

@@ -48,8 +48,8 @@ void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req)
     c->body_state = 0;
     c->body = NULL;
     c->body_len = 0;
-    c->body_status = 0;
-    c->body_why = NULL;
+    c->refuse_status = 0;
+    c->refuse_why = NULL;
     c->ip_state = 0;
     c->ip_len = 0;
     c->query.done = false;
@@ -67,29 +67,39 @@ void guard_call_end(guard_call_t *c)
     c->arena.nheap = 0;
 }
 
-/* The value of variable name, looked up once per call through v. */
-static const char *call_var(guard_call_t *c, guard_var_t *v, const char *name,
-                            size_t *len)
+/* The value of variable name, looked up once per call through v:
+ * SUSPECT_OK, or SUSPECT_E_PARSE (refused, why) when it holds "%uXXXX". */
+static suspect_rc_t call_var(guard_call_t *c, guard_var_t *v, const char *name,
+                             const char *why, const char **value, size_t *len)
 {
     if (!v->done) {
         v->len = 0;
         v->value = mw_req_param(c->req, name, &v->len);
+        v->u_escape = mw_has_u_escape(v->value, v->len);
         v->done = true;
     }
+    *value = v->value;
     *len = v->len;
-    return v->value;
+    if (v->u_escape) {
+        c->refuse_status = 400;
+        c->refuse_why = why;
+        return SUSPECT_E_PARSE;
+    }
+    return SUSPECT_OK;
 }
 
 /* QUERY_STRING, looked up once per call. */
-const char *guard_call_query(guard_call_t *c, size_t *len)
+suspect_rc_t guard_call_query(guard_call_t *c, const char **qs, size_t *len)
 {
-    return call_var(c, &c->query, "QUERY_STRING", len);
+    return call_var(c, &c->query, "QUERY_STRING", "%u escape in query string",
+                    qs, len);
 }
 
 /* HTTP_COOKIE, looked up once per call. */
-const char *guard_call_cookie(guard_call_t *c, size_t *len)
+suspect_rc_t guard_call_cookie(guard_call_t *c, const char **hdr, size_t *len)
 {
-    return call_var(c, &c->cookie, "HTTP_COOKIE", len);
+    return call_var(c, &c->cookie, "HTTP_COOKIE", "%u escape in cookie", hdr,
+                    len);
 }
 
 /* A heap block of n bytes owned by the arena, or NULL. */
@@ -204,9 +214,13 @@ static suspect_rc_t body_read(guard_call_t *c)
         rc = mw_req_prefetch(c->req, c->g->form_max, &c->body, &c->body_len,
                              &complete);
         if (rc == SUSPECT_OK && !complete) {
-            c->body_status = 413;
-            c->body_why = "form body over formMax";
+            c->refuse_status = 413;
+            c->refuse_why = "form body over formMax";
             rc = SUSPECT_E_FULL;
+        } else if (rc == SUSPECT_OK && mw_has_u_escape(c->body, c->body_len)) {
+            c->refuse_status = 400;
+            c->refuse_why = "%u escape in form body";
+            rc = SUSPECT_E_PARSE;
         }
         break;
     default:
@@ -232,7 +246,7 @@ suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len)
     }
     switch (c->body_state) {
     case -2:
-        return c->body_status == 413 ? SUSPECT_E_FULL : SUSPECT_E_PARSE;
+        return c->refuse_status == 413 ? SUSPECT_E_FULL : SUSPECT_E_PARSE;
     case 1:
         *body = c->body;
         *len = c->body_len;

@@ -14,6 +14,9 @@
  *     form_max, 400 a file named as a counted field); a request that meets
  *     two routes' conditions on one parameter with different values is a
  *     REJECT (400, "ambiguous route"): the app's parser picks the action;
+ *     a query string, urlencoded body or Cookie header holding "%uXXXX"
+ *     (CGI.pm alone decodes it) that a condition reads is a REJECT (400,
+ *     "%u escape in ..."), and so in step 4 for one an identity reads;
  *  3. the route's rule in the limits snapshot; none: REJECT (500, "action
  *     not in limits file"), which the loaders never let happen (a pair of
  *     files with such a route is refused), and no body is read for it;
@@ -107,7 +110,7 @@ static suspect_rc_t resolve_all(guard_call_t *c, const guard_route_t *r,
             return SUSPECT_E_NOTFOUND;
         }
         if (rc == SUSPECT_E_FULL || rc == SUSPECT_E_PARSE) {
-            verdict(v, MW_VERDICT_REJECT, c->body_status, c->body_why);
+            verdict(v, MW_VERDICT_REJECT, c->refuse_status, c->refuse_why);
             return SUSPECT_E_NOTFOUND;
         }
         if (rc != SUSPECT_E_NOTFOUND) {
@@ -374,7 +377,8 @@ static suspect_rc_t resolve_paths(guard_call_t *c, const guard_paths_t *paths,
     suspect_rc_t rc = guard_route_find(c, method, method_len, paths, &r);
 
     if (rc == SUSPECT_E_FULL || rc == SUSPECT_E_PARSE) {
-        verdict(&out->verdict, MW_VERDICT_REJECT, c->body_status, c->body_why);
+        verdict(&out->verdict, MW_VERDICT_REJECT, c->refuse_status,
+                c->refuse_why);
         return SUSPECT_OK;
     }
     if (rc == SUSPECT_E_INVAL) {

@@ -102,6 +102,7 @@ typedef struct guard_var {
     const char *value; /* NULL: missing */
     size_t len;
     bool done;
+    bool u_escape; /* value holds "%uXXXX" */
 } guard_var_t;
 
 /* The state of one decision. */
@@ -113,10 +114,10 @@ typedef struct guard_call {
     int body_state;     /* 0 not looked at, 1 read, -1 none, -2 refused */
     const char *body;   /* urlencoded (a multipart body's fields too) */
     size_t body_len;
-    int body_status;      /* a refused body: the status to answer ... */
-    const char *body_why; /* ... and why (static text) */
-    int ip_state;         /* 0 not looked at, 1 resolved, -1 none */
-    mw_addr_t addr;       /* the client address, when ip_state is 1 */
+    int refuse_status;      /* a refused source: the status to answer ... */
+    const char *refuse_why; /* ... and why (static text) */
+    int ip_state;           /* 0 not looked at, 1 resolved, -1 none */
+    mw_addr_t addr;         /* the client address, when ip_state is 1 */
     size_t ip_len;
     char ip[MW_ADDR_TEXT_MAX];
     guard_arena_t arena;
@@ -199,11 +200,17 @@ void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req);
 /* Frees what the call put on the heap. */
 void guard_call_end(guard_call_t *c);
 
-/* QUERY_STRING (NULL when missing), looked up once per call. */
-const char *guard_call_query(guard_call_t *c, size_t *len);
+/*
+ * QUERY_STRING in *qs (NULL when missing), looked up once per call:
+ * SUSPECT_OK, or SUSPECT_E_PARSE when it holds a "%uXXXX" escape
+ * (mw_has_u_escape(): CGI.pm decodes it, other parsers do not), which the
+ * caller answers with c->refuse_status (400) and c->refuse_why.
+ */
+suspect_rc_t guard_call_query(guard_call_t *c, const char **qs, size_t *len);
 
-/* HTTP_COOKIE (NULL when missing), looked up once per call. */
-const char *guard_call_cookie(guard_call_t *c, size_t *len);
+/* HTTP_COOKIE in *hdr (NULL when missing), looked up once per call: as
+ * guard_call_query(). */
+suspect_rc_t guard_call_cookie(guard_call_t *c, const char **hdr, size_t *len);
 
 /* True when the web server, not suspect-fcgi, hands the request to the
  * app: the authorizer role and the two deciding modes. */
@@ -222,9 +229,9 @@ bool guard_call_copies_apart(const guard_call_t *c);
  * authorizer's (which must not read stdin), or the guard is in a deciding
  * mode (auth-request, authorizer: the body is the app's, never read here);
  * SUSPECT_E_FULL (an urlencoded body longer than form_max: it is then not
- * searched at all) or SUSPECT_E_PARSE (a multipart body refused) when the
- * caller answers c->body_status with c->body_why; SUSPECT_E_IO,
- * SUSPECT_E_NOMEM.
+ * searched at all) or SUSPECT_E_PARSE (a multipart body refused, or
+ * an urlencoded one holding "%uXXXX") when the caller answers c->refuse_status
+ * with c->refuse_why; SUSPECT_E_IO, SUSPECT_E_NOMEM.
  */
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
 
@@ -235,8 +242,8 @@ suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
  * gets the fields of its head as an urlencoded form (malloc'ed, the
  * caller's; NULL when there is none) and *form_len its length, and a
  * body longer than form_max gets a filter checking the rest on its way
- * to the app.  SUSPECT_OK, SUSPECT_E_PARSE (refused: c->body_status,
- * c->body_why), SUSPECT_E_IO, SUSPECT_E_NOMEM; *form is NULL but on
+ * to the app.  SUSPECT_OK, SUSPECT_E_PARSE (refused: c->refuse_status,
+ * c->refuse_why), SUSPECT_E_IO, SUSPECT_E_NOMEM; *form is NULL but on
  * SUSPECT_OK.
  */
 suspect_rc_t guard_multipart_read(guard_call_t *c, const char *type, size_t len,

@@ -146,8 +146,8 @@ static bool form_field(form_t *f, const mw_mp_part_t *part)
 /* Refuses the body: the call answers status, why. */
 static suspect_rc_t refuse(guard_call_t *c, int status, const char *why)
 {
-    c->body_status = status;
-    c->body_why = why;
+    c->refuse_status = status;
+    c->refuse_why = why;
     return SUSPECT_E_PARSE;
 }
 

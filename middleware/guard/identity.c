@@ -11,7 +11,16 @@
  * is refused (SUSPECT_E_INVAL, a 400): the first is what is found here,
  * but PHP reads the last, so "member=A&member=B" would count A while the
  * app acts for B, and a client could vary one copy to dodge the count.
- * The same value repeated is harmless and accepted.
+ * The same value repeated is harmless and accepted.  Parameters are split
+ * on '&' (PHP, Python) and on '&' and ';' (Perl's CGI.pm): the value is
+ * counted under both splits ("member=victim;x=1" is "victim;x=1" and
+ * "victim"; "x=1;member=victim" is found by the second alone), and a
+ * parameter repeated with different values under either is refused.  A
+ * cookie is read as mw_cookie_find() reads it and as CGI::Cookie does
+ * (pairs split on ',' too, the first of '&'-separated values, '+' a
+ * space: lookup.h), each value counted.  A query string, form body or
+ * Cookie header holding a "%uXXXX" escape, which only CGI.pm decodes, is
+ * refused when a source reads it (SUSPECT_E_PARSE, a 400: guard_call.c).
  *
  * A header: source whose header came more than once is refused the same
  * way in the two deciding modes: the web server passes the app the
@@ -46,28 +55,63 @@
 
 #include "request/authz.h"
 
-/* A query or form parameter of s: SUSPECT_OK, SUSPECT_E_NOTFOUND,
- * SUSPECT_E_INVAL when it is ambiguous, SUSPECT_E_NOMEM. */
-static suspect_rc_t param_value(guard_call_t *c, guard_find_fn fn,
-                                const char *s, size_t s_len,
-                                const guard_source_t *src, const char **val,
-                                size_t *len)
-{
-    suspect_rc_t rc =
-        guard_call_find(c, fn, s, s_len, src->name, src->name_len, val, len);
+/* The values of one source, one per reading its parsers give it. */
+#define SOURCE_VALUES 2
 
-    if (rc == SUSPECT_OK &&
-        mw_param_ambiguous(s, s_len, 0, src->name, src->name_len)) {
+typedef struct source_vals {
+    size_t n;
+    const char *v[SOURCE_VALUES];
+    size_t len[SOURCE_VALUES];
+} source_vals_t;
+
+/* Runs fn over s into out: SUSPECT_OK (a value added, or none found),
+ * SUSPECT_E_NOMEM. */
+static suspect_rc_t find_into(guard_call_t *c, guard_find_fn fn, const char *s,
+                              size_t s_len, const guard_source_t *src,
+                              source_vals_t *out)
+{
+    const char *val = NULL;
+    size_t len = 0;
+    suspect_rc_t rc =
+        guard_call_find(c, fn, s, s_len, src->name, src->name_len, &val, &len);
+
+    if (rc == SUSPECT_OK) {
+        out->v[out->n] = val;
+        out->len[out->n++] = len;
+    }
+    return rc == SUSPECT_E_NOTFOUND ? SUSPECT_OK : rc;
+}
+
+/* A query or form parameter of s, split on '&' and on '&' and ';' (see
+ * the file comment): SUSPECT_OK, SUSPECT_E_NOTFOUND, SUSPECT_E_INVAL when
+ * it is ambiguous either way, SUSPECT_E_NOMEM. */
+static suspect_rc_t param_value(guard_call_t *c, const char *s, size_t s_len,
+                                const guard_source_t *src, source_vals_t *out)
+{
+    /* Without a ';' the two splits are one: read once. */
+    bool semi = s != NULL && memchr(s, ';', s_len) != NULL;
+    suspect_rc_t rc;
+
+    if (mw_param_ambiguous(s, s_len, 0, src->name, src->name_len) ||
+        (semi && mw_param_ambiguous(s, s_len, MW_PARAM_SEMICOLON, src->name,
+                                    src->name_len))) {
         return SUSPECT_E_INVAL;
     }
-    return rc;
+    rc = find_into(c, mw_query_find, s, s_len, src, out);
+    if (rc == SUSPECT_OK && semi) {
+        rc = find_into(c, mw_param_find_semicolon, s, s_len, src, out);
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    return out->n > 0 ? SUSPECT_OK : SUSPECT_E_NOTFOUND;
 }
 
 /* A header or env variable: SUSPECT_OK, SUSPECT_E_NOTFOUND, or
  * SUSPECT_E_INVAL for a repeated header the app reads apart (see the file
  * comment). */
 static suspect_rc_t variable_value(guard_call_t *c, const guard_source_t *s,
-                                   const char **val, size_t *len)
+                                   source_vals_t *out)
 {
     const mw_param_t *p = mw_req_param_find(c->req, s->name, s->name_len);
 
@@ -79,40 +123,50 @@ static suspect_rc_t variable_value(guard_call_t *c, const guard_source_t *s,
          c->req->copies_apart)) {
         return SUSPECT_E_INVAL;
     }
-    *val = p->value;
-    *len = p->value_len;
+    out->v[0] = p->value;
+    out->len[0] = p->value_len;
+    out->n = 1;
     return SUSPECT_OK;
 }
 
-/* A cookie: SUSPECT_OK, SUSPECT_E_NOTFOUND, SUSPECT_E_INVAL when parsers
- * would read different cookies under its name, SUSPECT_E_NOMEM. */
+/* A cookie, as mw_cookie_find() and as CGI::Cookie (mw_cookie_find_cgi())
+ * read it: SUSPECT_OK, SUSPECT_E_NOTFOUND, SUSPECT_E_INVAL when parsers
+ * would read different cookies under its name, SUSPECT_E_PARSE (a
+ * "%uXXXX" escape), SUSPECT_E_NOMEM. */
 static suspect_rc_t cookie_value(guard_call_t *c, const guard_source_t *s,
-                                 const char **val, size_t *len)
+                                 source_vals_t *out)
 {
     size_t hdr_len = 0;
-    const char *hdr = guard_call_cookie(c, &hdr_len);
+    const char *hdr = NULL;
     const mw_param_t *p;
-    suspect_rc_t rc;
+    suspect_rc_t rc = guard_call_cookie(c, &hdr, &hdr_len);
 
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
     if (c->req->copies_apart &&
         (p = mw_req_param_find(c->req, "HTTP_COOKIE", 11)) != NULL &&
         p->repeated) {
         return SUSPECT_E_INVAL;
     }
-    rc = guard_call_find(c, mw_cookie_find, hdr, hdr_len, s->name, s->name_len,
-                         val, len);
-    if (rc == SUSPECT_OK &&
-        mw_cookie_ambiguous(hdr, hdr_len, s->name, s->name_len)) {
+    if (mw_cookie_ambiguous(hdr, hdr_len, s->name, s->name_len)) {
         return SUSPECT_E_INVAL;
     }
-    return rc;
+    rc = find_into(c, mw_cookie_find, hdr, hdr_len, s, out);
+    if (rc == SUSPECT_OK) {
+        rc = find_into(c, mw_cookie_find_cgi, hdr, hdr_len, s, out);
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    return out->n > 0 ? SUSPECT_OK : SUSPECT_E_NOTFOUND;
 }
 
 /* The user of the Authorization header: SUSPECT_OK, SUSPECT_E_NOTFOUND,
  * SUSPECT_E_INVAL for a repeated header the app reads apart,
  * SUSPECT_E_NOMEM. */
 static suspect_rc_t auth_value(guard_call_t *c, const guard_source_t *s,
-                               const char **val, size_t *len)
+                               source_vals_t *out)
 {
     const mw_param_t *p = mw_req_param_find(c->req, "HTTP_AUTHORIZATION", 18);
     char *buf;
@@ -127,50 +181,44 @@ static suspect_rc_t auth_value(guard_call_t *c, const guard_source_t *s,
     if (buf == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    *val = buf;
-    return mw_authz_user(p->value, p->value_len, s->name_len == 3, buf,
-                         p->value_len, len) == SUSPECT_OK
-               ? SUSPECT_OK
-               : SUSPECT_E_NOTFOUND;
-}
-
-/* A form parameter of the call's body. */
-static suspect_rc_t form_value(guard_call_t *c, const guard_source_t *s,
-                               const char **val, size_t *len)
-{
-    const char *body = NULL;
-    size_t body_len = 0;
-    suspect_rc_t rc = guard_call_body(c, &body, &body_len);
-
-    if (rc != SUSPECT_OK) {
-        return rc;
+    out->v[0] = buf;
+    if (mw_authz_user(p->value, p->value_len, s->name_len == 3, buf,
+                      p->value_len, &out->len[0]) != SUSPECT_OK) {
+        return SUSPECT_E_NOTFOUND;
     }
-    return param_value(c, mw_form_find, body, body_len, s, val, len);
+    out->n = 1;
+    return SUSPECT_OK;
 }
 
-/* The value of one source: SUSPECT_OK, SUSPECT_E_NOTFOUND,
- * SUSPECT_E_INVAL (an ambiguous parameter), or an error. */
-static suspect_rc_t source_value(guard_call_t *c, const guard_source_t *s,
-                                 const char **val, size_t *len)
+/* The values of one source: SUSPECT_OK, SUSPECT_E_NOTFOUND,
+ * SUSPECT_E_INVAL (an ambiguous parameter), SUSPECT_E_PARSE or
+ * SUSPECT_E_FULL (a source refused: c->refuse_status), or an error. */
+static suspect_rc_t source_values(guard_call_t *c, const guard_source_t *s,
+                                  source_vals_t *out)
 {
-    const char *hdr;
-    size_t hdr_len = 0;
+    const char *str = NULL;
+    size_t len = 0;
+    suspect_rc_t rc;
 
+    out->n = 0;
     switch (s->kind) {
     case SUSPECT_SRC_HEADER:
     case SUSPECT_SRC_ENV:
-        return variable_value(c, s, val, len);
+        return variable_value(c, s, out);
     case SUSPECT_SRC_COOKIE:
-        return cookie_value(c, s, val, len);
+        return cookie_value(c, s, out);
     case SUSPECT_SRC_QUERY:
-        hdr = guard_call_query(c, &hdr_len);
-        return param_value(c, mw_query_find, hdr, hdr_len, s, val, len);
+        rc = guard_call_query(c, &str, &len);
+        return rc == SUSPECT_OK ? param_value(c, str, len, s, out) : rc;
     case SUSPECT_SRC_FORM:
-        return form_value(c, s, val, len);
+        rc = guard_call_body(c, &str, &len);
+        return rc == SUSPECT_OK ? param_value(c, str, len, s, out) : rc;
     case SUSPECT_SRC_CLIENT_IP:
-        return guard_call_client_ip(c, val, len);
+        rc = guard_call_client_ip(c, &out->v[0], &out->len[0]);
+        out->n = rc == SUSPECT_OK ? 1 : 0;
+        return rc;
     case SUSPECT_SRC_AUTH_USER:
-        return auth_value(c, s, val, len);
+        return auth_value(c, s, out);
     }
     return SUSPECT_E_NOTFOUND;
 }
@@ -233,6 +281,25 @@ static suspect_rc_t read_into(guard_call_t *c, const guard_identity_t *gi,
     return readings_add(r, out, out_len);
 }
 
+/* Adds the readings of one value (whole, and cut at a NUL) to r; an
+ * empty value adds none. */
+static suspect_rc_t value_readings(guard_call_t *c, const guard_identity_t *gi,
+                                   const char *val, size_t len, readings_t *r)
+{
+    const char *nul;
+    suspect_rc_t rc;
+
+    if (len == 0) {
+        return SUSPECT_OK;
+    }
+    rc = read_into(c, gi, val, len, r);
+    nul = rc == SUSPECT_OK ? memchr(val, '\0', len) : NULL;
+    if (nul != NULL && nul > val) {
+        rc = read_into(c, gi, val, (size_t)(nul - val), r);
+    }
+    return rc;
+}
+
 /* The readings of part p of gi into r: SUSPECT_E_NOTFOUND when none of
  * its sources has a non-empty value. */
 static suspect_rc_t part_readings(guard_call_t *c, const guard_identity_t *gi,
@@ -240,24 +307,18 @@ static suspect_rc_t part_readings(guard_call_t *c, const guard_identity_t *gi,
 {
     r->n = 0;
     for (size_t i = 0; i < gi->nsources; i++) {
-        const char *val = NULL;
-        const char *nul;
-        size_t len = 0;
+        source_vals_t sv;
         suspect_rc_t rc;
 
         if (gi->src[i].part != p) {
             continue;
         }
-        rc = source_value(c, &gi->src[i], &val, &len);
-        if (rc == SUSPECT_E_NOTFOUND || (rc == SUSPECT_OK && len == 0)) {
+        rc = source_values(c, &gi->src[i], &sv);
+        if (rc == SUSPECT_E_NOTFOUND) {
             continue;
         }
-        if (rc == SUSPECT_OK) {
-            rc = read_into(c, gi, val, len, r);
-        }
-        nul = rc == SUSPECT_OK ? memchr(val, '\0', len) : NULL;
-        if (nul != NULL && nul > val) {
-            rc = read_into(c, gi, val, (size_t)(nul - val), r);
+        for (size_t k = 0; rc == SUSPECT_OK && k < sv.n; k++) {
+            rc = value_readings(c, gi, sv.v[k], sv.len[k], r);
         }
         if (rc != SUSPECT_OK) {
             return rc;

@@ -34,13 +34,17 @@
  *    as PHP files them too ("+op", "op[]" are "op": lookup.c), and
  *    parameters are split on ';' as well as on '&' (CGI.pm splits on
  *    both): a condition met either way is met, since matching more only
- *    counts more.  A condition that needs an urlencoded body longer than
- *    form_max cannot be decided: SUSPECT_E_FULL (a 413) rather than a
- *    guess from the body's head; a multipart body refused is
+ *    counts more.  A query string, form body or Cookie header read
+ *    for a condition and holding a "%uXXXX" escape, which CGI.pm alone
+ *    decodes ("?op=%u006cogin" is its "op=login"), is refused
+ *    (SUSPECT_E_PARSE, a 400: guard_call.c).  A condition that needs an
+ * urlencoded body longer than form_max cannot be decided: SUSPECT_E_FULL (a
+ * 413) rather than a guess from the body's head; a multipart body refused is
  *    SUSPECT_E_PARSE (its status in the call).
  *  - when: a route with when conditions matches only requests that
  *    carry one of them: a query or form parameter of that name (named
- *    and split as for param), a header, a cookie; what makes the
+ *    and split as for param), a header, a cookie (named as any parser
+ *    names it, CGI::Cookie's reading too: lookup.h); what makes the
  *    application check a password ("u" present), whatever its value;
  * Matching more has one catch: the first route wins, so a request could
  * meet an earlier route's condition while the app runs a later one's
@@ -138,6 +142,22 @@ static suspect_rc_t name_in(const char *s, size_t s_len,
     return SUSPECT_E_NOTFOUND;
 }
 
+/* Whether cookie w->name is in the Cookie header hdr, as any parser
+ * names it (mw_cookie_find(), mw_cookie_find_cgi()). */
+static suspect_rc_t cookie_in(const char *hdr, size_t len,
+                              const guard_source_t *w)
+{
+    char one;
+    size_t n = 0;
+    suspect_rc_t rc =
+        mw_cookie_find(hdr, len, w->name, w->name_len, &one, 1, &n);
+
+    if (rc == SUSPECT_E_NOTFOUND) {
+        rc = mw_cookie_find_cgi(hdr, len, w->name, w->name_len, &one, 1, &n);
+    }
+    return rc == SUSPECT_E_FULL ? SUSPECT_OK : rc;
+}
+
 /* Whether the parameter condition of r holds: SUSPECT_OK,
  * SUSPECT_E_NOTFOUND, SUSPECT_E_FULL (the body is too long to tell), or an
  * error reading the body. */
@@ -151,8 +171,12 @@ static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
     }
     if ((cr->param_in & SUSPECT_PARAM_QUERY) != 0) {
         size_t qs_len = 0;
-        const char *qs = guard_call_query(c, &qs_len);
+        const char *qs = NULL;
 
+        rc = guard_call_query(c, &qs, &qs_len);
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
         rc = param_in(r, qs, qs_len);
     }
     if (rc == SUSPECT_E_NOTFOUND && (cr->param_in & SUSPECT_PARAM_FORM) != 0) {
@@ -180,7 +204,6 @@ static suspect_rc_t when_match(guard_call_t *c, const guard_route_t *r)
         const guard_source_t *w = &r->when[i];
         const char *s = NULL;
         size_t len = 0;
-        char one;
 
         switch (w->kind) {
         case SUSPECT_SRC_HEADER:
@@ -189,13 +212,12 @@ static suspect_rc_t when_match(guard_call_t *c, const guard_route_t *r)
                      : SUSPECT_E_NOTFOUND;
             break;
         case SUSPECT_SRC_COOKIE:
-            s = guard_call_cookie(c, &len);
-            rc = mw_cookie_find(s, len, w->name, w->name_len, &one, 1, &len);
-            rc = rc == SUSPECT_E_FULL ? SUSPECT_OK : rc;
+            rc = guard_call_cookie(c, &s, &len);
+            rc = rc == SUSPECT_OK ? cookie_in(s, len, w) : rc;
             break;
         case SUSPECT_SRC_QUERY:
-            s = guard_call_query(c, &len);
-            rc = name_in(s, len, w);
+            rc = guard_call_query(c, &s, &len);
+            rc = rc == SUSPECT_OK ? name_in(s, len, w) : rc;
             break;
         default: /* SUSPECT_SRC_FORM */
             rc = guard_call_body(c, &s, &len);

@@ -769,7 +769,7 @@ int register_suspect_cgi_suite(void)
         }
     }
     return cgirun_add_front_tests(s) || cgirun_add_snap_tests(s) ||
-                   cgirun_add_snap_run_tests(s)
+                   cgirun_add_snap_run_tests(s) || cgirun_add_cgipm_tests(s)
                ? -1
                : 0;
 }

@@ -455,7 +455,8 @@ int register_abuse_suite(void)
         abuse_add_path_tests(s) != 0 || abuse_add_env_tests(s) != 0 ||
         abuse_add_slow_tests(s) != 0 || abuse_add_readings_tests(s) != 0 ||
         abuse_add_target_tests(s) != 0 || abuse_add_cookie_tests(s) != 0 ||
-        abuse_add_multipart_tests(s) != 0 || abuse_add_reset_tests(s) != 0) {
+        abuse_add_multipart_tests(s) != 0 || abuse_add_reset_tests(s) != 0 ||
+        abuse_add_cgipm_tests(s) != 0) {
         return -1;
     }
     return 0;

@@ -26,8 +26,8 @@ long abuse_retry_after(const char *text);
 
 /* The tests of test_e2e_abuse_bytes.c, test_e2e_abuse_parsers.c,
  * test_e2e_abuse_paths.c, test_e2e_abuse_env.c, test_e2e_abuse_slow.c and
- * test_e2e_abuse_readings.c, test_e2e_abuse_multipart.c and
- * test_e2e_abuse_reset.c; 0 or -1. */
+ * test_e2e_abuse_readings.c, test_e2e_abuse_multipart.c,
+ * test_e2e_abuse_reset.c and test_e2e_abuse_cgipm.c; 0 or -1. */
 struct CU_Suite;
 int abuse_add_bytes_tests(struct CU_Suite *s);
 int abuse_add_parser_tests(struct CU_Suite *s);
@@ -39,5 +39,6 @@ int abuse_add_cookie_tests(struct CU_Suite *s);
 int abuse_add_readings_tests(struct CU_Suite *s);
 int abuse_add_multipart_tests(struct CU_Suite *s);
 int abuse_add_reset_tests(struct CU_Suite *s);
+int abuse_add_cgipm_tests(struct CU_Suite *s);
 
 #endif

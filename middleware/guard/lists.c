@@ -15,10 +15,12 @@
  * at most GUARD_LIST_VALUE_MAX bytes, and the file's size cap
  * (SUSPECT_CONF_MAX_LIST_BYTES).
  *
- * A composite identity is matched by its parts joined with '_' (its value
- * as the .NET code writes it).  Ownership: a list owns its set and its
- * copy of the values; it borrows nothing of the conf after compiling,
- * except a packed list's values.
+ * A composite identity is matched by its parts joined with '_', a '_'
+ * or '%' inside a part written "%5F" or "%25" ("a_b"+"c" is
+ * "a%5Fb_c", "a"+"b_c" is "a_b%5Fc"), so that two different pairs never
+ * meet one entry; a single value is matched as it came.  Ownership: a
+ * list owns its set and its copy of the values; it borrows nothing of
+ * the conf after compiling, except a packed list's values.
  *
  * Packed (suspect-cgi): suspect-cgi-compile writes each compiled list
  * into its compiled configuration (guard_list_pack(): the merged ranges,
@@ -324,6 +326,39 @@ bool guard_list_addr(const guard_list_t *l, const mw_addr_t *a)
     return l != NULL && mw_addrset_contains(l->addrs, a);
 }
 
+/* Appends id's value to buf[*n..size) as entries write it (see the file
+ * comment); false when it does not fit. */
+static bool join_parts(const suspect_identity_t *id, char *buf, size_t size,
+                       size_t *n)
+{
+    bool composite = id->nparts > 1;
+
+    for (size_t i = 0; i < id->nparts; i++) {
+        const char *p = id->part[i].ptr;
+
+        if (i > 0) {
+            if (*n == size) {
+                return false;
+            }
+            buf[(*n)++] = '_';
+        }
+        for (size_t k = 0; k < id->part[i].len; k++) {
+            bool esc = composite && (p[k] == '_' || p[k] == '%');
+
+            if (size - *n < (esc ? 3u : 1u)) {
+                return false;
+            }
+            if (esc) {
+                memcpy(buf + *n, p[k] == '_' ? "%5F" : "%25", 3);
+                *n += 3;
+            } else {
+                buf[(*n)++] = p[k];
+            }
+        }
+    }
+    return true;
+}
+
 bool guard_list_identity(const guard_list_t *l, const suspect_identity_t *id)
 {
     char buf[SUSPECT_ACTION_MAX + 2 + GUARD_LIST_VALUE_MAX];
@@ -340,17 +375,8 @@ bool guard_list_identity(const guard_list_t *l, const suspect_identity_t *id)
     memcpy(buf, id->type, tlen);
     buf[tlen] = '=';
     n = tlen + 1;
-    for (size_t i = 0; i < id->nparts; i++) {
-        size_t len = id->part[i].len + (i > 0);
-
-        if (n + len > sizeof(buf)) {
-            return false; /* longer than any value a list may hold */
-        }
-        if (i > 0) {
-            buf[n++] = '_';
-        }
-        memcpy(buf + n, id->part[i].ptr, id->part[i].len);
-        n += id->part[i].len;
+    if (!join_parts(id, buf, sizeof(buf), &n)) {
+        return false; /* longer than any value a list may hold */
     }
     key.s = buf;
     key.len = n;

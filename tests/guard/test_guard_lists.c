@@ -4,7 +4,9 @@
  * for the global list, routed or not); an allowed value is left out of
  * the count, an allowed address leaves out the identities counting it,
  * and a request left without identity is never counted; a shadow route
- * lets a denied request through, marked; bad entries name their line.
+ * lets a denied request through, marked; bad entries name their line; a
+ * composite value names one combination of parts ('_' and '%' inside a
+ * part escaped).
  */
 #include <CUnit/CUnit.h>
 #include <string.h>
@@ -86,6 +88,45 @@ static void test_deny_and_allow(void)
     gt_close(&f);
 }
 
+/* <Allow> on a composite identity: one entry, one pair of parts. */
+static void test_composite_list(void)
+{
+    suspect_conf_identity_t id = gt_ident("Pair", "query:a query:b");
+    suspect_conf_route_t route = gt_route("Many", "/app.cgi", &id, 1);
+    suspect_conf_t conf = gt_conf(&route, 1);
+    suspect_conf_list_t allow;
+    const char *one[] = {"REQUEST_URI=/app.cgi", "QUERY_STRING=a=x_y&b=z",
+                         NULL};
+    const char *two[] = {"REQUEST_URI=/app.cgi", "QUERY_STRING=a=x&b=y_z",
+                         NULL};
+    const char *pct[] = {"REQUEST_URI=/app.cgi", "QUERY_STRING=a=x%25&b=w",
+                         NULL};
+    gt_fixture_t f;
+
+    memset(&allow, 0, sizeof(allow));
+    allow.identity = "Pair=x%5Fy_z Pair=x%25_w";
+    allow.line = 3;
+    route.allow = &allow;
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    CU_ASSERT_STRING_EQUAL(gt_decide(&f, one, NULL).why, "allow list");
+    CU_ASSERT_EQUAL(gt_decide(&f, two, NULL).kind, MW_VERDICT_ALLOW);
+    CU_ASSERT_STRING_EQUAL(gt_decide(&f, pct, NULL).why, "allow list");
+    gt_close(&f);
+
+    /* The old join: "x_y_z" named both pairs; it names neither now. */
+    allow.identity = "Pair=x_y_z";
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    CU_ASSERT_EQUAL(gt_decide(&f, one, NULL).kind, MW_VERDICT_ALLOW);
+    CU_ASSERT_EQUAL(gt_decide(&f, two, NULL).kind, MW_VERDICT_ALLOW);
+    gt_close(&f);
+}
+
 static void test_bad_entries(void)
 {
     suspect_conf_identity_t ids[] = {gt_ident("T", "client-ip")};
@@ -125,7 +166,9 @@ int guard_register_lists(CU_pSuite s)
     return CU_add_test(s, "lists: deny and allow", test_deny_and_allow) ==
                        NULL ||
                    CU_add_test(s, "lists: bad entries", test_bad_entries) ==
-                       NULL
+                       NULL ||
+                   CU_add_test(s, "lists: composite parts joined unambiguously",
+                               test_composite_list) == NULL
                ? -1
                : 0;
 }

@@ -24,7 +24,10 @@
  *             lookup per request;
  *   form body, urlencoded  the login posted ("do=login&u=...&p=..."),
  *             form:u: the body prefetched and searched; the peer of the
- *             two rows after it;
+ *             three rows after it;
+ *   form body, ';' separators  the same with ';' between the fields,
+ *             as CGI.pm reads them: the body searched split on '&' and
+ *             split on '&' and ';';
  *   form body, multipart  the same fields posted as a browser posts
  *             multipart/form-data (WebKit's boundary): read as PHP reads
  *             them, then searched the same way;
@@ -82,6 +85,7 @@ typedef struct row {
 #define BODY_FORM      1
 #define BODY_MULTIPART 2
 #define BODY_UPLOAD    3 /* multipart, a file part after the fields */
+#define BODY_SEMI      4 /* urlencoded, ';' between the fields */
 #define UPLOAD_FILE    (256u << 10)
 #define BIG_UPLOAD     (10u << 20)
 #define WEBKIT         "----WebKitFormBoundary7MA4YWxkTrZu0gW"
@@ -102,6 +106,7 @@ static const row_t rows[] = {
     {"allow list, 200,000 entries", "query:u client-ip", NULL, "user", "Allow",
      0},
     {"form body, urlencoded", "form:u", NULL, "user", NULL, BODY_FORM},
+    {"form body, ';' separators", "form:u", NULL, "user", NULL, BODY_SEMI},
     {"form body, multipart", "form:u", NULL, "user", NULL, BODY_MULTIPART},
     {"multipart, 256 KiB file after", "form:u", NULL, "user", NULL,
      BODY_UPLOAD},
@@ -202,8 +207,11 @@ static char *make_body(int kind, const char *user, size_t file, size_t *len)
     if (b == NULL) {
         return NULL;
     }
-    if (kind == BODY_FORM) {
-        *len = (size_t)sprintf(b, "do=login&u=%s&p=secret", user);
+    if (kind == BODY_FORM || kind == BODY_SEMI) {
+        *len = (size_t)sprintf(b,
+                               kind == BODY_FORM ? "do=login&u=%s&p=secret"
+                                                 : "do=login;u=%s;p=secret",
+                               user);
         return b;
     }
     p = b + sprintf(b, part, "do", "login");
@@ -245,8 +253,9 @@ static void build_req(breq_t *b, const char *prefix, int i, int body)
                             &b->body_len);
         snprintf(b->clen, sizeof(b->clen), "%zu", b->body_len);
         set_param(&b->params[5], "CONTENT_TYPE",
-                  body == BODY_FORM ? "application/x-www-form-urlencoded"
-                                    : "multipart/form-data; boundary=" WEBKIT);
+                  body == BODY_FORM || body == BODY_SEMI
+                      ? "application/x-www-form-urlencoded"
+                      : "multipart/form-data; boundary=" WEBKIT);
         set_param(&b->params[6], "CONTENT_LENGTH", b->clen);
         b->req.nparams = 7;
     }

@@ -41,28 +41,50 @@ static unsigned char *put_u32(unsigned char *p, uint32_t v)
     return p + 4;
 }
 
-/* Whether hi + 1 < lo (16-byte big-endian numbers): the ranges neither
- * overlap nor touch. */
-static bool apart(const unsigned char *hi, const unsigned char *lo)
-{
-    unsigned char next[16];
-    int i = 15;
+/* A 16-byte big-endian number as two halves, high first. */
+typedef struct be128 {
+    uint64_t hi, lo;
+} be128_t;
 
-    memcpy(next, hi, 16);
-    while (i >= 0 && ++next[i] == 0) {
-        i--;
+static be128_t get_be128(const unsigned char *p)
+{
+    be128_t v = {0, 0};
+
+    for (int i = 0; i < 8; i++) {
+        v.hi = v.hi << 8 | p[i];
+        v.lo = v.lo << 8 | p[8 + i];
     }
-    return i >= 0 && memcmp(next, lo, 16) < 0; /* hi all ones: nothing */
+    return v;
 }
 
-/* The ranges at p: ordered, merged. */
+static bool be128_lt(be128_t a, be128_t b)
+{
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+}
+
+/* The ranges at p: lo <= hi, ordered and merged (each hi + 1 below the
+ * next lo; a hi of all ones ends the list). */
 static bool ranges_ok(const unsigned char *p, size_t n)
 {
+    be128_t prev_hi = {0, 0};
+
     for (size_t i = 0; i < n; i++, p += RANGE_BYTES) {
-        if (memcmp(p, p + 16, 16) > 0 ||
-            (i > 0 && !apart(p - RANGE_BYTES + 16, p))) {
+        be128_t lo = get_be128(p), hi = get_be128(p + 16), next = prev_hi;
+
+        if (be128_lt(hi, lo)) {
             return false;
         }
+        if (i > 0) {
+            if (next.hi == UINT64_MAX && next.lo == UINT64_MAX) {
+                return false;
+            }
+            next.lo++;
+            next.hi += next.lo == 0;
+            if (!be128_lt(next, lo)) {
+                return false;
+            }
+        }
+        prev_hi = hi;
     }
     return true;
 }

@@ -15,7 +15,7 @@
  * on each kind of edit of each source (list files included) (one that keeps
  * size and mtime included), the racy window, atomic writes.
  *
- * Length.  About 770 lines: a third of it compares every field of a
+ * Length.  About 820 lines: a third of it compares every field of a
  * configuration, field by field, which the round trips, the damage tests
  * and the packed lists all use on the same two fixtures; split, each part
  * would need that comparison again.
@@ -398,6 +398,47 @@ static void test_packed_lists(void)
     compiled_clear(&s);
 }
 
+/* A pack of two ranges [a, a+1] and [b, b+1] (b a 16-byte number whose
+ * last byte is set to bl) and the values v1, v2, then extra bytes;
+ * whether compiled_pack_check() takes it. */
+static bool pack_ok(unsigned char al, unsigned char ah, unsigned char bl,
+                    unsigned char bh, const char *v1, const char *v2,
+                    size_t extra)
+{
+    unsigned char buf[256] = {0}, *p;
+    compiled_pack_view_t v;
+
+    p = compiled_pack_ranges(buf, 2);
+    p[15] = al;
+    p[31] = ah;
+    p[47] = bl;
+    p[63] = bh;
+    p = compiled_pack_ids(p + 64, 2);
+    p = compiled_pack_id(p, v1, strlen(v1));
+    p = compiled_pack_id(p, v2, strlen(v2));
+    return compiled_pack_check(buf, (size_t)(p - buf) + extra, &v) &&
+           v.nranges == 2 && v.nids == 2;
+}
+
+/* What a pack must be: ranges ordered, apart, lo <= hi; values valid and
+ * ordered; nothing after. */
+static void test_pack_rules(void)
+{
+    CU_ASSERT(pack_ok(1, 2, 4, 9, "User=a", "User=b", 0));
+    CU_ASSERT(pack_ok(1, 2, 4, 9, "User=a", "User=a", 0)); /* equal */
+    CU_ASSERT(pack_ok(1, 2, 4, 9, "User=a", "User=ab", 0));
+    CU_ASSERT(!pack_ok(1, 2, 3, 9, "User=a", "User=b", 0)); /* touch */
+    CU_ASSERT(!pack_ok(1, 5, 4, 9, "User=a", "User=b", 0)); /* overlap */
+    CU_ASSERT(!pack_ok(4, 9, 1, 2, "User=a", "User=b", 0)); /* order */
+    CU_ASSERT(!pack_ok(2, 1, 4, 9, "User=a", "User=b", 0)); /* lo > hi */
+    CU_ASSERT(!pack_ok(1, 2, 4, 9, "User=b", "User=a", 0));
+    CU_ASSERT(!pack_ok(1, 2, 4, 9, "User=ab", "User=a", 0));
+    CU_ASSERT(!pack_ok(1, 2, 4, 9, "User=", "User=a", 0));  /* no value */
+    CU_ASSERT(!pack_ok(1, 2, 4, 9, "9x=a", "User=a", 0));   /* bad type */
+    CU_ASSERT(!pack_ok(1, 2, 4, 9, "Usera", "User=a", 0));  /* no '=' */
+    CU_ASSERT(!pack_ok(1, 2, 4, 9, "User=a", "User=b", 1)); /* trailing */
+}
+
 /* Recomputes the checksum of buf after an edit of its payload. */
 static void resum(unsigned char *buf, size_t len)
 {
@@ -759,6 +800,7 @@ int cgirun_add_snap_tests(struct CU_Suite *s)
     } tests[] = {
         {"compiled configuration: round trip, every field", test_round_trip},
         {"compiled configuration: lists packed as compiled", test_packed_lists},
+        {"compiled configuration: what a packed list must be", test_pack_rules},
         {"compiled configuration: damage refused", test_damage},
         {"compiled configuration: structure checked", test_structure},
         {"compiled configuration: files and trust", test_files},

@@ -84,6 +84,17 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                                "<Cgi>");
     }
     for (size_t i = 0; i < c->nroutes; i++) {
+        for (size_t j = 0; j < c->routes[i].nidentities; j++) {
+            const suspect_conf_identity_t *id = &c->routes[i].identities[j];
+            if (id->normalize != NULL &&
+                strstr(id->normalize, "html-entities") != NULL) {
+                return suspect_err_set(
+                    err, SUSPECT_E_CONFIG, c->file, id->line,
+                    "Identity: normalize html-entities needs the HTML entity "
+                    "table of an XML parser, which suspect-cgi does not link: "
+                    "use suspect-fcgi");
+            }
+        }
         if (c->routes[i].count != SUSPECT_COUNT_ALL) {
             return suspect_err_set(
                 err, SUSPECT_E_CONFIG, c->file, c->routes[i].line,

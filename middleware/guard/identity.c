@@ -35,10 +35,12 @@
  *
  * Readings.  A value is counted as the application reads it: through the
  * identity's normaliser (normalize="..." in suspect.xml), else without
- * the bytes PHP's trim() drops at its ends.  Where applications differ,
- * the value is counted under each reading, every one a key of the same
- * type: a value holding a NUL is read whole (PHP, Perl and Python keep
- * the NUL: "%00alice" is a 6-byte $_POST value that trim() makes "alice")
+ * the bytes PHP's trim() drops at its ends.  A value the normaliser
+ * refuses (a spelling it cannot be sure to read as the application does)
+ * refuses the request: 400, "identity refused by its normalize".  Where
+ * applications differ, the value is counted under each reading, every one a key
+ * of the same type: a value holding a NUL is read whole (PHP, Perl and Python
+ * keep the NUL: "%00alice" is a 6-byte $_POST value that trim() makes "alice")
  * and cut at the NUL (what a C program or an environment variable sees);
  * a part read from several sources ("form:u|query:u", PHP's $_REQUEST)
  * takes the value of each that is present.  A reading never makes a value
@@ -267,6 +269,13 @@ static suspect_rc_t read_into(guard_call_t *c, const guard_identity_t *gi,
         }
         rc =
             mw_norm_apply(gi->norm, val, len, buf, size, &out, &out_len, &heap);
+        if (rc == SUSPECT_E_INVAL) {
+            /* A spelling the normaliser refuses (only:, an unknown
+             * entity): a refused source. */
+            c->refuse_status = 400;
+            c->refuse_why = "identity refused by its normalize";
+            return SUSPECT_E_PARSE;
+        }
         if (rc == SUSPECT_OK && heap != NULL) {
             rc = guard_call_adopt(c, heap);
         }

@@ -5,8 +5,10 @@
  * steps appended in its place) or a step, "name" or "name:ARG".  ARG is
  * bytes with escapes (\s space, \t \n \r \v \f \0, \xHH, and '\' before
  * any other byte for that byte, so "\," and "\=" are literal in a map).
- * Byte sets become a 256-bit table; a map's pairs are decoded into the
- * normaliser's pool, so applying never parses.
+ * Byte sets become a 256-bit table; a map's pairs and a prefix are
+ * decoded into the normaliser's pool, so applying never parses.  An
+ * only: class is characters (UTF-8) and ranges (a-z): its ASCII part a
+ * table, the rest at most 8 ranges of code points.
  *
  * Applying is normalize_apply.c's.
  *
@@ -19,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <unistr.h>
 
 #include "alloc.h"
 
@@ -39,7 +43,8 @@ static const preset_t presets[] = {
 typedef struct step_def {
     const char *name;
     step_kind_t kind;
-    int arg; /* 0 none, 1 optional set, 2 required set, 3 map */
+    int arg; /* 0 none, 1 optional set, 2 required set, 3 map, 4 bytes,
+                5 character class */
 } step_def_t;
 
 static const step_def_t step_defs[] = {
@@ -52,8 +57,11 @@ static const step_def_t step_defs[] = {
     {"lower", ST_LOWER, 0},
     {"casefold", ST_CASEFOLD, 0},
     {"unaccent", ST_UNACCENT, 0},
-    {"alnum", ST_ALNUM, 0},
+    {"alnum", ST_ALNUM, 1},
     {"map", ST_MAP, 3},
+    {"html-entities", ST_ENTITIES, 0},
+    {"strip-prefix", ST_PREFIX, 4},
+    {"only", ST_ONLY, 5},
 };
 
 static void set_add(uint8_t set[32], unsigned char c)
@@ -206,6 +214,100 @@ static suspect_rc_t parse_map(mw_norm_t *n, step_t *s, const char *p,
                          : bad(err, tok, len, "needs FROM=TO pairs");
 }
 
+/* One character of an only: class at *p (before e): UTF-8, or an
+ * escape for an ASCII byte.  -1 when it is neither. */
+static int class_char(const char **p, const char *e, ucs4_t *cp)
+{
+    bool esc;
+    int w;
+
+    if (**p == '\\') {
+        int c = arg_byte(p, e, &esc);
+        *cp = (ucs4_t)c;
+        return c >= 0 && c < 0x80 ? 0 : -1;
+    }
+    w = u8_mbtoucr(cp, (const uint8_t *)*p, (size_t)(e - *p));
+    if (w <= 0) {
+        return -1;
+    }
+    *p += w;
+    return 0;
+}
+
+/* Adds lo..hi to the class of s: ASCII to its table, the rest as a
+ * range.  false when the ranges are full. */
+static bool class_add(step_t *s, ucs4_t lo, ucs4_t hi)
+{
+    for (ucs4_t c = lo; c <= hi && c < 0x80; c++) {
+        set_add(s->set, (unsigned char)c);
+    }
+    if (hi < 0x80) {
+        return true;
+    }
+    if (s->nranges == CLASS_MAX_RANGES) {
+        return false;
+    }
+    s->lo[s->nranges] = lo < 0x80 ? 0x80 : lo;
+    s->hi[s->nranges++] = hi;
+    return true;
+}
+
+/* only:CLASS, characters and ranges (a-z0-9._@-: a '-' between two
+ * characters makes a range, elsewhere it is itself), into s. */
+static suspect_rc_t parse_class(step_t *s, const char *p, const char *e,
+                                const char *tok, size_t len, suspect_err_t *err)
+{
+    while (p < e) {
+        ucs4_t lo;
+        ucs4_t hi;
+
+        if (class_char(&p, e, &lo) != 0) {
+            return bad(err, tok, len,
+                       "has a character that is not UTF-8 or a bad escape "
+                       "(\\xHH: ASCII only)");
+        }
+        hi = lo;
+        if (e - p > 1 && *p == '-') {
+            p++;
+            if (class_char(&p, e, &hi) != 0 || hi < lo) {
+                return bad(err, tok, len, "has a bad range (a-z)");
+            }
+        }
+        if (!class_add(s, lo, hi)) {
+            return bad(err, tok, len,
+                       "has too many ranges past ASCII (at most 8)");
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* The argument of s, [arg, e), as the kind of its step wants it. */
+static suspect_rc_t parse_arg(mw_norm_t *n, step_t *s, const step_def_t *d,
+                              const char *arg, const char *e, const char *tok,
+                              size_t len, suspect_err_t *err)
+{
+    bool esc;
+    const char *q = arg;
+    suspect_rc_t rc;
+
+    switch (d->arg) {
+    case 3:
+        return parse_map(n, s, arg, e, tok, len, err);
+    case 4:
+        if (map_part(n, &q, e, "", &s->prefix, &s->prefix_len) != SUSPECT_OK ||
+            s->prefix_len == 0) {
+            return bad(err, tok, len, "has a bad escape");
+        }
+        return SUSPECT_OK;
+    case 5:
+        return parse_class(s, arg, e, tok, len, err);
+    default:
+        rc = parse_set(arg, e, s->set, tok, len, err);
+        s->first = (char)arg_byte(&q, e, &esc);
+        return rc;
+    }
+}
+
 /* The step of token [tok, tok + len) into a new slot of n. */
 static suspect_rc_t parse_step(mw_norm_t *n, const char *tok, size_t len,
                                suspect_err_t *err)
@@ -248,25 +350,23 @@ static suspect_rc_t parse_step(mw_norm_t *n, const char *tok, size_t len,
     memcpy(text, tok, len);
     text[len] = '\0';
     s->text = text;
-    if (d->arg == 3) {
-        suspect_rc_t rc = parse_map(n, s, arg, e, tok, len, err);
+    if (d->kind == ST_ENTITIES && mw_norm_html_decode == NULL) {
+        return bad(err, tok, len,
+                   "needs the HTML entity table that suspect-fcgi and "
+                   "libsuspect-guard link (suspect-cgi links no XML parser)");
+    }
+    if (arg != NULL) {
+        suspect_rc_t rc = parse_arg(n, s, d, arg, e, tok, len, err);
         if (rc != SUSPECT_OK) {
             return rc;
         }
-    } else if (arg != NULL) {
-        bool esc;
-        const char *q = arg;
-        suspect_rc_t rc = parse_set(arg, e, s->set, tok, len, err);
-        if (rc != SUSPECT_OK) {
-            return rc;
-        }
-        s->first = (char)arg_byte(&q, e, &esc);
     } else if (d->kind == ST_STRIP) {
         for (unsigned c = 0; c < 0x20; c++) {
             set_add(s->set, (unsigned char)c);
         }
         set_add(s->set, 0x7f);
-    } else {
+    } else if (d->kind == ST_TRIM || d->kind == ST_LTRIM ||
+               d->kind == ST_RTRIM) {
         for (const char *c = MW_NORM_PHP_TRIM; *c != '\0'; c++) {
             set_add(s->set, (unsigned char)*c);
         }

@@ -12,7 +12,13 @@
  * A normaliser is compiled once from that text (a list of steps separated
  * by blanks, or a preset name) and applied per request.  It is pure: no
  * I/O, no global state; libunistring does the Unicode work (case folding,
- * NFKD, general categories).  docs/suspect-xml.md lists the steps.
+ * NFD, general categories), libxml2's HTML table the entity names.
+ * docs/suspect-xml.md lists the steps.
+ *
+ * Where Suspect cannot be sure to read a value as the application does,
+ * a step refuses it rather than count it apart: only:CLASS refuses a
+ * value with a character outside the class, html-entities one with an
+ * entity name it does not know (the request is then answered 400).
  *
  * Unicode steps (casefold, unaccent, alnum) read the value as UTF-8 and
  * drop the bytes that are not (PHP's mb_* functions turn them into '?',
@@ -53,12 +59,29 @@ void mw_norm_describe(const mw_norm_t *n, char *buf, size_t size);
  * Applies n to in[0..len).  The result is written to buf (size bytes,
  * not NUL-terminated) when it fits, else to a new heap block that *heap
  * receives (the caller frees it; *heap is NULL otherwise); *out points to
- * the result either way, *out_len is its length.  SUSPECT_OK or
- * SUSPECT_E_NOMEM.
+ * the result either way, *out_len is its length.  SUSPECT_OK,
+ * SUSPECT_E_INVAL when a step refuses the value (a character outside an
+ * only: class, a named reference html-entities does not know: the
+ * request is to be refused, not counted), SUSPECT_E_NOMEM.
  */
 suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
                            char *buf, size_t size, const char **out,
                            size_t *out_len, char **heap);
+
+/*
+ * The html-entities step: the character references of in[0..n) decoded
+ * into out (room for n bytes: a reference is never shorter than what it
+ * stands for), *out_len its length.  SUSPECT_E_INVAL for a named
+ * reference the table does not know (the value is refused).
+ *
+ * Defined in normalize_html.c, a loading part: it needs libxml2's table,
+ * which suspect-cgi does not link.  The normaliser refers to it weakly
+ * (a normaliser with the step does not compile where it is missing); the
+ * loaders of suspect.xml (setup_load.c, live.c) refer to it, which links
+ * it into every program that reads suspect.xml.
+ */
+suspect_rc_t mw_norm_html_decode(const char *in, size_t n, char *out,
+                                 size_t *out_len);
 
 /*
  * The default reading of a value when its identity declares none: the

@@ -5,11 +5,16 @@
  * The steps run in order, each from the previous result into one of two
  * work buffers (stack first, heap when a result outgrows it).  Byte steps
  * are one linear pass.  Unicode steps take an ASCII fast path when every
- * byte is below 0x80 (folding ASCII lowercases it; NFKD and mark removal
- * leave it alone), else libunistring: u8_casefold() (full case folding,
- * "ß" -> "ss"), u8_normalize(UNINORM_NFKD) then the marks (general
- * category M) dropped, so "á" -> "a" and "ﬁ" -> "fi"; bytes that are not
- * UTF-8 are dropped first.
+ * byte is below 0x80 (folding ASCII lowercases it; NFD, mark removal and
+ * the Latin table leave it alone), else libunistring: u8_casefold() (full
+ * case folding, "ß" -> "ss"), u8_normalize(UNINORM_NFD) then the marks
+ * (general category M) dropped, so "á" -> "a", then the Latin letters
+ * that have no decomposition from a table ("ł" -> "l", "æ" -> "ae").
+ * Canonical decomposition only: compatibility characters ("²", "™",
+ * "ª", "ﬁ") stay as they are, since applications read them apart (as
+ * punctuation, or as letters of their own); alnum and only: judge them.
+ * Bytes that are not UTF-8 are dropped first.  only: checks and copies;
+ * html-entities is normalize_html.c's.
  *
  * Invariants: the normaliser is only read (threads share it); the work
  * buffers are freed before returning, except the result handed to the
@@ -172,9 +177,10 @@ static void do_map(const step_t *s, const char *in, size_t n, wbuf_t *out)
 }
 
 /* Keeps the code points of s[0..n) (valid UTF-8) whose category is in
- * cat, in place; returns the new length. */
+ * cat (or, when extra is not NULL, that are ASCII bytes of extra), in
+ * place; returns the new length. */
 static size_t keep_category(char *s, size_t n, uc_general_category_t cat,
-                            bool keep)
+                            bool keep, const uint8_t *extra)
 {
     const uint8_t *p = (const uint8_t *)s;
     const uint8_t *e = p + n;
@@ -187,13 +193,117 @@ static size_t keep_category(char *s, size_t n, uc_general_category_t cat,
             p++;
             continue;
         }
-        if (uc_is_general_category(uc, cat) == keep) {
+        if (uc_is_general_category(uc, cat) == keep ||
+            (extra != NULL && uc < 0x80 && set_has(extra, (unsigned char)uc))) {
             memmove(s + k, p, (size_t)w);
             k += (size_t)w;
         }
         p += w;
     }
     return k;
+}
+
+/* Latin letters that canonical decomposition leaves whole, as unaccent
+ * writes them (never longer than the letter): sorted by code point. */
+static const struct latin {
+    ucs4_t uc;
+    const char *to;
+} latin[] = {
+    {0x00c6, "AE"}, {0x00d0, "D"},  {0x00d8, "O"},  {0x00de, "TH"},
+    {0x00df, "ss"}, {0x00e6, "ae"}, {0x00f0, "d"},  {0x00f8, "o"},
+    {0x00fe, "th"}, {0x0110, "D"},  {0x0111, "d"},  {0x0126, "H"},
+    {0x0127, "h"},  {0x0131, "i"},  {0x013f, "L"},  {0x0140, "l"},
+    {0x0141, "L"},  {0x0142, "l"},  {0x0152, "OE"}, {0x0153, "oe"},
+    {0x0166, "T"},  {0x0167, "t"},  {0x0180, "b"},  {0x0191, "F"},
+    {0x0192, "f"},  {0x1e9e, "SS"},
+};
+
+static const char *latin_find(ucs4_t uc)
+{
+    size_t lo = 0;
+    size_t hi = sizeof(latin) / sizeof(latin[0]);
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (latin[mid].uc == uc) {
+            return latin[mid].to;
+        }
+        if (latin[mid].uc < uc) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return NULL;
+}
+
+/* unaccent's last pass over s[0..n) (valid UTF-8, marks dropped): the
+ * letters of the table replaced, in place; returns the new length. */
+static size_t unaccent_latin(char *s, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)s;
+    const uint8_t *e = p + n;
+    size_t k = 0;
+
+    while (p < e) {
+        ucs4_t uc;
+        int w = u8_mbtoucr(&uc, p, (size_t)(e - p));
+        const char *to = w > 1 ? latin_find(uc) : NULL;
+        if (w <= 0) {
+            p++;
+            continue;
+        }
+        if (to != NULL) {
+            memcpy(s + k, to, strlen(to));
+            k += strlen(to);
+        } else {
+            memmove(s + k, p, (size_t)w);
+            k += (size_t)w;
+        }
+        p += w;
+    }
+    return k;
+}
+
+/* only: true when every character of in[0..n) is in the step's class
+ * (a byte that is not UTF-8 never is). */
+static bool only_fits(const step_t *s, const char *in, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)in;
+    const uint8_t *e = p + n;
+
+    while (p < e) {
+        ucs4_t uc;
+        int w;
+        bool in_class = false;
+
+        if (*p < 0x80) {
+            if (!set_has(s->set, *p++)) {
+                return false;
+            }
+            continue;
+        }
+        w = u8_mbtoucr(&uc, p, (size_t)(e - p));
+        for (size_t i = 0; w > 0 && i < s->nranges && !in_class; i++) {
+            in_class = uc >= s->lo[i] && uc <= s->hi[i];
+        }
+        if (!in_class) {
+            return false;
+        }
+        p += w;
+    }
+    return true;
+}
+
+/* strip-prefix: in without the step's prefix when it starts with it. */
+static void do_prefix(const step_t *s, const char *in, size_t n, wbuf_t *out)
+{
+    if (n >= s->prefix_len && memcmp(in, s->prefix, s->prefix_len) == 0) {
+        in += s->prefix_len;
+        n -= s->prefix_len;
+    }
+    memcpy(out->p, in, n);
+    out->len = n;
 }
 
 /* casefold and unaccent: libunistring from in (valid UTF-8) into out. */
@@ -207,15 +317,16 @@ static suspect_rc_t do_unicode(const step_t *s, const char *in, size_t n,
         r = u8_casefold((const uint8_t *)in, n, NULL, NULL, (uint8_t *)out->p,
                         &len);
     } else {
-        r = u8_normalize(UNINORM_NFKD, (const uint8_t *)in, n,
-                         (uint8_t *)out->p, &len);
+        r = u8_normalize(UNINORM_NFD, (const uint8_t *)in, n, (uint8_t *)out->p,
+                         &len);
     }
     if (r == NULL) {
         return SUSPECT_E_NOMEM;
     }
     wb_adopt(out, r, len);
     if (s->kind == ST_UNACCENT) {
-        out->len = keep_category(out->p, out->len, UC_CATEGORY_M, false);
+        out->len = keep_category(out->p, out->len, UC_CATEGORY_M, false, NULL);
+        out->len = unaccent_latin(out->p, out->len);
     }
     return SUSPECT_OK;
 }
@@ -245,6 +356,18 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
     case ST_MAP:
         do_map(s, in, n, out);
         return SUSPECT_OK;
+    case ST_ENTITIES:
+        return mw_norm_html_decode(in, n, out->p, &out->len);
+    case ST_PREFIX:
+        do_prefix(s, in, n, out);
+        return SUSPECT_OK;
+    case ST_ONLY:
+        if (!only_fits(s, in, n)) {
+            return SUSPECT_E_INVAL;
+        }
+        memcpy(out->p, in, n);
+        out->len = n;
+        return SUSPECT_OK;
     default:
         break;
     }
@@ -256,11 +379,12 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
             uc_general_category_or(
                 UC_CATEGORY_L,
                 uc_general_category_or(UC_CATEGORY_N, UC_CATEGORY_M)),
-            true);
+            true, s->set);
         return SUSPECT_OK;
     }
     if (ascii) {
-        /* ASCII folds to its lower case and has no marks to drop. */
+        /* ASCII folds to its lower case, has no marks to drop and no
+         * letter of the Latin table. */
         if (s->kind == ST_CASEFOLD) {
             do_bytes(s, in, n, out);
         } else {

@@ -15,6 +15,8 @@
 
 /* Pairs of all the maps of one normaliser. */
 #define MAP_MAX_PAIRS 64
+/* Ranges of characters past ASCII in one only: class. */
+#define CLASS_MAX_RANGES 8
 
 typedef enum step_kind {
     ST_TRIM,
@@ -26,7 +28,10 @@ typedef enum step_kind {
     ST_CASEFOLD,
     ST_UNACCENT,
     ST_ALNUM,
-    ST_MAP
+    ST_MAP,
+    ST_ENTITIES,
+    ST_PREFIX,
+    ST_ONLY
 } step_kind_t;
 
 typedef struct map_pair {
@@ -38,11 +43,17 @@ typedef struct map_pair {
 
 typedef struct step {
     step_kind_t kind;
-    uint8_t set[32]; /* trim, strip, collapse: the bytes */
+    uint8_t set[32]; /* trim, strip, collapse: the bytes; alnum: the ASCII
+                        kept besides; only: the ASCII allowed */
     char first;      /* collapse: what a run becomes */
     size_t npairs;   /* map */
     map_pair_t *pairs;
-    size_t grow;      /* map: the longest to, at least 1 (output bound) */
+    size_t grow;        /* map: the longest to, at least 1 (output bound) */
+    const char *prefix; /* strip-prefix: the bytes (in the pool) */
+    size_t prefix_len;  /* ... and their length */
+    size_t nranges;     /* only: the ranges past ASCII, inclusive */
+    uint32_t lo[CLASS_MAX_RANGES];
+    uint32_t hi[CLASS_MAX_RANGES];
     const char *text; /* as written, for mw_norm_describe() */
 } step_t;
 
@@ -57,6 +68,10 @@ struct mw_norm {
 
 /* The bytes PHP's trim() removes by default, NUL aside. */
 #define MW_NORM_PHP_TRIM " \t\n\r\v"
+
+/* The html-entities step (normalize.h) is weak in the normaliser's own
+ * files: see normalize.h. */
+#pragma weak mw_norm_html_decode
 
 static inline bool set_has(const uint8_t set[32], unsigned char c)
 {

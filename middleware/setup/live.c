@@ -31,6 +31,12 @@
 #include "clock.h"
 #include "file_id.h"
 #include "log/log.h"
+#include "request/normalize.h"
+
+/* Links the normaliser's html-entities step (libxml2) wherever
+ * suspect.xml is loaded: see request/normalize.h. */
+__attribute__((used)) static suspect_rc_t (*const html_step)(
+    const char *, size_t, char *, size_t *) = mw_norm_html_decode;
 
 struct mw_live {
     char *conf_path;

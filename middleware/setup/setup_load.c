@@ -6,6 +6,13 @@
  */
 #include "setup.h"
 
+#include "request/normalize.h"
+
+/* Links the normaliser's html-entities step (libxml2) wherever
+ * suspect.xml is loaded: see request/normalize.h. */
+__attribute__((used)) static suspect_rc_t (*const html_step)(
+    const char *, size_t, char *, size_t *) = mw_norm_html_decode;
+
 suspect_rc_t mw_setup_load(mw_setup_t *s, const char *conf_path,
                            suspect_err_t *err)
 {

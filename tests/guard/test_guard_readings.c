@@ -91,6 +91,50 @@ static void test_normalize_spellings(void)
     gt_close(&o.f);
 }
 
+/* A spelling the normaliser refuses (a character outside only:, an
+ * entity it does not know) refuses the request, counting nothing; the
+ * account's own spellings are counted as one. */
+static void test_normalize_refused(void)
+{
+    static const char *refused[] = {
+        "u=alice%C2%B2",               /* ² */
+        "u=%C2%AAalice",               /* ª */
+        "u=al%CE%B9ce",                /* Greek iota */
+        "u=%26ZeroWidthSpace%3Balice", /* not in HTML 4 */
+        "u=alice&x=1&u=alice%C2%B3",   /* ambiguous anyway */
+    };
+    static const char *counted[] = {
+        "u=User%3Aalice",
+        "u=a%26lrm%3Blice",
+        "u=a%C5%82ice%E2%84%A2",
+        "u=ALICE",
+    };
+    one_t o;
+
+    if (open_user(&o, "form:u",
+                  "html-entities strip-controls casefold unaccent alnum:: "
+                  "strip-prefix:user: only:a-z0-9",
+                  NULL, 0) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        mw_verdict_t v = post(&o, NULL, refused[i], NULL);
+        CU_ASSERT_EQUAL(v.kind, MW_VERDICT_REJECT);
+        CU_ASSERT_EQUAL(v.status, 400);
+        if (i < 4) {
+            CU_ASSERT_STRING_EQUAL(v.why, "identity refused by its normalize");
+        }
+    }
+    CU_ASSERT_EQUAL(gt_count(&o.f, "Many", "alice"), 0);
+    for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+        CU_ASSERT_EQUAL(post(&o, NULL, counted[i], NULL).kind,
+                        MW_VERDICT_ALLOW);
+    }
+    CU_ASSERT_EQUAL(gt_count(&o.f, "Many", "alice"), 4);
+    gt_close(&o.f);
+}
+
 /* Without a normaliser: PHP's trim(), and a NUL both kept and cut; a
  * value the reading empties is counted as it came. */
 static void test_default_readings(void)
@@ -310,6 +354,8 @@ int guard_register_readings(CU_pSuite s)
 {
     if (CU_add_test(s, "readings: normalize spellings",
                     test_normalize_spellings) == NULL ||
+        CU_add_test(s, "readings: normalize refuses", test_normalize_refused) ==
+            NULL ||
         CU_add_test(s, "readings: default, NUL, never missing",
                     test_default_readings) == NULL ||
         CU_add_test(s, "readings: alternative sources", test_alternatives) ==

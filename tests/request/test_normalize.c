@@ -80,10 +80,21 @@ static const struct {
     /* accents */
     {"unaccent", "\xc3\xa1lice", 0, "alice", 0},  /* á */
     {"unaccent", "a\xcc\x81lice", 0, "alice", 0}, /* a + ́ */
+    /* canonical decomposition only: compatibility characters (ﬁ, ², ™,
+     * ª) are left as they are, for alnum or only: to judge */
+    {"unaccent", "\xef\xac\x81le", 0, "\xef\xac\x81le", 0}, /* ﬁ */
+    {"unaccent", "alice\xc2\xb2\xe2\x84\xa2\xc2\xaa", 0,
+     "alice\xc2\xb2\xe2\x84\xa2\xc2\xaa", 0}, /* ²™ª */
+    /* Latin letters without a decomposition, from the table */
     {"unaccent",
-     "\xef\xac\x81"
-     "le",
-     0, "file", 0},                                       /* ﬁ */
+     "a\xc5\x82\xc4\xb1"
+     "ce",
+     0, "alice", 0}, /* łı */
+    {"unaccent", "\xc3\xb8\xc4\x91\xc4\xa7\xc5\xa7\xc6\x92", 0, "odhtf",
+     0}, /* øđħŧƒ */
+    {"unaccent", "\xc3\x86\xc5\x93\xc3\xbe\xc3\x9f\xe1\xba\x9e", 0,
+     "AEoethssSS", 0},                                    /* Æœþßẞ */
+    {"unaccent", "\xc5\x81ukasz", 0, "Lukasz", 0},        /* Ł */
     {"casefold unaccent", "\xc3\x89LISE", 0, "elise", 0}, /* É */
     /* invalid UTF-8 is dropped by the Unicode steps */
     {"casefold", "AL\xffICE\xc3", 0, "alice", 0},
@@ -91,6 +102,44 @@ static const struct {
     /* letters, marks and digits only */
     {"alnum", "a.l!i ce_2\xe3\x80\x82", 0, "alice2", 0},
     {"alnum", "j\xc3\xb6rg", 0, "j\xc3\xb6rg", 0},
+    {"alnum::",
+     "User _:\xc2\xa0"
+     "al.ice",
+     0, "User:alice", 0},
+    /* a prefix, once */
+    {"strip-prefix:user:", "user:alice", 0, "alice", 0},
+    {"strip-prefix:user:", "user:user:alice", 0, "user:alice", 0},
+    {"strip-prefix:user:", "alice", 0, "alice", 0},
+    {"strip-prefix:user\\s", "user", 0, "user", 0},
+    /* character references, decoded once */
+    {"html-entities", "&lrm;a&rlm;lice", 0,
+     "\xe2\x80\x8e"
+     "a\xe2\x80\x8flice",
+     0},
+    {"html-entities", "J&ouml;rg&#65;&#x42;&#X43;", 0, "J\xc3\xb6rgABC", 0},
+    {"html-entities", "&#0;&#1;&#xd800;&#99999999999999;", 0,
+     "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", 0},
+    {"html-entities", "&#128512;", 0, "\xf0\x9f\x98\x80", 0},
+    {"html-entities", "&amp;lrm;", 0, "&lrm;", 0},
+    {"html-entities", "a&b &lrm &#; &#x; &; &", 0, "a&b &lrm &#; &#x; &; &", 0},
+    /* only: keeps what fits */
+    {"only:a-z0-9._@-", "alice.b-2@x_", 0, "alice.b-2@x_", 0},
+    {"only:a-z\xd0\xb0-\xd1\x8f",
+     "\xd0\xb8\xd0\xb2"
+     "an",
+     0,
+     "\xd0\xb8\xd0\xb2"
+     "an",
+     0}, /* а-я */
+    /* MediaWiki's user names */
+    {"html-entities casefold unaccent alnum:: strip-prefix:user: only:a-z0-9",
+     "User:J&ouml;rg", 0, "jorg", 0},
+    {"html-entities casefold unaccent alnum:: strip-prefix:user: only:a-z0-9",
+     "a&rlm;l&lrm;ice", 0, "alice", 0},
+    {"html-entities casefold unaccent alnum:: strip-prefix:user: only:a-z0-9",
+     "uSeR _:\xc2\xa0"
+     "Alice\xe2\x80\xaa",
+     0, "alice", 0},
     /* runs */
     {"collapse:_", "a___b_c", 0, "a_b_c", 0},
     {"collapse:\\s\\t", "a \t  b", 0, "a b", 0},
@@ -141,6 +190,17 @@ static const struct {
     {"trim trim trim trim trim trim trim trim trim trim trim trim trim trim "
      "trim trim trim",
      "more than 16 steps"},
+    {"alnum:", "has an empty argument"},
+    {"html-entities:x", "takes no argument"},
+    {"strip-prefix", "needs an argument"},
+    {"only", "needs an argument"},
+    {"only:z-a", "has a bad range"},
+    {"only:a-\xff", "has a bad range"},
+    {"only:\xff", "not UTF-8 or a bad escape"},
+    {"only:\xc3", "not UTF-8 or a bad escape"},
+    {"only:\xc3\xa0\xc3\xa2\xc3\xa4\xc3\xa6\xc3\xa8\xc3\xaa\xc3\xac"
+     "\xc3\xae\xc3\xb0",
+     "too many ranges"},
 };
 
 static void test_bad(void)
@@ -158,6 +218,46 @@ static void test_bad(void)
             fprintf(stderr, "'%s': %s\n", bad_cases[i].spec, err.text);
         }
         CU_ASSERT_PTR_NOT_NULL(strstr(err.text, bad_cases[i].msg));
+    }
+}
+
+/* Values a step refuses: SUSPECT_E_INVAL, the request is refused. */
+static void test_refused(void)
+{
+    static const struct {
+        const char *spec;
+        const char *in;
+    } refused[] = {
+        {"only:a-z0-9", "alice\xc2\xb2"},
+        {"only:a-z0-9", "Alice"},
+        {"only:a-z0-9", "al\xffice"},
+        {"only:a-z\xd0\xb0-\xd1\x8f", "\xd0\x98"}, /* И */
+        {"html-entities", "&ZeroWidthSpace;alice"},
+        {"html-entities", "al&\xd7\xa8\xd7\x9c\xd7\x9e;ice"}, /* &רלמ; */
+        {"html-entities", "&LRM;alice"},
+        {"html-entities", "&aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa;"},
+        /* DokuWiki's recipe: what the wiki turns into '_' and trims */
+        {"strip-controls casefold unaccent alnum only:a-z0-9",
+         "alice\xc2\xb2\xc2\xb3"},
+        {"strip-controls casefold unaccent alnum only:a-z0-9", "\xc2\xaa"
+                                                               "alice"},
+    };
+
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        mw_norm_t *n = NULL;
+        char buf[64];
+        const char *out = NULL;
+        size_t len = 0;
+        char *heap = NULL;
+
+        CU_ASSERT_EQUAL_FATAL(
+            mw_norm_compile(refused[i].spec, strlen(refused[i].spec), &n, NULL),
+            SUSPECT_OK);
+        CU_ASSERT_EQUAL(mw_norm_apply(n, refused[i].in, strlen(refused[i].in),
+                                      buf, sizeof(buf), &out, &len, &heap),
+                        SUSPECT_E_INVAL);
+        CU_ASSERT_PTR_NULL(heap);
+        mw_norm_free(n);
     }
 }
 
@@ -247,6 +347,7 @@ int register_normalize_suite(void)
 
     if (s == NULL || CU_add_test(s, "table", test_cases) == NULL ||
         CU_add_test(s, "bad texts", test_bad) == NULL ||
+        CU_add_test(s, "refused values", test_refused) == NULL ||
         CU_add_test(s, "long values", test_long) == NULL ||
         CU_add_test(s, "describe", test_describe) == NULL ||
         CU_add_test(s, "default trim", test_trim_default) == NULL) {

@@ -36,6 +36,7 @@ setup_wiki() {
 \$conf['useacl'] = 1;
 \$conf['authtype'] = 'authcount';
 \$conf['superuser'] = '@admin';
+\$conf['remote'] = 1;
 EOF
     printf '<?php\n$plugins["authcount"] = 1;\n' >"$W/conf/plugins.local.php"
     # A cheap hash (md5-crypt): the attack without Suspect stays short.
@@ -46,6 +47,9 @@ EOF
         printf '# users.auth.php\n'
         printf 'alice:%s:Alice:alice@example.org:admin,user\n' "$hash"
         printf 'bob:%s:Bob:bob@example.org:user\n' "$hash_bob"
+        # Names with accents, as DokuWiki stores them (cleanID()).
+        printf 'lukasz:%s:Łukasz:lukasz@example.org:user\n' "$hash_bob"
+        printf 'joerg:%s:Jörg:joerg@example.org:user\n' "$hash_bob"
     } >"$W/conf/users.auth.php"
     : >"$W/conf/checks.log"
     chown -R www-data:www-data "$W/conf" "$W/data" 2>/dev/null || true
@@ -91,6 +95,15 @@ ATTACKS=(
     "lead-colon|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|:alice"
     "lead-space|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login| alice"
     "control|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|"$'al\x01ice'
+    "stroke-l|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|ałice"
+    "dotless-i|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alıce"
+    "stroke-dotless|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|ałıce"
+    "superscript-2|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice²"
+    "superscript-3|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice³"
+    "superscript-12|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice¹²"
+    "ordinal|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|aliceª"
+    "ordinal-first|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|ªalice"
+    "trade-mark|http-post-form|/doku.php:u=^USER^&p=^PASS^&do=login|alice™"
     "nul-first|http-post-form|/doku.php:u=%00^USER^&p=^PASS^&do=login|alice"
     "nul-inside|http-post-form|/doku.php:u=al%00ice&x=^USER^&p=^PASS^&do=login|alice"
     "query-and-body|http-post-form|/doku.php?u=alice:p=^PASS^|alice"
@@ -100,6 +113,7 @@ ATTACKS=(
     "basic|curl|/doku.php|Basic"
     "bearer|curl|/doku.php|Bearer"
     "any-scheme|curl|/feed.php|Xxxxxx"
+    "remote-api|xmlrpc|/lib/exe/xmlrpc.php|dokuwiki.login"
 )
 # Eleven wrong guesses, then the password: more than the limit (5) and
 # hydra's parallel tasks (4, whose guesses may arrive out of order) allow.
@@ -114,6 +128,24 @@ curl_run() {
     while read -r p; do
         if curl -s -D - -o /dev/null -H "Authorization: $scheme $(printf 'alice:%s' "$p" | base64)" \
             "$BASE$path" | grep -q '%7C0%7C'; then
+            echo "login: alice password: $p" >>"$TMP/hydra-$name.log"
+            found=0
+            break
+        fi
+    done <"$TMP/passwords"
+    HYDRA_MS=$(($(now_ms) - t0))
+    return $found
+}
+
+# rpc_run NAME PATH METHOD: the password list through the remote API
+# (XML-RPC METHOD with user and password in the XML body); true when a
+# guess was let in (the call answers true).
+rpc_run() {
+    local name=$1 path=$2 method=$3 p t0 found=1
+    t0=$(now_ms)
+    while read -r p; do
+        if curl -s -H 'Content-Type: text/xml' --data-binary "<?xml version=\"1.0\"?><methodCall><methodName>$method</methodName><params><param><value><string>alice</string></value></param><param><value><string>$p</string></value></param></params></methodCall>" \
+            "$BASE$path" | tr -d ' \n' | grep -q '<boolean>1</boolean>'; then
             echo "login: alice password: $p" >>"$TMP/hydra-$name.log"
             found=0
             break
@@ -180,6 +212,8 @@ attack_all() {
         [[ -z "${ONLY:-}" || "$name" =~ $ONLY ]] || continue
         if [ "$module" = curl ]; then
             curl_run "$label-$name" "$target" "$login" && found=1 || found=0
+        elif [ "$module" = xmlrpc ]; then
+            rpc_run "$label-$name" "$target" "$login" && found=1 || found=0
         elif [ "$module" = multipart ]; then
             mp_run "$label-$name" "$target" "$login" && found=1 || found=0
         else
@@ -238,7 +272,7 @@ check "pages without credentials are not counted" \
 attack_all guarded
 per_attack guarded
 CHECKS=$(checks_for alice)
-LIMIT=$(sed -n 's/.*LimitCount="\([0-9]*\)".*/\1/p' "$R/limits.xml")
+LIMIT=$(sed -n '/Action="DokuWikiLogin"/s/.*LimitCount="\([0-9]*\)".*/\1/p' "$R/limits.xml")
 say "with Suspect: hydra found the password in $FOUND of ${#ATTACKS[@]} attacks ($ATTACK_MS ms for all; hydra reported $FALSE_FINDS false passwords); the wiki checked alice's password $CHECKS times (limit $LIMIT)"
 check "with Suspect no attack finds the password" [ "$FOUND" -eq 0 ]
 check "with Suspect the wiki checks alice's password at most $LIMIT times" \
@@ -246,6 +280,16 @@ check "with Suspect the wiki checks alice's password at most $LIMIT times" \
 # Another user logs in as usual: the limit is alice's, not the site's.
 check "with Suspect bob logs in" sh -c "curl -s -D - -o /dev/null \
     -d 'u=bob&p=$BOB_PASSWORD&do=login' '$BASE/doku.php' | grep -q '%7C0%7C'"
+# Names with accents log in as their users type them.
+for u in Łukasz Jörg; do
+    check "with Suspect $u logs in" sh -c "curl -s -D - -o /dev/null \
+        --data-urlencode 'u=$u' -d 'p=$BOB_PASSWORD&do=login' '$BASE/doku.php' |
+        grep -q '%7C0%7C'"
+done
+check "with Suspect the spellings DokuWiki reads as alice beyond a-z were refused" \
+    grep -q 'status=400 (identity refused by its normalize)' "$TMP/suspect.log"
+check "with Suspect the remote API was refused" \
+    grep -q 'status=403' "$TMP/suspect.log"
 # ... and uploads a 6 MiB file (past formMax: checked on its way).
 head -c 6291456 /dev/urandom >"$TMP/upload.zip"
 check "with Suspect bob uploads 6 MiB through the media manager, stored byte for byte" \

@@ -39,7 +39,7 @@ setup_wiki() {
         FILE_APPEND | LOCK_EX );
 };
 EOF
-    for u in "alice $PASSWORD" "bob $BOB_PASSWORD"; do
+    for u in "alice $PASSWORD" "bob $BOB_PASSWORD" "Jörg $PASSWORD"; do
         # shellcheck disable=SC2086
         MW_CONFIG_FILE=$W/LocalSettings.php php \
             "$PKG/maintenance/createAndPromote.php" $u >>"$TMP/install.log" 2>&1
@@ -73,6 +73,15 @@ ATTACKS=(
     "spaces|api|+alice++"
     "direction-mark|api|%E2%80%8Ealice"
     "capital|form|Alice"
+    "entity-lrm|api|%26lrm%3Balice"
+    "entity-inside|api|a%26lrm%3Blice"
+    "entity-rlm|api|al%26rlm%3Bice"
+    "entities-two|api|%26lrm%3B%26lrm%3Balice"
+    "entity-last|api|alice%26rlm%3B"
+    "entities-apart|api|a%26rlm%3Bl%26lrm%3Bice"
+    "user-prefix|api|User%3Aalice"
+    "user-prefix-spaced|client|User+_%3A_alice"
+    "entity-html5-space|api|%26ThinSpace%3Balice"
 )
 printf '%s\n' guess1 guess2 guess3 guess4 guess5 guess6 guess7 "$PASSWORD" \
     >"$TMP/passwords"
@@ -99,6 +108,22 @@ attack_all() {
     ATTACK_MS=$(($(now_ms) - t0))
 }
 
+# jorg_round: the user Jörg (whose name has an accent) attacked in three
+# spellings MediaWiki reads as his, 7 wrong guesses then the password
+# each; JORG_FOUND = how many found it, JORG_CHECKS = MediaWiki's checks.
+JORG=(J%C3%B6rg J%26ouml%3Brg User%3AJ%26ouml%3Brg)
+jorg_round() {
+    local u
+    JORG_FOUND=0
+    for u in "${JORG[@]}"; do
+        if python3 "$HERE/attack.py" "$BASE" api "$u" "$TMP/passwords" |
+            grep -q -- "password: $PASSWORD\$"; then
+            JORG_FOUND=$((JORG_FOUND + 1))
+        fi
+    done
+    JORG_CHECKS=$(checks_for Jörg)
+}
+
 PORT=$(free_port)
 BASE=http://127.0.0.1:$PORT
 setup_wiki
@@ -117,6 +142,10 @@ check "without Suspect every attack finds the password" \
     [ "$FOUND" -eq "${#ATTACKS[@]}" ]
 check "without Suspect every attack makes MediaWiki check Alice's password" \
     [ "$(per_attack bare | awk '$NF == 0' | wc -l)" -eq 0 ]
+jorg_round
+say "without Suspect: Jörg's password found in $JORG_FOUND of ${#JORG[@]} spellings; $JORG_CHECKS checks"
+check "without Suspect Jörg's spellings find his password" \
+    [ "$JORG_FOUND" -eq "${#JORG[@]}" ]
 stop_all
 : >"$W/checks.log"
 
@@ -130,7 +159,7 @@ sed -e "s|unix:/run/suspect/fcgi.sock|unix:$TMP/fcgi.sock|" \
 check "the recipe's suspect.xml checks" \
     "$SUSPECT_BUILDDIR/suspect-fcgi" -c "$TMP/suspect.xml" --check
 start_wiki_php
-start_suspect "$TMP/suspect.xml"
+start_suspect "$TMP/suspect.xml" -v
 wait_for 10 test -S "$TMP/fcgi.sock"
 recipe_nginx "$R/nginx.conf" "$TMP/guarded.conf" "$PORT" "$PKG" "$TMP/fcgi.sock"
 start_nginx "$TMP/guarded.conf"
@@ -145,6 +174,17 @@ say "with Suspect: the attack found the password in $FOUND of ${#ATTACKS[@]} att
 check "with Suspect no attack finds the password" [ "$FOUND" -eq 0 ]
 check "with Suspect MediaWiki checks Alice's password at most $LIMIT times" \
     [ "$CHECKS" -le "$LIMIT" ]
+printf '%s\n' "$PASSWORD" >"$TMP/jorg-password"
+check "with Suspect Jörg logs in as he types his name" sh -c "python3 \
+    '$HERE/attack.py' '$BASE' api J%C3%B6rg '$TMP/jorg-password' |
+    grep -q 'password: $PASSWORD\$'"
+jorg_round
+say "with Suspect: Jörg's password found in $JORG_FOUND of ${#JORG[@]} spellings; $JORG_CHECKS checks (limit $LIMIT)"
+check "with Suspect no spelling of Jörg finds his password" [ "$JORG_FOUND" -eq 0 ]
+check "with Suspect MediaWiki checks Jörg's password at most $LIMIT times" \
+    [ "$JORG_CHECKS" -le "$LIMIT" ]
+check "with Suspect an entity of HTML 5 only was refused" \
+    grep -q 'status=400 (identity refused by its normalize)' "$TMP/suspect.log"
 printf '%s\n' "$BOB_PASSWORD" >"$TMP/bob-password"
 check "with Suspect bob logs in" sh -c "python3 '$HERE/attack.py' '$BASE' api bob \
     '$TMP/bob-password' | grep -q 'password: $BOB_PASSWORD\$'"

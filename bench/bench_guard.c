@@ -13,6 +13,9 @@
  *             case folding and NFKD run);
  *   alternatives  from="form:u|query:u|auth-user:any" with the recipe's
  *             normalize (only the query is present);
+ *   mediawiki  the MediaWiki recipe's normalize (html-entities ... only:)
+ *             on "User:userNNNN", and on "J&ouml;rgNNNN" (an entity
+ *             looked up in libxml2's table, then libunistring's steps);
  *   no list   the default row again, the peer of the two list rows (a
  *             machine that changes speed during the run moves both): they
  *             are printed against it, not against the first row;
@@ -62,7 +65,14 @@
 #include "conf/suspect_conf.h"
 #include "guard/guard.h"
 #include "limits/suspect_limits.h"
+#include "request/normalize.h"
 #include "suspect_store.h"
+
+/* The MediaWiki rows' html-entities step, linked as the loaders of
+ * suspect.xml link it (request/normalize.h): this program builds its
+ * guards itself. */
+__attribute__((used)) static suspect_rc_t (*const html_step)(
+    const char *, size_t, char *, size_t *) = mw_norm_html_decode;
 
 #define NAMES  4096
 #define RUN_MS 200
@@ -70,7 +80,9 @@
 
 #define DOKU_NORM                                                              \
     "strip-controls casefold unaccent alnum "                                  \
-    "map:ae=a,oe=o,ue=u,\xc3\xa6=a,\xc3\xb0=d,\xc3\xbe=t,dh=d,th=t"
+    "map:ae=a,oe=o,ue=u,dh=d,th=t,\xce\xbc=u only:a-z0-9"
+#define MW_NORM                                                                \
+    "html-entities casefold unaccent alnum:: strip-prefix:user: only:a-z0-9"
 
 typedef struct row {
     const char *name;
@@ -101,6 +113,9 @@ static const row_t rows[] = {
     {"dokuwiki recipe, non-ASCII", "query:u", DOKU_NORM, "%C3%84user", NULL, 0},
     {"alternatives + recipe", "form:u|query:u|auth-user:any", DOKU_NORM,
      "User.", NULL, 0},
+    {"mediawiki recipe, User: prefix", "query:u", MW_NORM, "User%3Auser", NULL,
+     0},
+    {"mediawiki recipe, entity", "query:u", MW_NORM, "J%26ouml%3Brg", NULL, 0},
     {"no list (the default, again)", "query:u", NULL, "user", NULL, 0},
     {"deny list, 100,000 blocks", "query:u", NULL, "user", "Deny", 0},
     {"allow list, 200,000 entries", "query:u client-ip", NULL, "user", "Allow",

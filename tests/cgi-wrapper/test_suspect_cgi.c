@@ -410,6 +410,12 @@ static void test_bad_config(void)
          "<Failure status=\"401\"/></Route></Suspect>",
          "suspect.xml:2: Route: <Failure> needs the program's response, "
          "which suspect-cgi never sees"},
+        {"<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>\n"
+         "<Route action=\"Hello\" path=\"/x\"><Identity type=\"M\"\n"
+         " from=\"form:u\" normalize=\"html-entities only:a-z\"/>"
+         "</Route></Suspect>",
+         "suspect.xml:2: Identity: normalize html-entities needs the HTML "
+         "entity table of an XML parser"},
     };
     char missing[TEST_PATH_MAX];
 

@@ -119,10 +119,16 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
 {
     mw_watch_t *w = suspect_malloc(sizeof(*w));
     mw_outcome_t o = MW_OUTCOME_UNKNOWN;
+    const char *why = NULL;
     suspect_err_t err;
     bool complete;
 
-    if (w != NULL && !mw_watch_init(w, v->route)) {
+    req->plain_body = mw_outcome_reads_body(v->route);
+    if (w != NULL &&
+        !mw_watch_init(w, v->route,
+                       req->plain_body
+                           ? mw_req_param(req, "REQUEST_METHOD", NULL)
+                           : NULL)) {
         free(w);
         w = NULL;
     }
@@ -134,7 +140,7 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
     req->watch = NULL;
     req->watch_arg = NULL;
     if (w != NULL) {
-        o = mw_watch_outcome(w, complete);
+        o = mw_watch_outcome(w, complete, &why);
         mw_watch_free(w);
         free(w);
     }
@@ -149,7 +155,10 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
                "settle %s: %s; the attempt counts when its slot ends",
                v->route->action, msg);
     }
-    if (mw_log_enabled(MW_LOG_DEBUG)) {
+    if (complete && why != NULL) {
+        mw_log(MW_LOG_NOTICE, "settle %s: response not judged (%s): counted",
+               v->route->action, why);
+    } else if (mw_log_enabled(MW_LOG_DEBUG)) {
         mw_log(MW_LOG_DEBUG, "settle %s: response %s%s", v->route->action,
                mw_outcome_name(o), complete ? "" : " (cut: counted)");
     }

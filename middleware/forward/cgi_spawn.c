@@ -157,10 +157,13 @@ int mw_cgi_which(const mw_cgi_opts_t *opts, const mw_req_t *req, char *script,
 
 /* ---- the image: argv, envp, directory ----------------------------------- */
 
-/* Whether the request variable p goes into the environment as it is. */
-static bool env_keep(const mw_param_t *p, bool replace_clen, const char *pass)
+/* Whether the request variable p goes into the environment as it is
+ * (plain: not the client's Accept-Encoding, mw_req_t.plain_body). */
+static bool env_keep(const mw_param_t *p, bool replace_clen, bool plain,
+                     const char *pass)
 {
     if (!fwd_param_allowed(p->name, p->name_len, pass) ||
+        (plain && fwd_param_encoding(p->name, p->name_len)) ||
         (p->name_len == 15 && memcmp(p->name, "SCRIPT_FILENAME", 15) == 0)) {
         return false;
     }
@@ -204,7 +207,7 @@ suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
     for (size_t i = 0; i < req->nparams; i++) {
         const mw_param_t *p = &req->params[i];
 
-        if (env_keep(p, clen != NULL, pass)) {
+        if (env_keep(p, clen != NULL, req->plain_body, pass)) {
             count++;
             bytes += p->name_len + p->value_len + 2;
             have_gw |= p->name_len == 17 &&
@@ -225,7 +228,7 @@ suspect_rc_t cgi_image_build(const mw_req_t *req, const char *script,
     for (size_t i = 0; i < req->nparams; i++) {
         const mw_param_t *p = &req->params[i];
 
-        if (env_keep(p, clen != NULL, pass)) {
+        if (env_keep(p, clen != NULL, req->plain_body, pass)) {
             env_put(img, &k, &pos, p->name, p->name_len, p->value,
                     p->value_len);
         }

@@ -28,10 +28,12 @@
  *    PHP_VALUE and PHP_ADMIN_VALUE are php.ini itself: they pass only
  *    when named in full, never through a prefix such as PHP_*.
  * HTTP_PROXY never goes on, even when named (httpoxy: it would become the
- * application's outgoing proxy).  Anything else is dropped.  What the
- * forwarders set themselves (a CGI program's PATH, GATEWAY_INTERFACE and
- * resolved SCRIPT_FILENAME; the upstream's <Upstream scriptFilename>,
- * REDIRECT_STATUS and CONTENT_LENGTH) is theirs to add.
+ * application's outgoing proxy).  HTTP_ACCEPT_ENCODING stays behind for a
+ * route whose rule searches the response body for a text: a compressed
+ * body would hide the text (mw_req_t.plain_body; the forwarders ask).  Anything
+ * else is dropped.  What the forwarders set themselves (a CGI program's PATH,
+ * GATEWAY_INTERFACE and resolved SCRIPT_FILENAME; the upstream's <Upstream
+ * scriptFilename>, REDIRECT_STATUS and CONTENT_LENGTH) is theirs to add.
  *
  * Cost: a header's name is checked first (most variables are headers),
  * then a binary search of a sorted table of short names, then one scan of
@@ -159,4 +161,9 @@ bool fwd_param_allowed(const char *name, size_t len, const char *pass)
     }
     return header_name(name, len) || cgi_name(name, len) ||
            operator_name(name, len, pass);
+}
+
+bool fwd_param_encoding(const char *name, size_t len)
+{
+    return is(name, len, "HTTP_ACCEPT_ENCODING");
 }

@@ -21,4 +21,9 @@
  */
 bool fwd_param_allowed(const char *name, size_t len, const char *pass);
 
+/* Whether name[0..len) is HTTP_ACCEPT_ENCODING, which neither forwarder
+ * passes on for a request whose response body a rule reads
+ * (mw_req_t.plain_body): the application then answers uncompressed. */
+bool fwd_param_encoding(const char *name, size_t len);
+
 #endif

@@ -317,6 +317,7 @@ suspect_rc_t mw_upstream_forward(mw_upstream_t *u, mw_req_t *req,
     e.script_len = u->script_len;
     e.pass = u->pass;
     e.clen_len = 0;
+    e.plain = req->plain_body;
     if (clen < 0) {
         rc = read_body(req, u->max_body, &mem, &mem_len, &res->status, err);
         if (rc != SUSPECT_OK) {

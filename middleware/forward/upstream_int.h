@@ -59,6 +59,7 @@ typedef struct up_edits {
     const char *pass; /* the operator's passParams, or NULL */
     char clen[24];    /* replacement CONTENT_LENGTH, or "" */
     size_t clen_len;
+    bool plain; /* HTTP_ACCEPT_ENCODING left out (mw_req_t.plain_body) */
 } up_edits_t;
 
 /* Builds the prelude of req into c->pre (upstream_prelude.c), with the

@@ -105,6 +105,9 @@ static bool name_is(const mw_param_t *p, const char *name, size_t len)
 static bool keep_param(const mw_param_t *p, const up_edits_t *e, bool *redirect,
                        bool *ini_dropped)
 {
+    if (e->plain && fwd_param_encoding(p->name, p->name_len)) {
+        return false;
+    }
     if (!fwd_param_allowed(p->name, p->name_len, e->pass)) {
         *ini_dropped |=
             NAME_IS(p, "PHP_VALUE") || NAME_IS(p, "PHP_ADMIN_VALUE");

@@ -280,7 +280,9 @@ static suspect_rc_t decided(suspect_guard_req_t *r)
     if (v->kind == MW_VERDICT_ALLOW && v->ticket.id != 0) {
         r->held = true;
         r->watch = suspect_malloc(sizeof(*r->watch));
-        if (r->watch != NULL && !mw_watch_init(r->watch, v->route)) {
+        if (r->watch != NULL &&
+            !mw_watch_init(r->watch, v->route,
+                           mw_req_param(&r->req, "REQUEST_METHOD", NULL))) {
             free(r->watch);
             r->watch = NULL;
         }
@@ -418,13 +420,14 @@ suspect_rc_t suspect_guard_req_settle(suspect_guard_req_t *r, bool complete,
                                       suspect_err_t *err)
 {
     mw_outcome_t o = MW_OUTCOME_UNKNOWN;
+    const char *why = NULL;
     suspect_rc_t rc;
 
     if (r == NULL || !r->held) {
         return SUSPECT_OK;
     }
     if (r->watch != NULL) {
-        o = mw_watch_outcome(r->watch, complete);
+        o = mw_watch_outcome(r->watch, complete, &why);
         mw_watch_free(r->watch);
         free(r->watch);
         r->watch = NULL;
@@ -433,7 +436,10 @@ suspect_rc_t suspect_guard_req_settle(suspect_guard_req_t *r, bool complete,
     rc =
         mw_guard_settle(r->owner->store, &r->res, &r->v,
                         !complete || o != MW_OUTCOME_SUCCEEDED, wall_ms(), err);
-    if (mw_log_enabled(MW_LOG_DEBUG)) {
+    if (complete && why != NULL) {
+        mw_log(MW_LOG_NOTICE, "settle %s: response not judged (%s): counted",
+               r->v.route->action, why);
+    } else if (mw_log_enabled(MW_LOG_DEBUG)) {
         mw_log(MW_LOG_DEBUG, "settle %s: response %s%s", r->v.route->action,
                mw_outcome_name(o), complete ? "" : " (cut: counted)");
     }

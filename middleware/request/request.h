@@ -132,6 +132,11 @@ struct mw_req {
      * written; NULL = none. */
     void (*watch)(void *arg, const void *buf, size_t n);
     void *watch_arg;
+    /* Set for a route whose rule searches the response's body for a text
+     * (outcome.h): the forwarders leave the client's Accept-Encoding out
+     * (HTTP_ACCEPT_ENCODING), so that the application answers with a body
+     * the text can be found in. */
+    bool plain_body;
     /* Header lines written before the first byte of output (e.g.
      * "X-Suspect-Shadow: would-deny\r\n"), never seen by watch; NULL =
      * none.  Borrowed until the request ends. */

@@ -11,19 +11,33 @@
  * of that size; a text is searched there with memmem() when the outcome
  * is asked for, so a text split across two writes is found.
  *
+ * Blind bodies.  A body text can only be searched in a body that holds
+ * the text as the application wrote it.  HEAD asks for no body (PHP runs
+ * the whole script, checks the password, and sends none), 204 and 304
+ * have none, and a Content-Encoding other than identity (ob_gzhandler's
+ * gzip when the client sends Accept-Encoding) hides it: the watcher notes
+ * why (w->blind) and a pattern with a text is then undecided, never "no
+ * match", however complete the response.  The forwarders keep the
+ * client's Accept-Encoding from such routes (mw_req_t.plain_body), so a
+ * legitimate client meets this only from an application that compresses
+ * unasked.
+ *
  * Judging.  One pattern matches when its statuses hold the status, its
  * location prefixes the Location value (or, for an absolute URL, the
  * value's path: "https://host/login?error=1" matches "/login?error"), and
  * its body text is among the body bytes kept.  A pattern is undecided when
  * it has a text that was not found and fewer than its `within` bytes came
- * from a response that was cut.  <Failure> routes: FAILED when a pattern
- * matches, SUCCEEDED when every pattern is decided and none matches.
- * <Success> routes: SUCCEEDED when a pattern matches, FAILED when every
- * pattern is decided and none matches.  Anything else is UNKNOWN, which
- * the caller counts: an attacker never gains by cutting a response.
+ * from a response that was cut, or it has a text and the body is blind.
+ * <Failure> routes: FAILED when a pattern matches, SUCCEEDED when every
+ * pattern is decided and none matches.  <Success> routes: SUCCEEDED when
+ * a pattern matches, FAILED when every pattern is decided and none
+ * matches.  Anything else is UNKNOWN, which the caller counts: an
+ * attacker never gains by cutting a response, nor by asking for a body
+ * the text cannot be found in.
  *
  * Cost: a copy of the header block and of at most `want` body bytes per
- * request of such a route, one parse, one search per pattern.
+ * request of such a route, one parse, one search per pattern; with a
+ * text, one more scan of the block for Content-Encoding.
  */
 #include "outcome.h"
 
@@ -33,7 +47,18 @@
 
 #include "alloc.h"
 
-bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route)
+bool mw_outcome_reads_body(const suspect_conf_route_t *route)
+{
+    for (size_t i = 0; i < route->noutcomes; i++) {
+        if (route->outcomes[i].body != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route,
+                   const char *method)
 {
     memset(w, 0, offsetof(mw_watch_t, head));
     w->route = route;
@@ -43,6 +68,9 @@ bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route)
         if (o->body != NULL && o->within > w->want) {
             w->want = o->within;
         }
+    }
+    if (w->want > 0 && method != NULL && strcmp(method, "HEAD") == 0) {
+        w->blind = "a HEAD request has no body";
     }
     if (w->want > 0) {
         w->body = suspect_malloc(w->want);
@@ -88,6 +116,23 @@ static const char *header_value(const char *head, size_t len, const char *name,
     return NULL;
 }
 
+/* Whether a Content-Encoding line of the block says other than identity
+ * (every line is looked at: a second one would apply on top). */
+static bool encoded(const char *head, size_t len)
+{
+    const char *p = head, *v;
+    size_t n;
+
+    while ((v = header_value(p, len - (size_t)(p - head), "Content-Encoding",
+                             &n)) != NULL) {
+        if (n > 0 && !(n == 8 && strncasecmp(v, "identity", 8) == 0)) {
+            return true;
+        }
+        p = v + n;
+    }
+    return false;
+}
+
 /* Parses the finished header block. */
 static void head_parse(mw_watch_t *w)
 {
@@ -101,6 +146,14 @@ static void head_parse(mw_watch_t *w)
         w->status = (st[0] - '0') * 100 + (st[1] - '0') * 10 + (st[2] - '0');
     } else {
         w->status = w->location != NULL ? 302 : 200;
+    }
+    if (w->blind != NULL || w->want == 0) {
+        return; /* already blind, or no text to search */
+    }
+    if (w->status == 204 || w->status == 304) {
+        w->blind = "a 204 or 304 response has no body";
+    } else if (encoded(w->head, w->head_len)) {
+        w->blind = "the body is encoded (Content-Encoding)";
     }
 }
 
@@ -191,6 +244,9 @@ static int pattern_matches(const mw_watch_t *w, const suspect_conf_outcome_t *o,
     if (o->body == NULL) {
         return 1;
     }
+    if (w->blind != NULL) {
+        return -1;
+    }
     len = w->body_len < o->within ? w->body_len : o->within;
     if (memmem(w->body, len, o->body, strlen(o->body)) != NULL) {
         return 1;
@@ -198,12 +254,18 @@ static int pattern_matches(const mw_watch_t *w, const suspect_conf_outcome_t *o,
     return complete || len >= o->within ? 0 : -1;
 }
 
-mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete)
+mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete,
+                              const char **why)
 {
     bool failures = w->route->count == SUSPECT_COUNT_FAILURES;
     bool undecided = false;
+    const char *unused;
 
+    why = why != NULL ? why : &unused;
+    *why = NULL;
     if (!w->head_done || w->head_overflow) {
+        *why = w->head_done ? "headers longer than 8 KiB"
+                            : "the headers never ended";
         return MW_OUTCOME_UNKNOWN;
     }
     for (size_t i = 0; i < w->route->noutcomes; i++) {
@@ -215,6 +277,7 @@ mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete)
         undecided |= m < 0;
     }
     if (undecided) {
+        *why = w->blind != NULL ? w->blind : "cut before a text's bound";
         return MW_OUTCOME_UNKNOWN;
     }
     return failures ? MW_OUTCOME_SUCCEEDED : MW_OUTCOME_FAILED;

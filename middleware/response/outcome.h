@@ -8,6 +8,12 @@
  * "Status:" header; without one 302 when there is a Location, else 200),
  * the Location header, and the first bytes of the body, up to the largest
  * `within` of the route's patterns.  It never changes the output.
+ *
+ * A body text is searched only in a body that can be read as the text the
+ * application wrote: not the missing body of a HEAD request or of a 204
+ * or 304, not a body under a Content-Encoding other than identity (gzip
+ * from PHP's ob_gzhandler).  A pattern with a text meets such a response
+ * undecided, so the attempt counts (docs/suspect-xml.md).
  */
 #ifndef MW_OUTCOME_H
 #define MW_OUTCOME_H
@@ -28,6 +34,7 @@ typedef enum mw_outcome {
 
 typedef struct mw_watch {
     const suspect_conf_route_t *route; /* borrowed */
+    const char *blind; /* why the body cannot be searched, NULL: it can */
     size_t head_len;
     bool head_done;     /* the blank line after the headers was seen */
     bool head_overflow; /* headers longer than MW_OUTCOME_HEAD_MAX */
@@ -41,9 +48,14 @@ typedef struct mw_watch {
     char head[MW_OUTCOME_HEAD_MAX];
 } mw_watch_t;
 
-/* Starts watching a response to route (its patterns, borrowed).  false
- * when out of memory for the body buffer. */
-bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route);
+/* Whether one of route's patterns searches the body for a text. */
+bool mw_outcome_reads_body(const suspect_conf_route_t *route);
+
+/* Starts watching a response to route (its patterns, borrowed), asked
+ * for with method (REQUEST_METHOD; NULL when unknown).  false when out of
+ * memory for the body buffer. */
+bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route,
+                   const char *method);
 
 /* Feeds n bytes of output (the signature of mw_req_t.watch). */
 void mw_watch_feed(void *w, const void *buf, size_t n);
@@ -51,8 +63,11 @@ void mw_watch_feed(void *w, const void *buf, size_t n);
 /* What the response said, given that it ended (complete: the application
  * answered it all, not cut short).  A pattern whose criteria cannot all
  * be judged (headers never ended, a body text not found in what came of a
- * cut response) judges nothing: then UNKNOWN. */
-mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete);
+ * cut response, a body that cannot be searched) judges nothing: then
+ * UNKNOWN, and *why (when why is not NULL) says why in a static string;
+ * otherwise *why is NULL. */
+mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete,
+                              const char **why);
 
 /* Frees the body buffer. */
 void mw_watch_free(mw_watch_t *w);

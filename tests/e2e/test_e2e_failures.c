@@ -9,7 +9,10 @@
  * through: 100 wrong guesses sent at once reach it at most LimitCount
  * times (slots in flight hold the limit), the right password never
  * counts, a wrong code answered "200 Invalid code" counts, and a lock
- * follows the failures.
+ * follows the failures.  A rule that reads the body is not walked around
+ * by answers it cannot read (HEAD, gzip from PHP's ob_gzhandler or a CGI
+ * program): they count, and a right password asking for gzip is answered
+ * plain and does not.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -233,6 +236,134 @@ static void test_shadow_then_enforce(void)
     }
     CU_ASSERT_EQUAL(status, 429);
     CU_ASSERT_EQUAL(attempts("login fail eve"), 6 + deadline - 1);
+}
+
+/* A page that checks user and password from the query, compresses its
+ * answer when the client accepts gzip (PHP's ob_gzhandler), and says a
+ * failure only in the body: 200 "Invalid password". */
+static const char gz_php[] =
+    "<?php\n"
+    "ob_start('ob_gzhandler');\n"
+    "$user = (string)($_GET['user'] ?? '');\n"
+    "$ok = $user === 'alice' && ($_GET['password'] ?? '') === 'right';\n"
+    "file_put_contents(__DIR__ . '/attempts.log', sprintf(\"gz %s %s\\n\",\n"
+    "    $ok ? 'ok' : 'fail', preg_replace('/[^a-z]/', '?', $user)),\n"
+    "    FILE_APPEND | LOCK_EX);\n"
+    "header('Content-Type: text/html; charset=utf-8');\n"
+    "echo $ok ? \"<p>Welcome</p>\\n\" : \"<p>Invalid password</p>\\n\";\n";
+
+/* The same as a CGI program; "zip=always" in the query compresses even
+ * when the client did not ask (an application that always does). */
+static const char gz_cgi[] =
+    "#!/bin/sh\n"
+    "q=\"&$QUERY_STRING&\"\n"
+    "user=$(printf '%s' \"$q\" | sed -n 's/.*&user=\\([a-z]*\\)&.*/\\1/p')\n"
+    "case \"$q\" in\n"
+    "*'&user=alice&password=right&'*) ok=ok; text='<p>Welcome</p>' ;;\n"
+    "*) ok=fail; text='<p>Invalid password</p>' ;;\n"
+    "esac\n"
+    "echo \"gz $ok $user\" >> \"${SCRIPT_FILENAME%/*}/attempts.log\"\n"
+    "printf 'Content-Type: text/html\\r\\n'\n"
+    "case \"$HTTP_ACCEPT_ENCODING $q\" in\n"
+    "*gzip*|*zip=always*) printf 'Content-Encoding: gzip\\r\\n\\r\\n'\n"
+    "  [ \"$REQUEST_METHOD\" = HEAD ] || echo \"$text\" | gzip -c ;;\n"
+    "*) printf '\\r\\n'; [ \"$REQUEST_METHOD\" = HEAD ] || echo \"$text\" ;;\n"
+    "esac\n";
+
+/* One GET of path?query with the extra curl arguments a, b (NULL:
+ * none); its status.  *encoded (when not NULL) gets whether the answer
+ * came compressed. */
+static int gz_get(const char *path, const char *query, const char *a,
+                  const char *b, bool *encoded)
+{
+    char url[E2E_URL], target[256];
+    const char *args[4] = {NULL};
+    size_t k = 0;
+    test_http_t r;
+    int status;
+
+    if (a != NULL) {
+        args[k++] = a;
+    }
+    if (b != NULL) {
+        args[k++] = b;
+    }
+    args[k] = url;
+    snprintf(target, sizeof(target), "%s?%s", path, query);
+    e2e_url(url, target);
+    status = e2e_http(&r, args) == 0 ? r.status : 0;
+    if (encoded != NULL) {
+        *encoded = test_http_header(&r, "Content-Encoding") != NULL;
+    }
+    test_http_free(&r);
+    return status;
+}
+
+/* A rule that reads the body cannot be walked around by answers it
+ * cannot read: 8 HEAD requests (no body: the text is never seen) and 8
+ * GETs asking for gzip reach the application 3 times each (LimitCount);
+ * a right password asking for gzip gets a plain answer (Accept-Encoding
+ * is not passed on for such a route) and never counts.  path: the page. */
+static void body_rule_blind(const char *path)
+{
+    bool encoded = true;
+
+    for (int i = 0; i < 8; i++) {
+        (void)gz_get(path, "user=eve&password=x", "-I", NULL, NULL);
+        (void)gz_get(path, "user=mallory&password=x", "-H",
+                     "Accept-Encoding: gzip", NULL);
+    }
+    CU_ASSERT_EQUAL(attempts("gz fail eve"), 3);
+    CU_ASSERT_EQUAL(attempts("gz fail mallory"), 3);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(gz_get(path, "user=alice&password=right", "-H",
+                               "Accept-Encoding: gzip, br", &encoded),
+                        200);
+        CU_ASSERT(!encoded);
+    }
+    CU_ASSERT_EQUAL(attempts("gz ok alice"), 6);
+    /* two wrong ones of hers count, the right one still passes */
+    CU_ASSERT_EQUAL(gz_get(path, "user=alice&password=x", NULL, NULL, NULL),
+                    200);
+    CU_ASSERT_EQUAL(gz_get(path, "user=alice&password=x", NULL, NULL, NULL),
+                    200);
+    CU_ASSERT_EQUAL(gz_get(path, "user=alice&password=right", NULL, NULL, NULL),
+                    200);
+}
+
+/* The route of the page: a GET (so HEAD too) counted when the body says
+ * "Invalid password". */
+#define GZ_ROUTE(path)                                                         \
+    "  <Route action=\"Login\" method=\"GET\" path=\"" path "\">\n"            \
+    "    <Identity type=\"LoginId\" from=\"query:user\"/>\n"                   \
+    "    <Failure status=\"200\" body=\"Invalid password\"/>\n"                \
+    "  </Route>\n</Suspect>"
+
+/* PHP (upstream FastCGI): HEAD and ob_gzhandler. */
+static void test_php_body_rule_blind(void)
+{
+    const char *edits[] = {"</Suspect>", GZ_ROUTE("/gz.php"), NULL};
+
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("gz.php", gz_php) == 0);
+    body_rule_blind("/gz.php");
+}
+
+/* A CGI program: HEAD and gzip, and one that compresses unasked: its
+ * answers cannot be read, so they count (logged). */
+static void test_cgi_body_rule_blind(void)
+{
+    const char *edits[] = {"</Suspect>", GZ_ROUTE("/gz.cgi"), NULL};
+
+    CU_ASSERT_FATAL(e2e_start_cgi(edits) == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("gz.cgi", gz_cgi) == 0);
+    body_rule_blind("/gz.cgi");
+    for (int i = 0; i < 8; i++) {
+        (void)gz_get("/gz.cgi", "user=trent&password=x&zip=always", NULL, NULL,
+                     NULL);
+    }
+    CU_ASSERT_EQUAL(attempts("gz fail trent"), 3);
+    CU_ASSERT(log_count("response not judged (the body is encoded") >= 3);
 }
 
 /* One request to app.cgi?op=..., with a cookie and a body (NULL: GET). */
@@ -507,6 +638,10 @@ int e2e_add_failure_tests(CU_pSuite s)
                                test_php_otp_counts_the_200_failure) == NULL ||
                    CU_add_test(s, "failures: body text (php)",
                                test_php_body_text) == NULL ||
+                   CU_add_test(s, "failures: HEAD and gzip counted (php)",
+                               test_php_body_rule_blind) == NULL ||
+                   CU_add_test(s, "failures: HEAD and gzip counted (cgi)",
+                               test_cgi_body_rule_blind) == NULL ||
                    CU_add_test(s, "failures: 100 wrong passwords at once (cgi)",
                                test_cgi_wrong_guesses_at_once) == NULL ||
                    CU_add_test(s, "failures: no answer counts (cgi)",

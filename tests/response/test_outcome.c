@@ -1,7 +1,8 @@
 /*
  * test_outcome.c - the response watcher (middleware/response/outcome.c):
  * statuses, Location prefixes and body texts judged on responses fed in
- * pieces, and what a cut or an overlong response is judged.
+ * pieces, and what a cut, an overlong response or a body that cannot be
+ * searched (HEAD, 204, 304, Content-Encoding) is judged.
  */
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
@@ -10,23 +11,33 @@
 #include "response/outcome.h"
 #include "suites.h"
 
-/* Judges text fed in pieces of step bytes (0: whole) against route. */
-static mw_outcome_t judge(const suspect_conf_route_t *route, const char *text,
-                          size_t step, bool complete)
+/* Judges text fed in pieces of step bytes (0: whole) against route, the
+ * answer to a request of method; *why gets the reason of an undecided
+ * one (why may be NULL). */
+static mw_outcome_t judge_why(const suspect_conf_route_t *route,
+                              const char *method, const char *text, size_t step,
+                              bool complete, const char **why)
 {
     mw_watch_t *w = calloc(1, sizeof(*w));
     size_t len = strlen(text);
     mw_outcome_t o;
 
-    CU_ASSERT_FATAL(w != NULL && mw_watch_init(w, route));
+    CU_ASSERT_FATAL(w != NULL && mw_watch_init(w, route, method));
     for (size_t i = 0; i < len; i += step != 0 ? step : len) {
         size_t n = step != 0 && len - i > step ? step : len - i;
         mw_watch_feed(w, text + i, n);
     }
-    o = mw_watch_outcome(w, complete);
+    o = mw_watch_outcome(w, complete, why);
     mw_watch_free(w);
     free(w);
     return o;
+}
+
+/* Judges text, the answer to a POST. */
+static mw_outcome_t judge(const suspect_conf_route_t *route, const char *text,
+                          size_t step, bool complete)
+{
+    return judge_why(route, "POST", text, step, complete, NULL);
 }
 
 static suspect_conf_route_t route_of(suspect_count_t count,
@@ -114,6 +125,70 @@ static void test_success_patterns(void)
     CU_ASSERT_EQUAL(judge(&r, "\r\nWel", 0, false), MW_OUTCOME_UNKNOWN);
 }
 
+/* A body that cannot be searched (HEAD, 204, 304, Content-Encoding) is
+ * never "without the text": the pattern is undecided, the attempt counts
+ * with the reason; a pattern without a text still judges. */
+static void test_blind_body(void)
+{
+    suspect_conf_outcome_t o[2] = {{1, {401}, NULL, NULL, 4096, 1},
+                                   {0, {0}, NULL, "Invalid password", 64, 2}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 2);
+    const char *why = "";
+
+    CU_ASSERT(mw_outcome_reads_body(&r));
+    CU_ASSERT_EQUAL(
+        judge_why(&r, "HEAD", "Content-Type: text/html\r\n\r\n", 0, true, &why),
+        MW_OUTCOME_UNKNOWN);
+    CU_ASSERT(why != NULL && strstr(why, "HEAD") != NULL);
+    CU_ASSERT_EQUAL(judge_why(&r, "HEAD", "Status: 401\r\n\r\n", 0, true, &why),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_PTR_NULL(why);
+    CU_ASSERT_EQUAL(
+        judge(&r, "Content-Encoding: gzip\r\n\r\n\x1f\x8b\x08", 0, true),
+        MW_OUTCOME_UNKNOWN);
+    /* every Content-Encoding line counts, any case; identity is plain */
+    CU_ASSERT_EQUAL(judge(&r,
+                          "content-encoding: identity\r\n"
+                          "CONTENT-ENCODING:  br \r\n\r\nWelcome",
+                          3, true),
+                    MW_OUTCOME_UNKNOWN);
+    CU_ASSERT_EQUAL(
+        judge(&r, "Content-Encoding: Identity\r\n\r\nWelcome", 0, true),
+        MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(judge(&r,
+                          "Content-Encoding: identity\r\n\r\nInvalid password",
+                          0, true),
+                    MW_OUTCOME_FAILED);
+    CU_ASSERT_EQUAL(judge_why(&r, "GET", "Status: 304\r\n\r\n", 0, true, &why),
+                    MW_OUTCOME_UNKNOWN);
+    CU_ASSERT(why != NULL && strstr(why, "304") != NULL);
+    CU_ASSERT_EQUAL(judge(&r, "Status: 204\r\n\r\n", 0, true),
+                    MW_OUTCOME_UNKNOWN);
+    CU_ASSERT_EQUAL(judge_why(&r, "GET", "\r\nWelcome", 0, true, &why),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_PTR_NULL(why);
+}
+
+/* A success text that cannot be read is no success: counted. */
+static void test_blind_success(void)
+{
+    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, "Welcome", 64, 1}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
+    suspect_conf_outcome_t s[1] = {{1, {303}, NULL, NULL, 4096, 1}};
+    suspect_conf_route_t plain = route_of(SUSPECT_COUNT_UNLESS_OK, s, 1);
+
+    CU_ASSERT_EQUAL(judge_why(&r, "HEAD", "\r\n", 0, true, NULL),
+                    MW_OUTCOME_UNKNOWN);
+    CU_ASSERT_EQUAL(judge(&r, "Content-Encoding: gzip\r\n\r\nWelcome", 0, true),
+                    MW_OUTCOME_UNKNOWN);
+    CU_ASSERT_EQUAL(judge(&r, "\r\nWelcome", 0, true), MW_OUTCOME_SUCCEEDED);
+    /* no text: nothing to read, a HEAD is judged by its status */
+    CU_ASSERT(!mw_outcome_reads_body(&plain));
+    CU_ASSERT_EQUAL(
+        judge_why(&plain, "HEAD", "Status: 303\r\n\r\n", 0, true, NULL),
+        MW_OUTCOME_SUCCEEDED);
+}
+
 static void test_overlong_headers(void)
 {
     suspect_conf_outcome_t o[1] = {{1, {200}, NULL, NULL, 4096, 1}};
@@ -136,7 +211,11 @@ int deny_add_outcome_tests(CU_pSuite s)
                    CU_add_test(s, "outcome: success patterns",
                                test_success_patterns) == NULL ||
                    CU_add_test(s, "outcome: overlong headers",
-                               test_overlong_headers) == NULL
+                               test_overlong_headers) == NULL ||
+                   CU_add_test(s, "outcome: a body that cannot be read",
+                               test_blind_body) == NULL ||
+                   CU_add_test(s, "outcome: a success that cannot be read",
+                               test_blind_success) == NULL
                ? -1
                : 0;
 }

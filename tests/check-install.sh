@@ -165,6 +165,8 @@ for h in 'Retry-After: 1[0-9][0-9]' 'Content-Type: application/problem+json'; do
     grep -qi "^$h" "$tmp/head" || fail "the 429's header: $(cat "$tmp/head")"
 done
 grep -q '"BankAccountUpdate"' "$tmp/res" || fail "the 429 says: $(cat "$tmp/res")"
+# A sign-in without a user is refused (it would not be counted).
+expect 400 -d "password=right" "$url?op=signin"
 # Only wrong passwords count: the right one, three wrong, the lock-out.
 for want in 200 401 401 401 429; do
     case $want in 401) pass=guess ;; *) pass=right ;; esac

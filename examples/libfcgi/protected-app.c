@@ -94,14 +94,24 @@ static void field(const char *s, const char *name, char *out, size_t size)
     }
 }
 
-/* The legacy application's own code: op=signin checks a password (right:
- * 200, else 401), anything else answers "ok OP" with the length of the
- * body it read. */
+/* Whether pass is user's password (the accounts ann and eve, both
+ * "right"; any other name, the empty one too, has none). */
+static int password_ok(const char *user, const char *pass)
+{
+    return (strcmp(user, "ann") == 0 || strcmp(user, "eve") == 0) &&
+           strcmp(pass, "right") == 0;
+}
+
+/* The legacy application's own code: op=signin checks the user's
+ * password (right: 200, else 401; it checks whatever the user field
+ * holds, even nothing: suspect.xml's route refuses a sign-in without a
+ * user, which would not be counted), anything else answers "ok OP" with
+ * the length of the body it read. */
 static void handle(call_t *c)
 {
     const char *q = FCGX_GetParam("QUERY_STRING", c->fr->envp);
     const char *shadow = suspect_guard_req_header(c->r);
-    char body[4096], op[64], pass[64], out[256];
+    char body[4096], op[64], user[64], pass[64], out[256];
     size_t len = 0;
     ssize_t got;
     int n;
@@ -120,8 +130,9 @@ static void handle(call_t *c)
         put(c, shadow, strlen(shadow));
     }
     if (strcmp(op, "signin") == 0) {
+        field(body, "user", user, sizeof(user));
         field(body, "password", pass, sizeof(pass));
-        n = strcmp(pass, "right") == 0
+        n = password_ok(user, pass)
                 ? snprintf(out, sizeof(out),
                            "Content-Type: text/plain\r\n\r\nsigned in\n")
                 : snprintf(out, sizeof(out),

@@ -303,6 +303,16 @@ static void test_protected_app(void)
     test_http_free(&r);
     /* the application's own code ran for the two allowed updates only */
     CU_ASSERT_EQUAL(performed_in(e2e.log, "performed POST /app?op=bank\n"), 2);
+    /* a sign-in without a user (or an empty one) would not be counted,
+     * and the application checks the password anyway: refused, it never
+     * runs */
+    for (int i = 0; i < 8; i++) {
+        CU_ASSERT_EQUAL(post("/app?op=signin",
+                             i % 2 ? "password=right" : "user=&password=g"),
+                        400);
+    }
+    CU_ASSERT_EQUAL(performed_in(e2e.log, "performed POST /app?op=signin\n"),
+                    0);
     /* sign-ins count by the response: the right password never counts
      * (the form field was read by the guard and again by the app), three
      * wrong ones lock the user out, the right one too after that */

@@ -208,6 +208,13 @@ static void test_identity_sources(void)
         post_status("compose", "x=1; SESSIONID=s1", "to=a&message=b"), 429);
     CU_ASSERT_EQUAL(post_status("compose", "SESSIONID=s2", "to=a&message=b"),
                     200);
+    /* the application sends a message without a session too: refused
+     * (it would not be counted), however often */
+    for (int i = 0; i < 7; i++) {
+        CU_ASSERT_EQUAL(post_status("compose", i % 2 ? "SESSIONID=" : NULL,
+                                    "to=a&message=b"),
+                        400);
+    }
 
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(e2e_status(acc1), 200);

@@ -140,6 +140,11 @@ bool flt_fake_wait_requests(int n, unsigned ms);
  * hung; *at_ms (may be NULL) gets mono_ms() of the last. */
 int flt_fake_peer_gone(long long *at_ms);
 
+/* Waits up to ms (scaled) until the app has seen n connections closed by
+ * its peer: suspect-fcgi closes first, the app's thread notices after, as
+ * late as a loaded machine runs it. */
+bool flt_fake_wait_peer_gone(int n, unsigned ms);
+
 /* Stops every thread and closes the socket.  No-op when not running. */
 void flt_fake_stop(void);
 

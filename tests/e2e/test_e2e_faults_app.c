@@ -83,10 +83,7 @@ static void test_app_hangs(void)
     CU_ASSERT_TRUE(r.ms >= 900 && r.ms < test_scale_ms(1000 + LATE_MS));
     /* suspect-fcgi closed its connection to the app (the fake app's
      * thread notices a moment later) */
-    for (long long end = mono_ms() + test_scale_ms(1000);
-         flt_fake_peer_gone(NULL) == 0 && mono_ms() < end;) {
-        usleep(5000);
-    }
+    CU_ASSERT_TRUE(flt_fake_wait_peer_gone(1, 1000));
     CU_ASSERT_EQUAL(flt_fake_peer_gone(NULL), 1);
     CU_ASSERT_TRUE(flt_daemon_alive());
     CU_ASSERT_TRUE(flt_settle(e2e.fcgi.pid, fds, 0, SETTLE_MS));
@@ -270,10 +267,7 @@ static void test_client_leaves(void)
     left_at = mono_ms();
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_EQUAL(flt_fake_requests(), 1);
-    for (long long end = left_at + test_scale_ms(5000);
-         flt_fake_peer_gone(&gone_at) == 0 && mono_ms() < end;) {
-        usleep(10000);
-    }
+    CU_ASSERT_TRUE(flt_fake_wait_peer_gone(1, 5000));
     CU_ASSERT_EQUAL_FATAL(flt_fake_peer_gone(&gone_at), 1);
     fprintf(stderr,
             "faults: client left: the app's connection closed %lld "
@@ -338,6 +332,7 @@ static void test_abort_request(void)
     }
     CU_ASSERT_TRUE(e2e_fcgi_has(buf, n, 3, NULL, 0));
     CU_ASSERT_FALSE(eof);
+    CU_ASSERT_TRUE(flt_fake_wait_peer_gone(1, 3000));
     CU_ASSERT_EQUAL(flt_fake_peer_gone(&gone_at), 1);
     fprintf(stderr,
             "faults: ABORT_REQUEST: the app's connection closed %lld "

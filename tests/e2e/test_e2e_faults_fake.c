@@ -333,6 +333,23 @@ int flt_fake_peer_gone(long long *at_ms)
     return atomic_load(&fk.peer_gone);
 }
 
+bool flt_fake_wait_peer_gone(int n, unsigned ms)
+{
+    long long end = mono_ms() + test_scale_ms(ms);
+
+    while (flt_fake_peer_gone(NULL) < n) {
+        if (mono_ms() >= end) {
+            fprintf(stderr,
+                    "faults: the fake app saw %d connections closed, "
+                    "not %d\n",
+                    flt_fake_peer_gone(NULL), n);
+            return false;
+        }
+        usleep(5000);
+    }
+    return true;
+}
+
 bool flt_fake_wait_requests(int n, unsigned ms)
 {
     long long end = mono_ms() + test_scale_ms(ms);

@@ -52,6 +52,9 @@ static void test_sigterm_hung_app(void)
     CU_ASSERT_TRUE(WIFEXITED(e2e.fcgi.status) &&
                    WEXITSTATUS(e2e.fcgi.status) == 0);
     CU_ASSERT_EQUAL(r.status, 504);
+    /* the daemon closed its connection to the app before it exited; the
+     * app's thread notices when it runs */
+    CU_ASSERT_TRUE(flt_fake_wait_peer_gone(1, 3000));
     CU_ASSERT_EQUAL(flt_fake_peer_gone(NULL), 1);
     CU_ASSERT_EQUAL(flt_log_count("upstream requests still running"), 1);
     CU_ASSERT_EQUAL(flt_log_count("cancelled: the daemon is stopping"), 1);

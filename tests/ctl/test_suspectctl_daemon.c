@@ -295,8 +295,9 @@ static void test_redis_daemon_cache(void)
     ctl_run_t r;
 
     CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
-    snprintf(store, sizeof(store), "<Store type=\"redis\" url=\"%s\"/>",
-             rs.url);
+    snprintf(store, sizeof(store),
+             "<Store type=\"redis\" url=\"%s\" timeoutMs=\"%u\"/>", rs.url,
+             test_scale_ms(5000));
     CU_ASSERT_EQUAL_FATAL(daemon_start(&d, "redisd", store), 0);
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(login(&d, "77"), 200);

@@ -36,7 +36,9 @@ static const char *redis_conf(char conf[TEST_PATH_MAX], const char *url)
 
     snprintf(conf, TEST_PATH_MAX, "%s/redis.xml", ctl_dir);
     snprintf(store, sizeof(store),
-             "<Store type=\"redis\" url=\"%s\"/><Keys prefix=\"app1:\"/>", url);
+             "<Store type=\"redis\" url=\"%s\" timeoutMs=\"%u\"/>"
+             "<Keys prefix=\"app1:\"/>",
+             url, test_scale_ms(5000));
     CU_ASSERT_EQUAL(ctl_write_conf(conf, store), 0);
     return conf;
 }

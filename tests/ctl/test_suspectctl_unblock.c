@@ -214,8 +214,9 @@ static void test_man_example_redis_dotnet(void)
         test_redis_cmd(&rs, "EXPIRE SecureForgotAccount:12345 1800"));
     freeReplyObject(test_redis_cmd(
         &rs, "SET SecureForgotAccount:12345:locked 12345 EX 1800"));
-    snprintf(store, sizeof(store), "<Store type=\"redis\" url=\"%s\"/>",
-             rs.url);
+    snprintf(store, sizeof(store),
+             "<Store type=\"redis\" url=\"%s\" timeoutMs=\"%u\"/>", rs.url,
+             test_scale_ms(5000));
     write_conf(conf, sizeof(conf), "man-redis", store);
 
     CU_ASSERT_EQUAL(run_example(conf, "redis"), 0);

@@ -84,9 +84,16 @@ static bool all_ascii(const char *s, size_t n)
     return true;
 }
 
-/* Copies the valid UTF-8 of s[0..n) into d (room for n), dropping the
- * bytes that are not. */
-static size_t utf8_clean(const char *s, size_t n, char *d)
+/* What a pass over UTF-8 does with one code point: NULL keeps it, else
+ * the string written in its place ("" drops it; never longer than the
+ * character, so a pass can run in place). */
+typedef const char *(*cp_fn)(ucs4_t uc, const void *ctx);
+
+/* One pass over s[0..n) into d (room for n; d may be s): the bytes that
+ * are not UTF-8 dropped, each code point kept when fn is NULL, else as fn
+ * says.  Returns the new length. */
+static size_t utf8_pass(const char *s, size_t n, char *d, cp_fn fn,
+                        const void *ctx)
 {
     const uint8_t *p = (const uint8_t *)s;
     const uint8_t *e = p + n;
@@ -95,15 +102,29 @@ static size_t utf8_clean(const char *s, size_t n, char *d)
     while (p < e) {
         ucs4_t uc;
         int w = u8_mbtoucr(&uc, p, (size_t)(e - p));
+        const char *to;
         if (w <= 0) {
             p++;
             continue;
         }
-        memcpy(d + k, p, (size_t)w);
-        k += (size_t)w;
+        to = fn != NULL ? fn(uc, ctx) : NULL;
+        if (to != NULL) {
+            memcpy(d + k, to, strlen(to));
+            k += strlen(to);
+        } else {
+            memmove(d + k, p, (size_t)w);
+            k += (size_t)w;
+        }
         p += w;
     }
     return k;
+}
+
+/* Copies the valid UTF-8 of s[0..n) into d (room for n), dropping the
+ * bytes that are not. */
+static size_t utf8_clean(const char *s, size_t n, char *d)
+{
+    return utf8_pass(s, n, d, NULL, NULL);
 }
 
 static void do_trim(const step_t *s, const char *in, size_t n, wbuf_t *out)
@@ -176,31 +197,35 @@ static void do_map(const step_t *s, const char *in, size_t n, wbuf_t *out)
     out->len = k;
 }
 
+/* keep_category's question: which category, kept or dropped, and the
+ * ASCII bytes kept besides (NULL: none). */
+struct keep_cat {
+    uc_general_category_t cat;
+    bool keep;
+    const uint8_t *extra;
+};
+
+static const char *keep_cat_fn(ucs4_t uc, const void *ctx)
+{
+    const struct keep_cat *c = ctx;
+
+    if (uc_is_general_category(uc, c->cat) == c->keep ||
+        (c->extra != NULL && uc < 0x80 &&
+         set_has(c->extra, (unsigned char)uc))) {
+        return NULL;
+    }
+    return "";
+}
+
 /* Keeps the code points of s[0..n) (valid UTF-8) whose category is in
  * cat (or, when extra is not NULL, that are ASCII bytes of extra), in
  * place; returns the new length. */
 static size_t keep_category(char *s, size_t n, uc_general_category_t cat,
                             bool keep, const uint8_t *extra)
 {
-    const uint8_t *p = (const uint8_t *)s;
-    const uint8_t *e = p + n;
-    size_t k = 0;
+    const struct keep_cat c = {cat, keep, extra};
 
-    while (p < e) {
-        ucs4_t uc;
-        int w = u8_mbtoucr(&uc, p, (size_t)(e - p));
-        if (w <= 0) {
-            p++;
-            continue;
-        }
-        if (uc_is_general_category(uc, cat) == keep ||
-            (extra != NULL && uc < 0x80 && set_has(extra, (unsigned char)uc))) {
-            memmove(s + k, p, (size_t)w);
-            k += (size_t)w;
-        }
-        p += w;
-    }
-    return k;
+    return utf8_pass(s, n, s, keep_cat_fn, &c);
 }
 
 /* Latin letters that canonical decomposition leaves whole, as unaccent
@@ -218,10 +243,15 @@ static const struct latin {
     {0x0192, "f"},  {0x1e9e, "SS"},
 };
 
-static const char *latin_find(ucs4_t uc)
+static const char *latin_find(ucs4_t uc, const void *ctx)
 {
     size_t lo = 0;
     size_t hi = sizeof(latin) / sizeof(latin[0]);
+
+    (void)ctx;
+    if (uc < 0x80) {
+        return NULL;
+    }
 
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -241,28 +271,7 @@ static const char *latin_find(ucs4_t uc)
  * letters of the table replaced, in place; returns the new length. */
 static size_t unaccent_latin(char *s, size_t n)
 {
-    const uint8_t *p = (const uint8_t *)s;
-    const uint8_t *e = p + n;
-    size_t k = 0;
-
-    while (p < e) {
-        ucs4_t uc;
-        int w = u8_mbtoucr(&uc, p, (size_t)(e - p));
-        const char *to = w > 1 ? latin_find(uc) : NULL;
-        if (w <= 0) {
-            p++;
-            continue;
-        }
-        if (to != NULL) {
-            memcpy(s + k, to, strlen(to));
-            k += strlen(to);
-        } else {
-            memmove(s + k, p, (size_t)w);
-            k += (size_t)w;
-        }
-        p += w;
-    }
-    return k;
+    return utf8_pass(s, n, s, latin_find, NULL);
 }
 
 /* only: true when every character of in[0..n) is in the step's class

@@ -24,20 +24,6 @@
 #include "helpers/procs.h"
 #include "helpers/util.h"
 
-static const char pm_app[] =
-    "#!/usr/bin/perl\n"
-    "use strict; use CGI;\n"
-    "my $q = CGI->new;\n"
-    "my $op = $q->url_param('op') // '';\n"
-    "my $p = $q->param('member') // '';\n"
-    "my $c = $q->cookie('member') // '';\n"
-    "if ($op eq 'login' || $op eq 'bank') {\n"
-    "  open(my $f, '>>', '@DIR@/performed.log') or die;\n"
-    "  print $f ($op eq 'bank' ? \"bank $c\\n\" : \"login $p\\n\");\n"
-    "  close $f;\n"
-    "}\n"
-    "print \"Content-Type: text/plain\\r\\n\\r\\n[$op p=$p c=$c]\";\n";
-
 static const char pm_limits[] =
     "<ArrayOfSuspectUsageSettingEntity>\n"
     "  <SuspectUsageSettingEntity Action=\"Login\" LimitCount=\"2\""
@@ -119,34 +105,13 @@ static void send_shape(cgi_out_t *r, const shape_t *s, const char *op, int i)
     free(cookie);
 }
 
-/* How many lines of DIR/performed.log are exactly line. */
-static int performed(const char *line)
-{
-    char path[TEST_PATH_MAX];
-    size_t len = strlen(line);
-    char *text;
-    int n = 0;
-
-    snprintf(path, sizeof(path), "%s/performed.log", e2e.dir);
-    text = test_read_file(path, NULL);
-    for (const char *p = text; p != NULL && *p != '\0';) {
-        const char *nl = strchr(p, '\n');
-        size_t l = nl != NULL ? (size_t)(nl - p) : strlen(p);
-
-        n += l == len && memcmp(p, line, len) == 0;
-        p = nl != NULL ? nl + 1 : p + l;
-    }
-    free(text);
-    return n;
-}
-
 static void test_cgipm(void)
 {
     char path[TEST_PATH_MAX];
     cgi_out_t r;
 
     snprintf(path, sizeof(path), "%s", e2e.conf);
-    CU_ASSERT_FATAL(e2e_write_cgi("pm.cgi", pm_app) == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("pm.cgi", e2e_cgipm_app) == 0);
     CU_ASSERT_FATAL(test_write_file(e2e.limits, pm_limits, strlen(pm_limits)) ==
                     0);
     {
@@ -173,18 +138,18 @@ static void test_cgipm(void)
             cgirun_free(&r);
         }
     }
-    if (performed("login victim") > 2 || performed("bank m2") > 2) {
+    if (e2e_performed("login victim") > 2 || e2e_performed("bank m2") > 2) {
         fprintf(stderr, "\n  performed: login %d, bank %d (limits 2)\n",
-                performed("login victim"), performed("bank m2"));
+                e2e_performed("login victim"), e2e_performed("bank m2"));
     }
-    CU_ASSERT(performed("login victim") == 2);
-    CU_ASSERT(performed("bank m2") == 2);
+    CU_ASSERT(e2e_performed("login victim") == 2);
+    CU_ASSERT(e2e_performed("bank m2") == 2);
     /* "?op=%u006cogin" is CGI.pm's op=login: refused, never performed. */
     send_shape(&r, &(shape_t){"op=%u006cogin", "member=carol", NULL, ""}, "",
                1);
     CU_ASSERT(cgirun_starts(&r, "Status: 400"));
     cgirun_free(&r);
-    CU_ASSERT_EQUAL(performed("login carol"), 0);
+    CU_ASSERT_EQUAL(e2e_performed("login carol"), 0);
 }
 
 int cgirun_add_cgipm_tests(struct CU_Suite *s)

@@ -53,6 +53,7 @@
 #include "suites.h"
 #include "test_e2e_abuse.h"
 #include "helpers/util.h"
+#include "helpers/vgwrap.h"
 
 #define ABUSE_CAP   2000
 #define FLOOD       100000
@@ -141,6 +142,62 @@ long abuse_retry_after(const char *text)
     const char *s = strstr(text, "Retry-After: ");
 
     return s != NULL ? strtol(s + 13, NULL, 10) : -1;
+}
+
+int abuse_post(const char *qs, const char *body, const char *cookie,
+               const char *addr, char *out, size_t size)
+{
+    char script[TEST_PATH_MAX], uri[256], len[32], params[4096];
+    const char *vars[] = {"REQUEST_METHOD",
+                          "POST",
+                          "REQUEST_URI",
+                          uri,
+                          "QUERY_STRING",
+                          qs,
+                          "SCRIPT_NAME",
+                          "/app.cgi",
+                          "SCRIPT_FILENAME",
+                          script,
+                          "REMOTE_ADDR",
+                          addr,
+                          "CONTENT_LENGTH",
+                          len,
+                          "CONTENT_TYPE",
+                          "application/x-www-form-urlencoded",
+                          "REDIRECT_STATUS",
+                          "200",
+                          "SERVER_PROTOCOL",
+                          "HTTP/1.1",
+                          cookie != NULL ? "HTTP_COOKIE" : NULL,
+                          cookie,
+                          NULL};
+    size_t plen = 0;
+    int fd = e2e_fcgi_connect();
+    int rc;
+
+    out[0] = '\0';
+    if (fd < 0) {
+        return -1;
+    }
+    snprintf(script, sizeof(script), "%s/app/app.cgi", e2e.dir);
+    snprintf(uri, sizeof(uri), "/app.cgi?%s", qs);
+    snprintf(len, sizeof(len), "%zu", strlen(body));
+    for (size_t k = 0; vars[k] != NULL; k += 2) {
+        e2e_fcgi_pair(params, sizeof(params), &plen, vars[k], vars[k + 1]);
+    }
+    rc = e2e_fcgi_exchange(fd, 1, false, params, plen, body, strlen(body), out,
+                           size, test_scale_ms(10000));
+    close(fd);
+    return rc == 0 ? e2e_cgi_status(out) : -1;
+}
+
+int abuse_performed(const char *op, const char *who)
+{
+    char path[TEST_PATH_MAX], line[256];
+
+    snprintf(path, sizeof(path), "%s/performed.log", e2e.app);
+    snprintf(line, sizeof(line), "%s %s", op, who);
+    return test_count_lines(path, line);
 }
 
 /* The variables of a POST /app.cgi?op=op from addr with the cookie. */

@@ -24,6 +24,15 @@ int abuse_decide(int fd, int role, const char *const vars[], char *out,
 /* The Retry-After of a response text, or -1. */
 long abuse_retry_after(const char *text);
 
+/* POST /app.cgi?qs with body from addr (cookie: NULL for none) straight
+ * to suspect-fcgi (the CGI shape), on a new connection: the status, the
+ * response text in out; -1 when no answer came. */
+int abuse_post(const char *qs, const char *body, const char *cookie,
+               const char *addr, char *out, size_t size);
+
+/* How many lines of DIR/app/performed.log are exactly "op who". */
+int abuse_performed(const char *op, const char *who);
+
 /* The tests of test_e2e_abuse_bytes.c, test_e2e_abuse_parsers.c,
  * test_e2e_abuse_paths.c, test_e2e_abuse_env.c, test_e2e_abuse_slow.c and
  * test_e2e_abuse_readings.c, test_e2e_abuse_multipart.c,

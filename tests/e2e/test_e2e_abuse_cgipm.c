@@ -27,90 +27,6 @@
 #include "helpers/vgwrap.h"
 #include "test_e2e_abuse.h"
 
-static const char pm_app[] =
-    "#!/usr/bin/perl\n"
-    "use strict; use CGI;\n"
-    "my $q = CGI->new;\n"
-    "my $op = $q->url_param('op') // '';\n"
-    "my $p = $q->param('member') // '';\n"
-    "my $c = $q->cookie('member') // '';\n"
-    "if ($op eq 'login' || $op eq 'bank') {\n"
-    "  open(my $f, '>>', '@DIR@/performed.log') or die;\n"
-    "  print $f ($op eq 'bank' ? \"bank $c\\n\" : \"login $p\\n\");\n"
-    "  close $f;\n"
-    "}\n"
-    "print \"Content-Type: text/plain\\r\\n\\r\\n[$op p=$p c=$c]\";\n";
-
-/* POST /app.cgi?qs with body from addr (cookie: NULL for none) straight
- * to suspect-fcgi: the status, the response text in out. */
-static int post(const char *qs, const char *body, const char *cookie,
-                const char *addr, char *out, size_t size)
-{
-    char script[TEST_PATH_MAX], uri[256], len[32], params[4096];
-    const char *vars[] = {"REQUEST_METHOD",
-                          "POST",
-                          "REQUEST_URI",
-                          uri,
-                          "QUERY_STRING",
-                          qs,
-                          "SCRIPT_NAME",
-                          "/app.cgi",
-                          "SCRIPT_FILENAME",
-                          script,
-                          "REMOTE_ADDR",
-                          addr,
-                          "CONTENT_LENGTH",
-                          len,
-                          "CONTENT_TYPE",
-                          "application/x-www-form-urlencoded",
-                          "REDIRECT_STATUS",
-                          "200",
-                          "SERVER_PROTOCOL",
-                          "HTTP/1.1",
-                          cookie != NULL ? "HTTP_COOKIE" : NULL,
-                          cookie,
-                          NULL};
-    size_t plen = 0;
-    int fd = e2e_fcgi_connect();
-    int rc;
-
-    out[0] = '\0';
-    if (fd < 0) {
-        return -1;
-    }
-    snprintf(script, sizeof(script), "%s/app/app.cgi", e2e.dir);
-    snprintf(uri, sizeof(uri), "/app.cgi?%s", qs);
-    snprintf(len, sizeof(len), "%zu", strlen(body));
-    for (size_t k = 0; vars[k] != NULL; k += 2) {
-        e2e_fcgi_pair(params, sizeof(params), &plen, vars[k], vars[k + 1]);
-    }
-    rc = e2e_fcgi_exchange(fd, 1, false, params, plen, body, strlen(body), out,
-                           size, test_scale_ms(10000));
-    close(fd);
-    return rc == 0 ? e2e_cgi_status(out) : -1;
-}
-
-/* How many lines of the program's log are exactly line. */
-static int performed(const char *line)
-{
-    char path[TEST_PATH_MAX];
-    char *text;
-    int n = 0;
-    size_t len = strlen(line);
-
-    snprintf(path, sizeof(path), "%s/performed.log", e2e.dir);
-    text = test_read_file(path, NULL);
-    for (const char *p = text; p != NULL && *p != '\0';) {
-        const char *nl = strchr(p, '\n');
-        size_t l = nl != NULL ? (size_t)(nl - p) : strlen(p);
-
-        n += l == len && memcmp(p, line, len) == 0;
-        p = nl != NULL ? nl + 1 : p + l;
-    }
-    free(text);
-    return n;
-}
-
 /* One attack shape: the query, the body and the cookie (NULL: none),
  * "@OP@" in each the op, "@N@" the attempt's number; and what the
  * program prints when it reads the victim. */
@@ -142,8 +58,8 @@ static void attack(const shape_t *s, const char *op, int first)
         fill(body, sizeof(body), s->body, op, i);
         fill(cookie, sizeof(cookie), s->cookie != NULL ? s->cookie : "", op, i);
         snprintf(addr, sizeof(addr), "198.51.100.%d", 10 + i);
-        post(qs, body, s->cookie != NULL ? cookie : NULL, addr, out,
-             sizeof(out));
+        abuse_post(qs, body, s->cookie != NULL ? cookie : NULL, addr, out,
+                   sizeof(out));
         if (strcmp(op, "view") == 0 && strstr(out, s->reads) == NULL) {
             CU_FAIL("CGI.pm does not read the shape as the victim");
             fprintf(stderr, "\n  %s | %s | %s: %.300s\n", qs, body, cookie,
@@ -162,12 +78,12 @@ static void run(const shape_t *shapes, size_t n, const char *op,
         attack(&shapes[i], "view", (int)(6 * i));
         attack(&shapes[i], op, (int)(100 + 6 * i));
     }
-    if (performed(line) > limit) {
+    if (e2e_performed(line) > limit) {
         fprintf(stderr, "\n  \"%s\" performed %d times, limit %d\n", line,
-                performed(line), limit);
+                e2e_performed(line), limit);
     }
-    CU_ASSERT(performed(line) <= limit);
-    CU_ASSERT(performed(line) > 0);
+    CU_ASSERT(e2e_performed(line) <= limit);
+    CU_ASSERT(e2e_performed(line) > 0);
 }
 
 static void test_cgipm(void)
@@ -187,14 +103,14 @@ static void test_cgipm(void)
     char out[8192];
 
     CU_ASSERT_FATAL(e2e_start_cgi(NULL) == 0);
-    CU_ASSERT_FATAL(e2e_write_cgi("app.cgi", pm_app) == 0);
+    CU_ASSERT_FATAL(e2e_write_cgi("app.cgi", e2e_cgipm_app) == 0);
     run(login, sizeof(login) / sizeof(login[0]), "login", "login victim", 2);
     run(bank, sizeof(bank) / sizeof(bank[0]), "bank", "bank m2", 2);
     /* "?op=%u006cogin" is CGI.pm's op=login: refused, never performed. */
-    CU_ASSERT_EQUAL(post("op=%u006cogin", "member=carol", NULL, "192.0.2.50",
-                         out, sizeof(out)),
+    CU_ASSERT_EQUAL(abuse_post("op=%u006cogin", "member=carol", NULL,
+                               "192.0.2.50", out, sizeof(out)),
                     400);
-    CU_ASSERT_EQUAL(performed("login carol"), 0);
+    CU_ASSERT_EQUAL(e2e_performed("login carol"), 0);
 }
 
 int abuse_add_cgipm_tests(CU_pSuite s)

@@ -80,51 +80,14 @@ static const lang_t langs[] = {
       {"", "%0B"}}},
 };
 
-/* POST /app.cgi?op=OP with body on a new connection: the status, the
+/* POST /app.cgi?op=OP with body from 192.0.2.9: the status, the
  * response text in out. */
 static int post(const char *op, const char *body, char *out, size_t size)
 {
-    char script[TEST_PATH_MAX], uri[64], qs[32], len[32], params[4096];
-    const char *vars[] = {"REQUEST_METHOD",
-                          "POST",
-                          "REQUEST_URI",
-                          uri,
-                          "QUERY_STRING",
-                          qs,
-                          "SCRIPT_NAME",
-                          "/app.cgi",
-                          "SCRIPT_FILENAME",
-                          script,
-                          "REMOTE_ADDR",
-                          "192.0.2.9",
-                          "CONTENT_LENGTH",
-                          len,
-                          "CONTENT_TYPE",
-                          "application/x-www-form-urlencoded",
-                          "REDIRECT_STATUS",
-                          "200",
-                          "SERVER_PROTOCOL",
-                          "HTTP/1.1",
-                          NULL};
-    size_t plen = 0;
-    int fd = e2e_fcgi_connect();
-    int rc;
+    char qs[32];
 
-    out[0] = '\0';
-    if (fd < 0) {
-        return -1;
-    }
-    snprintf(script, sizeof(script), "%s/app/app.cgi", e2e.dir);
-    snprintf(uri, sizeof(uri), "/app.cgi?op=%s", op);
     snprintf(qs, sizeof(qs), "op=%s", op);
-    snprintf(len, sizeof(len), "%zu", strlen(body));
-    for (size_t k = 0; vars[k] != NULL; k += 2) {
-        e2e_fcgi_pair(params, sizeof(params), &plen, vars[k], vars[k + 1]);
-    }
-    rc = e2e_fcgi_exchange(fd, 1, false, params, plen, body, strlen(body), out,
-                           size, test_scale_ms(10000));
-    close(fd);
-    return rc == 0 ? e2e_cgi_status(out) : -1;
+    return abuse_post(qs, body, NULL, "192.0.2.9", out, size);
 }
 
 /* Whether out's body is "[hex of user]". */

@@ -29,24 +29,6 @@
 #define CAP   512
 #define FLOOD (4 * CAP)
 
-/* Lines "op who" in DIR/app/performed.log. */
-static int performed(const char *op, const char *who)
-{
-    char path[TEST_PATH_MAX], line[256];
-    char *text, *p;
-    int n = 0;
-
-    snprintf(path, sizeof(path), "%s/performed.log", e2e.app);
-    snprintf(line, sizeof(line), "%s %s\n", op, who);
-    text = test_read_file(path, NULL);
-    for (p = text; p != NULL && (p = strstr(p, line)) != NULL; p++) {
-        n += p == text || p[-1] == '\n';
-    }
-    free(text);
-    return n;
-}
-
-/* POSTs form to /index.php?op=op through nginx; the status. */
 static int post(const char *op, const char *form)
 {
     char url[E2E_URL], path[64];
@@ -160,9 +142,10 @@ static void test_flood_resets_nothing(void)
     CU_ASSERT_EQUAL(post("forgot", "account=victim"), 200);
     CU_ASSERT_EQUAL(post("forgot", "account=victim"), 429);
     fprintf(stderr, "\n  performed: %d logins (limit 2), %d resets (limit 3) ",
-            performed("login", "victim"), performed("forgot", "victim"));
-    CU_ASSERT_EQUAL(performed("login", "victim"), 2);
-    CU_ASSERT_EQUAL(performed("forgot", "victim"), 3);
+            abuse_performed("login", "victim"),
+            abuse_performed("forgot", "victim"));
+    CU_ASSERT_EQUAL(abuse_performed("login", "victim"), 2);
+    CU_ASSERT_EQUAL(abuse_performed("forgot", "victim"), 3);
 }
 
 int abuse_add_reset_tests(CU_pSuite s)

@@ -40,25 +40,6 @@ static int performed_start(void)
     return chmod(path, 0666);
 }
 
-/* Lines "op who" in DIR/app/performed.log. */
-static int performed(const char *op, const char *who)
-{
-    char path[TEST_PATH_MAX], line[256];
-    char *text, *p;
-    int n = 0;
-
-    snprintf(path, sizeof(path), "%s/performed.log", e2e.app);
-    snprintf(line, sizeof(line), "%s %s\n", op, who);
-    text = test_read_file(path, NULL);
-    for (p = text; p != NULL && (p = strstr(p, line)) != NULL; p++) {
-        n += p == text || p[-1] == '\n';
-    }
-    free(text);
-    return n;
-}
-
-/* POSTs a wrong password for member to target (sent as it is); the
- * status. */
 static int guess(const char *target, const char *member)
 {
     char url[E2E_URL], form[128];
@@ -75,18 +56,19 @@ static void guesses_counted(const char *const *targets, const char *member,
                             int limit)
 {
     for (size_t i = 0; targets[i] != NULL; i++) {
-        int before = performed("login", member), st = guess(targets[i], member);
+        int before = abuse_performed("login", member),
+            st = guess(targets[i], member);
 
-        if (performed("login", member) > before) {
+        if (abuse_performed("login", member) > before) {
             fprintf(stderr, " [%s ran the login (%d)]", targets[i], st);
         }
     }
-    if (performed("login", member) > limit) {
+    if (abuse_performed("login", member) > limit) {
         fprintf(stderr, "\n  %s: %d passwords checked, the limit is %d\n",
-                member, performed("login", member), limit);
+                member, abuse_performed("login", member), limit);
     }
-    CU_ASSERT(performed("login", member) <= limit);
-    CU_ASSERT(performed("login", member) >= 1); /* it did run */
+    CU_ASSERT(abuse_performed("login", member) <= limit);
+    CU_ASSERT(abuse_performed("login", member) >= 1); /* it did run */
 }
 
 /* The directory index, nginx auth_request -> PHP. */

@@ -125,6 +125,15 @@ int e2e_status(const char *const args[]);
  * script with "@DIR@" replaced. */
 int e2e_write_cgi(const char *name, const char *script);
 
+/* A Perl CGI.pm 4.55 program for e2e_write_cgi(): reads url_param('op'),
+ * param('member') and cookie('member'); for op=login appends "login
+ * FORM", for op=bank "bank COOKIE", to DIR/performed.log; prints
+ * "[OP p=FORM c=COOKIE]" (e2e_apps.c). */
+extern const char e2e_cgipm_app[];
+
+/* How many lines of DIR/performed.log are exactly line. */
+int e2e_performed(const char *line);
+
 /* Whether r is the denial of action (limit per window_s) with a
  * Retry-After in retry_min..retry_max, RateLimit-Policy, RateLimit (r=0)
  * and Cache-Control: no-store; says what differs on stderr. */

@@ -100,6 +100,23 @@ char *test_read_file(const char *path, size_t *len)
     return buf;
 }
 
+int test_count_lines(const char *path, const char *line)
+{
+    size_t len = strlen(line);
+    char *text = test_read_file(path, NULL);
+    int n = 0;
+
+    for (const char *p = text; p != NULL && *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t l = nl != NULL ? (size_t)(nl - p) : strlen(p);
+
+        n += l == len && memcmp(p, line, len) == 0;
+        p = nl != NULL ? nl + 1 : p + l;
+    }
+    free(text);
+    return n;
+}
+
 suspect_identity_t test_identity(const char *type, const char *value)
 {
     suspect_identity_t id;

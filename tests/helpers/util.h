@@ -25,6 +25,10 @@ int test_write_file(const char *path, const char *data, size_t len);
 /* Reads a whole file into a NUL-terminated malloc'ed buffer, or NULL. */
 char *test_read_file(const char *path, size_t *len);
 
+/* How many lines of the file at path are exactly line (0 when there is no
+ * such file). */
+int test_count_lines(const char *path, const char *line);
+
 /* An identity with one value (a C string). */
 suspect_identity_t test_identity(const char *type, const char *value);
 

@@ -55,6 +55,11 @@ mw_verdict_t gt_decide(gt_fixture_t *f, const char *const *vars,
 mw_verdict_t gt_decide_at(gt_fixture_t *f, const char *const *vars,
                           const char *body, int64_t now_ms);
 
+/* gt_decide() on POST uri with QUERY_STRING qs (NULL: none), a form body
+ * (NULL: none) and one more variable extra ("NAME=value", NULL: none). */
+mw_verdict_t gt_post(gt_fixture_t *f, const char *uri, const char *qs,
+                     const char *body, const char *extra);
+
 /* Hits in the window of action's seed key for value (9999 on error). */
 uint32_t gt_count(gt_fixture_t *f, const char *action, const char *value);
 

@@ -184,6 +184,32 @@ mw_verdict_t gt_decide(gt_fixture_t *f, const char *const *vars,
     return gt_decide_at(f, vars, body, GT_NOW);
 }
 
+mw_verdict_t gt_post(gt_fixture_t *f, const char *uri, const char *qs,
+                     const char *body, const char *extra)
+{
+    char u[512], q[512], len[64];
+    const char *vars[8];
+    size_t n = 0;
+
+    snprintf(u, sizeof(u), "REQUEST_URI=%s", uri);
+    vars[n++] = u;
+    vars[n++] = "REQUEST_METHOD=POST";
+    if (qs != NULL) {
+        snprintf(q, sizeof(q), "QUERY_STRING=%s", qs);
+        vars[n++] = q;
+    }
+    if (body != NULL) {
+        snprintf(len, sizeof(len), "CONTENT_LENGTH=%zu", strlen(body));
+        vars[n++] = len;
+        vars[n++] = "CONTENT_TYPE=application/x-www-form-urlencoded";
+    }
+    if (extra != NULL) {
+        vars[n++] = extra;
+    }
+    vars[n] = NULL;
+    return gt_decide(f, vars, body);
+}
+
 /* Hits counted now for the key of action and value (type Id, seed keys). */
 uint32_t gt_count(gt_fixture_t *f, const char *action, const char *value)
 {

@@ -41,25 +41,10 @@ static int pm_open(pm_t *p, const char *from, bool op)
 static mw_verdict_t pm_post(pm_t *p, const char *qs, const char *body,
                             const char *cookie)
 {
-    char q[512], len[64], ck[512];
-    const char *vars[8];
-    size_t n = 0;
+    char ck[512];
 
-    vars[n++] = "REQUEST_URI=/app.cgi";
-    vars[n++] = "REQUEST_METHOD=POST";
-    snprintf(q, sizeof(q), "QUERY_STRING=%s", qs);
-    vars[n++] = q;
-    if (body != NULL) {
-        snprintf(len, sizeof(len), "CONTENT_LENGTH=%zu", strlen(body));
-        vars[n++] = len;
-        vars[n++] = "CONTENT_TYPE=application/x-www-form-urlencoded";
-    }
-    if (cookie != NULL) {
-        snprintf(ck, sizeof(ck), "HTTP_COOKIE=%s", cookie);
-        vars[n++] = ck;
-    }
-    vars[n] = NULL;
-    return gt_decide(&p->f, vars, body);
+    snprintf(ck, sizeof(ck), "HTTP_COOKIE=%s", cookie != NULL ? cookie : "");
+    return gt_post(&p->f, "/app.cgi", qs, body, cookie != NULL ? ck : NULL);
 }
 
 /* ';' separates parameters for CGI.pm: the value it reads is counted. */

@@ -46,26 +46,7 @@ static int open_user(one_t *o, const char *from, const char *norm,
 static mw_verdict_t post(one_t *o, const char *qs, const char *body,
                          const char *extra)
 {
-    char q[512], len[64];
-    const char *vars[8];
-    size_t n = 0;
-
-    vars[n++] = "REQUEST_URI=/login.php";
-    vars[n++] = "REQUEST_METHOD=POST";
-    if (qs != NULL) {
-        snprintf(q, sizeof(q), "QUERY_STRING=%s", qs);
-        vars[n++] = q;
-    }
-    if (body != NULL) {
-        snprintf(len, sizeof(len), "CONTENT_LENGTH=%zu", strlen(body));
-        vars[n++] = len;
-        vars[n++] = "CONTENT_TYPE=application/x-www-form-urlencoded";
-    }
-    if (extra != NULL) {
-        vars[n++] = extra;
-    }
-    vars[n] = NULL;
-    return gt_decide(&o->f, vars, body);
+    return gt_post(&o->f, "/login.php", qs, body, extra);
 }
 
 /* Every spelling DokuWiki makes "alice" is one counter. */

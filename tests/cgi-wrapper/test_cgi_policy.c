@@ -227,15 +227,8 @@ static suspect_status_t lmdb_status(const char *action, const char *value)
 static int logged(const char *text)
 {
     char at[TEST_PATH_MAX];
-    char *log = test_read_file(e2e_path(at, "lighttpd.log"), NULL);
-    int n = 0;
 
-    for (char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
-         p += strlen(text)) {
-        n++;
-    }
-    free(log);
-    return n;
+    return test_count_text(e2e_path(at, "lighttpd.log"), text);
 }
 
 /* Requests until the compiled configuration is saved for the sources as
@@ -427,7 +420,6 @@ static void test_escalation(void)
      * make within 1 s). */
     unsigned s = test_scale_ms(1000) / 1000;
     char limits[640];
-    int st = 0;
 
     snprintf(limits, sizeof(limits),
              "<ArrayOfSuspectUsageSettingEntity>\n"
@@ -445,20 +437,7 @@ static void test_escalation(void)
                     0);
     START();
     CU_ASSERT_FATAL(test_write_file(e2e.limits, limits, strlen(limits)) == 0);
-    for (int k = 0; k < 3; k++) {
-        /* the attempt that counts (waiting out the last lock first) */
-        for (long long end = mono_ms() + test_scale_ms(10000);;) {
-            (void)login_retry_ms(&st);
-            if (st != 429 || mono_ms() >= end) {
-                break;
-            }
-            usleep(50000);
-        }
-        CU_ASSERT_EQUAL(st, 200);
-        /* the next one makes the lock: its countdown is its length */
-        CU_ASSERT_EQUAL(login_retry_ms(&st), 1000L * s << k);
-        CU_ASSERT_EQUAL(st, 429);
-    }
+    e2e_check_escalation(login_retry_ms, 200, s);
     CU_ASSERT_EQUAL(performed("/login.cgi", "alice"), 3);
 }
 

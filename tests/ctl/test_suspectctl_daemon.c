@@ -75,27 +75,12 @@ static void daemon_stop(daemon_t *d)
     test_proc_stop(&d->proc, SIGTERM, test_scale_ms(5000));
 }
 
-/* How many times the daemons' log (shared by the suite's daemons) holds
- * text. */
-static int log_count(const daemon_t *d, const char *text)
-{
-    char *log = test_read_file(d->proc.log, NULL);
-    int n = 0;
-
-    for (const char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
-         p += strlen(text)) {
-        n++;
-    }
-    free(log);
-    return n;
-}
-
 /* Waits (5 s, scaled) until the log holds text n times; whether it did. */
 static bool wait_log_count(const daemon_t *d, const char *text, int n)
 {
     long long end = mono_ms() + test_scale_ms(5000);
 
-    while (log_count(d, text) < n) {
+    while (test_count_text(d->proc.log, text) < n) {
         if (mono_ms() >= end) {
             return false;
         }
@@ -180,7 +165,7 @@ static void test_memory_daemon(void)
             "LimitDuration=\"60\"/>\n"
             "</ArrayOfSuspectUsageSettingEntity>\n";
 
-        int said = log_count(&d, "keeping the running limits");
+        int said = test_count_text(d.proc.log, "keeping the running limits");
 
         CU_ASSERT_EQUAL(test_write_file(limits, bad, strlen(bad)), 0);
         /* The daemon's own look (every second) reports the file first;

@@ -173,20 +173,6 @@ static void test_cgi_wrong_guesses_at_once(void)
     CU_ASSERT_EQUAL(attempts("login ok alice"), 6);
 }
 
-/* Occurrences of text in suspect-fcgi's log. */
-static int log_count(const char *text)
-{
-    char *log = test_read_file(e2e.log, NULL);
-    int n = 0;
-
-    for (const char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
-         p += strlen(text)) {
-        n++;
-    }
-    free(log);
-    return n;
-}
-
 /* Shadow mode: six wrong passwords all reach the application; the three
  * that enforcement would refuse are logged as would-deny and marked by
  * the shadow header; then one attribute, reloaded, enforces the limit,
@@ -225,8 +211,10 @@ static void test_shadow_then_enforce(void)
         test_http_free(&r);
     }
     CU_ASSERT_EQUAL(attempts("login fail eve"), 6);
-    CU_ASSERT_EQUAL(log_count("would-deny /login.php action=Login status=429"),
-                    3);
+    CU_ASSERT_EQUAL(
+        test_count_text(e2e.log,
+                        "would-deny /login.php action=Login status=429"),
+        3);
     CU_ASSERT_EQUAL_FATAL(
         e2e_write_example("suspect-login.xml", "suspect.xml", enforce), 0);
     CU_ASSERT_EQUAL(
@@ -363,7 +351,8 @@ static void test_cgi_body_rule_blind(void)
                      NULL);
     }
     CU_ASSERT_EQUAL(attempts("gz fail trent"), 3);
-    CU_ASSERT(log_count("response not judged (the body is encoded") >= 3);
+    CU_ASSERT(test_count_text(e2e.log,
+                              "response not judged (the body is encoded") >= 3);
 }
 
 /* One request to app.cgi?op=..., with a cookie and a body (NULL: GET). */
@@ -533,7 +522,6 @@ static void test_escalation_through_the_stack(void)
      * may not make within 1 s). */
     unsigned s = test_scale_ms(1000) / 1000;
     char limits[512];
-    int status = 0;
 
     snprintf(limits, sizeof(limits),
              "<ArrayOfSuspectUsageSettingEntity>\n"
@@ -548,23 +536,7 @@ static void test_escalation_through_the_stack(void)
     CU_ASSERT_FATAL(e2e_write_limits(limits) == 0);
     CU_ASSERT_FATAL(test_wait_file_text(e2e.log, "limits reloaded",
                                         test_scale_ms(5000)) == 0);
-    for (int k = 0; k < 3; k++) {
-        long ms;
-
-        /* the failure that counts (waiting out the last lock first) */
-        for (long long end = mono_ms() + test_scale_ms(10000);;) {
-            (void)wrong_password(&status);
-            if (status != 429 || mono_ms() >= end) {
-                break;
-            }
-            usleep(50000);
-        }
-        CU_ASSERT_EQUAL(status, 401);
-        /* the next attempt makes the lock: its countdown is its length */
-        ms = wrong_password(&status);
-        CU_ASSERT_EQUAL(status, 429);
-        CU_ASSERT_EQUAL(ms, 1000L * s << k);
-    }
+    e2e_check_escalation(wrong_password, 401, s);
     CU_ASSERT_EQUAL(attempts("login fail carol"), 3);
 }
 

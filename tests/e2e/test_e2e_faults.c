@@ -418,15 +418,7 @@ bool flt_settle(pid_t pid, int fds, int kids, unsigned ms)
 
 int flt_log_count(const char *text)
 {
-    char *log = test_read_file(e2e.log, NULL);
-    int n = 0;
-
-    for (const char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
-         p += strlen(text)) {
-        n++;
-    }
-    free(log);
-    return n;
+    return test_count_text(e2e.log, text);
 }
 
 bool flt_log_wait(const char *text, int n, unsigned ms)

@@ -266,28 +266,13 @@ static pid_t wait_pid_file(const char *name)
     return -1;
 }
 
-/* How many times the daemon's log holds text (the log is appended to by
- * every daemon a test starts). */
-static int log_count(const char *text)
-{
-    char *log = test_read_file(e2e.log, NULL);
-    int n = 0;
-
-    for (const char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
-         p += strlen(text)) {
-        n++;
-    }
-    free(log);
-    return n;
-}
-
 /* Waits up to ms until the log holds text more than n times: a line of
  * the running daemon, not of one before it.  0 or -1. */
 static int wait_log_more(const char *text, int n, unsigned ms)
 {
     long long end = mono_ms() + test_scale_ms(ms);
 
-    while (log_count(text) <= n) {
+    while (test_count_text(e2e.log, text) <= n) {
         if (mono_ms() >= end) {
             return -1;
         }
@@ -341,7 +326,7 @@ static void test_sigterm_grace(void)
     pid = start_sleeper(&job, "sleeper1.pid");
     CU_ASSERT_FATAL(pid > 0);
     t0 = mono_ms();
-    seen = log_count("no new requests");
+    seen = test_count_text(e2e.log, "no new requests");
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     CU_ASSERT_EQUAL(wait_log_more("no new requests", seen, 2000), 0);
     /* Not accepting any more: nginx cannot connect. */
@@ -362,7 +347,7 @@ static void test_sigterm_grace(void)
                                        0, NULL) == 0);
     pid = start_sleeper(&job, "sleeper2.pid");
     CU_ASSERT_FATAL(pid > 0);
-    seen = log_count("no new requests");
+    seen = test_count_text(e2e.log, "no new requests");
     CU_ASSERT_EQUAL(test_proc_signal(&e2e.fcgi, SIGTERM), 0);
     CU_ASSERT_EQUAL(wait_log_more("no new requests", seen, 2000), 0);
     usleep(200000); /* the grace holds: still running */

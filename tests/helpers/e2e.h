@@ -134,6 +134,13 @@ extern const char e2e_cgipm_app[];
 /* How many lines of DIR/performed.log are exactly line. */
 int e2e_performed(const char *line);
 
+/* Repeat offenders, three locks (BlockFactor 2, a lock of s seconds
+ * first): for k = 0, 1, 2, attempt() until it is not a 429 (10 s, scaled:
+ * the last lock waited out), which must be pass; the next attempt must be
+ * the 429 of a lock of 1000 * s << k ms.  attempt() puts its status in
+ * *st and returns the retryAfterMs of a 429 (-1 otherwise) (e2e_apps.c). */
+void e2e_check_escalation(long (*attempt)(int *st), int pass, unsigned s);
+
 /* Whether r is the denial of action (limit per window_s) with a
  * Retry-After in retry_min..retry_max, RateLimit-Policy, RateLimit (r=0)
  * and Cache-Control: no-store; says what differs on stderr. */

@@ -5,14 +5,20 @@
  * A program here is text for e2e_write_cgi() ("@DIR@" is the stack's
  * directory); each appends one line per operation it performs to
  * DIR/performed.log, so a test compares what ran with what was counted.
+ * e2e_check_escalation() is what a repeat offender meets, the same
+ * through every front (suspect-cgi, suspect-fcgi).
  * The text is static and only read; e2e_performed() owns nothing after
  * it returns.
  */
 #include "e2e.h"
 
+#include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <unistd.h>
 
+#include "clock.h"
 #include "util.h"
+#include "vgwrap.h"
 
 const char e2e_cgipm_app[] =
     "#!/usr/bin/perl\n"
@@ -34,4 +40,26 @@ int e2e_performed(const char *line)
 
     snprintf(path, sizeof(path), "%s/performed.log", e2e.dir);
     return test_count_lines(path, line);
+}
+
+void e2e_check_escalation(long (*attempt)(int *st), int pass, unsigned s)
+{
+    for (int k = 0; k < 3; k++) {
+        int st = 0;
+        long ms;
+
+        /* the attempt that counts (waiting out the last lock first) */
+        for (long long end = mono_ms() + test_scale_ms(10000);;) {
+            (void)attempt(&st);
+            if (st != 429 || mono_ms() >= end) {
+                break;
+            }
+            usleep(50000);
+        }
+        CU_ASSERT_EQUAL(st, pass);
+        /* the next one makes the lock: its countdown is its length */
+        ms = attempt(&st);
+        CU_ASSERT_EQUAL(st, 429);
+        CU_ASSERT_EQUAL(ms, 1000L * s << k);
+    }
 }

@@ -117,6 +117,19 @@ int test_count_lines(const char *path, const char *line)
     return n;
 }
 
+int test_count_text(const char *path, const char *text)
+{
+    char *log = test_read_file(path, NULL);
+    int n = 0;
+
+    for (const char *p = log; p != NULL && (p = strstr(p, text)) != NULL;
+         p += strlen(text)) {
+        n++;
+    }
+    free(log);
+    return n;
+}
+
 suspect_identity_t test_identity(const char *type, const char *value)
 {
     suspect_identity_t id;

@@ -29,6 +29,10 @@ char *test_read_file(const char *path, size_t *len);
  * such file). */
 int test_count_lines(const char *path, const char *line);
 
+/* How many times text (not empty) stands in the file at path, counted
+ * without overlap (0 when there is no such file). */
+int test_count_text(const char *path, const char *text);
+
 /* An identity with one value (a C string). */
 suspect_identity_t test_identity(const char *type, const char *value);
 

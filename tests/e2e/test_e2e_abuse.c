@@ -279,15 +279,7 @@ static long flood_sessions(int fd, const char *tag, unsigned first, unsigned n)
 /* How many times the daemon's log says "(store full)". */
 static long store_full_lines(void)
 {
-    char *log = test_read_file(e2e.log, NULL);
-    long n = 0;
-
-    for (const char *s = log; s != NULL && (s = strstr(s, "(store full)"));
-         s++) {
-        n++;
-    }
-    free(log);
-    return n;
+    return test_count_text(e2e.log, "(store full)");
 }
 
 /* n logins from addresses of 2001:db8::/32, numbered from first: all in

@@ -4,13 +4,14 @@
  * three failed verifications).
  *
  * Each element is one pattern; it matches a response when every criterion
- * it gives holds: status (a list of 100..599), location (a prefix of the
- * Location header) and body (a text among the first `within` bytes of the
- * body, 4096 by default, at most 64 KiB).  A route with <Failure> counts an
- * attempt when one of them matches; a route with <Success> counts it
- * unless one matches, the form an attacker cannot dodge by making a failed
- * attempt look unusual.  A route has one kind or the other, at most
- * SUSPECT_CONF_MAX_OUTCOMES elements.
+ * it gives holds: status (a list of 100..599), location (a path, and
+ * maybe a query, the Location header names: a path from the root, never a
+ * host; hosts= lists the hosts an absolute URL may name) and body (a text among
+ * the first `within` bytes of the body, 4096 by default, at most 64 KiB).  A
+ * route with <Failure> counts an attempt when one of them matches; a route with
+ * <Success> counts it unless one matches, the form an attacker cannot dodge by
+ * making a failed attempt look unusual.  A route has one kind or the other, at
+ * most SUSPECT_CONF_MAX_OUTCOMES elements.
  *
  * What the patterns need is checked against the whole file in
  * conf_outcomes_check(): the response, which only forward mode sees.
@@ -99,23 +100,48 @@ static suspect_rc_t set_body(conf_build_t *b, const conf_site_t *at, void *obj,
 
 static const conf_text_t location_text = {
     TEXT_MAX,
-    NULL,
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    "-._~!$&'()*+,;=:@/?%[]",
     0,
     0,
+    "/",
+    NULL,
+    "must be a path and maybe a query, such as \"/login?error\": a Location "
+    "is compared by its path (an absolute URL's host by hosts=)"};
+
+/* location="/account": a path from the root, not "//host" (which a
+ * Location would read as a host). */
+static suspect_rc_t set_location(conf_build_t *b, const conf_site_t *at,
+                                 void *obj, const conf_attr_t *a, const char *v,
+                                 size_t n)
+{
+    if (n >= 2 && v[0] == '/' && v[1] == '/') {
+        return conf_bad_value(b, at, v, n, location_text.what);
+    }
+    return conf_set_text(b, at, obj, a, v, n);
+}
+
+static const conf_text_t hosts_text = {
+    TEXT_MAX,
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.:[]",
+    1,
+    0,
     NULL,
     NULL,
-    "must be printable ASCII without spaces, such as \"/login?error\""};
+    "must be host names, with a port where the Location gives one, "
+    "separated by spaces, such as \"www.example.org example.org:8443\""};
 static const conf_num_t within_range = {1, SUSPECT_CONF_WITHIN_MAX, CONF_BYTES,
                                         CONF_SIZE};
 
-enum { OC_STATUS, OC_LOCATION, OC_BODY, OC_WITHIN };
+enum { OC_STATUS, OC_LOCATION, OC_BODY, OC_WITHIN, OC_HOSTS };
 
 static const conf_attr_t outcome_attrs[] = {
     [OC_STATUS] = {"status", set_statuses, 0, NULL, 0},
-    [OC_LOCATION] = {"location", conf_set_text, OOFF(location), &location_text,
+    [OC_LOCATION] = {"location", set_location, OOFF(location), &location_text,
                      0},
     [OC_BODY] = {"body", set_body, 0, NULL, 0},
     [OC_WITHIN] = {"within", conf_set_num, OOFF(within), &within_range, 0},
+    [OC_HOSTS] = {"hosts", conf_set_text, OOFF(hosts), &hosts_text, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next outcome slot of the current route, of kind count. */
@@ -178,6 +204,11 @@ static suspect_rc_t outcome_end(conf_build_t *b, void *obj, uint32_t seen,
                          "within is the length of the body "
                          "searched: it needs a body");
     }
+    if ((seen & (1u << OC_HOSTS)) && !(seen & (1u << OC_LOCATION))) {
+        return conf_fail(b, line,
+                         "hosts are those an absolute Location may name: "
+                         "they need a location");
+    }
     return SUSPECT_OK;
 }
 
@@ -186,6 +217,28 @@ const conf_elem_t conf_failure_elem = {
 
 const conf_elem_t conf_success_elem = {
     "Success", outcome_attrs, NULL, success_begin, outcome_end, OOFF(line), 0};
+
+/* A <Success> that a body text alone tells: a failure page that shows
+ * what the client sent (the user name, a search) holds any text the
+ * client chooses, so the attempt is read as a success. */
+static suspect_rc_t warn_reflected(conf_build_t *b,
+                                   const suspect_conf_route_t *r)
+{
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        const suspect_conf_outcome_t *o = &r->outcomes[i];
+
+        if (o->body != NULL && o->location == NULL &&
+            conf_warn(b, o->line,
+                      "Success: a body text can be spelled by the client "
+                      "when the failure page shows what it sent (a user "
+                      "name \"%.40s\"): give it a status or a location "
+                      "the failure never has, or use <Failure>",
+                      o->body) != SUSPECT_OK) {
+            return SUSPECT_E_NOMEM;
+        }
+    }
+    return SUSPECT_OK;
+}
 
 suspect_rc_t conf_outcomes_check(conf_build_t *b)
 {
@@ -196,6 +249,10 @@ suspect_rc_t conf_outcomes_check(conf_build_t *b)
 
         if (r->count == SUSPECT_COUNT_ALL) {
             continue;
+        }
+        if (r->count == SUSPECT_COUNT_UNLESS_OK &&
+            warn_reflected(b, r) != SUSPECT_OK) {
+            return SUSPECT_E_NOMEM;
         }
         if (c->mode != SUSPECT_MODE_FORWARD) {
             return conf_fail(b, r->line,

@@ -96,10 +96,13 @@ typedef enum suspect_param_in {
 typedef struct suspect_conf_outcome {
     size_t nstatus; /* 0 = any status */
     int status[SUSPECT_CONF_MAX_STATUSES];
-    const char *location; /* Location starts with it; NULL = any */
+    const char *location; /* "/path[?query]" the Location names; NULL = any */
     const char *body;     /* the body's first `within` bytes hold it */
     size_t within;        /* bytes searched, default 4096 */
     int line;
+    /* hosts="a.example b.example": the authorities an absolute Location
+     * may name (NULL: the request's own Host) */
+    const char *hosts;
 } suspect_conf_outcome_t;
 
 /* What a route counts. */

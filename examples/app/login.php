@@ -8,6 +8,12 @@
  *                                   401 "Invalid password" on failure
  *   POST ?op=otp    user, code      302 to /account on success,
  *                                   200 with "Invalid code" on failure
+ *   POST ?op=signin user, password, 303 to /account on success; on failure
+ *        return, error_url          302 back to the form with what the
+ *                                   client sent in the query, unchecked
+ *                                   ("/login.php?failed=1&return=..."),
+ *                                   or to error_url when the client gave
+ *                                   one (an open redirect, as many have)
  *   anything else                   the two forms (HTML)
  *
  * The accounts are fixed: alice's password is "correct horse", her code
@@ -43,6 +49,23 @@ if ($_SERVER['REQUEST_METHOD'] === 'POST' && $op === 'login') {
         exit(0);
     }
     echo "Welcome ", htmlspecialchars($user), "\n";
+    exit(0);
+}
+
+if ($_SERVER['REQUEST_METHOD'] === 'POST' && $op === 'signin') {
+    $ok = isset($ACCOUNTS[$user]) &&
+          hash_equals($ACCOUNTS[$user]['password'],
+                      (string)($_POST['password'] ?? ''));
+    attempt_log('signin', $ok, $user);
+    header('Cache-Control: no-store');
+    if ($ok) {
+        header('Location: /account', true, 303);
+    } elseif (isset($_POST['error_url'])) {
+        header('Location: ' . $_POST['error_url']);
+    } else {
+        header('Location: /login.php?failed=1&return=' .
+               ($_POST['return'] ?? '/'));
+    }
     exit(0);
 }
 

@@ -125,10 +125,11 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
 
     req->plain_body = mw_outcome_reads_body(v->route);
     if (w != NULL &&
-        !mw_watch_init(w, v->route,
-                       req->plain_body
-                           ? mw_req_param(req, "REQUEST_METHOD", NULL)
-                           : NULL)) {
+        !mw_watch_init(
+            w, v->route,
+            req->plain_body ? mw_req_param(req, "REQUEST_METHOD", NULL) : NULL,
+            mw_req_param(req, "HTTP_HOST", NULL),
+            mw_req_param(req, "REQUEST_URI", NULL))) {
         free(w);
         w = NULL;
     }

@@ -282,7 +282,9 @@ static suspect_rc_t decided(suspect_guard_req_t *r)
         r->watch = suspect_malloc(sizeof(*r->watch));
         if (r->watch != NULL &&
             !mw_watch_init(r->watch, v->route,
-                           mw_req_param(&r->req, "REQUEST_METHOD", NULL))) {
+                           mw_req_param(&r->req, "REQUEST_METHOD", NULL),
+                           mw_req_param(&r->req, "HTTP_HOST", NULL),
+                           mw_req_param(&r->req, "REQUEST_URI", NULL))) {
             free(r->watch);
             r->watch = NULL;
         }

@@ -22,12 +22,15 @@
  * legitimate client meets this only from an application that compresses
  * unasked.
  *
- * Judging.  One pattern matches when its statuses hold the status, its
- * location prefixes the Location value (or, for an absolute URL, the
- * value's path: "https://host/login?error=1" matches "/login?error"), and
- * its body text is among the body bytes kept.  A pattern is undecided when
- * it has a text that was not found and fewer than its `within` bytes came
- * from a response that was cut, or it has a text and the body is blind.
+ * Judging.  One pattern matches when its statuses hold the status, the
+ * Location names its location (location.c: the value parsed as a URI
+ * reference, its path resolved and compared, an absolute URL only on the
+ * site's own host for a <Success>, so "/login?failed=1&return=http://x/
+ * account" never reads as "/account"), and its body text is among the
+ * body bytes kept.  A pattern is undecided when the Location cannot be
+ * read one way only, when it has a text that was not found and fewer than
+ * its `within` bytes came from a response that was cut, or when it has a
+ * text and the body is blind.
  * <Failure> routes: FAILED when a pattern matches, SUCCEEDED when every
  * pattern is decided and none matches.  <Success> routes: SUCCEEDED when
  * a pattern matches, FAILED when every pattern is decided and none
@@ -46,6 +49,7 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "location.h"
 
 bool mw_outcome_reads_body(const suspect_conf_route_t *route)
 {
@@ -58,10 +62,12 @@ bool mw_outcome_reads_body(const suspect_conf_route_t *route)
 }
 
 bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route,
-                   const char *method)
+                   const char *method, const char *host, const char *base)
 {
     memset(w, 0, offsetof(mw_watch_t, head));
     w->route = route;
+    w->host = host;
+    w->base = base;
     for (size_t i = 0; i < route->noutcomes; i++) {
         const suspect_conf_outcome_t *o = &route->outcomes[i];
 
@@ -203,43 +209,40 @@ void mw_watch_feed(void *arg, const void *buf, size_t n)
     }
 }
 
-/* Whether the Location value (or an absolute URL's path) starts with
- * prefix. */
-static bool location_matches(const mw_watch_t *w, const char *prefix)
+/* 1 when the Location names o's location, 0 when it does not (or there
+ * is none), -1 when it cannot be told (location.c). */
+static int location_matches(const mw_watch_t *w,
+                            const suspect_conf_outcome_t *o)
 {
-    size_t plen = strlen(prefix), n = w->location_len;
-    const char *v = w->location, *scheme;
+    mw_location_ctx_t ctx = {w->host, o->hosts, w->base,
+                             w->route->count == SUSPECT_COUNT_FAILURES};
 
-    if (v == NULL) {
-        return false;
+    if (w->location == NULL) {
+        return 0;
     }
-    if (n >= plen && memcmp(v, prefix, plen) == 0) {
-        return true;
-    }
-    scheme = memmem(v, n, "://", 3);
-    if (prefix[0] == '/' && scheme != NULL) {
-        const char *path =
-            memchr(scheme + 3, '/', n - (size_t)(scheme + 3 - v));
-        size_t left = path != NULL ? n - (size_t)(path - v) : 0;
-
-        return path != NULL && left >= plen && memcmp(path, prefix, plen) == 0;
-    }
-    return false;
+    return mw_location_match(w->location, w->location_len, o->location, &ctx);
 }
 
-/* 1 when o matches, 0 when it does not, -1 when it cannot tell. */
+/* 1 when o matches, 0 when it does not, -1 when it cannot tell, -2 when
+ * the Location cannot be read. */
 static int pattern_matches(const mw_watch_t *w, const suspect_conf_outcome_t *o,
                            bool complete)
 {
     bool status_ok = o->nstatus == 0;
+    int loc = 1;
     size_t len;
 
     for (size_t i = 0; i < o->nstatus; i++) {
         status_ok |= o->status[i] == w->status;
     }
-    if (!status_ok ||
-        (o->location != NULL && !location_matches(w, o->location))) {
+    if (o->location != NULL) {
+        loc = location_matches(w, o);
+    }
+    if (!status_ok || loc == 0) {
         return 0;
+    }
+    if (loc < 0) {
+        return -2;
     }
     if (o->body == NULL) {
         return 1;
@@ -258,7 +261,7 @@ mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete,
                               const char **why)
 {
     bool failures = w->route->count == SUSPECT_COUNT_FAILURES;
-    bool undecided = false;
+    bool undecided = false, unread = false;
     const char *unused;
 
     why = why != NULL ? why : &unused;
@@ -275,9 +278,12 @@ mw_outcome_t mw_watch_outcome(const mw_watch_t *w, bool complete,
             return failures ? MW_OUTCOME_FAILED : MW_OUTCOME_SUCCEEDED;
         }
         undecided |= m < 0;
+        unread |= m == -2;
     }
     if (undecided) {
-        *why = w->blind != NULL ? w->blind : "cut before a text's bound";
+        *why = unread             ? "a Location that cannot be read"
+               : w->blind != NULL ? w->blind
+                                  : "cut before a text's bound";
         return MW_OUTCOME_UNKNOWN;
     }
     return failures ? MW_OUTCOME_SUCCEEDED : MW_OUTCOME_FAILED;

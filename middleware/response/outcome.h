@@ -6,7 +6,8 @@
  * A watcher sees every byte of CGI output the forwarder writes, in order
  * (mw_req_t.watch), and keeps what the patterns need: the status (the
  * "Status:" header; without one 302 when there is a Location, else 200),
- * the Location header, and the first bytes of the body, up to the largest
+ * the Location header (read as a URI reference: location.h), and the
+ * first bytes of the body, up to the largest
  * `within` of the route's patterns.  It never changes the output.
  *
  * A body text is searched only in a body that can be read as the text the
@@ -42,9 +43,11 @@ typedef struct mw_watch {
     int status;
     const char *location; /* into head, NULL = none */
     size_t location_len;
-    size_t want;     /* body bytes the patterns search */
-    size_t body_len; /* kept of them */
-    char *body;      /* want bytes (heap), NULL when want is 0 */
+    const char *host; /* the request's Host (borrowed), NULL = none */
+    const char *base; /* the request's REQUEST_URI (borrowed), or NULL */
+    size_t want;      /* body bytes the patterns search */
+    size_t body_len;  /* kept of them */
+    char *body;       /* want bytes (heap), NULL when want is 0 */
     char head[MW_OUTCOME_HEAD_MAX];
 } mw_watch_t;
 
@@ -52,10 +55,12 @@ typedef struct mw_watch {
 bool mw_outcome_reads_body(const suspect_conf_route_t *route);
 
 /* Starts watching a response to route (its patterns, borrowed), asked
- * for with method (REQUEST_METHOD; NULL when unknown).  false when out of
- * memory for the body buffer. */
+ * for with method (REQUEST_METHOD; NULL when unknown), with host (the
+ * request's HTTP_HOST) and base (its REQUEST_URI) to read a Location by
+ * (location.h; both borrowed until the outcome is asked, NULL when
+ * unknown).  false when out of memory for the body buffer. */
 bool mw_watch_init(mw_watch_t *w, const suspect_conf_route_t *route,
-                   const char *method);
+                   const char *method, const char *host, const char *base);
 
 /* Feeds n bytes of output (the signature of mw_req_t.watch). */
 void mw_watch_feed(void *w, const void *buf, size_t n);

@@ -143,6 +143,42 @@ static void test_php_body_text(void)
     CU_ASSERT_EQUAL(attempts("otp fail bob"), 3);
 }
 
+/* PHP: a sign-in whose failure redirects back with what the client sent
+ * in the Location, or to an address the client names: no spelling of
+ * "/account" in a failure's Location is read as the success, so alice's
+ * password is checked 3 times whatever the attacker posts; her right
+ * password before the attack never counted. */
+static void test_php_location_spelled_by_client(void)
+{
+    static const char *const tails[] = {
+        "&return=http%3A%2F%2Fx%2Faccount",
+        "&return=%2Faccount",
+        "&return=%2F..%2Faccount",
+        "&error_url=https%3A%2F%2Fevil.example%2Faccount",
+        "&error_url=%2F%2Fevil.example%2Faccount",
+        "&error_url=%2F%5Cevil.example%2Faccount",
+        "&error_url=https%3A%2F%2F127.0.0.1%40evil.example%2Faccount",
+        "&error_url=javascript%3A%2Faccount",
+    };
+    char body[256];
+    int denied = 0;
+
+    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(
+            post("/login.php?op=signin", "user=alice&password=correct+horse"),
+            303);
+    }
+    for (int i = 0; i < 20; i++) {
+        snprintf(body, sizeof(body), "user=alice&password=guess%d%s", i,
+                 tails[i % (sizeof(tails) / sizeof(tails[0]))]);
+        denied += post("/login.php?op=signin", body) == 429;
+    }
+    CU_ASSERT_EQUAL(attempts("signin fail alice"), 3);
+    CU_ASSERT_EQUAL(denied, 17);
+    CU_ASSERT_EQUAL(attempts("signin ok alice"), 4);
+}
+
 /* CGI: login.cgi answers 303 to /welcome or 401; counted unless it says
  * it succeeded; 100 at once reach it at most 3 times. */
 static void test_cgi_wrong_guesses_at_once(void)
@@ -609,6 +645,9 @@ int e2e_add_failure_tests(CU_pSuite s)
                                test_php_wrong_guesses_redis) == NULL ||
                    CU_add_test(s, "failures: three locks, longer each time",
                                test_escalation_through_the_stack) == NULL ||
+                   CU_add_test(s,
+                               "failures: a Location the client spells (php)",
+                               test_php_location_spelled_by_client) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",
                                test_php_otp_counts_the_200_failure) == NULL ||
                    CU_add_test(s, "failures: body text (php)",

@@ -5,6 +5,7 @@
  * searched (HEAD, 204, 304, Content-Encoding) is judged.
  */
 #include <CUnit/CUnit.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,8 @@ static mw_outcome_t judge_why(const suspect_conf_route_t *route,
     size_t len = strlen(text);
     mw_outcome_t o;
 
-    CU_ASSERT_FATAL(w != NULL && mw_watch_init(w, route, method));
+    CU_ASSERT_FATAL(w != NULL && mw_watch_init(w, route, method, "shop.example",
+                                               "/auth/login.php?x=1"));
     for (size_t i = 0; i < len; i += step != 0 ? step : len) {
         size_t n = step != 0 && len - i > step ? step : len - i;
         mw_watch_feed(w, text + i, n);
@@ -54,7 +56,7 @@ static suspect_conf_route_t route_of(suspect_count_t count,
 
 static void test_statuses(void)
 {
-    suspect_conf_outcome_t o[1] = {{2, {401, 403}, NULL, NULL, 4096, 1}};
+    suspect_conf_outcome_t o[1] = {{2, {401, 403}, NULL, NULL, 4096, 1, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
 
     CU_ASSERT_EQUAL(judge(&r, "Status: 401 No\r\n\r\nx", 0, true),
@@ -71,7 +73,8 @@ static void test_statuses(void)
 
 static void test_location(void)
 {
-    suspect_conf_outcome_t o[1] = {{0, {0}, "/login?error", NULL, 4096, 1}};
+    suspect_conf_outcome_t o[1] = {
+        {0, {0}, "/login?error", NULL, 4096, 1, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
 
     CU_ASSERT_EQUAL(judge(&r, "Location: /login?error=1\r\n\r\n", 5, true),
@@ -84,11 +87,83 @@ static void test_location(void)
                     MW_OUTCOME_SUCCEEDED);
     CU_ASSERT_EQUAL(judge(&r, "Status: 200\r\n\r\n", 0, true),
                     MW_OUTCOME_SUCCEEDED);
+    /* a failure redirected to another host still counts */
+    CU_ASSERT_EQUAL(
+        judge(&r, "Location: https://sso.example/login?error\r\n\r\n", 0, true),
+        MW_OUTCOME_FAILED);
+    /* a Location that cannot be read one way counts */
+    CU_ASSERT_EQUAL(judge(&r, "Location: /home\\x\r\n\r\n", 0, true),
+                    MW_OUTCOME_UNKNOWN);
+}
+
+/* A <Success location> an attacker can make a failure spell: what the
+ * client sent echoed into the failure's Location, an open redirect to
+ * another host, dot segments, a backslash. */
+static void test_location_spelled(void)
+{
+    static const struct {
+        const char *location;
+        mw_outcome_t want;
+    } cases[] = {
+        {"/account", MW_OUTCOME_SUCCEEDED},
+        {"/account/home?tab=1#x", MW_OUTCOME_SUCCEEDED},
+        {"https://shop.example/account", MW_OUTCOME_SUCCEEDED},
+        {"HTTPS://SHOP.EXAMPLE/account", MW_OUTCOME_SUCCEEDED},
+        {"//shop.example/account", MW_OUTCOME_SUCCEEDED},
+        {"../account", MW_OUTCOME_SUCCEEDED}, /* from /auth/login.php */
+        {"/x/../account", MW_OUTCOME_SUCCEEDED},
+        /* what the client sent, echoed after the failure's own path */
+        {"/login.php?failed=1&return=http://x/account", MW_OUTCOME_FAILED},
+        {"/login.php?failed=1&return=/account", MW_OUTCOME_FAILED},
+        {"/login.php#/account", MW_OUTCOME_FAILED},
+        /* an open redirect to a host the client names */
+        {"https://evil.example/account", MW_OUTCOME_FAILED},
+        {"//evil.example/account", MW_OUTCOME_FAILED},
+        {"https://shop.example@evil.example/account", MW_OUTCOME_FAILED},
+        {"https://shop.example.evil.example/account", MW_OUTCOME_FAILED},
+        {"///evil.example/account", MW_OUTCOME_FAILED},
+        {"javascript:/account", MW_OUTCOME_FAILED},
+        {"/accounts", MW_OUTCOME_FAILED},
+        {"/account/..", MW_OUTCOME_FAILED},
+        {"/account/%2e%2E/login", MW_OUTCOME_FAILED},
+        {"account", MW_OUTCOME_FAILED}, /* /auth/account */
+        /* cannot be read one way: counted as unknown */
+        {"/\\evil.example/account", MW_OUTCOME_UNKNOWN},
+        {"http:/account", MW_OUTCOME_UNKNOWN},
+        {"/acc ount", MW_OUTCOME_UNKNOWN},
+    };
+    suspect_conf_outcome_t o[1] = {{1, {302}, "/account", NULL, 4096, 1, NULL}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
+    char text[200];
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(text, sizeof(text), "Location: %s\r\n\r\n", cases[i].location);
+        if (judge(&r, text, 0, true) != cases[i].want) {
+            CU_FAIL(cases[i].location);
+        }
+    }
+    /* hosts= replaces the request's own Host */
+    o[0].hosts = "www.shop.example shop.example:8443";
+    CU_ASSERT_EQUAL(judge(&r,
+                          "Location: https://shop.example:8443/account\r\n\r\n",
+                          0, true),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(
+        judge(&r, "Location: https://shop.example/account\r\n\r\n", 0, true),
+        MW_OUTCOME_FAILED);
+    /* a query in the pattern takes part, as a prefix of the query */
+    o[0].hosts = NULL;
+    o[0].location = "/account?welcome";
+    CU_ASSERT_EQUAL(judge(&r, "Location: /account?welcome=1\r\n\r\n", 0, true),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(judge(&r, "Location: /account?x=welcome\r\n\r\n", 0, true),
+                    MW_OUTCOME_FAILED);
 }
 
 static void test_body_text(void)
 {
-    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, "Invalid password", 32, 1}};
+    suspect_conf_outcome_t o[1] = {
+        {1, {200}, NULL, "Invalid password", 32, 1, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
 
     /* found across pieces */
@@ -111,8 +186,8 @@ static void test_body_text(void)
 
 static void test_success_patterns(void)
 {
-    suspect_conf_outcome_t o[2] = {{1, {302}, "/account", NULL, 4096, 1},
-                                   {1, {200}, NULL, "Welcome", 64, 2}};
+    suspect_conf_outcome_t o[2] = {{1, {302}, "/account", NULL, 4096, 1, NULL},
+                                   {1, {200}, NULL, "Welcome", 64, 2, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 2);
 
     CU_ASSERT_EQUAL(judge(&r, "Location: /account\r\n\r\n", 0, true),
@@ -130,8 +205,9 @@ static void test_success_patterns(void)
  * with the reason; a pattern without a text still judges. */
 static void test_blind_body(void)
 {
-    suspect_conf_outcome_t o[2] = {{1, {401}, NULL, NULL, 4096, 1},
-                                   {0, {0}, NULL, "Invalid password", 64, 2}};
+    suspect_conf_outcome_t o[2] = {
+        {1, {401}, NULL, NULL, 4096, 1, NULL},
+        {0, {0}, NULL, "Invalid password", 64, 2, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 2);
     const char *why = "";
 
@@ -172,9 +248,9 @@ static void test_blind_body(void)
 /* A success text that cannot be read is no success: counted. */
 static void test_blind_success(void)
 {
-    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, "Welcome", 64, 1}};
+    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, "Welcome", 64, 1, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
-    suspect_conf_outcome_t s[1] = {{1, {303}, NULL, NULL, 4096, 1}};
+    suspect_conf_outcome_t s[1] = {{1, {303}, NULL, NULL, 4096, 1, NULL}};
     suspect_conf_route_t plain = route_of(SUSPECT_COUNT_UNLESS_OK, s, 1);
 
     CU_ASSERT_EQUAL(judge_why(&r, "HEAD", "\r\n", 0, true, NULL),
@@ -191,7 +267,7 @@ static void test_blind_success(void)
 
 static void test_overlong_headers(void)
 {
-    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, NULL, 4096, 1}};
+    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, NULL, 4096, 1, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
     char *big = malloc(MW_OUTCOME_HEAD_MAX + 64);
 
@@ -206,6 +282,8 @@ int deny_add_outcome_tests(CU_pSuite s)
 {
     return CU_add_test(s, "outcome: statuses", test_statuses) == NULL ||
                    CU_add_test(s, "outcome: location", test_location) == NULL ||
+                   CU_add_test(s, "outcome: a location the client spells",
+                               test_location_spelled) == NULL ||
                    CU_add_test(s, "outcome: body text", test_body_text) ==
                        NULL ||
                    CU_add_test(s, "outcome: success patterns",

@@ -11,6 +11,8 @@
  *   - a list that ends in only:a-z0-9 gives only bytes of a-z0-9;
  *   - html-entities never makes a value longer, and leaves one without
  *     '&' as it came;
+ *   - the Roundcube recipe's list (strip-tags utf8-clean trim casefold)
+ *     leaves no '<' that opens a tag;
  *   - the MediaWiki recipe's list reads its own result as that result
  *     (nothing of it left to decode, fold, drop or strip).
  */
@@ -43,6 +45,7 @@ static const char *const specs[] = {
     "alnum:._",
     "only:a-z0-9._@-\xd0\xb0-\xd1\x8f",
     "strip-prefix:user: trim casefold",
+    "strip-tags utf8-clean trim casefold",
 };
 
 /* spec applied to in[0..n) with a caller buffer of size bytes: the rc,
@@ -96,6 +99,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (size_t i = 0; i < big_len; i++) {
                 CHECK((big[i] >= 'a' && big[i] <= 'z') ||
                       (big[i] >= '0' && big[i] <= '9'));
+            }
+        }
+        if (which == sizeof(specs) / sizeof(specs[0]) - 1) {
+            for (size_t i = 0; i + 1 < big_len; i++) {
+                CHECK(big[i] != '<' || big[i + 1] == ' ' ||
+                      (big[i + 1] >= '\t' && big[i + 1] <= '\r'));
             }
         }
         if (which == 2) {

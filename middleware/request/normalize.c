@@ -62,6 +62,8 @@ static const step_def_t step_defs[] = {
     {"html-entities", ST_ENTITIES, 0},
     {"strip-prefix", ST_PREFIX, 4},
     {"only", ST_ONLY, 5},
+    {"strip-tags", ST_TAGS, 0},
+    {"utf8-clean", ST_UTF8, 0},
 };
 
 static void set_add(uint8_t set[32], unsigned char c)

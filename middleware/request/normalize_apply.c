@@ -13,8 +13,9 @@
  * Canonical decomposition only: compatibility characters ("²", "™",
  * "ª", "ﬁ") stay as they are, since applications read them apart (as
  * punctuation, or as letters of their own); alnum and only: judge them.
- * Bytes that are not UTF-8 are dropped first.  only: checks and copies;
- * html-entities is normalize_html.c's.
+ * Bytes that are not UTF-8 are dropped first (and by utf8-clean alone).
+ * only: checks and copies; html-entities is normalize_html.c's,
+ * strip-tags normalize_tags.c's.
  *
  * Invariants: the normaliser is only read (threads share it); the work
  * buffers are freed before returning, except the result handed to the
@@ -369,6 +370,11 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
         return mw_norm_html_decode(in, n, out->p, &out->len);
     case ST_PREFIX:
         do_prefix(s, in, n, out);
+        return SUSPECT_OK;
+    case ST_TAGS:
+        return mw_norm_strip_tags(in, n, out->p, &out->len);
+    case ST_UTF8:
+        out->len = utf8_clean(in, n, out->p);
         return SUSPECT_OK;
     case ST_ONLY:
         if (!only_fits(s, in, n)) {

@@ -31,7 +31,9 @@ typedef enum step_kind {
     ST_MAP,
     ST_ENTITIES,
     ST_PREFIX,
-    ST_ONLY
+    ST_ONLY,
+    ST_TAGS,
+    ST_UTF8
 } step_kind_t;
 
 typedef struct map_pair {
@@ -72,6 +74,12 @@ struct mw_norm {
 /* The html-entities step (normalize.h) is weak in the normaliser's own
  * files: see normalize.h. */
 #pragma weak mw_norm_html_decode
+
+/* The strip-tags step (normalize_tags.c): in[0..n) as PHP's strip_tags()
+ * leaves it, into out (room for n bytes), *out_len its length;
+ * SUSPECT_E_INVAL for a tag strip_tags() reads by rules of its own. */
+suspect_rc_t mw_norm_strip_tags(const char *in, size_t n, char *out,
+                                size_t *out_len);
 
 static inline bool set_has(const uint8_t set[32], unsigned char c)
 {

@@ -134,6 +134,13 @@ ATTACKS=(
     "nul-first|/|body|%00alice"
     "nul-last|/|body|alice%00"
     "tab-around|/|body|%09aLiCe%0B"
+    "tag-after|/|body|alice%3Cx1%3E"
+    "tag-before|/|body|%3Cb%3Ealice"
+    "comment|/|body|alice%3C%21--n--%3E"
+    "unterminated-tag|/|body|alice%3Cx"
+    "tag-with-quote|/|body|alice%3Cb+t%3D%22%3E%22%3E"
+    "not-utf8|/|body|al%FFice"
+    "not-utf8-then-space|/|body|%C3+alice"
 )
 printf '%s\n' guess1 guess2 guess3 guess4 guess5 guess6 guess7 "$PASSWORD" \
     >"$TMP/passwords"

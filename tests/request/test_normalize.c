@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "request/normalize.h"
+#include "helpers/util.h"
 #include "suites.h"
 
 /* The value of in (len bytes) after spec, as a new string the caller
@@ -122,6 +123,22 @@ static const struct {
     {"html-entities", "&#128512;", 0, "\xf0\x9f\x98\x80", 0},
     {"html-entities", "&amp;lrm;", 0, "&lrm;", 0},
     {"html-entities", "a&b &lrm &#; &#x; &; &", 0, "a&b &lrm &#; &#x; &; &", 0},
+    /* strip_tags() as PHP 8 reads these (checked against php) */
+    {"strip-tags", "alice<x1>", 0, "alice", 0},
+    {"strip-tags", "<b>alice</b>", 0, "alice", 0},
+    {"strip-tags", "alice<!--n-->", 0, "alice", 0},
+    {"strip-tags", "alice<!-->x", 0, "alicex", 0},
+    {"strip-tags", "al\0ice", 6, "alice", 0},
+    {"strip-tags", "a < b>c", 0, "a < b>c", 0},
+    {"strip-tags", "al<\tice", 0, "al<\tice", 0},
+    {"strip-tags", "alice<", 0, "alice", 0},
+    {"strip-tags", "ali<ce \"x", 0, "ali", 0},
+    {"strip-tags", "al<>ice", 0, "alice", 0},
+    {"strip-tags", "a>b", 0, "a>b", 0},
+    /* rcube_charset::clean(): the bytes that are not UTF-8 go */
+    {"utf8-clean", "al\xff\xc3ice\xc3\xa9", 0, "alice\xc3\xa9", 0},
+    {"strip-tags utf8-clean trim casefold", "\xff <b>Alice</b>\xc3", 0, "alice",
+     0},
     /* only: keeps what fits */
     {"only:a-z0-9._@-", "alice.b-2@x_", 0, "alice.b-2@x_", 0},
     {"only:a-z\xd0\xb0-\xd1\x8f",
@@ -236,6 +253,12 @@ static void test_refused(void)
         {"html-entities", "al&\xd7\xa8\xd7\x9c\xd7\x9e;ice"}, /* &רלמ; */
         {"html-entities", "&LRM;alice"},
         {"html-entities", "&aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa;"},
+        /* strip_tags() reads these by rules of its own */
+        {"strip-tags", "a<a \">\">b"},
+        {"strip-tags", "a<a<b>>c"},
+        {"strip-tags", "ali<?ce?>x"},
+        {"strip-tags", "a<!x>b"},
+        {"strip-tags", "a<!--'-->b"},
         /* DokuWiki's recipe: what the wiki turns into '_' and trims */
         {"strip-controls casefold unaccent alnum only:a-z0-9",
          "alice\xc2\xb2\xc2\xb3"},
@@ -341,6 +364,95 @@ static void test_trim_default(void)
     }
 }
 
+/* Writes n bytes of p as hex and a newline to f. */
+static void put_hex(FILE *f, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%02x", p[i]);
+    }
+    fputc('\n', f);
+}
+
+/* strip-tags against PHP's own strip_tags(): random values over the
+ * bytes that matter to it, each read by php-cgi; every value the step
+ * does not refuse must come out as PHP's. */
+static void test_strip_tags_as_php(void)
+{
+    static const char alphabet[] = "a<>!-?\"' \t\v/=b\0";
+    enum { VALUES = 3000 };
+    char *dir = test_mkdtemp(), in[TEST_PATH_MAX], out[TEST_PATH_MAX],
+         script[TEST_PATH_MAX], cmd[3 * TEST_PATH_MAX];
+    unsigned char vals[VALUES][12];
+    size_t lens[VALUES];
+    unsigned seed = 7;
+    mw_norm_t *n = NULL;
+    FILE *f;
+    char *text, *line;
+    int compared = 0, refused = 0;
+
+    CU_ASSERT_FATAL(dir != NULL);
+    snprintf(in, sizeof(in), "%s/values", dir);
+    snprintf(out, sizeof(out), "%s/stripped", dir);
+    f = fopen(in, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    for (size_t i = 0; i < VALUES; i++) {
+        lens[i] = 1 + (seed = seed * 1103515245u + 12345u) % 12;
+        for (size_t k = 0; k < lens[i]; k++) {
+            seed = seed * 1103515245u + 12345u;
+            vals[i][k] =
+                (unsigned char)alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+        }
+        put_hex(f, vals[i], lens[i]);
+    }
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "<?php foreach (file('%s') as $l) "
+             "echo bin2hex(strip_tags(hex2bin(trim($l)))), \"\\n\";\n",
+             in);
+    snprintf(script, sizeof(script), "%s/strip.php", dir);
+    CU_ASSERT_FATAL(test_write_file(script, cmd, strlen(cmd)) == 0);
+    snprintf(cmd, sizeof(cmd), "php-cgi -q %s > %s", script, out);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    text = test_read_file(out, NULL);
+    CU_ASSERT_FATAL(text != NULL);
+    CU_ASSERT_EQUAL_FATAL(mw_norm_compile("strip-tags", 10, &n, NULL),
+                          SUSPECT_OK);
+    line = text;
+    for (size_t i = 0; i < VALUES && line != NULL; i++) {
+        char buf[64], hex[64] = "";
+        const char *o = NULL;
+        size_t len = 0;
+        char *heap = NULL;
+        char *eol = strchr(line, '\n');
+
+        if (eol != NULL) {
+            *eol = '\0';
+        }
+        if (mw_norm_apply(n, (const char *)vals[i], lens[i], buf, sizeof(buf),
+                          &o, &len, &heap) == SUSPECT_OK) {
+            for (size_t k = 0; k < len; k++) {
+                snprintf(hex + 2 * k, 3, "%02x", (unsigned char)o[k]);
+            }
+            if (strcmp(hex, line) != 0) {
+                CU_FAIL("strip-tags reads a value other than PHP");
+                fprintf(stderr, "value #%zu: php %s, strip-tags %s\n", i, line,
+                        hex);
+            }
+            compared++;
+        } else {
+            refused++;
+        }
+        free(heap);
+        line = eol != NULL ? eol + 1 : NULL;
+    }
+    CU_ASSERT_EQUAL(compared + refused, VALUES);
+    CU_ASSERT(compared > VALUES / 2); /* most are read, not refused */
+    mw_norm_free(n);
+    free(text);
+    test_rmtree(dir);
+    free(dir);
+}
+
 int register_normalize_suite(void)
 {
     CU_pSuite s = CU_add_suite("normalize", NULL, NULL);
@@ -350,7 +462,9 @@ int register_normalize_suite(void)
         CU_add_test(s, "refused values", test_refused) == NULL ||
         CU_add_test(s, "long values", test_long) == NULL ||
         CU_add_test(s, "describe", test_describe) == NULL ||
-        CU_add_test(s, "default trim", test_trim_default) == NULL) {
+        CU_add_test(s, "default trim", test_trim_default) == NULL ||
+        CU_add_test(s, "strip-tags reads as PHP's strip_tags()",
+                    test_strip_tags_as_php) == NULL) {
         return -1;
     }
     return 0;

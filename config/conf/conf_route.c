@@ -235,7 +235,8 @@ static const struct {
 };
 
 #define SOURCE_FORMS                                                           \
-    "is not header:NAME, cookie:NAME, query:NAME, form:NAME, env:NAME, "       \
+    "is not header:NAME, cookie:NAME, query:NAME, form:NAME, param:NAME, "     \
+    "request:NAME, env:NAME, "                                                \
     "auth-user:basic, auth-user:any or client-ip"
 
 /* Why NAME does not suit kind, or NULL. */
@@ -301,6 +302,45 @@ static suspect_rc_t parse_source(conf_build_t *b, const conf_site_t *at,
     return conf_bad_value(b, at, tok, len, SOURCE_FORMS);
 }
 
+/* The kinds an alias stands for, "param:NAME" (the query and the body)
+ * or "request:NAME" (what PHP puts in $_REQUEST: the query, the body and
+ * the cookies, since variables_order "EGPCS" without request_order, as in
+ * PHP without a php.ini, puts the cookie there and lets it win); NULL
+ * when tok is none, else *skip is the length of "alias:". */
+static const char *const *alias_kinds(const char *tok, size_t len, size_t *skip)
+{
+    static const char *const param[] = {"query", "form", NULL};
+    static const char *const request[] = {"query", "form", "cookie", NULL};
+
+    if (len > 6 && memcmp(tok, "param:", 6) == 0) {
+        *skip = 6;
+        return param;
+    }
+    if (len > 8 && memcmp(tok, "request:", 8) == 0) {
+        *skip = 8;
+        return request;
+    }
+    return NULL;
+}
+
+/* Source i of tok (an alias, *kinds its kinds) into *src. */
+static suspect_rc_t parse_alias(conf_build_t *b, const conf_site_t *at,
+                                const char *tok, size_t len, size_t skip,
+                                const char *kind, suspect_conf_source_t *src)
+{
+    size_t klen = strlen(kind), n = klen + 1 + (len - skip);
+    char *q = conf_alloc(b, n + 1);
+
+    if (q == NULL) {
+        return conf_nomem(b, at->line);
+    }
+    memcpy(q, kind, klen);
+    q[klen] = ':';
+    memcpy(q + klen + 1, tok + skip, len - skip);
+    q[n] = '\0';
+    return parse_source(b, at, q, n, src);
+}
+
 /* True when src equals one of the first n of list. */
 static bool source_seen(const suspect_conf_source_t *list, size_t n,
                         const suspect_conf_source_t *src)
@@ -315,6 +355,33 @@ static bool source_seen(const suspect_conf_source_t *list, size_t n,
     return false;
 }
 
+/* One alternative of the part being read (tok, or the kind k of the
+ * alias tok when kinds is not NULL) into id. */
+static suspect_rc_t add_source(conf_build_t *b, const conf_site_t *at,
+                               suspect_conf_identity_t *id, const char *tok,
+                               size_t n, const char *const *kinds, size_t skip,
+                               size_t k)
+{
+    suspect_conf_source_t *src = &id->source[id->nsources];
+    suspect_rc_t rc;
+
+    if (id->nsources == SUSPECT_CONF_MAX_SOURCES) {
+        return conf_fail(b, at->line, "Identity: from has more than %u sources",
+                         SUSPECT_CONF_MAX_SOURCES);
+    }
+    rc = kinds != NULL ? parse_alias(b, at, tok, n, skip, kinds[k], src)
+                       : parse_source(b, at, tok, n, src);
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (source_seen(id->source, id->nsources, src)) {
+        return conf_bad_value(b, at, tok, n, "is given twice");
+    }
+    src->part = (unsigned)id->nparts;
+    id->nsources++;
+    return SUSPECT_OK;
+}
+
 /* One part's alternatives, "form:u|query:u", into id. */
 static suspect_rc_t parse_part(conf_build_t *b, const conf_site_t *at,
                                suspect_conf_identity_t *id, const char *tok,
@@ -326,26 +393,21 @@ static suspect_rc_t parse_part(conf_build_t *b, const conf_site_t *at,
     while (tok <= e) {
         const char *bar = memchr(tok, '|', (size_t)(e - tok));
         size_t n = bar != NULL ? (size_t)(bar - tok) : (size_t)(e - tok);
-        suspect_conf_source_t *src = &id->source[id->nsources];
+        size_t skip = 0;
+        const char *const *kinds = alias_kinds(tok, n, &skip);
         suspect_rc_t rc;
 
-        if (id->nsources == SUSPECT_CONF_MAX_SOURCES) {
-            return conf_fail(b, at->line,
-                             "Identity: from has more than %u sources",
-                             SUSPECT_CONF_MAX_SOURCES);
+        if (n == 0) {
+            return conf_bad_value(b, at, whole, len,
+                                  "has an empty alternative ('||' or a "
+                                  "'|' at an end)");
         }
-        rc = n == 0 ? conf_bad_value(b, at, whole, len,
-                                     "has an empty alternative ('||' or a "
-                                     "'|' at an end)")
-                    : parse_source(b, at, tok, n, src);
-        if (rc != SUSPECT_OK) {
-            return rc;
+        for (size_t k = 0; kinds == NULL ? k < 1 : kinds[k] != NULL; k++) {
+            rc = add_source(b, at, id, tok, n, kinds, skip, k);
+            if (rc != SUSPECT_OK) {
+                return rc;
+            }
         }
-        if (source_seen(id->source, id->nsources, src)) {
-            return conf_bad_value(b, at, tok, n, "is given twice");
-        }
-        src->part = (unsigned)id->nparts;
-        id->nsources++;
         tok += n + 1;
     }
     id->nparts++;
@@ -409,8 +471,40 @@ static suspect_rc_t set_normalize(conf_build_t *b, const conf_site_t *at,
     return id->normalize != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
 }
 
+/* One condition of when= (tok, or the kind k of the alias tok) into r. */
+static suspect_rc_t add_when(conf_build_t *b, const conf_site_t *at,
+                             suspect_conf_route_t *r, const char *tok,
+                             size_t len, const char *const *kinds, size_t skip,
+                             size_t k)
+{
+    suspect_conf_source_t src;
+    suspect_rc_t rc = kinds != NULL
+                          ? parse_alias(b, at, tok, len, skip, kinds[k], &src)
+                          : parse_source(b, at, tok, len, &src);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (src.kind != SUSPECT_SRC_QUERY && src.kind != SUSPECT_SRC_FORM &&
+        src.kind != SUSPECT_SRC_HEADER && src.kind != SUSPECT_SRC_COOKIE) {
+        return conf_bad_value(b, at, tok, len,
+                              "is not query:NAME, form:NAME, param:NAME, "
+                              "request:NAME, header:NAME or cookie:NAME");
+    }
+    if (r->nwhen == SUSPECT_CONF_MAX_WHEN) {
+        return conf_fail(b, at->line, "Route: when has more than %u conditions",
+                         SUSPECT_CONF_MAX_WHEN);
+    }
+    if (source_seen(r->when, r->nwhen, &src)) {
+        return conf_bad_value(b, at, tok, len, "is given twice");
+    }
+    r->when[r->nwhen++] = src;
+    return SUSPECT_OK;
+}
+
 /* when="query:u form:u header:Authorization": the route matches only
- * requests that carry one of these; param:NAME is query and form. */
+ * requests that carry one of these; param:NAME is query and form,
+ * request:NAME query, form and cookie. */
 static suspect_rc_t set_when(conf_build_t *b, const conf_site_t *at, void *obj,
                              const conf_attr_t *a, const char *v, size_t n)
 {
@@ -423,42 +517,14 @@ static suspect_rc_t set_when(conf_build_t *b, const conf_site_t *at, void *obj,
         return conf_empty_value(b, at);
     }
     while (next_token(v, n, &pos, &tok, &len)) {
-        bool both = len > 6 && memcmp(tok, "param:", 6) == 0;
-        suspect_conf_source_t src;
-        suspect_rc_t rc;
+        size_t skip = 0;
+        const char *const *kinds = alias_kinds(tok, len, &skip);
 
-        if (both) {
-            char *q = conf_strndup(b, tok, len);
-            if (q == NULL) {
-                return conf_nomem(b, at->line);
+        for (size_t k = 0; kinds == NULL ? k < 1 : kinds[k] != NULL; k++) {
+            suspect_rc_t rc = add_when(b, at, r, tok, len, kinds, skip, k);
+            if (rc != SUSPECT_OK) {
+                return rc;
             }
-            memcpy(q, "query", 5); /* "param:NAME" as "query:NAME" */
-            rc = parse_source(b, at, q, len, &src);
-        } else {
-            rc = parse_source(b, at, tok, len, &src);
-        }
-        if (rc != SUSPECT_OK) {
-            return rc;
-        }
-        if (src.kind != SUSPECT_SRC_QUERY && src.kind != SUSPECT_SRC_FORM &&
-            src.kind != SUSPECT_SRC_HEADER && src.kind != SUSPECT_SRC_COOKIE) {
-            return conf_bad_value(b, at, tok, len,
-                                  "is not query:NAME, form:NAME, param:NAME, "
-                                  "header:NAME or cookie:NAME");
-        }
-        for (int k = 0; k < (both ? 2 : 1); k++) {
-            if (r->nwhen == SUSPECT_CONF_MAX_WHEN) {
-                return conf_fail(b, at->line,
-                                 "Route: when has more than %u conditions",
-                                 SUSPECT_CONF_MAX_WHEN);
-            }
-            if (k == 1) {
-                src.kind = SUSPECT_SRC_FORM;
-            }
-            if (source_seen(r->when, r->nwhen, &src)) {
-                return conf_bad_value(b, at, tok, len, "is given twice");
-            }
-            r->when[r->nwhen++] = src;
         }
     }
     return SUSPECT_OK;

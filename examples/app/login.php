@@ -14,6 +14,12 @@
  *                                   ("/login.php?failed=1&return=..."),
  *                                   or to error_url when the client gave
  *                                   one (an open redirect, as many have)
+ *   ?op=legacy      u, p from       200 "Welcome" on success, 401 on
+ *                   $_REQUEST       failure; $_REQUEST as PHP builds it
+ *                                   without a php.ini (request_order
+ *                                   unset, variables_order "EGPCS"):
+ *                                   GET, POST, then cookies, the last
+ *                                   winning, whatever this php.ini says
  *   anything else                   the two forms (HTML)
  *
  * The accounts are fixed: alice's password is "correct horse", her code
@@ -49,6 +55,22 @@ if ($_SERVER['REQUEST_METHOD'] === 'POST' && $op === 'login') {
         exit(0);
     }
     echo "Welcome ", htmlspecialchars($user), "\n";
+    exit(0);
+}
+
+if ($op === 'legacy') {
+    $request = array_merge($_GET, $_POST, $_COOKIE);
+    $name = (string)($request['u'] ?? '');
+    $ok = isset($ACCOUNTS[$name]) &&
+          hash_equals($ACCOUNTS[$name]['password'],
+                      (string)($request['p'] ?? ''));
+    attempt_log('legacy', $ok, $name);
+    header('Cache-Control: no-store');
+    header('Content-Type: text/plain; charset=utf-8');
+    if (!$ok) {
+        header('Status: 401 Unauthorized');
+    }
+    echo $ok ? "Welcome\n" : "Invalid password\n";
     exit(0);
 }
 

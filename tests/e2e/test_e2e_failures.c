@@ -179,6 +179,31 @@ static void test_php_location_spelled_by_client(void)
     CU_ASSERT_EQUAL(attempts("signin ok alice"), 4);
 }
 
+/* PHP: a sign-in that reads $_REQUEST as PHP builds it without a
+ * php.ini, where a cookie wins over the body: each guess names alice in a
+ * cookie and a decoy in the body.  request:u counts both, so alice's
+ * password is checked 3 times (the limit); the body alone (form:u|query:u,
+ * what a route for $_REQUEST read before) let all 20 through. */
+static void test_php_cookie_in_request(void)
+{
+    char body[64], url[E2E_URL];
+    int denied = 0;
+
+    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    e2e_url(url, "/login.php?op=legacy");
+    for (int i = 0; i < 20; i++) {
+        const char *args[] = {"-b", "u=alice", "-d", body, url, NULL};
+
+        snprintf(body, sizeof(body), "u=decoy%d&p=guess%d", i, i);
+        denied += e2e_status(args) == 429;
+    }
+    CU_ASSERT_EQUAL(attempts("legacy fail alice"), 3);
+    CU_ASSERT_EQUAL(denied, 17);
+    /* the query as well: alice is locked whatever carries her name */
+    CU_ASSERT_EQUAL(post("/login.php?op=legacy&u=alice", "p=correct+horse"),
+                    429);
+}
+
 /* CGI: login.cgi answers 303 to /welcome or 401; counted unless it says
  * it succeeded; 100 at once reach it at most 3 times. */
 static void test_cgi_wrong_guesses_at_once(void)
@@ -648,6 +673,8 @@ int e2e_add_failure_tests(CU_pSuite s)
                    CU_add_test(s,
                                "failures: a Location the client spells (php)",
                                test_php_location_spelled_by_client) == NULL ||
+                   CU_add_test(s, "failures: a cookie in $_REQUEST (php)",
+                               test_php_cookie_in_request) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",
                                test_php_otp_counts_the_200_failure) == NULL ||
                    CU_add_test(s, "failures: body text (php)",

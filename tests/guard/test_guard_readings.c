@@ -294,7 +294,9 @@ static void test_check_prints(void)
         "<Identity type='U' from='form:u'/></Route>"
         "<Route action='Many' prefix='/' when='param:u header:Authorization'>"
         "<Identity type='U' from='form:u|query:u|auth-user:any client-ip' "
-        "normalize='login unaccent'/></Route></Suspect>";
+        "normalize='login unaccent'/></Route>"
+        "<Route action='Many' prefix='/b' when='request:u'>"
+        "<Identity type='U' from='request:u'/></Route></Suspect>";
     static const char lim[] =
         "<ArrayOfSuspectUsageSettingEntity><SuspectUsageSettingEntity "
         "Action='Many' LimitCount='5' LimitDuration='60'/>"
@@ -326,6 +328,10 @@ static void test_check_prints(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "U = form:u|query:u|auth-user:any + "
                                         "client-ip (normalize: login "
                                         "unaccent)"));
+    /* request:NAME is what PHP may put in $_REQUEST: query, body, cookie */
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(text, "ANY /b* when query:u|form:u|cookie:u"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "U = query:u|form:u|cookie:u"));
     free(text);
     test_rmtree(dir);
     free(dir);

@@ -261,6 +261,23 @@ suspect_rc_t conf_set_endpoint(conf_build_t *b, const conf_site_t *at,
 /* A group of this host, by name or number, stored as an int gid. */
 suspect_rc_t conf_set_group(conf_build_t *b, const conf_site_t *at, void *obj,
                             const conf_attr_t *a, const char *v, size_t n);
+/* conf_sources.c: from= of an <Identity>, normalize=, when= of a <Route>
+ * (attribute setters), and the name checks conf_route.c shares. */
+suspect_rc_t conf_set_sources(conf_build_t *b, const conf_site_t *at, void *obj,
+                              const conf_attr_t *a, const char *v, size_t n);
+suspect_rc_t conf_set_normalize(conf_build_t *b, const conf_site_t *at,
+                                void *obj, const conf_attr_t *a, const char *v,
+                                size_t n);
+suspect_rc_t conf_set_when(conf_build_t *b, const conf_site_t *at, void *obj,
+                           const conf_attr_t *a, const char *v, size_t n);
+/* An HTTP token (RFC 9110 tchars) of 1 to 128 bytes. */
+bool conf_is_token(const char *p, size_t n);
+/* A parameter name: 1 to 128 bytes, no spaces, '&', '=', '#', controls. */
+bool conf_is_param_name(const char *p, size_t n);
+/* The next blank-separated token of v[0..n) from *pos: *tok, *len. */
+bool conf_next_token(const char *v, size_t n, size_t *pos, const char **tok,
+                     size_t *len);
+
 /* Printable ASCII; arg is a conf_text_t. */
 suspect_rc_t conf_set_text(conf_build_t *b, const conf_site_t *at, void *obj,
                            const conf_attr_t *a, const char *v, size_t n);

@@ -7,10 +7,11 @@
  * or equal to a value).  Paths are normalised here once ("//" and "/./"
  * collapse, ".." is refused) because the middleware normalises request
  * paths the same way before comparing.  Each <Identity> names a type and
- * one to SUSPECT_MAX_PARTS sources; several sources make one composite
- * value.  Unknown names are errors, as everywhere in suspect.xml
- * (conf_xml.c): a misspelt <Identiy> would otherwise leave a route
- * counting less than the operator thinks.
+ * one to SUSPECT_MAX_PARTS sources (read by conf_sources.c, as are the
+ * route's when= conditions); several sources make one composite value.  Unknown
+ * names are errors, as everywhere in suspect.xml (conf_xml.c): a misspelt
+ * <Identiy> would otherwise leave a route counting less than the operator
+ * thinks.
  *
  * The routes array was sized by the root's begin hook (at most its number
  * of child elements) and each route's identities array by the route's
@@ -25,82 +26,7 @@
 
 #define ROFF(field)  offsetof(suspect_conf_route_t, field)
 #define IOFF(field)  offsetof(suspect_conf_identity_t, field)
-#define NAME_MAX_LEN 128 /* longest header, cookie, parameter name */
 #define BODY_IN_AUTH "reads the request body, which %s mode never "
-
-/* True for the tchar of RFC 9110 (header names, methods, cookie names). */
-static bool is_tchar(unsigned char c)
-{
-    return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-/* True when (p, n) is 1 .. NAME_MAX_LEN tchars. */
-static bool is_token(const char *p, size_t n)
-{
-    if (n == 0 || n > NAME_MAX_LEN) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!is_tchar((unsigned char)p[i])) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* True for a CGI variable name: a letter or '_', then alphanumerics, '_'. */
-static bool is_env_name(const char *p, size_t n)
-{
-    if (n == 0 || n > NAME_MAX_LEN || isdigit((unsigned char)p[0])) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!isalnum((unsigned char)p[i]) && p[i] != '_') {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* True for a query or form parameter name: no controls, spaces, '&', '=',
- * '#' (bytes >= 0x80 are fine: names are compared decoded). */
-static bool is_param_name(const char *p, size_t n)
-{
-    if (n == 0 || n > NAME_MAX_LEN) {
-        return false;
-    }
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        if (c <= 0x20 || c == 0x7f || c == '&' || c == '=' || c == '#') {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* Next space-separated token of (v, n) from *pos into (*tok, *tlen);
- * false at the end. */
-static bool next_token(const char *v, size_t n, size_t *pos, const char **tok,
-                       size_t *tlen)
-{
-    size_t i = *pos;
-
-    while (i < n &&
-           (v[i] == ' ' || v[i] == '\t' || v[i] == '\r' || v[i] == '\n')) {
-        i++;
-    }
-    if (i == n) {
-        return false;
-    }
-    *tok = v + i;
-    while (i < n && v[i] != ' ' && v[i] != '\t' && v[i] != '\r' &&
-           v[i] != '\n') {
-        i++;
-    }
-    *tlen = (size_t)(v + i - *tok);
-    *pos = i;
-    return true;
-}
 
 /* ---- <Route> attributes ---------------------------------------------------
  */
@@ -118,9 +44,9 @@ static suspect_rc_t set_methods(conf_build_t *b, const conf_site_t *at,
     if (n == 0) {
         return conf_empty_value(b, at);
     }
-    while (next_token(v, n, &pos, &tok, &len)) {
+    while (conf_next_token(v, n, &pos, &tok, &len)) {
         char *m;
-        if (!is_token(tok, len)) {
+        if (!conf_is_token(tok, len)) {
             return conf_bad_value(b, at, tok, len, "is not an HTTP method");
         }
         if (r->nmethods == SUSPECT_CONF_MAX_METHODS) {
@@ -184,7 +110,7 @@ static suspect_rc_t set_param(conf_build_t *b, const conf_site_t *at, void *obj,
     if (n == 0) {
         return conf_empty_value(b, at);
     }
-    if (!is_param_name(v, nlen)) {
+    if (!conf_is_param_name(v, nlen)) {
         return conf_bad_value(b, at, v, n,
                               "must be NAME or NAME=VALUE (a name without "
                               "spaces, '&', '=', '#')");
@@ -224,316 +150,10 @@ static const conf_num_t status_range = {400, 599, CONF_PLAIN, CONF_INT};
 /* ---- <Identity> ------------------------------------------------------------
  */
 
-/* The source kinds written "kind:NAME". */
-static const struct {
-    const char *name;
-    suspect_src_kind_t kind;
-} named_kinds[] = {
-    {"header", SUSPECT_SRC_HEADER}, {"cookie", SUSPECT_SRC_COOKIE},
-    {"query", SUSPECT_SRC_QUERY},   {"form", SUSPECT_SRC_FORM},
-    {"env", SUSPECT_SRC_ENV},       {"auth-user", SUSPECT_SRC_AUTH_USER},
-};
-
-#define SOURCE_FORMS                                                           \
-    "is not header:NAME, cookie:NAME, query:NAME, form:NAME, param:NAME, "     \
-    "request:NAME, env:NAME, "                                                \
-    "auth-user:basic, auth-user:any or client-ip"
-
-/* Why NAME does not suit kind, or NULL. */
-static const char *check_source_name(suspect_src_kind_t kind, const char *p,
-                                     size_t n)
-{
-    switch (kind) {
-    case SUSPECT_SRC_HEADER:
-        return is_token(p, n) ? NULL : "is not an HTTP header name";
-    case SUSPECT_SRC_COOKIE:
-        return is_token(p, n) ? NULL : "is not a cookie name";
-    case SUSPECT_SRC_ENV:
-        return is_env_name(p, n) ? NULL
-                                 : "is not a CGI variable name (a letter or "
-                                   "'_', then letters, digits, '_')";
-    case SUSPECT_SRC_AUTH_USER:
-        return (n == 5 && memcmp(p, "basic", 5) == 0) ||
-                       (n == 3 && memcmp(p, "any", 3) == 0)
-                   ? NULL
-                   : "must be auth-user:basic (the Basic scheme, as PHP's "
-                     "PHP_AUTH_USER) or auth-user:any (any scheme, as "
-                     "substr($header, 6))";
-    default:
-        return is_param_name(p, n) ? NULL
-                                   : "is not a parameter name (no spaces, "
-                                     "'&', '=', '#')";
-    }
-}
-
-/* One source token into *src (its name in the arena). */
-static suspect_rc_t parse_source(conf_build_t *b, const conf_site_t *at,
-                                 const char *tok, size_t len,
-                                 suspect_conf_source_t *src)
-{
-    const char *colon = memchr(tok, ':', len);
-    size_t klen = colon != NULL ? (size_t)(colon - tok) : len;
-    const char *name = colon != NULL ? colon + 1 : NULL;
-    size_t nlen = colon != NULL ? len - klen - 1 : 0;
-    const char *why;
-
-    if (klen == 9 && memcmp(tok, "client-ip", 9) == 0) {
-        src->kind = SUSPECT_SRC_CLIENT_IP;
-        src->name = NULL;
-        return colon == NULL ? SUSPECT_OK
-                             : conf_bad_value(b, at, tok, len,
-                                              "takes no name (write "
-                                              "client-ip)");
-    }
-    for (size_t i = 0; i < sizeof(named_kinds) / sizeof(named_kinds[0]); i++) {
-        if (colon == NULL || strlen(named_kinds[i].name) != klen ||
-            memcmp(named_kinds[i].name, tok, klen) != 0) {
-            continue;
-        }
-        why = nlen == 0 ? "needs a name after the ':'"
-                        : check_source_name(named_kinds[i].kind, name, nlen);
-        if (why != NULL) {
-            return conf_bad_value(b, at, tok, len, why);
-        }
-        src->kind = named_kinds[i].kind;
-        src->name = conf_strndup(b, name, nlen);
-        return src->name != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
-    }
-    return conf_bad_value(b, at, tok, len, SOURCE_FORMS);
-}
-
-/* The kinds an alias stands for, "param:NAME" (the query and the body)
- * or "request:NAME" (what PHP puts in $_REQUEST: the query, the body and
- * the cookies, since variables_order "EGPCS" without request_order, as in
- * PHP without a php.ini, puts the cookie there and lets it win); NULL
- * when tok is none, else *skip is the length of "alias:". */
-static const char *const *alias_kinds(const char *tok, size_t len, size_t *skip)
-{
-    static const char *const param[] = {"query", "form", NULL};
-    static const char *const request[] = {"query", "form", "cookie", NULL};
-
-    if (len > 6 && memcmp(tok, "param:", 6) == 0) {
-        *skip = 6;
-        return param;
-    }
-    if (len > 8 && memcmp(tok, "request:", 8) == 0) {
-        *skip = 8;
-        return request;
-    }
-    return NULL;
-}
-
-/* Source i of tok (an alias, *kinds its kinds) into *src. */
-static suspect_rc_t parse_alias(conf_build_t *b, const conf_site_t *at,
-                                const char *tok, size_t len, size_t skip,
-                                const char *kind, suspect_conf_source_t *src)
-{
-    size_t klen = strlen(kind), n = klen + 1 + (len - skip);
-    char *q = conf_alloc(b, n + 1);
-
-    if (q == NULL) {
-        return conf_nomem(b, at->line);
-    }
-    memcpy(q, kind, klen);
-    q[klen] = ':';
-    memcpy(q + klen + 1, tok + skip, len - skip);
-    q[n] = '\0';
-    return parse_source(b, at, q, n, src);
-}
-
-/* True when src equals one of the first n of list. */
-static bool source_seen(const suspect_conf_source_t *list, size_t n,
-                        const suspect_conf_source_t *src)
-{
-    for (size_t i = 0; i < n; i++) {
-        const suspect_conf_source_t *o = &list[i];
-        if (o->kind == src->kind &&
-            (o->name == NULL || strcmp(o->name, src->name) == 0)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* One alternative of the part being read (tok, or the kind k of the
- * alias tok when kinds is not NULL) into id. */
-static suspect_rc_t add_source(conf_build_t *b, const conf_site_t *at,
-                               suspect_conf_identity_t *id, const char *tok,
-                               size_t n, const char *const *kinds, size_t skip,
-                               size_t k)
-{
-    suspect_conf_source_t *src = &id->source[id->nsources];
-    suspect_rc_t rc;
-
-    if (id->nsources == SUSPECT_CONF_MAX_SOURCES) {
-        return conf_fail(b, at->line, "Identity: from has more than %u sources",
-                         SUSPECT_CONF_MAX_SOURCES);
-    }
-    rc = kinds != NULL ? parse_alias(b, at, tok, n, skip, kinds[k], src)
-                       : parse_source(b, at, tok, n, src);
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    if (source_seen(id->source, id->nsources, src)) {
-        return conf_bad_value(b, at, tok, n, "is given twice");
-    }
-    src->part = (unsigned)id->nparts;
-    id->nsources++;
-    return SUSPECT_OK;
-}
-
-/* One part's alternatives, "form:u|query:u", into id. */
-static suspect_rc_t parse_part(conf_build_t *b, const conf_site_t *at,
-                               suspect_conf_identity_t *id, const char *tok,
-                               size_t len)
-{
-    const char *whole = tok;
-    const char *e = tok + len;
-
-    while (tok <= e) {
-        const char *bar = memchr(tok, '|', (size_t)(e - tok));
-        size_t n = bar != NULL ? (size_t)(bar - tok) : (size_t)(e - tok);
-        size_t skip = 0;
-        const char *const *kinds = alias_kinds(tok, n, &skip);
-        suspect_rc_t rc;
-
-        if (n == 0) {
-            return conf_bad_value(b, at, whole, len,
-                                  "has an empty alternative ('||' or a "
-                                  "'|' at an end)");
-        }
-        for (size_t k = 0; kinds == NULL ? k < 1 : kinds[k] != NULL; k++) {
-            rc = add_source(b, at, id, tok, n, kinds, skip, k);
-            if (rc != SUSPECT_OK) {
-                return rc;
-            }
-        }
-        tok += n + 1;
-    }
-    id->nparts++;
-    return SUSPECT_OK;
-}
-
-/* from="cookie:member query:promo": 1 .. SUSPECT_MAX_PARTS parts, each
- * one source or alternatives separated by '|'. */
-static suspect_rc_t set_sources(conf_build_t *b, const conf_site_t *at,
-                                void *obj, const conf_attr_t *a, const char *v,
-                                size_t n)
-{
-    suspect_conf_identity_t *id = obj;
-    conf_site_t src_at = {at->elem, "from source", at->line};
-    const char *tok;
-    size_t pos = 0, len;
-    suspect_rc_t rc;
-
-    (void)a;
-    if (n == 0) {
-        return conf_empty_value(b, at);
-    }
-    while (next_token(v, n, &pos, &tok, &len)) {
-        if (id->nparts == SUSPECT_MAX_PARTS) {
-            return conf_fail(b, at->line,
-                             "Identity: from has more than %d parts",
-                             SUSPECT_MAX_PARTS);
-        }
-        rc = parse_part(b, &src_at, id, tok, len);
-        if (rc != SUSPECT_OK) {
-            return rc;
-        }
-    }
-    return SUSPECT_OK;
-}
-
-/* normalize="trim casefold": kept as written (UTF-8, no control
- * characters); the middleware compiles and checks the steps. */
-static suspect_rc_t set_normalize(conf_build_t *b, const conf_site_t *at,
-                                  void *obj, const conf_attr_t *a,
-                                  const char *v, size_t n)
-{
-    suspect_conf_identity_t *id = obj;
-
-    (void)a;
-    if (n == 0) {
-        return conf_empty_value(b, at);
-    }
-    if (n > SUSPECT_CONF_MAX_NORMALIZE) {
-        return conf_bad_value(b, at, v, n, "is longer than 1024 bytes");
-    }
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
-            return conf_bad_value(b, at, v, n,
-                                  "must not contain control characters "
-                                  "(write \\xHH)");
-        }
-    }
-    id->normalize = conf_strndup(b, v, n);
-    return id->normalize != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
-}
-
-/* One condition of when= (tok, or the kind k of the alias tok) into r. */
-static suspect_rc_t add_when(conf_build_t *b, const conf_site_t *at,
-                             suspect_conf_route_t *r, const char *tok,
-                             size_t len, const char *const *kinds, size_t skip,
-                             size_t k)
-{
-    suspect_conf_source_t src;
-    suspect_rc_t rc = kinds != NULL
-                          ? parse_alias(b, at, tok, len, skip, kinds[k], &src)
-                          : parse_source(b, at, tok, len, &src);
-
-    if (rc != SUSPECT_OK) {
-        return rc;
-    }
-    if (src.kind != SUSPECT_SRC_QUERY && src.kind != SUSPECT_SRC_FORM &&
-        src.kind != SUSPECT_SRC_HEADER && src.kind != SUSPECT_SRC_COOKIE) {
-        return conf_bad_value(b, at, tok, len,
-                              "is not query:NAME, form:NAME, param:NAME, "
-                              "request:NAME, header:NAME or cookie:NAME");
-    }
-    if (r->nwhen == SUSPECT_CONF_MAX_WHEN) {
-        return conf_fail(b, at->line, "Route: when has more than %u conditions",
-                         SUSPECT_CONF_MAX_WHEN);
-    }
-    if (source_seen(r->when, r->nwhen, &src)) {
-        return conf_bad_value(b, at, tok, len, "is given twice");
-    }
-    r->when[r->nwhen++] = src;
-    return SUSPECT_OK;
-}
-
-/* when="query:u form:u header:Authorization": the route matches only
- * requests that carry one of these; param:NAME is query and form,
- * request:NAME query, form and cookie. */
-static suspect_rc_t set_when(conf_build_t *b, const conf_site_t *at, void *obj,
-                             const conf_attr_t *a, const char *v, size_t n)
-{
-    suspect_conf_route_t *r = obj;
-    const char *tok;
-    size_t pos = 0, len;
-
-    (void)a;
-    if (n == 0) {
-        return conf_empty_value(b, at);
-    }
-    while (next_token(v, n, &pos, &tok, &len)) {
-        size_t skip = 0;
-        const char *const *kinds = alias_kinds(tok, len, &skip);
-
-        for (size_t k = 0; kinds == NULL ? k < 1 : kinds[k] != NULL; k++) {
-            suspect_rc_t rc = add_when(b, at, r, tok, len, kinds, skip, k);
-            if (rc != SUSPECT_OK) {
-                return rc;
-            }
-        }
-    }
-    return SUSPECT_OK;
-}
-
 static const conf_attr_t identity_attrs[] = {
     {"type", conf_set_name, IOFF(type), NULL, CONF_REQUIRED},
-    {"from", set_sources, 0, NULL, CONF_REQUIRED},
-    {"normalize", set_normalize, 0, NULL, 0},
+    {"from", conf_set_sources, 0, NULL, CONF_REQUIRED},
+    {"normalize", conf_set_normalize, 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next identity slot of the current route. */
@@ -599,7 +219,7 @@ static const conf_attr_t route_attrs[] = {
                      0},
     [RT_MISSING] = {"missing", conf_set_enum, ROFF(missing), &missing_enum, 0},
     [RT_STATUS] = {"status", conf_set_num, ROFF(status), &status_range, 0},
-    [RT_WHEN] = {"when", set_when, 0, NULL, 0},
+    [RT_WHEN] = {"when", conf_set_when, 0, NULL, 0},
     [RT_SHADOW] = {"shadow", conf_set_enum, ROFF(shadow), &conf_shadow_enum, 0},
     [RT_FAIL_MODE] = {"failMode", conf_set_enum, ROFF(fail_mode),
                       &conf_rule_fail_enum, 0},

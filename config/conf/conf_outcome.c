@@ -6,7 +6,8 @@
  * Each element is one pattern; it matches a response when every criterion
  * it gives holds: status (a list of 100..599), location (a path, and
  * maybe a query, the Location header names: a path from the root, never a
- * host; hosts= lists the hosts an absolute URL may name) and body (a text among
+ * host; hosts= lists the hosts an absolute URL may name), header (a
+ * response header present, or holding a text) and body (a text among
  * the first `within` bytes of the body, 4096 by default, at most 64 KiB).  A
  * route with <Failure> counts an attempt when one of them matches; a route with
  * <Success> counts it unless one matches, the form an attacker cannot dodge by
@@ -133,7 +134,47 @@ static const conf_text_t hosts_text = {
 static const conf_num_t within_range = {1, SUSPECT_CONF_WITHIN_MAX, CONF_BYTES,
                                         CONF_SIZE};
 
-enum { OC_STATUS, OC_LOCATION, OC_BODY, OC_WITHIN, OC_HOSTS };
+/* header="Set-Cookie" or header="Set-Cookie: %7C0%7C": a header name (an
+ * HTTP token), then maybe ':' and a text its value must hold. */
+static suspect_rc_t set_header(conf_build_t *b, const conf_site_t *at,
+                               void *obj, const conf_attr_t *a, const char *v,
+                               size_t n)
+{
+    suspect_conf_outcome_t *o = obj;
+    const char *colon = memchr(v, ':', n);
+    size_t nlen = colon != NULL ? (size_t)(colon - v) : n, tlen = 0;
+    const char *text = colon != NULL ? colon + 1 : NULL;
+
+    (void)a;
+    if (text != NULL) {
+        tlen = n - nlen - 1;
+        while (tlen > 0 && *text == ' ') {
+            text++;
+            tlen--;
+        }
+    }
+    if (!conf_is_token(v, nlen) || (text != NULL && tlen == 0) ||
+        tlen > TEXT_MAX) {
+        return conf_bad_value(b, at, v, n,
+                              "must be a header name, maybe with ': ' and a "
+                              "text its value holds, such as "
+                              "\"Set-Cookie: %7C0%7C\"");
+    }
+    for (size_t i = 0; i < tlen; i++) {
+        if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) {
+            return conf_bad_value(b, at, v, n,
+                                  "must be text without control characters");
+        }
+    }
+    o->header = conf_strndup(b, v, nlen);
+    o->header_text = text != NULL ? conf_strndup(b, text, tlen) : NULL;
+    if (o->header == NULL || (text != NULL && o->header_text == NULL)) {
+        return conf_nomem(b, at->line);
+    }
+    return SUSPECT_OK;
+}
+
+enum { OC_STATUS, OC_LOCATION, OC_BODY, OC_WITHIN, OC_HOSTS, OC_HEADER };
 
 static const conf_attr_t outcome_attrs[] = {
     [OC_STATUS] = {"status", set_statuses, 0, NULL, 0},
@@ -142,6 +183,7 @@ static const conf_attr_t outcome_attrs[] = {
     [OC_BODY] = {"body", set_body, 0, NULL, 0},
     [OC_WITHIN] = {"within", conf_set_num, OOFF(within), &within_range, 0},
     [OC_HOSTS] = {"hosts", conf_set_text, OOFF(hosts), &hosts_text, 0},
+    [OC_HEADER] = {"header", set_header, 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next outcome slot of the current route, of kind count. */
@@ -193,11 +235,12 @@ static suspect_rc_t outcome_end(conf_build_t *b, void *obj, uint32_t seen,
                                 int line)
 {
     (void)obj;
-    if ((seen & ((1u << OC_STATUS) | (1u << OC_LOCATION) | (1u << OC_BODY))) ==
-        0) {
+    if ((seen & ((1u << OC_STATUS) | (1u << OC_LOCATION) | (1u << OC_BODY) |
+                 (1u << OC_HEADER))) == 0) {
         return conf_fail(b, line,
-                         "a <Failure> or <Success> needs status, location or "
-                         "body: an empty one would match every response");
+                         "a <Failure> or <Success> needs status, location, "
+                         "header or body: an empty one would match every "
+                         "response");
     }
     if ((seen & (1u << OC_WITHIN)) && !(seen & (1u << OC_BODY))) {
         return conf_fail(b, line,

@@ -103,6 +103,10 @@ typedef struct suspect_conf_outcome {
     /* hosts="a.example b.example": the authorities an absolute Location
      * may name (NULL: the request's own Host) */
     const char *hosts;
+    /* header="Set-Cookie: %7C0%7C": a response header of this name (NULL =
+     * none asked), whose value holds header_text (NULL: present is enough) */
+    const char *header;
+    const char *header_text;
 } suspect_conf_outcome_t;
 
 /* What a route counts. */

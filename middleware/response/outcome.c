@@ -26,10 +26,11 @@
  * Location names its location (location.c: the value parsed as a URI
  * reference, its path resolved and compared, an absolute URL only on the
  * site's own host for a <Success>, so "/login?failed=1&return=http://x/
- * account" never reads as "/account"), and its body text is among the
- * body bytes kept.  A pattern is undecided when the Location cannot be
- * read one way only, when it has a text that was not found and fewer than
- * its `within` bytes came from a response that was cut, or when it has a
+ * account" never reads as "/account"), a header it names is there (and
+ * holds its text: every line of that name is looked at), and its body
+ * text is among the body bytes kept.  A pattern is undecided when the Location
+ * cannot be read one way only, when it has a text that was not found and fewer
+ * than its `within` bytes came from a response that was cut, or when it has a
  * text and the body is blind.
  * <Failure> routes: FAILED when a pattern matches, SUCCEEDED when every
  * pattern is decided and none matches.  <Success> routes: SUCCEEDED when
@@ -209,6 +210,24 @@ void mw_watch_feed(void *arg, const void *buf, size_t n)
     }
 }
 
+/* Whether a header line named name holds text (NULL: is there at all);
+ * every line of that name is looked at (Set-Cookie comes many times). */
+static bool header_holds(const mw_watch_t *w, const char *name,
+                         const char *text)
+{
+    const char *p = w->head, *v;
+    size_t len = w->head_len, n;
+
+    while ((v = header_value(p, len - (size_t)(p - w->head), name, &n)) !=
+           NULL) {
+        if (text == NULL || memmem(v, n, text, strlen(text)) != NULL) {
+            return true;
+        }
+        p = v + n;
+    }
+    return false;
+}
+
 /* 1 when the Location names o's location, 0 when it does not (or there
  * is none), -1 when it cannot be told (location.c). */
 static int location_matches(const mw_watch_t *w,
@@ -238,7 +257,8 @@ static int pattern_matches(const mw_watch_t *w, const suspect_conf_outcome_t *o,
     if (o->location != NULL) {
         loc = location_matches(w, o);
     }
-    if (!status_ok || loc == 0) {
+    if (!status_ok || loc == 0 ||
+        (o->header != NULL && !header_holds(w, o->header, o->header_text))) {
         return 0;
     }
     if (loc < 0) {

@@ -292,6 +292,17 @@ check "with Suspect the wiki checks alice's password at most $LIMIT times" \
 # Another user logs in as usual: the limit is alice's, not the site's.
 check "with Suspect bob logs in" sh -c "curl -s -D - -o /dev/null \
     -d 'u=bob&p=$BOB_PASSWORD&do=login' '$BASE/doku.php' | grep -q '%7C0%7C'"
+# Only the failures count: bob signs in 6 more times in the window (more
+# than the limit), through doku.php, feed.php and with "remember me".
+for i in 1 2 3 4 5 6; do
+    case $((i % 3)) in
+    0) args="-d u=bob -d p=$BOB_PASSWORD -d do=login $BASE/doku.php" ;;
+    1) args="-d u=bob -d p=$BOB_PASSWORD $BASE/feed.php" ;;
+    2) args="-d u=bob -d p=$BOB_PASSWORD -d r=1 -d do=login $BASE/doku.php" ;;
+    esac
+    check "with Suspect bob's right password $i is let in" sh -c \
+        "curl -s -D - -o /dev/null $args | grep -q 'DW[0-9a-f]*=Ym9i'"
+done
 # Names with accents log in as their users type them.
 for u in Łukasz Jörg; do
     check "with Suspect $u logs in" sh -c "curl -s -D - -o /dev/null \

@@ -228,4 +228,12 @@ check "with Suspect Dovecot checks alice's password at most $LIMIT times" \
 printf '%s\n' "$BOB_PASSWORD" >"$TMP/bob-password"
 check "with Suspect bob logs in" sh -c "python3 '$HERE/attack.py' '$BASE' / body bob \
     '$TMP/bob-password' | grep -q 'password: $BOB_PASSWORD\$'"
+# Only the failures count: bob signs in 6 more times in the window (more
+# than the limit), through / and /index.php in turn.
+for i in 1 2 3 4 5 6; do
+    path=$([ $((i % 2)) = 0 ] && echo / || echo /index.php)
+    check "with Suspect bob's right password $i ($path) is let in" sh -c \
+        "python3 '$HERE/attack.py' '$BASE' $path body bob '$TMP/bob-password' |
+        grep -q 'password: $BOB_PASSWORD\$'"
+done
 finish

@@ -56,7 +56,8 @@ static suspect_conf_route_t route_of(suspect_count_t count,
 
 static void test_statuses(void)
 {
-    suspect_conf_outcome_t o[1] = {{2, {401, 403}, NULL, NULL, 4096, 1, NULL}};
+    suspect_conf_outcome_t o[1] = {
+        {2, {401, 403}, NULL, NULL, 4096, 1, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
 
     CU_ASSERT_EQUAL(judge(&r, "Status: 401 No\r\n\r\nx", 0, true),
@@ -74,7 +75,7 @@ static void test_statuses(void)
 static void test_location(void)
 {
     suspect_conf_outcome_t o[1] = {
-        {0, {0}, "/login?error", NULL, 4096, 1, NULL}};
+        {0, {0}, "/login?error", NULL, 4096, 1, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
 
     CU_ASSERT_EQUAL(judge(&r, "Location: /login?error=1\r\n\r\n", 5, true),
@@ -94,6 +95,31 @@ static void test_location(void)
     /* a Location that cannot be read one way counts */
     CU_ASSERT_EQUAL(judge(&r, "Location: /home\\x\r\n\r\n", 0, true),
                     MW_OUTCOME_UNKNOWN);
+}
+
+/* header="Set-Cookie: %7C0%7C": any line of that name holds the text;
+ * header="X-Failed" is there at all. */
+static void test_header(void)
+{
+    suspect_conf_outcome_t o[2] = {
+        {0, {0}, NULL, NULL, 4096, 1, NULL, "Set-Cookie", "%7C0%7C"},
+        {0, {0}, NULL, NULL, 4096, 2, NULL, "X-Login", NULL}};
+    suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 2);
+
+    CU_ASSERT_EQUAL(judge(&r,
+                          "Status: 302\r\nSet-Cookie: s=1\r\n"
+                          "set-cookie: DW1=YWxpY2U%3D%7C0%7Cx; path=/\r\n\r\n",
+                          3, true),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(judge(&r,
+                          "Status: 403\r\nSet-Cookie: DW1=deleted\r\n\r\n"
+                          "%7C0%7C",
+                          0, true),
+                    MW_OUTCOME_FAILED); /* in the body: not a header */
+    CU_ASSERT_EQUAL(judge(&r, "X-Login: ok\r\n\r\n", 0, true),
+                    MW_OUTCOME_SUCCEEDED);
+    CU_ASSERT_EQUAL(judge(&r, "X-Login-Not: ok\r\n\r\n", 0, true),
+                    MW_OUTCOME_FAILED);
 }
 
 /* A <Success location> an attacker can make a failure spell: what the
@@ -132,7 +158,8 @@ static void test_location_spelled(void)
         {"http:/account", MW_OUTCOME_UNKNOWN},
         {"/acc ount", MW_OUTCOME_UNKNOWN},
     };
-    suspect_conf_outcome_t o[1] = {{1, {302}, "/account", NULL, 4096, 1, NULL}};
+    suspect_conf_outcome_t o[1] = {
+        {1, {302}, "/account", NULL, 4096, 1, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
     char text[200];
 
@@ -163,7 +190,7 @@ static void test_location_spelled(void)
 static void test_body_text(void)
 {
     suspect_conf_outcome_t o[1] = {
-        {1, {200}, NULL, "Invalid password", 32, 1, NULL}};
+        {1, {200}, NULL, "Invalid password", 32, 1, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 1);
 
     /* found across pieces */
@@ -186,8 +213,9 @@ static void test_body_text(void)
 
 static void test_success_patterns(void)
 {
-    suspect_conf_outcome_t o[2] = {{1, {302}, "/account", NULL, 4096, 1, NULL},
-                                   {1, {200}, NULL, "Welcome", 64, 2, NULL}};
+    suspect_conf_outcome_t o[2] = {
+        {1, {302}, "/account", NULL, 4096, 1, NULL, NULL, NULL},
+        {1, {200}, NULL, "Welcome", 64, 2, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 2);
 
     CU_ASSERT_EQUAL(judge(&r, "Location: /account\r\n\r\n", 0, true),
@@ -206,8 +234,8 @@ static void test_success_patterns(void)
 static void test_blind_body(void)
 {
     suspect_conf_outcome_t o[2] = {
-        {1, {401}, NULL, NULL, 4096, 1, NULL},
-        {0, {0}, NULL, "Invalid password", 64, 2, NULL}};
+        {1, {401}, NULL, NULL, 4096, 1, NULL, NULL, NULL},
+        {0, {0}, NULL, "Invalid password", 64, 2, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_FAILURES, o, 2);
     const char *why = "";
 
@@ -248,9 +276,11 @@ static void test_blind_body(void)
 /* A success text that cannot be read is no success: counted. */
 static void test_blind_success(void)
 {
-    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, "Welcome", 64, 1, NULL}};
+    suspect_conf_outcome_t o[1] = {
+        {1, {200}, NULL, "Welcome", 64, 1, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
-    suspect_conf_outcome_t s[1] = {{1, {303}, NULL, NULL, 4096, 1, NULL}};
+    suspect_conf_outcome_t s[1] = {
+        {1, {303}, NULL, NULL, 4096, 1, NULL, NULL, NULL}};
     suspect_conf_route_t plain = route_of(SUSPECT_COUNT_UNLESS_OK, s, 1);
 
     CU_ASSERT_EQUAL(judge_why(&r, "HEAD", "\r\n", 0, true, NULL),
@@ -267,7 +297,8 @@ static void test_blind_success(void)
 
 static void test_overlong_headers(void)
 {
-    suspect_conf_outcome_t o[1] = {{1, {200}, NULL, NULL, 4096, 1, NULL}};
+    suspect_conf_outcome_t o[1] = {
+        {1, {200}, NULL, NULL, 4096, 1, NULL, NULL, NULL}};
     suspect_conf_route_t r = route_of(SUSPECT_COUNT_UNLESS_OK, o, 1);
     char *big = malloc(MW_OUTCOME_HEAD_MAX + 64);
 
@@ -282,6 +313,8 @@ int deny_add_outcome_tests(CU_pSuite s)
 {
     return CU_add_test(s, "outcome: statuses", test_statuses) == NULL ||
                    CU_add_test(s, "outcome: location", test_location) == NULL ||
+                   CU_add_test(s, "outcome: response headers", test_header) ==
+                       NULL ||
                    CU_add_test(s, "outcome: a location the client spells",
                                test_location_spelled) == NULL ||
                    CU_add_test(s, "outcome: body text", test_body_text) ==

@@ -482,7 +482,7 @@ static const conf_elem_t response_elem = {
     "Response",   response_attrs,     NULL,       NULL,
     response_end, OFF(response_line), CONF_SINGLE};
 
-/* ---- <Control>, <Metrics>, <Log> -----------------------------------------
+/* ---- <Control>, <Metrics> ------------------------------------------------
  */
 
 /* Longest unix socket path (sun_path less its NUL). */
@@ -546,56 +546,6 @@ static suspect_rc_t metrics_end(conf_build_t *b, void *obj, uint32_t seen,
 static const conf_elem_t metrics_elem = {
     "Metrics",   metrics_attrs,     NULL,       NULL,
     metrics_end, OFF(metrics_line), CONF_SINGLE};
-
-static const conf_enum_item_t decisions_items[] = {
-    {"off", SUSPECT_DECISIONS_OFF},
-    {"denials", SUSPECT_DECISIONS_DENIALS},
-    {"all", SUSPECT_DECISIONS_ALL},
-    {NULL, 0}};
-static const conf_enum_t decisions_enum = {decisions_items, 0};
-
-static const conf_enum_item_t uri_items[] = {
-    {"path", 0}, {"full", 1}, {NULL, 0}};
-static const conf_enum_t uri_enum = {uri_items, 1};
-
-static const conf_text_t key_text = {
-    256, NULL, 0, 0, NULL, NULL, "must be printable ASCII without spaces"};
-
-enum { LOG_DECISIONS, LOG_PATH, LOG_KEY, LOG_URI };
-
-static const conf_attr_t log_attrs[] = {
-    [LOG_DECISIONS] = {"decisions", conf_set_enum, OFF(decisions),
-                       &decisions_enum, 0},
-    [LOG_PATH] = {"path", conf_set_file, OFF(decision_path), NULL, 0},
-    [LOG_KEY] = {"identityKey", conf_set_text, OFF(identity_key), &key_text, 0},
-    [LOG_URI] = {"requestUri", conf_set_enum, OFF(full_uri), &uri_enum, 0},
-    {NULL, NULL, 0, NULL, 0}};
-
-/* A key short enough to guess would let anyone with the log try values
- * until a hash matches: 16 characters at least.  No key: say what that
- * costs. */
-static suspect_rc_t log_end(conf_build_t *b, void *obj, uint32_t seen, int line)
-{
-    const suspect_conf_t *c = obj;
-
-    (void)seen;
-    if (c->identity_key != NULL && strlen(c->identity_key) < 16) {
-        return conf_fail(b, line,
-                         "Log: identityKey must be at least 16 characters "
-                         "(a short key lets a reader of the log find "
-                         "identities by trying values)");
-    }
-    if (c->decisions != SUSPECT_DECISIONS_OFF && c->identity_key == NULL) {
-        return conf_warn(b, line,
-                         "Log: no identityKey: identities are hashed with a "
-                         "key drawn at start, so their hashes differ across "
-                         "restarts and servers");
-    }
-    return SUSPECT_OK;
-}
-
-static const conf_elem_t log_elem = {"Log",   log_attrs,     NULL,       NULL,
-                                     log_end, OFF(log_line), CONF_SINGLE};
 
 /* ---- <Suspect> -------------------------------------------------------------
  */
@@ -685,11 +635,23 @@ static suspect_rc_t root_end(conf_build_t *b, void *obj, uint32_t seen,
     return rc;
 }
 
-static const conf_elem_t *const root_children[] = {
-    &server_elem,      &limits_elem,     &store_elem,     &keys_elem,
-    &cgi_elem,         &upstream_elem,   &client_ip_elem, &response_elem,
-    &control_elem,     &metrics_elem,    &log_elem,       &conf_route_elem,
-    &conf_action_elem, &conf_allow_elem, &conf_deny_elem, NULL};
+static const conf_elem_t *const root_children[] = {&server_elem,
+                                                   &limits_elem,
+                                                   &store_elem,
+                                                   &keys_elem,
+                                                   &cgi_elem,
+                                                   &upstream_elem,
+                                                   &client_ip_elem,
+                                                   &response_elem,
+                                                   &control_elem,
+                                                   &metrics_elem,
+                                                   &conf_log_elem,
+                                                   &conf_route_elem,
+                                                   &conf_action_elem,
+                                                   &conf_allow_elem,
+                                                   &conf_deny_elem,
+                                                   &conf_device_elem,
+                                                   NULL};
 
 static const conf_attr_t no_attrs[] = {{NULL, NULL, 0, NULL, 0}};
 

@@ -185,6 +185,14 @@ extern const conf_elem_t conf_success_elem;
  * forward mode (conf_outcome.c). */
 suspect_rc_t conf_outcomes_check(conf_build_t *b);
 
+/* <Log> (conf_log.c). */
+extern const conf_elem_t conf_log_elem;
+
+/* <DeviceCookie> (conf_device.c), and what it asks of the routes with an
+ * account identity, against the whole file. */
+extern const conf_elem_t conf_device_elem;
+suspect_rc_t conf_devices_check(conf_build_t *b);
+
 /* ---- setters (conf_values.c) ---------------------------------------------
  */
 

@@ -306,5 +306,5 @@ suspect_rc_t conf_outcomes_check(conf_build_t *b)
                              conf_mode_name(c->mode));
         }
     }
-    return SUSPECT_OK;
+    return conf_devices_check(b); /* they need the response too */
 }

@@ -154,6 +154,7 @@ static const conf_attr_t identity_attrs[] = {
     {"type", conf_set_name, IOFF(type), NULL, CONF_REQUIRED},
     {"from", conf_set_sources, 0, NULL, CONF_REQUIRED},
     {"normalize", conf_set_normalize, 0, NULL, 0},
+    {"account", conf_set_bool, IOFF(account), NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next identity slot of the current route. */

@@ -69,6 +69,8 @@ typedef struct suspect_conf_identity {
     suspect_conf_source_t source[SUSPECT_CONF_MAX_SOURCES];
     const char *normalize; /* the application's reading, NULL: default */
     int line;
+    /* account="yes": the account a device cookie binds (<DeviceCookie>) */
+    bool account;
 } suspect_conf_identity_t;
 
 /* What a route does when an identity's value is missing or empty. */
@@ -336,6 +338,15 @@ typedef struct suspect_conf {
                                            one drawn at start */
     bool full_uri; /* log whole request targets, query too */
     int log_line;
+
+    /* <DeviceCookie>: a browser that signed in to an account is trusted
+     * for it (docs/suspect-xml.md); key NULL = off */
+    const char *device_key;     /* signs and binds new cookies */
+    const char *device_old_key; /* still verifies (rotation); NULL = none */
+    const char *device_name;    /* the cookie's name ("__Host-" + it on
+                                   HTTPS) */
+    unsigned device_lifetime_s;
+    int device_line;
 
     /* <Route>, in file order: the first match wins */
     size_t nroutes;

@@ -23,12 +23,13 @@
  *   anything else                   the two forms (HTML)
  *
  * The accounts are fixed: alice's password is "correct horse", her code
- * 424242.  It knows nothing about rate limits.  Every attempt it checks
+ * 424242; bob's "battery staple", 171717.  It knows nothing about rate limits.  Every attempt it checks
  * is appended to attempts.log beside it ("login fail alice"), so a test
  * can compare what the application performed with what was counted.
  */
 
-$ACCOUNTS = ['alice' => ['password' => 'correct horse', 'code' => '424242']];
+$ACCOUNTS = ['alice' => ['password' => 'correct horse', 'code' => '424242'],
+             'bob' => ['password' => 'battery staple', 'code' => '171717']];
 
 function attempt_log($op, $ok, $user)
 {

@@ -105,19 +105,45 @@ static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req,
         log_refused(req, action);
     }
     req->watch = NULL; /* an error page is ours, not the app's */
+    /* A held header block that never ended goes as it came, unless an
+     * error page takes its place. */
+    (void)mw_req_hold_end(req, res.status == 0 || req->output_started);
     if (res.status != 0 && !req->output_started) {
         mw_error_respond(req, res.status);
     }
     return rc == SUSPECT_OK && res.complete;
 }
 
+/* What a held response needs to give the browser a device cookie. */
+typedef struct device_ctx {
+    const mw_guard_t *g;
+    const mw_resolution_t *res;
+    const mw_req_t *req;
+    mw_watch_t *w;
+} device_ctx_t;
+
+/* The device cookie of an attempt whose response head says it succeeded
+ * (an mw_hold_fn): the routes that bind one judge by the head alone. */
+static size_t device_lines(void *arg, char *buf, size_t size)
+{
+    const device_ctx_t *d = arg;
+
+    if (mw_watch_outcome(d->w, true, NULL) != MW_OUTCOME_SUCCEEDED) {
+        return 0;
+    }
+    return mw_guard_device_cookie(d->g, d->res, d->req, wall_ms(), buf, size);
+}
+
 /* Forwards a request that holds a slot in flight, watching the response,
- * and settles the slot by what it said. */
-static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
-                            mw_req_t *req, const mw_resolution_t *res,
-                            const mw_verdict_t *v)
+ * and settles the slot by what it said; on a route that binds device
+ * cookies, the response's head is held until it is read, so that a
+ * success gives one. */
+static void forward_settled(mw_runtime_t *rt, const mw_guard_t *g,
+                            const suspect_conf_t *c, mw_req_t *req,
+                            const mw_resolution_t *res, const mw_verdict_t *v)
 {
     mw_watch_t *w = suspect_malloc(sizeof(*w));
+    device_ctx_t dev = {g, res, req, w};
     mw_outcome_t o = MW_OUTCOME_UNKNOWN;
     const char *why = NULL;
     suspect_err_t err;
@@ -136,6 +162,9 @@ static void forward_settled(mw_runtime_t *rt, const suspect_conf_t *c,
     if (w != NULL) {
         req->watch = mw_watch_feed;
         req->watch_arg = w;
+        if (res->device) {
+            (void)mw_req_hold(req, device_lines, &dev); /* none: no cookie */
+        }
     }
     complete = forward(rt, c, req, v->route->action);
     req->watch = NULL;
@@ -241,7 +270,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
                c->mode != SUSPECT_MODE_FORWARD) {
         allow_respond(req);
     } else if (v.ticket.id != 0) {
-        forward_settled(rt, c, req, &res, &v);
+        forward_settled(rt, g, c, req, &res, &v);
     } else {
         (void)forward(rt, c, req, v.route != NULL ? v.route->action : NULL);
     }

@@ -390,6 +390,11 @@ suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "guard: no configuration");
     }
+    if (conf->device_key != NULL && !guard_device_init()) {
+        return suspect_err_set(err, SUSPECT_E_IO, NULL, 0,
+                               "guard: libsodium cannot start (device "
+                               "cookies need it)");
+    }
     g = guard_alloc(conf);
     if (g == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,

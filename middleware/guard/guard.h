@@ -101,6 +101,13 @@ typedef struct mw_resolution {
     size_t nkeys;
     const char *types[SUSPECT_MAX_IDENTITIES];
     suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
+    /* The route binds device cookies to its account identity, whose value
+     * was read one way: device_tag is that account under the current key
+     * (device.c); device_trusted: the request carried a valid cookie for
+     * it, and its account is counted as that device. */
+    bool device;
+    bool device_trusted;
+    uint8_t device_tag[16];
 } mw_resolution_t;
 
 /*
@@ -133,6 +140,17 @@ void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
 suspect_rc_t mw_guard_settle(suspect_store_t *store, const mw_resolution_t *res,
                              const mw_verdict_t *v, bool failed, int64_t now_ms,
                              suspect_err_t *err);
+
+/*
+ * The header line (CRLF-ended) that gives the browser a device cookie for
+ * the account res resolved (res->device), made at now_ms for req (its
+ * scheme names the cookie), into buf; its length, or 0 when res binds no
+ * account or buf is too small.  For a response that said the attempt
+ * succeeded.
+ */
+size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
+                              const mw_req_t *req, int64_t now_ms, char *buf,
+                              size_t size);
 
 /*
  * Decides req at now_ms: mw_guard_resolve(), then mw_guard_finish() when

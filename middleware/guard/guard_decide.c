@@ -31,7 +31,9 @@
  *     (413), since the copy the app reads may lie past the part read, and
  *     in a refused multipart body a REJECT as in step 2;
  *  5. one key per identity; two identities with the same key (the same
- *     value from two sources) are decided once;
+ *     value from two sources) are decided once; the account identity of a
+ *     route with device cookies, when the request carries a valid one for
+ *     it, is keyed as that device (device.c);
  *  6. one suspect_store_decide() for all keys, or for a route that
  *     counts by the response (<Failure>, <Success>) one
  *     suspect_store_reserve(): an allowed request then holds a slot in
@@ -173,7 +175,7 @@ static bool counts_address(const guard_identity_t *gi)
  * (PASS: never counted).
  */
 static suspect_rc_t apply_lists(guard_call_t *c, const guard_route_t *r,
-                                suspect_identity_t *ids, const size_t *from,
+                                suspect_identity_t *ids, size_t *from,
                                 size_t *n, mw_verdict_t *v)
 {
     const mw_guard_t *g = c->g;
@@ -205,6 +207,7 @@ static suspect_rc_t apply_lists(guard_call_t *c, const guard_route_t *r,
             allowed = addr_allowed != 0;
         }
         if (!allowed) {
+            from[kept] = from[i];
             ids[kept++] = ids[i];
         }
     }
@@ -292,6 +295,7 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
     const suspect_rule_t *rule = suspect_limits_find(lim, r->conf->action);
     suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
     size_t from[SUSPECT_MAX_IDENTITIES];
+    char device_part[GUARD_DEVICE_PART];
     mw_verdict_t *v = &res->verdict;
     size_t n = 0;
     suspect_rc_t rc;
@@ -327,6 +331,9 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
     }
     if (rc == SUSPECT_E_NOTFOUND) {
         return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_OK) {
+        guard_device_apply(c, r, ids, from, n, res, device_part);
     }
     if (rc == SUSPECT_OK) {
         rc = build_keys(c->g, rule->action, ids, n, res, err);
@@ -410,6 +417,8 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     memset(v, 0, sizeof(*v));
     out->nkeys = 0;
     out->reserve_ttl_ms = 0;
+    out->device = false;
+    out->device_trusted = false;
     v->now_ms = now_ms;
     v->why = "no route";
     rc = guard_paths_build(g, req, &paths);

@@ -346,4 +346,16 @@ suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
 bool guard_route_path_match(const guard_route_t *r, const char *path,
                             size_t path_len);
 
+/* device.c: device cookies.  guard_device_init() readies libsodium
+ * (false: it cannot be used); guard_device_apply() binds the account
+ * identity of route r among ids[0..n) (from[i]: the route identity of
+ * ids[i]) to res, and when the request carries a valid cookie for that
+ * account, makes its key the device's: part (the caller's, living until
+ * the keys are built) becomes one more part of its value. */
+#define GUARD_DEVICE_PART 48
+bool guard_device_init(void);
+void guard_device_apply(guard_call_t *c, const guard_route_t *r,
+                        suspect_identity_t *ids, const size_t *from, size_t n,
+                        mw_resolution_t *res, char part[GUARD_DEVICE_PART]);
+
 #endif

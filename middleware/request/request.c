@@ -320,11 +320,9 @@ int mw_req_read_fd(mw_req_t *req)
     return req->body_done ? -1 : req->ops->read_fd(req);
 }
 
-int mw_req_write(mw_req_t *req, const void *buf, size_t n)
+/* Writes to the client, the prelude first. */
+static int write_out(mw_req_t *req, const void *buf, size_t n)
 {
-    if (req->watch != NULL) {
-        req->watch(req->watch_arg, buf, n);
-    }
     if (req->prelude != NULL && !req->output_started && n > 0) {
         int rc = req->ops->write(req, req->prelude, req->prelude_len);
 
@@ -337,6 +335,104 @@ int mw_req_write(mw_req_t *req, const void *buf, size_t n)
     return req->ops->write(req, buf, n);
 }
 
+struct mw_hold {
+    mw_hold_fn fn;
+    void *arg;
+    int state; /* of the header scan: 0 line start, 1 CR, 2 in a line */
+    size_t len, cap;
+    char *buf;
+};
+
+/* Lets the held bytes go, after the lines fn writes when ask. */
+static int hold_release(mw_req_t *req, bool ask)
+{
+    struct mw_hold *h = req->hold;
+    char lines[1024];
+    size_t n = ask ? h->fn(h->arg, lines, sizeof(lines)) : 0;
+    int rc = 0;
+
+    req->hold = NULL;
+    if (n > 0) {
+        rc = write_out(req, lines, n);
+    }
+    if (rc == 0 && h->len > 0) {
+        rc = write_out(req, h->buf, h->len);
+    }
+    free(h->buf);
+    free(h);
+    return rc;
+}
+
+/* Adds buf[0..n) to what is held; lets it go once the block ended. */
+static int hold_write(mw_req_t *req, const char *buf, size_t n)
+{
+    struct mw_hold *h = req->hold;
+    bool ended = false;
+
+    if (h->len + n > h->cap) {
+        size_t cap = h->len + n + 1024;
+        char *p = realloc(h->buf, cap);
+
+        if (p == NULL) {
+            return -ENOMEM;
+        }
+        h->buf = p;
+        h->cap = cap;
+    }
+    for (size_t i = 0; i < n && !ended; i++) {
+        char c = buf[i];
+
+        ended = c == '\n' && h->state != 2;
+        h->state = c == '\n' ? 0 : c == '\r' && h->state == 0 ? 1 : 2;
+    }
+    memcpy(h->buf + h->len, buf, n);
+    h->len += n;
+    if (ended || h->len > MW_HOLD_MAX) {
+        return hold_release(req, ended);
+    }
+    return 0;
+}
+
+int mw_req_write(mw_req_t *req, const void *buf, size_t n)
+{
+    if (req->watch != NULL) {
+        req->watch(req->watch_arg, buf, n);
+    }
+    if (req->hold != NULL) {
+        return hold_write(req, buf, n);
+    }
+    return write_out(req, buf, n);
+}
+
+bool mw_req_hold(mw_req_t *req, mw_hold_fn fn, void *arg)
+{
+    struct mw_hold *h = suspect_calloc(1, sizeof(*h));
+
+    if (h == NULL) {
+        return false;
+    }
+    h->fn = fn;
+    h->arg = arg;
+    req->hold = h;
+    return true;
+}
+
+int mw_req_hold_end(mw_req_t *req, bool flush)
+{
+    struct mw_hold *h = req->hold;
+
+    if (h == NULL) {
+        return 0;
+    }
+    if (flush) {
+        return hold_release(req, false);
+    }
+    req->hold = NULL;
+    free(h->buf);
+    free(h);
+    return 0;
+}
+
 int mw_req_flush(mw_req_t *req)
 {
     return req->ops->flush(req);
@@ -344,6 +440,7 @@ int mw_req_flush(mw_req_t *req)
 
 void mw_req_release(mw_req_t *req)
 {
+    (void)mw_req_hold_end(req, false);
     if (req->filter != NULL) {
         req->filter->f.free(req->filter->f.arg);
         free(req->filter->win);

@@ -142,6 +142,9 @@ struct mw_req {
      * none.  Borrowed until the request ends. */
     const char *prelude;
     size_t prelude_len;
+    /* Output held until its CGI header block ends (mw_req_hold()); NULL =
+     * none. */
+    struct mw_hold *hold;
 };
 
 /* The value of CGI variable name (NUL-terminated), or NULL; *len gets its
@@ -194,6 +197,26 @@ int mw_req_write(mw_req_t *req, const void *buf, size_t n);
 
 /* Flushes buffered output.  0 or -errno. */
 int mw_req_flush(mw_req_t *req);
+
+/* Writes header lines into buf (size bytes) once the response's CGI
+ * header block has been seen whole; returns their length (0: none). */
+typedef size_t (*mw_hold_fn)(void *arg, char *buf, size_t size);
+
+/*
+ * Holds req's output until its CGI header block ends (a blank line), so
+ * that header lines depending on it go first: then fn(arg) is asked for
+ * them and they are written, then the held bytes, and output flows as
+ * before.  A block longer than MW_HOLD_MAX is let go without asking.
+ * Until then nothing is written, so output_started stays false.  false
+ * when out of memory (nothing is held then).
+ */
+#define MW_HOLD_MAX 8192
+bool mw_req_hold(mw_req_t *req, mw_hold_fn fn, void *arg);
+
+/* Ends holding req's output: what is still held (a header block that
+ * never ended) is written when flush, else dropped (an error page takes
+ * its place).  0 or the write's -errno. */
+int mw_req_hold_end(mw_req_t *req, bool flush);
 
 /* Frees the prefetch buffer and the filter (the front end calls it when
  * the request ends). */

@@ -13,6 +13,10 @@
  * it went on).
  * A request that met no route is none of these and is not recorded.
  *
+ * A request counted as a trusted device (a device cookie for its
+ * account) is counted in suspect_device_decisions_total and logged with
+ * "device": true; its nonce is never logged.
+ *
  * The decision log's identity is the one that tripped (a denial), else
  * the request's first: its type, and the keyed hash of its value as the
  * key holds it (the part after "prefix Action:" and, in the typed format,
@@ -127,6 +131,7 @@ static void write_line(mw_dlog_t *dlog, const suspect_siphash_key_t *hkey,
         mw_dlog_hash(hkey, r->res->types[i], val, len, hash);
         e.identity_type = r->res->types[i];
         e.identity_hash = hash;
+        e.device = r->res->device_trusted;
     }
     if (mw_guard_client(r->guard, r->req, client, sizeof(client))) {
         e.client = client;
@@ -161,6 +166,10 @@ void mw_record(mw_metrics_t *m, mw_dlog_t *dlog,
                             : 0);
     if (v->store_full) {
         mw_metrics_store_full(m);
+    }
+    if (r->res->device_trusted &&
+        (v->kind == MW_VERDICT_ALLOW || v->kind == MW_VERDICT_DENY)) {
+        mw_metrics_device(m, v->kind == MW_VERDICT_ALLOW);
     }
     if (dlog != NULL && logged(r->conf->decisions, o)) {
         write_line(dlog, hkey, r, o);

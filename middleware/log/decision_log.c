@@ -228,6 +228,10 @@ void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
     num(&l, "status", e->status);
     str(&l, "identity_type", e->identity_type);
     str(&l, "identity_hash", e->identity_hash);
+    if (e->device) {
+        key(&l, "device");
+        put(&l, "true", 4);
+    }
     str(&l, "client", e->client);
     str(&l, "method", e->method);
     if (e->path != NULL) {

@@ -22,6 +22,7 @@
 #ifndef MW_DECISION_LOG_H
 #define MW_DECISION_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,7 @@ typedef struct mw_dlog_entry {
     int status;          /* answered with, 0: forwarded or allowed */
     const char *identity_type;
     const char *identity_hash; /* mw_dlog_hash() */
+    bool device;               /* the account was counted as a trusted device */
     const char *client;
     const char *method;
     const char *path; /* path_len bytes, not NUL-terminated */

@@ -75,6 +75,7 @@ struct mw_metrics {
     atomic_uint_fast64_t generation;
     atomic_int_fast64_t last_ok_ms;
     atomic_uint_fast64_t store_full;
+    atomic_uint_fast64_t device[2]; /* [allowed] of trusted devices */
 };
 
 /* Store decisions: 50 us to 1 s.  Forwarding (the application's own
@@ -259,6 +260,11 @@ void mw_metrics_in_flight(mw_metrics_t *m, int delta)
 void mw_metrics_store_full(mw_metrics_t *m)
 {
     bump(&m->store_full, 1);
+}
+
+void mw_metrics_device(mw_metrics_t *m, bool allowed)
+{
+    bump(&m->device[allowed ? 1 : 0], 1);
 }
 
 uint64_t mw_metrics_store_full_count(mw_metrics_t *m)
@@ -509,6 +515,23 @@ static void render_reloads(mw_metrics_t *m, mw_prom_t *p)
                    NULL, (double)atomic_load(&m->last_ok_ms) / 1000.0);
 }
 
+/* The decisions counted as a trusted device (device cookies). */
+static void render_devices(mw_metrics_t *m, mw_prom_t *p)
+{
+    static const char *const names[2] = {"denied", "allowed"};
+
+    mw_prom_head(p, "suspect_device_decisions_total", "counter",
+                 "Decisions on an account counted as a trusted device (a "
+                 "valid device cookie), by outcome.");
+    for (int i = 1; i >= 0; i--) {
+        const char *labels[] = {"outcome", names[i], NULL};
+
+        mw_prom_sample(
+            p, "suspect_device_decisions_total", labels,
+            (double)atomic_load_explicit(&m->device[i], memory_order_relaxed));
+    }
+}
+
 void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
 {
     hist_sum_t h;
@@ -553,4 +576,5 @@ void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
                  "Requests being handled now.");
     mw_prom_sample(p, "suspect_requests_in_flight", NULL, (double)in_flight);
     render_reloads(m, p);
+    render_devices(m, p);
 }

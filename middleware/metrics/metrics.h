@@ -83,6 +83,10 @@ void mw_metrics_in_flight(mw_metrics_t *m, int delta);
  * store full of live locks: the request got a 503). */
 void mw_metrics_store_full(mw_metrics_t *m);
 
+/* A decision on an account counted as a trusted device (device cookies):
+ * allowed, or denied. */
+void mw_metrics_device(mw_metrics_t *m, bool allowed);
+
 /* How many mw_metrics_store_full() counted. */
 uint64_t mw_metrics_store_full_count(mw_metrics_t *m);
 

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "helpers/e2e.h"
+#include "helpers/redisserver.h"
+#include "helpers/vgwrap.h"
 #include "helpers/procs.h"
 #include "helpers/util.h"
 
@@ -103,9 +105,16 @@ static int attack(int n)
  * browser, without the cookie, does not. */
 static void test_owner_gets_in(void)
 {
-    char set[256];
+    char set[256], with[256], url[E2E_URL], dlog[TEST_PATH_MAX];
+    const char *edits[] = {"</Suspect>", with, NULL};
+    int mport = test_free_port();
+    test_http_t r;
 
-    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    snprintf(with, sizeof(with),
+             "  <Metrics listen=\"tcp:127.0.0.1:%d\"/>\n"
+             "  <Log decisions=\"all\" path=\"decisions.log\"/>\n</Suspect>",
+             mport);
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
     CU_ASSERT_EQUAL(sign_in("alice.jar", ALICE, NULL, set), 200);
     CU_ASSERT_PTR_NOT_NULL(strstr(set, "HttpOnly"));
     CU_ASSERT_PTR_NOT_NULL(strstr(set, "SameSite=Lax"));
@@ -118,6 +127,15 @@ static void test_owner_gets_in(void)
     CU_ASSERT_EQUAL(sign_in("alice.jar", ALICE, NULL, NULL), 200);
     CU_ASSERT_EQUAL(performed("login fail alice"), 3);
     CU_ASSERT_EQUAL(performed("login ok alice"), 3);
+    /* counted and logged as a device: her two sign-ins under attack */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", mport);
+    CU_ASSERT_FATAL(e2e_http(&r, (const char *[]){url, NULL}) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(
+        r.body, "suspect_device_decisions_total{outcome=\"allowed\"} 2\n"));
+    test_http_free(&r);
+    e2e_path(dlog, "decisions.log");
+    CU_ASSERT_EQUAL(
+        test_wait_file_text(dlog, "\"device\":true", test_scale_ms(5000)), 0);
 }
 
 /* Cookies an attacker can make: each counts as the account (locked). */

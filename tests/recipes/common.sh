@@ -175,6 +175,20 @@ note_attack() {
     fi
     DENIED=$((DENIED + $(sed -n 's/^denied //p' <<<"$out")))
     echo "$name checks=$(checks_for "$account")" >>"$TMP/$label.tally"
+    owner_between "$label" "$name"
+}
+
+# The account's owner, alice, from her own browser, which signed in before
+# the attack and kept its device cookie (examples/recipes/*/suspect.xml,
+# <DeviceCookie>).  A recipe defines owner_login (true when she got in;
+# it adds to OWNER_OK, her password checks that were not the attacker's)
+# and names in OWNER_AFTER the attack after which she signs in again,
+# during the attack.
+OWNER_OK=0
+owner_between() {
+    [ "$1" = guarded ] && [ "$2" = "${OWNER_AFTER:-}" ] || return 0
+    check "alice's browser signs in during the attack, at the first try" \
+        owner_login
 }
 
 # per_attack LABEL: the application's password checks per attack of the

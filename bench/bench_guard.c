@@ -38,7 +38,17 @@
  *             fields: the first formMax (64 KiB) prefetched and read,
  *             and the check of the rest set up (it judges those 64 KiB
  *             at once).  An upload, not a login: left out of the 3%
- *             target, which is against a small allowed request.
+ *             target, which is against a small allowed request;
+ *   Failure route  <Failure status="401">, forward mode: a slot reserved
+ *             and settled as a success per request (mw_guard_resolve,
+ *             _finish, _settle); the peer of the two rows after it;
+ *   device cookies, none sent  the same route with <DeviceCookie> and
+ *             account="yes": the account's keyed hash (one HMAC) per
+ *             request, no cookie to check;
+ *   device cookies, a valid one  each request carries the cookie its
+ *             user's sign-in earned: looked up, base64-decoded, its MAC
+ *             and the account's hash checked (two HMACs), the key the
+ *             device's (the 2% target of device cookies).
  * Each body row frees the request's prefetch buffer (and check) after
  * each decision, as a request's end does.  Then, apart: a 10 MiB upload
  * read to its end through the check the decision set up, against the
@@ -92,7 +102,12 @@ typedef struct row {
     const char *list;      /* "Allow" or "Deny" with a file of LIST_SIZE
                               entries, or NULL */
     int body;              /* 0 none, else a BODY_* */
+    int outcome;           /* 0 counts all, else an OUTCOME_* */
 } row_t;
+
+#define OUTCOME_FAILURE 1 /* <Failure status="401">: a slot, settled */
+#define OUTCOME_DEVICE  2 /* the same with device cookies, none sent */
+#define OUTCOME_COOKIE  3 /* the same, each request with its valid cookie */
 
 #define BODY_FORM      1
 #define BODY_MULTIPART 2
@@ -102,29 +117,38 @@ typedef struct row {
 #define BIG_UPLOAD     (10u << 20)
 #define WEBKIT         "----WebKitFormBoundary7MA4YWxkTrZu0gW"
 
-#define LIST_SIZE 100000
+#define LIST_SIZE  100000
+#define DEVICE_KEY "a-bench-key-of-at-least-thirty-two-characters"
 
 static char list_path[64]; /* the list file the list rows share */
 
 static const row_t rows[] = {
-    {"default (trim)", "query:u", NULL, "user", NULL, 0},
-    {"login (trim casefold)", "query:u", "login", "User", NULL, 0},
-    {"dokuwiki recipe, ASCII", "query:u", DOKU_NORM, "User.", NULL, 0},
-    {"dokuwiki recipe, non-ASCII", "query:u", DOKU_NORM, "%C3%84user", NULL, 0},
+    {"default (trim)", "query:u", NULL, "user", NULL, 0, 0},
+    {"login (trim casefold)", "query:u", "login", "User", NULL, 0, 0},
+    {"dokuwiki recipe, ASCII", "query:u", DOKU_NORM, "User.", NULL, 0, 0},
+    {"dokuwiki recipe, non-ASCII", "query:u", DOKU_NORM, "%C3%84user", NULL, 0,
+     0},
     {"alternatives + recipe", "form:u|query:u|auth-user:any", DOKU_NORM,
-     "User.", NULL, 0},
+     "User.", NULL, 0, 0},
     {"mediawiki recipe, User: prefix", "query:u", MW_NORM, "User%3Auser", NULL,
+     0, 0},
+    {"mediawiki recipe, entity", "query:u", MW_NORM, "J%26ouml%3Brg", NULL, 0,
      0},
-    {"mediawiki recipe, entity", "query:u", MW_NORM, "J%26ouml%3Brg", NULL, 0},
-    {"no list (the default, again)", "query:u", NULL, "user", NULL, 0},
-    {"deny list, 100,000 blocks", "query:u", NULL, "user", "Deny", 0},
+    {"no list (the default, again)", "query:u", NULL, "user", NULL, 0, 0},
+    {"deny list, 100,000 blocks", "query:u", NULL, "user", "Deny", 0, 0},
     {"allow list, 200,000 entries", "query:u client-ip", NULL, "user", "Allow",
+     0, 0},
+    {"form body, urlencoded", "form:u", NULL, "user", NULL, BODY_FORM, 0},
+    {"form body, ';' separators", "form:u", NULL, "user", NULL, BODY_SEMI, 0},
+    {"form body, multipart", "form:u", NULL, "user", NULL, BODY_MULTIPART, 0},
+    {"multipart, 256 KiB file after", "form:u", NULL, "user", NULL, BODY_UPLOAD,
      0},
-    {"form body, urlencoded", "form:u", NULL, "user", NULL, BODY_FORM},
-    {"form body, ';' separators", "form:u", NULL, "user", NULL, BODY_SEMI},
-    {"form body, multipart", "form:u", NULL, "user", NULL, BODY_MULTIPART},
-    {"multipart, 256 KiB file after", "form:u", NULL, "user", NULL,
-     BODY_UPLOAD},
+    {"Failure route, slot settled", "query:u", NULL, "user", NULL, 0,
+     OUTCOME_FAILURE},
+    {"device cookies, none sent", "query:u", NULL, "user", NULL, 0,
+     OUTCOME_DEVICE},
+    {"device cookies, a valid one", "query:u", NULL, "user", NULL, 0,
+     OUTCOME_COOKIE},
 };
 
 /* Writes the list file: LIST_SIZE blocks (IPv4 /24 in 10.0.0.0/8 but not
@@ -161,8 +185,9 @@ static const char limits_xml[] =
 /* A request: its CGI variables and body. */
 typedef struct breq {
     mw_req_t req; /* first: the ops get the request back by a cast */
-    mw_param_t params[7];
+    mw_param_t params[8];
     char qs[64];
+    char cookie[160]; /* HTTP_COOKIE: a device cookie, or "" */
     char clen[24];
     char *body; /* malloc'ed, or NULL */
     size_t body_len, off;
@@ -299,14 +324,20 @@ static mw_guard_t *row_guard(const row_t *r, const suspect_conf_t **conf)
     if (r->list != NULL) {
         snprintf(list, sizeof(list), "<%s file=\"%s\"/>", r->list, list_path);
     }
-    n = snprintf(xml, sizeof(xml),
-                 "<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/srv\"/>"
-                 "%s<Route action=\"Login\" prefix=\"/\" when=\"param:u\">"
-                 "<Identity type=\"User\" from=\"%s\"%s%s%s/></Route>"
-                 "</Suspect>",
-                 list, r->from, r->normalize != NULL ? " normalize=\"" : "",
-                 r->normalize != NULL ? r->normalize : "",
-                 r->normalize != NULL ? "\"" : "");
+    n = snprintf(
+        xml, sizeof(xml),
+        "<Suspect>%s<Limits path=\"limits.xml\"/><Cgi root=\"/srv\"/>%s"
+        "%s<Route action=\"Login\" prefix=\"/\" when=\"param:u\">"
+        "<Identity type=\"User\" from=\"%s\"%s%s%s%s/>%s</Route>"
+        "</Suspect>",
+        r->outcome != 0 ? "<Server mode=\"forward\"/>" : "",
+        r->outcome >= OUTCOME_DEVICE ? "<DeviceCookie key=\"" DEVICE_KEY "\"/>"
+                                     : "",
+        list, r->from, r->normalize != NULL ? " normalize=\"" : "",
+        r->normalize != NULL ? r->normalize : "",
+        r->normalize != NULL ? "\"" : "",
+        r->outcome >= OUTCOME_DEVICE ? " account=\"yes\"" : "",
+        r->outcome != 0 ? "<Failure status=\"401\"/>" : "");
     suspect_err_clear(&err);
     if (suspect_conf_parse(xml, (size_t)n, "bench.xml", "/tmp", conf, &err) !=
             SUSPECT_OK ||
@@ -315,6 +346,26 @@ static mw_guard_t *row_guard(const row_t *r, const suspect_conf_t **conf)
         return NULL;
     }
     return g;
+}
+
+/* Gives b the device cookie a sign-in of its user earned (g binds
+ * one); false when none was made. */
+static bool give_cookie(mw_guard_t *g, const suspect_limits_t *lim, breq_t *b)
+{
+    mw_resolution_t res;
+    char line[256];
+    size_t n;
+
+    if (mw_guard_resolve(g, lim, &b->req, 1700000000000LL, &res, NULL) !=
+            SUSPECT_OK ||
+        (n = mw_guard_device_cookie(g, &res, &b->req, 1700000000000LL, line,
+                                    sizeof(line))) == 0) {
+        return false;
+    }
+    snprintf(b->cookie, sizeof(b->cookie), "%.*s", (int)strcspn(line + 12, ";"),
+             line + 12); /* "Set-Cookie: " */
+    set_param(&b->params[b->req.nparams++], "HTTP_COOKIE", b->cookie);
+    return true;
 }
 
 /* A row ready to run: its guard and requests. */
@@ -326,7 +377,7 @@ typedef struct row_run {
 } row_run_t;
 
 /* Builds the guard and the requests of row r; false (said) on failure. */
-static bool row_open(const row_t *r, row_run_t *rr)
+static bool row_open(const row_t *r, row_run_t *rr, const suspect_limits_t *lim)
 {
     rr->best = 0;
     rr->conf = NULL;
@@ -337,7 +388,9 @@ static bool row_open(const row_t *r, row_run_t *rr)
     }
     for (int i = 0; i < NAMES; i++) {
         build_req(&rr->reqs[i], r->prefix, i, r->body);
-        if (r->body != 0 && rr->reqs[i].body == NULL) {
+        if ((r->body != 0 && rr->reqs[i].body == NULL) ||
+            (r->outcome == OUTCOME_COOKIE &&
+             !give_cookie(rr->g, lim, &rr->reqs[i]))) {
             return false;
         }
     }
@@ -353,6 +406,35 @@ static void row_close(row_run_t *rr)
     mw_guard_unref(rr->g);
     suspect_conf_unref(rr->conf);
     free(rr->reqs);
+}
+
+/* One allowed decision of b at at (mw_guard_decide()). */
+static bool decided(mw_guard_t *g, const suspect_limits_t *lim,
+                    suspect_store_t *store, breq_t *b, int64_t at)
+{
+    mw_verdict_t v;
+
+    return mw_guard_decide(g, lim, store, &b->req, at, &v, NULL) ==
+               SUSPECT_OK &&
+           v.kind == MW_VERDICT_ALLOW;
+}
+
+/* One allowed decision of b at at on a route that counts by the response,
+ * its slot settled as a success (what suspect-fcgi does around a sign-in
+ * that worked). */
+static bool settled(mw_guard_t *g, const suspect_limits_t *lim,
+                    suspect_store_t *store, breq_t *b, int64_t at)
+{
+    mw_resolution_t res;
+    mw_verdict_t v;
+
+    if (mw_guard_resolve(g, lim, &b->req, at, &res, NULL) != SUSPECT_OK ||
+        res.nkeys == 0) {
+        return false;
+    }
+    mw_guard_finish(store, &res, &v);
+    return v.kind == MW_VERDICT_ALLOW &&
+           mw_guard_settle(store, &res, &v, false, at, NULL) == SUSPECT_OK;
 }
 
 /* One round of a row: RUN_MS of decisions on a new store; keeps the best
@@ -371,14 +453,10 @@ static void row_round(const row_t *r, row_run_t *rr,
     do {
         for (int k = 0; k < 256; k++, n++) {
             breq_t *b = &rr->reqs[n % NAMES];
-            mw_verdict_t v;
+            int64_t at = now_ms + (int64_t)(n / 64);
 
-            if (mw_guard_decide(rr->g, lim, store, &b->req,
-                                now_ms + (int64_t)(n / 64), &v,
-                                NULL) != SUSPECT_OK ||
-                v.kind != MW_VERDICT_ALLOW) {
-                bad++;
-            }
+            bad += r->outcome != 0 ? !settled(rr->g, lim, store, b, at)
+                                   : !decided(rr->g, lim, store, b, at);
             reset_req(b);
         }
         t = now_s() - t0;
@@ -481,7 +559,7 @@ int main(int argc, char **argv)
         return 1;
     }
     for (size_t i = 0; i < nrows; i++) {
-        if (!row_open(&rows[i], &runs[i])) {
+        if (!row_open(&rows[i], &runs[i], lim)) {
             fprintf(stderr, "bench-guard: %s: setup failed\n", rows[i].name);
             return 1;
         }
@@ -504,7 +582,8 @@ int main(int argc, char **argv)
         double extra;
 
         if (i == 0 || strncmp(rows[i].name, "no list", 7) == 0 ||
-            strcmp(rows[i].name, "form body, urlencoded") == 0) {
+            strcmp(rows[i].name, "form body, urlencoded") == 0 ||
+            rows[i].outcome == OUTCOME_FAILURE) {
             base = rate; /* the peer of the rows that follow */
         }
         extra = base > 0 && rate > 0 ? us - 1e6 / base : 0;

@@ -12,82 +12,91 @@
  * NAME is <DeviceCookie name>, "__Host-" before it on HTTPS (HTTPS=on,
  * or REQUEST_SCHEME=https).  VALUE is base64url (no padding) of
  *   version (1 byte, 1) | expiry (8 bytes, seconds, big-endian) |
- *   nonce (16 random bytes) | account tag (16 bytes) | MAC (32 bytes)
- * with tag = HMAC-SHA-256(key, "suspect-device-account" NUL account)
- * cut to 16 bytes (the account is never in the cookie, only this keyed
- * hash of its normalised value, each part preceded by its length), and
- * MAC = HMAC-SHA-256(key, "suspect-device-cookie" NUL the 41 bytes
- * before it).  libsodium computes the HMACs, draws the nonce, compares in
- * constant time and codes base64.
+ *   nonce (16 random bytes) | MAC (32 bytes)
+ * with MAC = HMAC-SHA-256(key, 0x01 | the 25 bytes before it | account),
+ * the account being its identity's normalised value, each part preceded
+ * by its length (4 bytes): the cookie binds the account as a keyed hash,
+ * never holds it, and one HMAC both proves the cookie was made here and
+ * that it was made for this account.  libsodium computes the HMACs (the
+ * keys' inner and outer states prepared once per guard), draws the
+ * nonce, compares in constant time and codes base64.
  *
  * Trust.  An attempt whose account identity has one reading (its value,
- * one way), and that carries a cookie (either name) whose MAC verifies
- * under key or oldKey, not expired, whose tag is that account's under
- * the same key, is a trusted device's: the account identity is counted
- * as the device (one more part to its value, "\x01device:" and the
- * nonce in hex), with the action's limit and lock, so the account's own
- * counter and lock do not apply to it and a device over its limit is
- * locked alone.  The other identities of the route (an address) count
- * as usual.  Anything else (no cookie, a forged, expired or other
- * account's one) counts as the account, as without device cookies.
+ * one way), and that carries a cookie (either name) not expired whose
+ * MAC, for this account, verifies under key or oldKey, is a trusted
+ * device's: the account identity is counted as the device (one more part
+ * to its value, "\x01device:" and the nonce in hex), with the action's
+ * limit and lock, so the account's own counter and lock do not apply to
+ * it and a device over its limit is locked alone.  The other identities
+ * of the route (an address) count as usual.  Anything else (no cookie, a
+ * forged, cut, expired or other account's one) counts as the account, as
+ * without device cookies.
  *
- * Cost on a counted request of such a route: one cookie lookup, one HMAC
- * for the tag and, with a cookie, one base64 decode and one or two
- * HMACs; none on other routes.
+ * Cost on a counted request of such a route: a copy of the account's
+ * value (at most MW_DEVICE_ACCT_MAX bytes; a longer one gets no device) and
+ * a cookie lookup; with a cookie, a base64 decode and one or two HMACs of
+ * one block each.  bench-guard measures it.
  */
 #include "guard_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include <sodium.h>
 
+#include "alloc.h"
+
 #define VERSION     1
-#define TAG_LEN     16
 #define NONCE_LEN   16
-#define PAYLOAD_LEN (1 + 8 + NONCE_LEN + TAG_LEN)
+#define PAYLOAD_LEN (1 + 8 + NONCE_LEN)
 #define COOKIE_LEN  (PAYLOAD_LEN + crypto_auth_hmacsha256_BYTES)
 #define B64_LEN     (((COOKIE_LEN * 4) + 2) / 3)
+#define CONTEXT     0x01 /* the first byte MACed: what the MAC is for */
 
-static const char account_ctx[] = "suspect-device-account";
-static const char cookie_ctx[] = "suspect-device-cookie";
+/* The keys' HMAC states after their key blocks: [0] key, [1] oldKey. */
+struct guard_device {
+    crypto_auth_hmacsha256_state st[2];
+    size_t nkeys;
+};
 
-/* HMAC-SHA-256 under key of ctx (with its NUL) and then data[0..n). */
-static void hmac(const char *key, const char *ctx, const uint8_t *data,
-                 size_t n, uint8_t out[crypto_auth_hmacsha256_BYTES])
+/* The MAC of payload and the account acct[0..n) under key k of d. */
+static void mac_of(const guard_device_t *d, size_t k,
+                   const uint8_t payload[PAYLOAD_LEN], const uint8_t *acct,
+                   size_t n, uint8_t out[crypto_auth_hmacsha256_BYTES])
 {
-    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_state st = d->st[k];
+    const uint8_t ctx = CONTEXT;
 
-    crypto_auth_hmacsha256_init(&st, (const uint8_t *)key, strlen(key));
-    crypto_auth_hmacsha256_update(&st, (const uint8_t *)ctx, strlen(ctx) + 1);
-    crypto_auth_hmacsha256_update(&st, data, n);
+    crypto_auth_hmacsha256_update(&st, &ctx, 1);
+    crypto_auth_hmacsha256_update(&st, payload, PAYLOAD_LEN);
+    crypto_auth_hmacsha256_update(&st, acct, n);
     crypto_auth_hmacsha256_final(&st, out);
     sodium_memzero(&st, sizeof(st));
 }
 
-/* The tag of account id under key. */
-static void account_tag(const char *key, const suspect_identity_t *id,
-                        uint8_t tag[TAG_LEN])
+/* The account identity id as MACed (each part's length, 4 bytes, then
+ * its bytes) into out (MW_DEVICE_ACCT_MAX); its length, 0 when too long. */
+static size_t account_bytes(const suspect_identity_t *id,
+                            uint8_t out[MW_DEVICE_ACCT_MAX])
 {
-    crypto_auth_hmacsha256_state st;
-    uint8_t full[crypto_auth_hmacsha256_BYTES];
+    size_t n = 0;
 
-    crypto_auth_hmacsha256_init(&st, (const uint8_t *)key, strlen(key));
-    crypto_auth_hmacsha256_update(&st, (const uint8_t *)account_ctx,
-                                  sizeof(account_ctx));
     for (size_t i = 0; i < id->nparts; i++) {
-        uint8_t len[4] = {
-            (uint8_t)(id->part[i].len >> 24), (uint8_t)(id->part[i].len >> 16),
-            (uint8_t)(id->part[i].len >> 8), (uint8_t)id->part[i].len};
+        size_t len = id->part[i].len;
 
-        crypto_auth_hmacsha256_update(&st, len, sizeof(len));
-        crypto_auth_hmacsha256_update(&st, (const uint8_t *)id->part[i].ptr,
-                                      id->part[i].len);
+        if (n + 4 + len > MW_DEVICE_ACCT_MAX) {
+            return 0;
+        }
+        out[n++] = (uint8_t)(len >> 24);
+        out[n++] = (uint8_t)(len >> 16);
+        out[n++] = (uint8_t)(len >> 8);
+        out[n++] = (uint8_t)len;
+        memcpy(out + n, id->part[i].ptr, len);
+        n += len;
     }
-    crypto_auth_hmacsha256_final(&st, full);
-    memcpy(tag, full, TAG_LEN);
-    sodium_memzero(&st, sizeof(st));
+    return n;
 }
 
 static bool is_https(const mw_req_t *req)
@@ -100,15 +109,13 @@ static bool is_https(const mw_req_t *req)
            (scheme != NULL && strcasecmp(scheme, "https") == 0);
 }
 
-/* Whether raw[0..n) is a cookie, valid at now_s, for the account whose
- * identity is id; *nonce its nonce when it is. */
-static bool cookie_valid(const suspect_conf_t *conf, const char *raw, size_t n,
-                         const suspect_identity_t *id, int64_t now_s,
+/* Whether raw[0..n) is a cookie, valid at now_s, for the account
+ * acct[0..alen); *nonce its nonce when it is. */
+static bool cookie_valid(const guard_device_t *d, const char *raw, size_t n,
+                         const uint8_t *acct, size_t alen, int64_t now_s,
                          uint8_t nonce[NONCE_LEN])
 {
-    const char *keys[2] = {conf->device_key, conf->device_old_key};
     uint8_t c[COOKIE_LEN + 1], mac[crypto_auth_hmacsha256_BYTES];
-    uint8_t tag[TAG_LEN];
     size_t len = 0;
     uint64_t exp = 0;
 
@@ -124,24 +131,19 @@ static bool cookie_valid(const suspect_conf_t *conf, const char *raw, size_t n,
     if (exp <= (uint64_t)now_s) {
         return false;
     }
-    for (size_t k = 0; k < 2 && keys[k] != NULL; k++) {
-        hmac(keys[k], cookie_ctx, c, PAYLOAD_LEN, mac);
-        if (sodium_memcmp(mac, c + PAYLOAD_LEN, sizeof(mac)) != 0) {
-            continue;
+    for (size_t k = 0; k < d->nkeys; k++) {
+        mac_of(d, k, c, acct, alen, mac);
+        if (sodium_memcmp(mac, c + PAYLOAD_LEN, sizeof(mac)) == 0) {
+            memcpy(nonce, c + 9, NONCE_LEN);
+            return true;
         }
-        account_tag(keys[k], id, tag);
-        if (sodium_memcmp(tag, c + 9 + NONCE_LEN, TAG_LEN) != 0) {
-            return false; /* another account's device */
-        }
-        memcpy(nonce, c + 9, NONCE_LEN);
-        return true;
     }
-    return false;
+    return false; /* forged, or another account's */
 }
 
-/* Whether the request carries a cookie valid for account id (either
- * name); *nonce its nonce when it does. */
-static bool device_of(guard_call_t *c, const suspect_identity_t *id,
+/* Whether the request carries a cookie valid for the account
+ * acct[0..alen) (either name); *nonce its nonce when it does. */
+static bool device_of(guard_call_t *c, const uint8_t *acct, size_t alen,
                       int64_t now_s, uint8_t nonce[NONCE_LEN])
 {
     const suspect_conf_t *conf = c->g->conf;
@@ -155,7 +157,7 @@ static bool device_of(guard_call_t *c, const suspect_identity_t *id,
                  conf->device_name);
         if (mw_cookie_find(hdr, strlen(hdr), name, strlen(name), val,
                            sizeof(val), &len) == SUSPECT_OK &&
-            cookie_valid(conf, val, len, id, now_s, nonce)) {
+            cookie_valid(c->g->device, val, len, acct, alen, now_s, nonce)) {
             return true;
         }
     }
@@ -166,7 +168,6 @@ void guard_device_apply(guard_call_t *c, const guard_route_t *r,
                         suspect_identity_t *ids, const size_t *from, size_t n,
                         mw_resolution_t *res, char part[GUARD_DEVICE_PART])
 {
-    const suspect_conf_t *conf = c->g->conf;
     uint8_t nonce[NONCE_LEN];
     size_t account = r->nids, at = n, readings = 0;
 
@@ -183,13 +184,15 @@ void guard_device_apply(guard_call_t *c, const guard_route_t *r,
             readings++;
         }
     }
-    if (conf->device_key == NULL || readings != 1) {
-        return; /* none, missing, or two readings: the account counts */
+    if (c->g->device == NULL || readings != 1 ||
+        (res->device_acct_len = account_bytes(&ids[at], res->device_acct)) ==
+            0) {
+        return; /* none, missing, two readings, too long: the account */
     }
     res->device = true;
-    account_tag(conf->device_key, &ids[at], res->device_tag);
     if (ids[at].nparts == SUSPECT_MAX_PARTS ||
-        !device_of(c, &ids[at], res->verdict.now_ms / 1000, nonce)) {
+        !device_of(c, res->device_acct, res->device_acct_len,
+                   res->verdict.now_ms / 1000, nonce)) {
         return;
     }
     memcpy(part,
@@ -214,7 +217,7 @@ size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
     bool https = is_https(req);
     int n;
 
-    if (!res->device || conf->device_key == NULL) {
+    if (!res->device || g->device == NULL) {
         return 0;
     }
     exp = (uint64_t)(now_ms / 1000) + conf->device_lifetime_s;
@@ -224,8 +227,8 @@ size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
         exp >>= 8;
     }
     randombytes_buf(c + 9, NONCE_LEN);
-    memcpy(c + 9 + NONCE_LEN, res->device_tag, TAG_LEN);
-    hmac(conf->device_key, cookie_ctx, c, PAYLOAD_LEN, c + PAYLOAD_LEN);
+    mac_of(g->device, 0, c, res->device_acct, res->device_acct_len,
+           c + PAYLOAD_LEN);
     sodium_bin2base64(b64, sizeof(b64), c, sizeof(c),
                       sodium_base64_VARIANT_URLSAFE_NO_PADDING);
     n = snprintf(buf, size,
@@ -236,7 +239,35 @@ size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
     return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
-bool guard_device_init(void)
+suspect_rc_t guard_device_new(const suspect_conf_t *conf, guard_device_t **out)
 {
-    return sodium_init() >= 0;
+    const char *keys[2] = {conf->device_key, conf->device_old_key};
+    guard_device_t *d;
+
+    *out = NULL;
+    if (conf->device_key == NULL) {
+        return SUSPECT_OK;
+    }
+    if (sodium_init() < 0) {
+        return SUSPECT_E_IO;
+    }
+    d = suspect_malloc(sizeof(*d));
+    if (d == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    d->nkeys = 0;
+    for (size_t k = 0; k < 2 && keys[k] != NULL; k++) {
+        crypto_auth_hmacsha256_init(&d->st[d->nkeys++],
+                                    (const uint8_t *)keys[k], strlen(keys[k]));
+    }
+    *out = d;
+    return SUSPECT_OK;
+}
+
+void guard_device_free(guard_device_t *d)
+{
+    if (d != NULL) {
+        sodium_memzero(d, sizeof(*d));
+        free(d);
+    }
 }

@@ -319,6 +319,7 @@ static void guard_free(mw_guard_t *g)
     if (g->conf_ref) {
         suspect_conf_unref(g->conf);
     }
+    guard_device_free(g->device);
     free(g->routes);
     free(g->ids);
     free(g->names);
@@ -390,17 +391,20 @@ suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "guard: no configuration");
     }
-    if (conf->device_key != NULL && !guard_device_init()) {
-        return suspect_err_set(err, SUSPECT_E_IO, NULL, 0,
-                               "guard: libsodium cannot start (device "
-                               "cookies need it)");
-    }
     g = guard_alloc(conf);
     if (g == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "guard: out of memory");
     }
     rc = compile(g, conf, err);
+    if (rc == SUSPECT_OK &&
+        (rc = guard_device_new(conf, &g->device)) != SUSPECT_OK) {
+        rc = suspect_err_set(err, rc, NULL, 0,
+                             rc == SUSPECT_E_NOMEM
+                                 ? "guard: out of memory"
+                                 : "guard: libsodium cannot start (device "
+                                   "cookies need it)");
+    }
     if (rc != SUSPECT_OK) {
         guard_free(g);
         return rc;

@@ -93,6 +93,10 @@ typedef struct mw_verdict {
  * keys[0..nkeys) (identities with the same key appear once; types[i] is
  * the type of the first identity whose key is keys[i], the conf's string).
  */
+/* The longest account (its parts' bytes and lengths) a device cookie
+ * binds: a longer one is counted as the account. */
+#define MW_DEVICE_ACCT_MAX 192
+
 typedef struct mw_resolution {
     mw_verdict_t verdict;
     /* > 0: the route counts by the response, so the store reserves a slot
@@ -102,12 +106,13 @@ typedef struct mw_resolution {
     const char *types[SUSPECT_MAX_IDENTITIES];
     suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
     /* The route binds device cookies to its account identity, whose value
-     * was read one way: device_tag is that account under the current key
-     * (device.c); device_trusted: the request carried a valid cookie for
-     * it, and its account is counted as that device. */
+     * was read one way: device_acct holds it as device.c MACs it;
+     * device_trusted: the request carried a valid cookie for it, and its
+     * account is counted as that device. */
     bool device;
     bool device_trusted;
-    uint8_t device_tag[16];
+    size_t device_acct_len;
+    uint8_t device_acct[MW_DEVICE_ACCT_MAX];
 } mw_resolution_t;
 
 /*

@@ -74,6 +74,9 @@ typedef struct guard_route {
     guard_identity_t *ids; /* points into mw_guard.ids */
 } guard_route_t;
 
+/* The prepared keys of device cookies (device.c); opaque. */
+typedef struct guard_device guard_device_t;
+
 struct mw_guard {
     unsigned refs; /* atomic */
     const suspect_conf_t *conf;
@@ -87,6 +90,7 @@ struct mw_guard {
     guard_identity_t *ids;
     char *names;                /* header variable names, NUL-separated */
     guard_list_t *allow, *deny; /* for every request; NULL = none */
+    guard_device_t *device;     /* NULL: no device cookies */
 };
 
 /* Per-call memory for values: a stack part, then one heap block each. */
@@ -346,14 +350,16 @@ suspect_rc_t guard_route_find(guard_call_t *c, const char *method,
 bool guard_route_path_match(const guard_route_t *r, const char *path,
                             size_t path_len);
 
-/* device.c: device cookies.  guard_device_init() readies libsodium
- * (false: it cannot be used); guard_device_apply() binds the account
- * identity of route r among ids[0..n) (from[i]: the route identity of
- * ids[i]) to res, and when the request carries a valid cookie for that
- * account, makes its key the device's: part (the caller's, living until
- * the keys are built) becomes one more part of its value. */
+/* device.c: device cookies.  guard_device_new() prepares the keys of
+ * conf's <DeviceCookie> (*out NULL when there is none; SUSPECT_E_IO when
+ * libsodium cannot start, SUSPECT_E_NOMEM); guard_device_apply() binds
+ * the account identity of route r among ids[0..n) (from[i]: the route
+ * identity of ids[i]) to res, and when the request carries a valid cookie
+ * for that account, makes its key the device's: part (the caller's,
+ * living until the keys are built) becomes one more part of its value. */
 #define GUARD_DEVICE_PART 48
-bool guard_device_init(void);
+suspect_rc_t guard_device_new(const suspect_conf_t *conf, guard_device_t **out);
+void guard_device_free(guard_device_t *d);
 void guard_device_apply(guard_call_t *c, const guard_route_t *r,
                         suspect_identity_t *ids, const size_t *from, size_t n,
                         mw_resolution_t *res, char part[GUARD_DEVICE_PART]);

@@ -168,10 +168,11 @@ static void test_cookies_forged(void)
 }
 
 /* A device is held to the action's limit on its own: three wrong
- * passwords from alice's browser lock that browser, not her account. */
+ * passwords from alice's browser lock that browser, not her account;
+ * suspectctl lists it with the account's locks and unblocks it. */
 static void test_device_locked_alone(void)
 {
-    char set[256], cookie[256];
+    char set[256], cookie[256], *out = NULL, *out2 = NULL, *key;
 
     CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
     CU_ASSERT_EQUAL(sign_in(NULL, ALICE, NULL, set), 200);
@@ -184,6 +185,18 @@ static void test_device_locked_alone(void)
     /* the account itself counted none of them: another browser gets in */
     CU_ASSERT_EQUAL(sign_in(NULL, ALICE, NULL, NULL), 200);
     CU_ASSERT_EQUAL(performed("login fail alice"), 3);
+    /* suspectctl lists the locked device under its account, and lifts
+     * the lock by its key */
+    CU_ASSERT_EQUAL(e2e_ctl(&out, (const char *[]){"locked", "Login", NULL}),
+                    0);
+    key = out != NULL ? strstr(out, "Login:alice_%01device%3A") : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(key);
+    key[strcspn(key, " ")] = '\0';
+    CU_ASSERT_EQUAL(
+        e2e_ctl(&out2, (const char *[]){"-k", key, "unblock", NULL}), 0);
+    free(out);
+    free(out2);
+    CU_ASSERT_EQUAL(sign_in(NULL, ALICE, cookie, NULL), 200);
 }
 
 /* Rotation: the key moved to oldKey and a new key: alice's cookie still

@@ -67,35 +67,6 @@ static int forgot(const char *account)
         (const char *[]){"-d", body, e2e_url(url, APP "?op=forgot"), NULL});
 }
 
-/* Runs suspectctl with args (after -c DIR/suspect.xml); its exit status,
- * stdout in *out (the caller frees it). */
-static int ctl(char **out, const char *const args[])
-{
-    char bin[TEST_PATH_MAX], log[TEST_PATH_MAX];
-    const char *argv[16];
-    test_proc_t p;
-    size_t n = 0;
-    const char *bd = getenv("SUSPECT_BUILDDIR");
-
-    snprintf(bin, sizeof(bin), "%s/suspectctl", bd != NULL ? bd : ".");
-    argv[n++] = bin;
-    argv[n++] = "-c";
-    argv[n++] = e2e.conf;
-    for (size_t i = 0; args[i] != NULL && n < 15; i++) {
-        argv[n++] = args[i];
-    }
-    argv[n] = NULL;
-    e2e_path(log, "ctl.out");
-    unlink(log);
-    *out = NULL;
-    if (test_proc_start(&p, argv, NULL, log) != 0 ||
-        test_proc_wait(&p, test_scale_ms(10000)) != 0) {
-        return -1;
-    }
-    *out = test_read_file(log, NULL);
-    return WIFEXITED(p.status) ? WEXITSTATUS(p.status) : -1;
-}
-
 /* Runs sh -c cmd in the test's directory with its output in DIR/name;
  * the exit status, the output in *out (the caller frees it). */
 static int sh(const char *cmd, const char *name, char **out)
@@ -241,13 +212,14 @@ static void test_watch_and_steer(void)
     CU_ASSERT_EQUAL(forgot("bob"), 429);
 
     /* see it */
-    CU_ASSERT_EQUAL(ctl(&out, (const char *[]){"status", "SecureForgotAccount",
-                                               "bob", NULL}),
-                    0);
+    CU_ASSERT_EQUAL(
+        e2e_ctl(&out,
+                (const char *[]){"status", "SecureForgotAccount", "bob", NULL}),
+        0);
     CU_ASSERT(out != NULL && strstr(out, "locked until") != NULL);
     CU_ASSERT(out != NULL && strstr(out, "3 in the window, 0 remaining"));
     free(out);
-    CU_ASSERT_EQUAL(ctl(&out, (const char *[]){"locked", NULL}), 0);
+    CU_ASSERT_EQUAL(e2e_ctl(&out, (const char *[]){"locked", NULL}), 0);
     CU_ASSERT(out != NULL &&
               strstr(out, "1 identity locked now (memory store)") != NULL);
     free(out);
@@ -304,14 +276,15 @@ static void test_watch_and_steer(void)
     free(out);
 
     /* steer it: the next request is allowed */
-    CU_ASSERT_EQUAL(ctl(&out, (const char *[]){"unblock", "SecureForgotAccount",
-                                               "bob", NULL}),
-                    0);
+    CU_ASSERT_EQUAL(
+        e2e_ctl(&out, (const char *[]){"unblock", "SecureForgotAccount", "bob",
+                                       NULL}),
+        0);
     CU_ASSERT(out != NULL && strstr(out, "the next request is allowed"));
     free(out);
     CU_ASSERT_EQUAL(forgot("bob"), 200);
     CU_ASSERT_EQUAL(forgot("bob"), 429);
-    CU_ASSERT_EQUAL(ctl(&out, (const char *[]){"stats", NULL}), 0);
+    CU_ASSERT_EQUAL(e2e_ctl(&out, (const char *[]){"stats", NULL}), 0);
     CU_ASSERT(out != NULL &&
               strstr(out, "SecureForgotAccount: allowed 4 denied_locked 2") !=
                   NULL);

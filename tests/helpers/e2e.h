@@ -118,6 +118,10 @@ const char *e2e_url(char url[E2E_URL], const char *path);
 /* test_http() in the test's directory. */
 int e2e_http(test_http_t *r, const char *const args[]);
 
+/* Runs suspectctl with args (after -c DIR/suspect.xml); its exit status,
+ * stdout in *out (the caller frees it). */
+int e2e_ctl(char **out, const char *const args[]);
+
 /* The status of one request (curl args), its response freed. */
 int e2e_status(const char *const args[]);
 

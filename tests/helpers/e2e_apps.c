@@ -14,7 +14,9 @@
 
 #include <CUnit/CUnit.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "clock.h"
 #include "util.h"
@@ -62,4 +64,31 @@ void e2e_check_escalation(long (*attempt)(int *st), int pass, unsigned s)
         CU_ASSERT_EQUAL(st, 429);
         CU_ASSERT_EQUAL(ms, 1000L * s << k);
     }
+}
+
+int e2e_ctl(char **out, const char *const args[])
+{
+    char bin[TEST_PATH_MAX], log[TEST_PATH_MAX];
+    const char *argv[16];
+    test_proc_t p;
+    size_t n = 0;
+    const char *bd = getenv("SUSPECT_BUILDDIR");
+
+    snprintf(bin, sizeof(bin), "%s/suspectctl", bd != NULL ? bd : ".");
+    argv[n++] = bin;
+    argv[n++] = "-c";
+    argv[n++] = e2e.conf;
+    for (size_t i = 0; args[i] != NULL && n < 15; i++) {
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
+    e2e_path(log, "ctl.out");
+    unlink(log);
+    *out = NULL;
+    if (test_proc_start(&p, argv, NULL, log) != 0 ||
+        test_proc_wait(&p, test_scale_ms(10000)) != 0) {
+        return -1;
+    }
+    *out = test_read_file(log, NULL);
+    return WIFEXITED(p.status) ? WEXITSTATUS(p.status) : -1;
 }

@@ -175,7 +175,7 @@ static void forget_before(carry_t *j, carry_ident_t *id, int64_t cut)
     }
 }
 
-/* Appends a hit with the given member to id (ids NULL: draw one). */
+/* Appends a hit with the given member to id (member NULL: draw one). */
 static bool add_hit(carry_t *j, carry_ident_t *id, int64_t at_ms,
                     int64_t window_ms, const char *member)
 {

@@ -20,7 +20,8 @@
  * recent), and the next note of the identity replaces it.
  *
  * Seeding.  Before the local store decides on an identity, it is given at
- * least the noted count (suspect_memstore_seed()), the missing hits at the
+ * least the noted count (the store's seed operation, suspect_store_impl.h:
+ * the memory store has it), the missing hits at the
  * time of the note: they leave its window no earlier than the primary's
  * did.  Seeding is idempotent (at least, not plus), so it runs before
  * every local decision; the seeded hits are not journaled to be carried
@@ -42,6 +43,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "suspect_store_impl.h"
 
 struct fail_count {
     uint64_t h[2];
@@ -118,7 +120,7 @@ void fail_counts_seed(fail_counts_t *c, suspect_store_t *local,
                       const suspect_rule_t *rule, const suspect_key_t *keys,
                       size_t n, int64_t now_ms)
 {
-    if (c->slots == NULL) {
+    if (c->slots == NULL || local->ops->seed == NULL) {
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -131,8 +133,8 @@ void fail_counts_seed(fail_counts_t *c, suspect_store_t *local,
         }
         pthread_mutex_unlock(&c->mu);
         if (got.at_ms != 0 && got.end_ms > now_ms) {
-            (void)suspect_memstore_seed(local, rule, &keys[i], got.hits,
-                                        got.at_ms, now_ms, NULL);
+            (void)local->ops->seed(local, rule, &keys[i], got.hits, got.at_ms,
+                                   now_ms, NULL);
         }
     }
 }

@@ -37,8 +37,9 @@ void fail_counts_note(fail_counts_t *c, const suspect_rule_t *rule,
                       const suspect_key_t *keys, size_t n, int64_t now_ms,
                       const suspect_decision_t *d);
 
-/* Gives local (a memory store) at least the count noted for each of
- * keys[0..n) that is still in its window at now. */
+/* Gives local at least the count noted for each of keys[0..n) that is
+ * still in its window at now (its seed operation: a local store without
+ * one, not a memory store, is left as it is). */
 void fail_counts_seed(fail_counts_t *c, suspect_store_t *local,
                       const suspect_rule_t *rule, const suspect_key_t *keys,
                       size_t n, int64_t now_ms);

@@ -36,25 +36,19 @@
  * the primary meanwhile.
  *
  * Carrying back: mode local journals what the local store decided
- * (rediscarry.c).  A call that passes the breaker first writes the journal
- * to the primary (one thread at a time; the others decide locally
- * meanwhile rather than wait, except the probe), so the primary never
- * decides for an identity this process locked before that lock is there.
- * What a failed write did not send is journaled again; the failure counts
- * as the primary's.
- *
- * Why the core reaches into redis/: the journal is this wrapper's, and all
- * of it is store-neutral but its write-back, which on a Redis primary is
- * one script call per chunk (lua/carry.lua, locks and hits together) and
- * on any other primary status and block (locks only).  The store interface
- * (suspect_store_impl.h, public) has no operation for "take these locks and
- * hits whole", so the journal lives beside the one store that has it, and
- * this file is the one place where the policy core includes a store's
- * room (redis/rediscarry.h).  An operation of that kind in the store
- * interface would let the journal move here and the edge go.
+ * (carry.c).  A call that passes the breaker first writes the journal to
+ * the primary (one thread at a time; the others decide locally meanwhile
+ * rather than wait, except the probe), so the primary never decides for an
+ * identity this process locked before that lock is there.  What a failed
+ * write did not send is journaled again; the failure counts as the
+ * primary's.  The write-back is an operation of the store interface
+ * (suspect_store_impl.h, carry): a Redis primary takes locks and hits
+ * whole, one script call per chunk (lua/carry.lua); a primary without the
+ * operation gets the locks alone, by status and block.
  *
  * Counts: fail mode local starts an identity from the count the primary
- * last reported for it (failcounts.c), not from zero.
+ * last reported for it (failcounts.c), not from zero, through the local
+ * store's seed operation (the memory store's).
  *
  * Reservations (slots in flight) pass the same three gates as decisions;
  * the ticket says which store holds the slot, and settling goes there.  A
@@ -81,7 +75,7 @@
 #include "alloc.h"
 #include "clock.h"
 #include "failcounts.h"
-#include "redis/rediscarry.h"
+#include "carry.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
 
@@ -121,8 +115,8 @@ typedef struct failover {
     uint64_t gen;
     slot_t cache[CACHE_SLOTS];
 
-    redis_carry_sync_t carry; /* local decisions to carry back */
-    fail_counts_t counts;     /* what the primary last counted */
+    carry_sync_t carry;   /* local decisions to carry back */
+    fail_counts_t counts; /* what the primary last counted */
 } failover_t;
 
 static const suspect_store_ops_t failover_ops;
@@ -369,8 +363,8 @@ static void cache_served(failover_t *f, const suspect_key_t *keys,
     outage = failing || f->state != SUSPECT_BREAKER_CLOSED;
     pthread_mutex_unlock(&f->mu);
     if (outage) {
-        redis_carry_sync_lock(&f->carry, &keys[out->tripped],
-                              out->restriction_end_ms);
+        carry_sync_lock(&f->carry, &keys[out->tripped],
+                        out->restriction_end_ms);
     }
 }
 
@@ -382,8 +376,7 @@ static void cache_served(failover_t *f, const suspect_key_t *keys,
 static suspect_rc_t carry_first(failover_t *f, int64_t now_ms, bool probe,
                                 bool *busy, suspect_err_t *err)
 {
-    return redis_carry_sync_flush(&f->carry, f->primary, now_ms, probe, busy,
-                                  err);
+    return carry_sync_flush(&f->carry, f->primary, now_ms, probe, busy, err);
 }
 
 /* Where a ticket's slot is (suspect_ticket_t.where). */
@@ -414,8 +407,7 @@ static bool decide_locally(failover_t *f, const suspect_rule_t *rule,
             SUSPECT_OK) {
             return false;
         }
-        redis_carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms,
-                                out);
+        carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms, out);
         return true;
     }
     if (suspect_store_reserve(f->local, rule, keys, n, now_ms, ttl_ms, out,
@@ -425,8 +417,7 @@ static bool decide_locally(failover_t *f, const suspect_rule_t *rule,
     ticket->where = ticket->id != 0 ? WHERE_LOCAL : 0;
     if (!out->allowed) {
         /* its locks go back; a slot goes back once it is a hit */
-        redis_carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms,
-                                out);
+        carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms, out);
     }
     return true;
 }
@@ -604,8 +595,8 @@ static suspect_rc_t fo_settle(suspect_store_t *store,
 
         memset(&hit, 0, sizeof(hit));
         hit.allowed = true;
-        redis_carry_sync_record(&f->carry, f->local, rule, keys, n,
-                                ticket->at_ms, &hit);
+        carry_sync_record(&f->carry, f->local, rule, keys, n, ticket->at_ms,
+                          &hit);
     }
     return rc;
 }
@@ -630,7 +621,7 @@ static suspect_rc_t fo_reset(suspect_store_t *store, const suspect_key_t *key,
     if (what & SUSPECT_RESET_WINDOW) {
         fail_counts_forget(&f->counts, key);
     }
-    redis_carry_sync_forget(&f->carry, key, what);
+    carry_sync_forget(&f->carry, key, what);
     (void)suspect_store_reset(f->local, key, what, NULL);
     return suspect_store_reset(f->primary, key, what, err);
 }
@@ -648,7 +639,7 @@ static suspect_rc_t fo_block(suspect_store_t *store, const suspect_key_t *key,
     if (rc != SUSPECT_OK && rc != SUSPECT_E_INVAL) {
         /* The local store denies it meanwhile; the primary gets it when
          * it answers again. */
-        redis_carry_sync_lock(&f->carry, key, until_ms);
+        carry_sync_lock(&f->carry, key, until_ms);
     }
     return rc;
 }
@@ -667,7 +658,7 @@ static suspect_rc_t fo_unblock(suspect_store_t *store,
 
     cache_put(f, key, 0, 0);
     fail_counts_forget(&f->counts, key);
-    redis_carry_sync_forget(&f->carry, key, SUSPECT_RESET_ALL);
+    carry_sync_forget(&f->carry, key, SUSPECT_RESET_ALL);
     (void)suspect_store_unblock(f->local, rule, key, now_ms, &local, NULL);
     return suspect_store_unblock(f->primary, rule, key, now_ms, out, err);
 }
@@ -698,7 +689,7 @@ static void fo_free(suspect_store_t *store)
     suspect_store_free(f->primary);
     suspect_store_free(f->local);
     free_overrides(f->ovr, f->novr);
-    redis_carry_sync_destroy(&f->carry);
+    carry_sync_destroy(&f->carry);
     fail_counts_free(&f->counts);
     pthread_mutex_destroy(&f->mu);
     pthread_mutex_destroy(&f->cache_mu);
@@ -713,8 +704,17 @@ static bool fo_supports(const suspect_store_t *store, unsigned what)
 }
 
 static const suspect_store_ops_t failover_ops = {
-    "failover", fo_decide,         fo_status,  fo_reset,  fo_block,    fo_free,
-    fo_unblock, fo_foreach_locked, fo_reserve, fo_settle, fo_supports,
+    .name = "failover",
+    .decide = fo_decide,
+    .status = fo_status,
+    .reset = fo_reset,
+    .block = fo_block,
+    .free = fo_free,
+    .unblock = fo_unblock,
+    .foreach_locked = fo_foreach_locked,
+    .reserve = fo_reserve,
+    .settle = fo_settle,
+    .supports = fo_supports,
 };
 
 static bool is_failover(const suspect_store_t *store)
@@ -810,7 +810,7 @@ suspect_rc_t suspect_failover_new(suspect_store_t *primary,
         f->secret.k0 = (uint64_t)mono_ms() ^ (uint64_t)(uintptr_t)f;
         f->secret.k1 = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
     }
-    redis_carry_sync_init(&f->carry, &f->secret);
+    carry_sync_init(&f->carry, &f->secret);
     f->gen = 1;
     rc = fail_counts_init(&f->counts, &f->secret) == 0
              ? copy_opts(f, opts != NULL ? opts : &defaults, err)

@@ -73,13 +73,6 @@ size_t suspect_err_format(const suspect_err_t *err, char *buf, size_t size);
 /* A short constant name for a code: "out of memory", "invalid config"... */
 const char *suspect_rc_str(suspect_rc_t code);
 
-/*
- * Test hook: make the n-th allocation from now on (1 = the next one) fail,
- * and every one after it until reset; n < 0 disables the hook.  Only the
- * library's own allocations are affected.  Not for production use.
- */
-void suspect_test_fail_alloc_after(long n);
-
 #ifdef __cplusplus
 }
 #endif

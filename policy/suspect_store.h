@@ -200,20 +200,6 @@ size_t suspect_memstore_size(suspect_store_t *store);
 /* Bytes the memory store has allocated for entries now. */
 size_t suspect_memstore_bytes(suspect_store_t *store);
 
-/*
- * Makes key's window under rule hold at least hits hits at now (at most
- * rule->limit_count): the missing ones are added at at_ms, among the hits
- * it has in order.  Nothing when at_ms is not in the window at now.  What
- * the failover wrapper's local store starts an identity from: the count
- * the primary last reported, at the time it did.  SUSPECT_E_INVAL (not a
- * memory store), SUSPECT_E_NOMEM, SUSPECT_E_FULL (full of live locks).
- */
-suspect_rc_t suspect_memstore_seed(suspect_store_t *store,
-                                   const suspect_rule_t *rule,
-                                   const suspect_key_t *key, uint32_t hits,
-                                   int64_t at_ms, int64_t now_ms,
-                                   suspect_err_t *err);
-
 #ifdef __cplusplus
 }
 #endif

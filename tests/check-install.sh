@@ -64,6 +64,22 @@ gflags=$(PKG_CONFIG_PATH="$(dirname "$gpc")" PKG_CONFIG_SYSROOT_DIR="$root" \
 exported=$(nm -D --defined-only "$(dirname "$(dirname "$gpc")")/libsuspect-guard.so" |
     awk '{print $3}' | grep -v '^suspect_guard_' | grep -v '^_' || true)
 [ -z "$exported" ] || fail "libsuspect-guard exports more than its API: $exported"
+# libsuspect exports what libsuspect.sym lists, no more, and each of them
+# is declared in an installed header.
+so=$libdir/libsuspect.so
+exported=$(nm -D --defined-only "$so" | awk '$3 !~ /^_/ {print $3}' | sort)
+listed=$(grep -v '^$' "$top/libsuspect.sym" | sort)
+[ "$exported" = "$listed" ] || {
+    printf '%s\n' "$exported" >"$tmp/exported"
+    printf '%s\n' "$listed" >"$tmp/listed"
+    diff "$tmp/listed" "$tmp/exported" >&2
+    fail "libsuspect exports otherwise than libsuspect.sym lists"
+}
+headers=$(find "$root" -name 'suspect_*.h')
+for sym in $exported; do
+    # shellcheck disable=SC2086 # header paths have no blanks
+    grep -qw "$sym" $headers || fail "libsuspect exports $sym, in no installed header"
+done
 sed "s|\.\./limits.xml|$top/examples/limits.xml|" \
     "$top/examples/libfcgi/suspect.xml" >"$tmp/app/suspect.xml"
 case $(LD_LIBRARY_PATH="$libdir" ldd "$tmp/app/protected-app") in

@@ -475,7 +475,7 @@ static suspect_rc_t response_end(conf_build_t *b, void *obj, uint32_t seen,
                   "(it replaces the HTML page)") != 0) {
         return SUSPECT_E_NOMEM;
     }
-    return conf_load_template(b, line);
+    return conf_read_template(b, line);
 }
 
 static const conf_elem_t response_elem = {

@@ -4,12 +4,13 @@
  * The loader is split by job:
  *   conf.c        snapshots: the arena, warnings, references (no XML, so
  *                 suspect-cgi's snapshot reader links it alone);
- *   conf_load.c   reading the file, defaults, the directory, loading the
- *                 template, and the load itself;
+ *   conf_load.c   reading the file, defaults, the directory, and the
+ *                 load itself;
  *   conf_xml.c    libxml2: a safe parse and a walk driven by element tables
  *                 (the only file of the loader that includes libxml2);
  *   conf_values.c value setters: numbers, durations, sizes, names, paths,
- *                 endpoints (one setter per kind of value, not per field);
+ *                 endpoints (one setter per kind of value, not per field),
+ *                 and the response template read from its file;
  *   conf_elems.c  the element tables of <Suspect> and its children, and
  *                 the checks that span attributes or elements;
  *   conf_route.c  <Route> and <Identity>: methods, paths, sources.
@@ -98,10 +99,6 @@ char *conf_resolve(conf_build_t *b, const char *p, size_t n);
 
 /* ---- conf_load.c --------------------------------------------------------
  */
-
-/* Loads the Response template at conf->template_path (line = its
- * element's) into the arena, within SUSPECT_CONF_MAX_TEMPLATE. */
-suspect_rc_t conf_load_template(conf_build_t *b, int line);
 
 /* suspect_conf_load(), also giving the fstat() of the file that was read
  * in *st when st is not NULL (untouched when it could not be opened). */
@@ -227,6 +224,10 @@ typedef struct conf_enum {
     const conf_enum_item_t *items;
     int is_bool; /* the field is a bool, not an int-sized enum */
 } conf_enum_t;
+
+/* Loads the Response template at conf->template_path (line = its
+ * element's) into the arena, within SUSPECT_CONF_MAX_TEMPLATE. */
+suspect_rc_t conf_read_template(conf_build_t *b, int line);
 
 /* The names of <Server mode> (conf_values.c). */
 extern const conf_enum_t conf_mode_enum;

@@ -5,11 +5,11 @@
  * snapshot (conf.c), and either hands it out with one reference or frees
  * it whole: a failed load leaves nothing behind.
  *
- * Reading a file (suspect.xml, the response template): open without
- * blocking (a FIFO cannot hang us), fstat, refuse anything that is not a
- * regular file or is over its cap before reading a byte, then read at most
- * cap + 1 bytes so a file that grows meanwhile is still caught
- * (xmlsafe_read_file()).
+ * Reading a file (suspect.xml here, the response template in
+ * conf_values.c): open without blocking (a FIFO cannot hang us), fstat,
+ * refuse anything that is not a regular file or is over its cap before
+ * reading a byte, then read at most cap + 1 bytes so a file that grows
+ * meanwhile is still caught (xmlsafe_read_file()).
  *
  * Paths: the snapshot's dir is absolute (the current directory is joined
  * to a relative one), so every path resolved against it is absolute too,
@@ -47,49 +47,6 @@ static suspect_rc_t add_dropped_line(conf_build_t *b)
     snprintf(w, (size_t)n + 1, "%s: warning: %zu more warnings not shown",
              b->conf->file, s->dropped);
     s->warnings[s->nwarnings++] = w;
-    return SUSPECT_OK;
-}
-
-/* Reads the template into the arena; its errors name suspect.xml's line. */
-suspect_rc_t conf_load_template(conf_build_t *b, int line)
-{
-    suspect_conf_t *c = b->conf;
-    suspect_err_t why;
-    char *buf = NULL, *copy;
-    size_t len = 0;
-    suspect_rc_t rc;
-
-    suspect_err_clear(&why);
-    rc = xmlsafe_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, NULL,
-                           &buf, &len, &why);
-    if (rc == SUSPECT_E_NOMEM) {
-        return conf_nomem(b, line);
-    }
-    if (rc != SUSPECT_OK) {
-        /* An unusable template is the configuration's fault. */
-        rc = suspect_err_set(b->err, SUSPECT_E_CONFIG, c->file, line,
-                             "Response: template '%s': %s", c->template_path,
-                             why.text);
-        if (b->err != NULL && b->err->sys_errno == 0) {
-            b->err->sys_errno = why.sys_errno;
-        }
-        return rc;
-    }
-    copy = conf_alloc(b, len + 1);
-    if (copy != NULL) {
-        memcpy(copy, buf, len);
-        copy[len] = '\0';
-    }
-    free(buf);
-    if (copy == NULL) {
-        return conf_nomem(b, line);
-    }
-    if (len == 0) {
-        return conf_fail(b, line, "Response: template '%s' is empty",
-                         c->template_path);
-    }
-    c->template_body = copy;
-    c->template_len = len;
     return SUSPECT_OK;
 }
 

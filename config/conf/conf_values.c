@@ -13,8 +13,12 @@
  * Numbers are parsed digit by digit with overflow checks: no sign, no base
  * prefix, no exponent, no inner space.  Durations are seconds with at most
  * three decimals ("0.5"), stored as whole milliseconds.
+ *
+ * One value is a file's content: <Response template>'s page, read into
+ * the arena when the element ends (conf_read_template()).
  */
 #include "conf_internal.h"
+#include "xmlsafe.h"
 
 #include <ctype.h>
 #include <grp.h>
@@ -648,5 +652,48 @@ suspect_rc_t conf_set_text(conf_build_t *b, const conf_site_t *at, void *obj,
         return conf_nomem(b, at->line);
     }
     *(const char **)field(obj, a) = s;
+    return SUSPECT_OK;
+}
+
+/* Reads the template into the arena; its errors name suspect.xml's line. */
+suspect_rc_t conf_read_template(conf_build_t *b, int line)
+{
+    suspect_conf_t *c = b->conf;
+    suspect_err_t why;
+    char *buf = NULL, *copy;
+    size_t len = 0;
+    suspect_rc_t rc;
+
+    suspect_err_clear(&why);
+    rc = xmlsafe_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, NULL,
+                           &buf, &len, &why);
+    if (rc == SUSPECT_E_NOMEM) {
+        return conf_nomem(b, line);
+    }
+    if (rc != SUSPECT_OK) {
+        /* An unusable template is the configuration's fault. */
+        rc = suspect_err_set(b->err, SUSPECT_E_CONFIG, c->file, line,
+                             "Response: template '%s': %s", c->template_path,
+                             why.text);
+        if (b->err != NULL && b->err->sys_errno == 0) {
+            b->err->sys_errno = why.sys_errno;
+        }
+        return rc;
+    }
+    copy = conf_alloc(b, len + 1);
+    if (copy != NULL) {
+        memcpy(copy, buf, len);
+        copy[len] = '\0';
+    }
+    free(buf);
+    if (copy == NULL) {
+        return conf_nomem(b, line);
+    }
+    if (len == 0) {
+        return conf_fail(b, line, "Response: template '%s' is empty",
+                         c->template_path);
+    }
+    c->template_body = copy;
+    c->template_len = len;
     return SUSPECT_OK;
 }

@@ -381,9 +381,17 @@ static void lm_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t lmdb_ops = {
-    "lmdb",     lm_decide,    lm_status,   lm_reset,
-    lm_block,   lm_free,      lm_unblock,  lm_foreach_locked,
-    lm_reserve, lm_op_settle, lm_supports,
+    .name = "lmdb",
+    .decide = lm_decide,
+    .status = lm_status,
+    .reset = lm_reset,
+    .block = lm_block,
+    .free = lm_free,
+    .unblock = lm_unblock,
+    .foreach_locked = lm_foreach_locked,
+    .reserve = lm_reserve,
+    .settle = lm_op_settle,
+    .supports = lm_supports,
 };
 
 suspect_rc_t suspect_lmdb_new(const suspect_lmdb_opts_t *opts,

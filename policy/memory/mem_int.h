@@ -360,7 +360,7 @@ suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
                                    int64_t now_ms, suspect_locked_fn fn,
                                    void *arg, suspect_err_t *err);
 
-/* suspect_memstore_seed() (suspect_store.h) on a memory store. */
+/* The memory store's seed operation (suspect_store_impl.h). */
 suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
                          const suspect_key_t *key, uint32_t hits, int64_t at_ms,
                          int64_t now_ms, suspect_err_t *err);

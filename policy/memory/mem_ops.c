@@ -3,7 +3,7 @@
  * reset and block of one identity, each under its shard's mutex, and the
  * listing of live locks.
  *
- * Seeding (suspect_memstore_seed()) gives an identity hits it had
+ * Seeding (the store's seed operation) gives an identity hits it had
  * elsewhere: the failover wrapper's local store, when the primary fails,
  * starts an identity from the count the primary last reported rather than
  * from zero.  The missing hits go in at their time, the ring kept sorted.

@@ -408,6 +408,19 @@ static void ms_free(suspect_store_t *store)
     memstore_destroy(ms, ms->nshards);
 }
 
+/* The seed operation (suspect_store_impl.h): what the failover wrapper's
+ * local store starts an identity from. */
+static suspect_rc_t ms_seed(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, uint32_t hits,
+                            int64_t at_ms, int64_t now_ms, suspect_err_t *err)
+{
+    if (rule == NULL || key == NULL || rule->window_s == 0) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "memory store: seed needs a rule and a key");
+    }
+    return mem_op_seed(store, rule, key, hits, at_ms, now_ms, err);
+}
+
 /* Every feature beyond the seed's. */
 static bool ms_supports(const suspect_store_t *store, unsigned what)
 {
@@ -417,9 +430,18 @@ static bool ms_supports(const suspect_store_t *store, unsigned what)
 }
 
 static const suspect_store_ops_t memstore_ops = {
-    "memory",     ms_decide, mem_op_status,  mem_op_reset,
-    mem_op_block, ms_free,   mem_op_unblock, mem_op_foreach_locked,
-    ms_reserve,   ms_settle, ms_supports,
+    .name = "memory",
+    .decide = ms_decide,
+    .status = mem_op_status,
+    .reset = mem_op_reset,
+    .block = mem_op_block,
+    .free = ms_free,
+    .unblock = mem_op_unblock,
+    .foreach_locked = mem_op_foreach_locked,
+    .reserve = ms_reserve,
+    .settle = ms_settle,
+    .supports = ms_supports,
+    .seed = ms_seed,
 };
 
 static size_t pow2_ceil(size_t v)
@@ -606,19 +628,4 @@ size_t suspect_memstore_size(suspect_store_t *store)
 size_t suspect_memstore_bytes(suspect_store_t *store)
 {
     return memstore_sum(store, offsetof(shard_t, bytes));
-}
-
-suspect_rc_t suspect_memstore_seed(suspect_store_t *store,
-                                   const suspect_rule_t *rule,
-                                   const suspect_key_t *key, uint32_t hits,
-                                   int64_t at_ms, int64_t now_ms,
-                                   suspect_err_t *err)
-{
-    if (store == NULL || store->ops != &memstore_ops || rule == NULL ||
-        key == NULL || rule->window_s == 0) {
-        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "memory store: seed needs a memory store, a "
-                               "rule and a key");
-    }
-    return mem_op_seed(store, rule, key, hits, at_ms, now_ms, err);
 }

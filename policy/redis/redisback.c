@@ -1,7 +1,7 @@
 /*
  * redisback.c - writing the failover wrapper's outage journal back to the
- * Redis store (redis_store_carry(), redisstore.h; the journal is
- * rediscarry.c's).
+ * Redis store (redis_store_carry(), redisstore.h, in chunks from
+ * rediscarry.c; the journal is the core's carry.c).
  *
  * One EVALSHA of lua/carry.lua per REDIS_CARRY_CHUNK identities: each lock
  * unless Redis holds a longer one, each hit still in its window, with the
@@ -15,6 +15,10 @@
  * Time: the write-back comes right before a decision, as part of it, so
  * both run against one deadline (redis_store_carry_begin()): the thread's
  * operation is held for the decision, which joins it.
+ *
+ * Each function here is an operation of the Redis store's table (or,
+ * redis_store_carry(), called by one, rediscarry.c): store is a Redis
+ * store.
  */
 #include "redisstore.h"
 
@@ -27,6 +31,16 @@
 
 #define NUM_LEN 24
 
+/* Rebuilds ident's key (window key, ":locked", NUL) as a suspect_key_t. */
+static void carry_key(const suspect_carry_t *ident, suspect_key_t *out)
+{
+    size_t lock_len = ident->window_len + SUSPECT_LOCK_SUFFIX_LEN;
+
+    out->window_len = ident->window_len;
+    out->lock_len = lock_len;
+    memcpy(out->buf, ident->key, lock_len + 1);
+}
+
 /* What one carry.lua call writes of an identity: everything, or (the
  * seed's keys on a Cluster, whose window and lock hash apart) its lock
  * alone or its hits alone, each in its own key's slot. */
@@ -35,11 +49,11 @@ typedef enum { CARRY_ALL, CARRY_LOCK, CARRY_HITS } carry_part_t;
 /* "<lock_until> <window_ms> <t> <member> ..." of ident (the part of it
  * `part` says) into a new buffer (the caller frees it); NULL when out of
  * memory. */
-static char *carry_fields(const redis_carry_ident_t *ident, carry_part_t part,
+static char *carry_fields(const suspect_carry_t *ident, carry_part_t part,
                           size_t *len)
 {
     size_t nhits = part == CARRY_LOCK ? 0 : ident->nhits;
-    size_t cap = 2 * NUM_LEN + nhits * (NUM_LEN + REDIS_ID_LEN + 2);
+    size_t cap = 2 * NUM_LEN + nhits * (NUM_LEN + SUSPECT_CARRY_MEMBER_LEN + 2);
     char *buf = suspect_malloc(cap), *p = buf;
 
     if (buf == NULL) {
@@ -52,8 +66,8 @@ static char *carry_fields(const redis_carry_ident_t *ident, carry_part_t part,
         *p++ = ' ';
         p += redis_fmt_i64(p, ident->hits[k].at_ms);
         *p++ = ' ';
-        memcpy(p, ident->hits[k].id, REDIS_ID_LEN);
-        p += REDIS_ID_LEN;
+        memcpy(p, ident->hits[k].member, SUSPECT_CARRY_MEMBER_LEN);
+        p += SUSPECT_CARRY_MEMBER_LEN;
     }
     *len = (size_t)(p - buf);
     return buf;
@@ -64,7 +78,7 @@ static char *carry_fields(const redis_carry_ident_t *ident, carry_part_t part,
  * the lock (or the hits) names the other key twice: carry.lua never
  * touches a key its fields leave out, so every key is in one slot. */
 static suspect_rc_t carry_args(redisstore_t *rs, redis_request_t *rq,
-                               const redis_carry_ident_t *idents, size_t n,
+                               const suspect_carry_t *idents, size_t n,
                                carry_part_t part, char *now, char **fields,
                                suspect_err_t *err)
 {
@@ -85,8 +99,8 @@ static suspect_rc_t carry_args(redisstore_t *rs, redis_request_t *rq,
         size_t len;
         const char *v;
 
-        redis_carry_key(&idents[i], &key);
-        v = redis_identity_of(rs, &key, &len);
+        carry_key(&idents[i], &key);
+        v = redis_identity_of(rs->prefix_len, &key, &len);
         /* v points into key: the argument must point into idents[i]. */
         redis_rq_arg(rq, idents[i].key + (v - key.buf), len);
         fields[i] = carry_fields(&idents[i], part, &len);
@@ -101,7 +115,7 @@ static suspect_rc_t carry_args(redisstore_t *rs, redis_request_t *rq,
 
 /* One carry.lua of idents[0..n) (their `part`) on slot. */
 static suspect_rc_t carry_call(redisstore_t *rs, redis_thread_t *t,
-                               const redis_carry_ident_t *idents, size_t n,
+                               const suspect_carry_t *idents, size_t n,
                                carry_part_t part, int slot, int64_t now_ms,
                                uint64_t *locks, uint64_t *hits,
                                suspect_err_t *err)
@@ -139,14 +153,14 @@ static suspect_rc_t carry_call(redisstore_t *rs, redis_thread_t *t,
 /* On a Cluster: a call per identity in its slot, or two (lock, hits)
  * when its keys hash apart. */
 static suspect_rc_t carry_cluster(redisstore_t *rs, redis_thread_t *t,
-                                  const redis_carry_ident_t *idents, size_t n,
+                                  const suspect_carry_t *idents, size_t n,
                                   int64_t now_ms, uint64_t *locks,
                                   uint64_t *hits, suspect_err_t *err)
 {
     suspect_rc_t rc = SUSPECT_OK;
 
     for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
-        const redis_carry_ident_t *id = &idents[i];
+        const suspect_carry_t *id = &idents[i];
         int ws = redis_key_slot(id->key, id->window_len);
         int ls =
             redis_key_slot(id->key, id->window_len + SUSPECT_LOCK_SUFFIX_LEN);
@@ -166,14 +180,14 @@ static suspect_rc_t carry_cluster(redisstore_t *rs, redis_thread_t *t,
 }
 
 suspect_rc_t redis_store_carry(suspect_store_t *store,
-                               const redis_carry_ident_t *idents, size_t n,
+                               const suspect_carry_t *idents, size_t n,
                                int64_t now_ms, uint64_t *locks, uint64_t *hits,
                                suspect_err_t *err)
 {
     redisstore_t *rs = (redisstore_t *)store;
     redis_thread_t *t;
 
-    if (!suspect_store_is_redis(store) || n > REDIS_CARRY_CHUNK) {
+    if (n > REDIS_CARRY_CHUNK) {
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "redis: cannot carry that");
     }
@@ -191,12 +205,11 @@ suspect_rc_t redis_store_carry(suspect_store_t *store,
                       err);
 }
 
-redis_deadline_t redis_store_carry_begin(suspect_store_t *store)
+int64_t redis_store_carry_begin(suspect_store_t *store)
 {
     redis_thread_t *t;
 
-    if (!suspect_store_is_redis(store) ||
-        (t = redis_thread_get(&((redisstore_t *)store)->pool, NULL)) == NULL) {
+    if ((t = redis_thread_get(&((redisstore_t *)store)->pool, NULL)) == NULL) {
         return 0;
     }
     redis_op_next(t);
@@ -208,8 +221,7 @@ void redis_store_carry_end(suspect_store_t *store)
 {
     redis_thread_t *t;
 
-    if (suspect_store_is_redis(store) &&
-        (t = redis_thread_get(&((redisstore_t *)store)->pool, NULL)) != NULL) {
+    if ((t = redis_thread_get(&((redisstore_t *)store)->pool, NULL)) != NULL) {
         t->held = false;
     }
 }

@@ -234,7 +234,7 @@ static void take_back(run_t *r, const part_t *parts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         redis_request_t rq = {.script = SCRIPT_NONE};
-        char member[NUM_LEN + 2 + REDIS_ID_LEN + 1];
+        char member[NUM_LEN + 2 + HIT_ID_LEN + 1];
         redis_more_keys_t more;
         redisReply *reply = NULL;
         size_t len;

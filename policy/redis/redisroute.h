@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "hitid.h"
 #include "rediscluster.h"
 #include "redisconn.h"
 #include "redissentinel.h"
@@ -19,7 +20,7 @@ typedef struct redis_pool redis_pool_t;
 /* One thread's connections: one, or one per Cluster node. */
 typedef struct redis_thread {
     redis_pool_t *pool;
-    redis_ids_t ids;             /* hit ids drawn by this thread */
+    hit_ids_t ids;               /* hit ids drawn by this thread */
     suspect_redis_stats_t stats; /* atomics */
     redis_conn_t one;            /* the server, or the Sentinel's master */
     uint64_t one_gen;            /* the master generation `one` is for */

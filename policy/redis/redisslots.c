@@ -70,7 +70,7 @@ suspect_rc_t redis_store_settle(suspect_store_t *store,
 {
     redisstore_t *rs = (redisstore_t *)store;
     redis_thread_t *t = redis_op_begin(&rs->pool, err);
-    char member[2 * NUM_LEN + REDIS_ID_LEN];
+    char member[2 * NUM_LEN + HIT_ID_LEN];
     suspect_rc_t rc = SUSPECT_OK;
     size_t len;
 

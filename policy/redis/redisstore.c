@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "rediscarry.h"
 #include "rediscross.h"
 #include "redisscan.h"
 #include "redisslot.h"
@@ -50,23 +51,6 @@ static const suspect_store_ops_t redis_ops;
 /* The identity part of key (after the prefix and "Action:", inside the
  * hash tag's braces of the Cluster layout): the lock's value, as the .NET
  * code writes it. */
-const char *redis_identity_of(const redisstore_t *rs, const suspect_key_t *k,
-                              size_t *len)
-{
-    size_t start = rs->prefix_len < k->window_len ? rs->prefix_len : 0;
-    size_t end = k->window_len;
-    const char *colon;
-
-    if (end - start >= 2 && k->buf[start] == '{' && k->buf[end - 1] == '}') {
-        start++;
-        end--;
-    }
-    colon = memchr(k->buf + start, ':', end - start);
-    start = colon != NULL ? (size_t)(colon - k->buf) + 1 : start;
-    *len = end - start;
-    return k->buf + start;
-}
-
 /* The slot of key (bytes [0, len)) on a Cluster, -1 elsewhere (the
  * router ignores it). */
 static int slot_of(const redisstore_t *rs, const char *key, size_t len)
@@ -96,7 +80,8 @@ static void cross_of(redisstore_t *rs, redis_thread_t *t,
     x->server_clock = rs->clock == SUSPECT_REDIS_CLOCK_SERVER;
     x->now_ms = now_ms;
     for (size_t i = 0; i < n; i++) {
-        x->ident[i] = redis_identity_of(rs, &keys[i], &x->ident_len[i]);
+        x->ident[i] =
+            redis_identity_of(rs->prefix_len, &keys[i], &x->ident_len[i]);
     }
 }
 
@@ -154,7 +139,7 @@ static void decide_args(redisstore_t *rs, redis_request_t *rq,
         redis_fmt_i64(nums->period, esc ? suspect_rule_offence_ms(rule) : 0));
     for (size_t i = 0; i < n; i++) {
         size_t len;
-        const char *v = redis_identity_of(rs, &keys[i], &len);
+        const char *v = redis_identity_of(rs->prefix_len, &keys[i], &len);
         redis_rq_arg(rq, v, len);
     }
 }
@@ -196,7 +181,7 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
     redis_request_t rq = {.script = SCRIPT_DECIDE};
     redis_more_keys_t more[SUSPECT_MAX_IDENTITIES];
     decide_nums_t nums;
-    char id[REDIS_ID_LEN + 1];
+    char id[HIT_ID_LEN + 1];
     int64_t v[2 + REDIS_DECIDE_PER * SUSPECT_MAX_IDENTITIES];
     redisReply *r;
     suspect_rc_t rc;
@@ -208,7 +193,7 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
     if (ticket != NULL) {
         redis_slot_id(ticket->id, id);
     } else {
-        redis_ids_next(&t->ids, id);
+        hit_ids_next(&t->ids, id);
     }
     if (rs->pool.addr.kind == REDIS_CLUSTER &&
         redis_cross_needed(keys, n, &slot)) {
@@ -216,11 +201,11 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
         cross_of(rs, t, rule, keys, n, now_ms, &x);
         x.ttl_ms = ttl_ms;
         x.member = id;
-        x.member_len = ticket != NULL ? REDIS_SLOT_ID_LEN : REDIS_ID_LEN;
+        x.member_len = ticket != NULL ? REDIS_SLOT_ID_LEN : HIT_ID_LEN;
         rc = redis_cross_decide(&x, out, &v[0], err);
     } else {
         decide_args(rs, &rq, rule, keys, n, now_ms, ttl_ms, &nums, more, id,
-                    ticket != NULL ? REDIS_SLOT_ID_LEN : REDIS_ID_LEN);
+                    ticket != NULL ? REDIS_SLOT_ID_LEN : HIT_ID_LEN);
         rq.nints = 2 + REDIS_DECIDE_PER * n;
         rq.ints = v;
         rc = redis_route_call(t, slot, &rq, &r, err);
@@ -470,7 +455,7 @@ static suspect_rc_t rs_block(suspect_store_t *store, const suspect_key_t *key,
     redis_request_t rq = {.script = SCRIPT_NONE};
     char value[LOCK_VMAX], ttl[NUM_LEN];
     size_t len;
-    const char *ident = redis_identity_of(rs, key, &len);
+    const char *ident = redis_identity_of(rs->prefix_len, key, &len);
     redisReply *r;
     suspect_rc_t rc;
 
@@ -500,9 +485,20 @@ static void rs_free(suspect_store_t *store)
 }
 
 static const suspect_store_ops_t redis_ops = {
-    "redis",     rs_decide,  rs_status,         rs_reset,   rs_block,
-    rs_free,     rs_unblock, rs_foreach_locked, rs_reserve, redis_store_settle,
-    rs_supports,
+    .name = "redis",
+    .decide = rs_decide,
+    .status = rs_status,
+    .reset = rs_reset,
+    .block = rs_block,
+    .free = rs_free,
+    .unblock = rs_unblock,
+    .foreach_locked = rs_foreach_locked,
+    .reserve = rs_reserve,
+    .settle = redis_store_settle,
+    .supports = rs_supports,
+    .carry = redis_carry,
+    .carry_begin = redis_store_carry_begin,
+    .carry_end = redis_store_carry_end,
 };
 
 /* ---- public --------------------------------------------------------------

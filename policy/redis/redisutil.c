@@ -1,13 +1,6 @@
 /*
  * redisutil.c - the Redis store's helpers that need no hiredis (URLs
- * are redisurl.c's).
- *
- * Hit ids: Redis sorted-set members must be unique or two hits in the same
- * millisecond collapse into one.  Each thread's connections draw a random
- * 64-bit salt (getrandom) and counts; the id is salt and counter laid out like
- * a GUID, as the .NET code's members are.  Ids from one source never repeat;
- * ids from two sources collide only if their salts are equal and their
- * counters meet, a 2^-64 event per pair.
+ * are redisurl.c's, hit ids the core's hitid.h).
  *
  * RESP: commands are encoded here into one buffer (lengths by hand, no
  * printf), and the answer of a decision, an array of integers, is decoded
@@ -28,20 +21,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
-/* ---- the outage journal's identities ------------------------------------
+/* ---- keys ------------------------------------------------------------------
  */
 
-/* Rebuilds ident's key (window key, ":locked", NUL) as a suspect_key_t. */
-void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out)
+const char *redis_identity_of(size_t prefix_len, const suspect_key_t *k,
+                              size_t *len)
 {
-    size_t lock_len = ident->window_len + SUSPECT_LOCK_SUFFIX_LEN;
+    size_t start = prefix_len < k->window_len ? prefix_len : 0;
+    size_t end = k->window_len;
+    const char *colon;
 
-    out->window_len = ident->window_len;
-    out->lock_len = lock_len;
-    memcpy(out->buf, ident->key, lock_len + 1);
+    if (end - start >= 2 && k->buf[start] == '{' && k->buf[end - 1] == '}') {
+        start++;
+        end--;
+    }
+    colon = memchr(k->buf + start, ':', end - start);
+    start = colon != NULL ? (size_t)(colon - k->buf) + 1 : start;
+    *len = end - start;
+    return k->buf + start;
 }
 
 /* ---- decide.lua's answer ------------------------------------------------
@@ -66,52 +65,6 @@ void redis_decide_state(const int64_t *v, suspect_window_state_t *st)
 bool redis_decide_agrees(const suspect_plan_t *plan, size_t i, const int64_t *v)
 {
     return plan->lock_until_ms[i] == v[3] && (int64_t)plan->offences[i] == v[7];
-}
-
-/* ---- hit ids -------------------------------------------------------------
- */
-
-void redis_ids_init(redis_ids_t *ids)
-{
-    uint64_t salt = 0;
-
-    if (getrandom(&salt, sizeof(salt), GRND_NONBLOCK) != sizeof(salt)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        salt = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-               ((uint64_t)(uintptr_t)ids << 16);
-    }
-    ids->salt = salt;
-    ids->counter = 0;
-}
-
-/* Writes the low 4 * digits bits of v as hex digits at p. */
-static char *put_hex(char *p, uint64_t v, int digits)
-{
-    for (int i = digits - 1; i >= 0; i--) {
-        p[i] = hex_lower[v & 15];
-        v >>= 4;
-    }
-    return p + digits;
-}
-
-void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1])
-{
-    uint64_t s = ids->salt, c = ids->counter++;
-    char *p = buf;
-
-    /* 8-4-4-4-12 hex digits: the salt's 64 bits, then the counter's.
-     * By hand: this runs on every decision. */
-    p = put_hex(p, s >> 32, 8);
-    *p++ = '-';
-    p = put_hex(p, s >> 16, 4);
-    *p++ = '-';
-    p = put_hex(p, s, 4);
-    *p++ = '-';
-    p = put_hex(p, c >> 48, 4);
-    *p++ = '-';
-    p = put_hex(p, c, 12);
-    *p = '\0';
 }
 
 size_t redis_fmt_i64(char *buf, int64_t v)

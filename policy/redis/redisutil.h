@@ -1,9 +1,8 @@
 /*
- * redisutil.h - the parts of the Redis store that need no hiredis: unique
- * hit ids, the reconnect backoff, the RESP encoding of commands and
- * decoding of integer arrays (the decision's hot path), and an identity of
- * the outage journal as the journal (rediscarry.c) keeps it and the store
- * (redisstore.c) writes it back.  URLs are redisurl.h's.  Private to the
+ * redisutil.h - the parts of the Redis store that need no hiredis: the
+ * reconnect backoff, the RESP encoding of commands and decoding of integer
+ * arrays (the decision's hot path), decide.lua's answer, deadlines.  Hit
+ * ids are the core's (hitid.h), URLs redisurl.h's.  Private to the
  * library.
  */
 #ifndef SUSPECT_REDISUTIL_H
@@ -16,21 +15,6 @@
 
 #include "suspect_error.h"
 #include "suspect_policy.h"
-
-/* A source of unique hit ids: a random 64-bit salt per source plus a
- * counter, formatted like a GUID (what the .NET code stores). */
-typedef struct redis_ids {
-    uint64_t salt;
-    uint64_t counter;
-} redis_ids_t;
-
-#define REDIS_ID_LEN 36
-
-/* Seeds ids with a fresh random salt. */
-void redis_ids_init(redis_ids_t *ids);
-
-/* Writes the next id (REDIS_ID_LEN chars and a NUL) into buf. */
-void redis_ids_next(redis_ids_t *ids, char buf[REDIS_ID_LEN + 1]);
 
 /* Writes v in decimal and a NUL into buf (at least 21 bytes); returns the
  * length.  snprintf is measurably slow on the decision path. */
@@ -51,6 +35,15 @@ void redis_resp_encode(char *out, int argc, const char *const *argv,
  * complete yet, trailing bytes (the caller then lets hiredis parse it). */
 bool redis_resp_ints(const char *buf, size_t len, int64_t *v, size_t n);
 
+/* ---- keys ---- */
+
+/* The identity part of key k (after a prefix of prefix_len bytes and
+ * "Action:", inside the hash tag's braces of the Cluster layout): the
+ * lock's value, as the .NET code writes it; *len gets its length.  Points
+ * into k. */
+const char *redis_identity_of(size_t prefix_len, const suspect_key_t *k,
+                              size_t *len);
+
 /* ---- decide.lua's answer ---- */
 
 /* Integers decide.lua answers per identity, after now and allowed: lock
@@ -67,29 +60,10 @@ void redis_decide_state(const int64_t *v, suspect_window_state_t *st);
 bool redis_decide_agrees(const suspect_plan_t *plan, size_t i,
                          const int64_t *v);
 
-/* ---- the outage journal's identities (rediscarry.h) ---- */
+/* ---- carrying the failover wrapper's journal back (rediscarry.c) ---- */
 
 /* Identities written back per Redis command (4 arguments each). */
 #define REDIS_CARRY_CHUNK 7
-
-typedef struct redis_carry_hit {
-    int64_t at_ms;
-    char id[REDIS_ID_LEN + 1]; /* the hit's member, fixed when journaled */
-} redis_carry_hit_t;
-
-/* One identity: its lock and the hits admitted for it. */
-typedef struct redis_carry_ident {
-    uint64_t h[2];           /* keyed SipHash of the lock key */
-    char *key;               /* window key, ":locked", NUL; owned */
-    size_t window_len;       /* the lock key is window_len + 7 bytes */
-    int64_t lock_until_ms;   /* 0 = no lock to carry */
-    int64_t window_ms;       /* the rule's window, for the hits */
-    size_t nhits, hits_cap;  /* hits in time order */
-    redis_carry_hit_t *hits; /* owned */
-} redis_carry_ident_t;
-
-/* Rebuilds ident's key as a suspect_key_t. */
-void redis_carry_key(const redis_carry_ident_t *ident, suspect_key_t *out);
 
 /* Reconnect backoff: 0 until the first failure, then 10 ms doubling up to
  * REDIS_BACKOFF_MAX_MS (short: a returning Redis is used again at once, and

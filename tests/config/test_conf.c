@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "helpers/corpus.h"
 #include "suites.h"
 #include "conf/suspect_conf.h"

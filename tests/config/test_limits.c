@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "clock.h"
 #include "dtd_test.h"
 #include "helpers/corpus.h"

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "clock.h"
 #include "suites.h"
 #include "limits/suspect_limits.h"

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "clock.h"
 #include "log/log.h"
 #include "cgi_test.h"

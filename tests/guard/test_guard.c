@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "helpers/fakereq.h"
 #include "guard/guard.h"
 #include "guard_test.h"

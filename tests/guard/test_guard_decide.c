@@ -528,8 +528,11 @@ static void fail_free(suspect_store_t *s)
 }
 
 static const suspect_store_ops_t fail_ops = {
-    "failing", fail_decide, fail_status, NULL, NULL, fail_free,
-    NULL,      NULL,        NULL,        NULL, NULL};
+    .name = "failing",
+    .decide = fail_decide,
+    .status = fail_status,
+    .free = fail_free,
+};
 
 /* A store whose every call fails (SUSPECT_E_STORE). */
 suspect_store_t *gt_failing_store(void)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "helpers/fakereq.h"
 #include "guard_test.h"
 #include "helpers/util.h"

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "daemon/handler.h"
 #include "daemon/runtime.h"
 #include "helpers/fakereq.h"

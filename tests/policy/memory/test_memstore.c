@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "siphash.h"
 #include "suites.h"
 #include "suspect_store.h"

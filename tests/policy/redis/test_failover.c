@@ -76,8 +76,12 @@ static void fake_free(suspect_store_t *s)
 }
 
 static const suspect_store_ops_t fake_ops = {
-    "fake", fake_decide, fake_status, fake_reset, fake_block, fake_free,
-    NULL,   NULL,        NULL,        NULL,       NULL,
+    .name = "fake",
+    .decide = fake_decide,
+    .status = fake_status,
+    .reset = fake_reset,
+    .block = fake_block,
+    .free = fake_free,
 };
 
 static suspect_store_t *mem_store(void)

@@ -22,6 +22,7 @@
 _Static_assert(sizeof(suspect_conf_t) == 528 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
+                   sizeof(suspect_conf_outcome_t) == 128 &&
                    sizeof(suspect_rule_t) == 40,
                "a configuration structure changed: update the tables of "
                "compiled.c and the code of compiled_enc.c and compiled_dec.c, "
@@ -117,8 +118,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_ENUM, ROFF(missing), SUSPECT_MISSING_REJECT},
     {COMPILED_INT, ROFF(status), 0},
     {COMPILED_INT, ROFF(line), 0},
-    /* count: suspect-cgi refuses a route that counts by the response
-     * (cgi_check_conf()), so its patterns are not carried */
+    /* count; its patterns are coded by hand after the identities */
     {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
     {COMPILED_ENUM, ROFF(shadow), SUSPECT_SHADOW_ON},
     {COMPILED_ENUM, ROFF(fail_mode), SUSPECT_RULE_FAIL_CLOSED},

@@ -293,6 +293,55 @@ static void rd_list(rd_t *r, conf_build_t *b, bool deny,
     *out = l;
 }
 
+/* A pattern as wr_outcome() wrote it, held to what the loader allows. */
+static void rd_outcome(rd_t *r, conf_build_t *b, suspect_conf_outcome_t *o)
+{
+    o->nstatus = rd_max(r, SUSPECT_CONF_MAX_STATUSES);
+    for (size_t i = 0; i < o->nstatus && !r->bad; i++) {
+        o->status[i] = (int)rd_max(r, 599);
+        r->bad |= o->status[i] < 100;
+    }
+    rd_str(r, b, false, &o->location);
+    rd_str(r, b, false, &o->body);
+    o->within = rd_max(r, SUSPECT_CONF_WITHIN_MAX);
+    o->line = (int)rd_u32(r);
+    rd_str(r, b, false, &o->hosts);
+    rd_str(r, b, false, &o->header);
+    rd_str(r, b, false, &o->header_text);
+    if (!r->bad && ((o->location != NULL && o->location[0] != '/') ||
+                    (o->body != NULL && o->within == 0) ||
+                    (o->nstatus == 0 && o->location == NULL &&
+                     o->body == NULL && o->header == NULL))) {
+        r->bad = true;
+    }
+}
+
+/* The route's patterns: as many as its count needs, none for a route
+ * that counts every attempt. */
+static void rd_outcomes(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
+{
+    suspect_conf_outcome_t *o;
+
+    rt->noutcomes = rd_max(r, SUSPECT_CONF_MAX_OUTCOMES);
+    if (r->bad || (rt->noutcomes == 0) != (rt->count == SUSPECT_COUNT_ALL)) {
+        r->bad = true;
+        return;
+    }
+    if (rt->noutcomes == 0) {
+        return;
+    }
+    o = conf_alloc(b, rt->noutcomes * sizeof(*o));
+    if (o == NULL) {
+        rd_nomem(r);
+        return;
+    }
+    memset(o, 0, rt->noutcomes * sizeof(*o));
+    for (size_t i = 0; i < rt->noutcomes && !r->bad; i++) {
+        rd_outcome(r, b, &o[i]);
+    }
+    rt->outcomes = o;
+}
+
 static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
 {
     suspect_conf_identity_t *ids;
@@ -325,6 +374,7 @@ static void rd_route(rd_t *r, conf_build_t *b, suspect_conf_route_t *rt)
         rd_identity(r, b, &ids[i]);
     }
     rt->identities = ids;
+    rd_outcomes(r, b, rt);
     rd_list(r, b, false, &rt->allow);
     rd_list(r, b, true, &rt->deny);
 }

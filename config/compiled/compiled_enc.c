@@ -194,6 +194,22 @@ static void wr_list(wr_t *w, const suspect_conf_list_t *l, size_t slot)
     wr_blob(w, (const char *)pack, pack_len);
 }
 
+/* A <Failure> or <Success> pattern (the route's count says which). */
+static void wr_outcome(wr_t *w, const suspect_conf_outcome_t *o)
+{
+    wr_u32(w, (uint32_t)o->nstatus);
+    for (size_t i = 0; i < o->nstatus; i++) {
+        wr_u32(w, (uint32_t)o->status[i]);
+    }
+    wr_str(w, o->location);
+    wr_str(w, o->body);
+    wr_u32(w, (uint32_t)o->within);
+    wr_u32(w, (uint32_t)o->line);
+    wr_str(w, o->hosts);
+    wr_str(w, o->header);
+    wr_str(w, o->header_text);
+}
+
 static void wr_route(wr_t *w, const suspect_conf_route_t *r, int index)
 {
     wr_fields(w, compiled_route_fields, r);
@@ -209,6 +225,10 @@ static void wr_route(wr_t *w, const suspect_conf_route_t *r, int index)
     wr_u32(w, (uint32_t)r->nidentities);
     for (size_t i = 0; i < r->nidentities; i++) {
         wr_identity(w, &r->identities[i]);
+    }
+    wr_u32(w, (uint32_t)r->noutcomes);
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        wr_outcome(w, &r->outcomes[i]);
     }
     wr_list(w, r->allow, COMPILED_PACK_SLOT(index, 0));
     wr_list(w, r->deny, COMPILED_PACK_SLOT(index, 1));

@@ -104,6 +104,13 @@ int cgi_compile_guard(cgi_req_t *r);
  */
 void cgi_serve(cgi_req_t *r);
 
+/* A request of a route that counts by the response, allowed with a slot
+ * (v->ticket.id != 0): the program run as suspect-cgi's child, its
+ * response relayed and read, the slot settled by what it said
+ * (wrap_watch.c).  Answers every failure itself. */
+void cgi_run_watched(cgi_req_t *r, const mw_resolution_t *res,
+                     const mw_verdict_t *v);
+
 /* Frees what r holds but its front end. */
 void cgi_release(cgi_req_t *r);
 

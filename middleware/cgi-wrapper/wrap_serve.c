@@ -4,7 +4,9 @@
  * suspect-fcgi does (mw_guard_resolve), open the store and let it decide
  * (mw_guard_finish) only when the request has keys to count, then either
  * answer the denial and return, or put the body back and execve() the
- * program with the environment it was given, unchanged.  A request no
+ * program with the environment it was given, unchanged; on a route that
+ * counts by the response (<Failure>, <Success>), run the program as a
+ * child and read its answer instead (wrap_watch.c).  A request no
  * route counts (a page, a stylesheet) never opens the store: it costs the
  * exec and the configuration, not the LMDB environment.
  *
@@ -94,15 +96,6 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                     "table of an XML parser, which suspect-cgi does not link: "
                     "use suspect-fcgi");
             }
-        }
-        if (c->routes[i].count != SUSPECT_COUNT_ALL) {
-            return suspect_err_set(
-                err, SUSPECT_E_CONFIG, c->file, c->routes[i].line,
-                "Route: <%s> needs the program's response, which suspect-cgi "
-                "never sees (it hands the request over with execve): use "
-                "suspect-fcgi",
-                c->routes[i].count == SUSPECT_COUNT_FAILURES ? "Failure"
-                                                             : "Success");
         }
     }
     if (c->store_line != 0 && c->store == SUSPECT_STORE_MEMORY) {
@@ -308,28 +301,28 @@ static int answer(cgi_req_t *r, const mw_verdict_t *v)
  * the store failed and the fail mode or shadow mode lets it), -1 when
  * answered.
  */
-static int decide(cgi_req_t *r)
+static int decide(cgi_req_t *r, mw_resolution_t *res, mw_verdict_t *v)
 {
-    mw_resolution_t res;
-    mw_verdict_t v;
     suspect_err_t err;
     int st;
 
     suspect_err_clear(&err);
+    memset(v, 0, sizeof(*v));
     if (mw_guard_resolve(r->setup.guard, r->setup.limits, r->req, wall_ms(),
-                         &res, &err) != SUSPECT_OK) {
+                         res, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, err.code == SUSPECT_E_NOMEM ? 503 : 400,
                               "request refused: ", &err);
     }
-    if (res.nkeys == 0) {
-        return answer(r, &res.verdict);
+    *v = res->verdict;
+    if (res->nkeys == 0) {
+        return answer(r, v);
     }
-    st = open_store(r, &res);
+    st = open_store(r, res);
     if (st != 0) {
         return st < 0 ? -1 : 0;
     }
-    mw_guard_finish(r->setup.store, &res, &v);
-    return answer(r, &v);
+    mw_guard_finish(r->setup.store, res, v);
+    return answer(r, v);
 }
 
 /* Frees the store, the snapshots and the guard. */
@@ -394,8 +387,15 @@ int cgi_compile_guard(cgi_req_t *r)
  * execve(). */
 void cgi_serve(cgi_req_t *r)
 {
+    mw_resolution_t res;
+    mw_verdict_t v;
+
     if ((r->setup.guard == NULL && cgi_compile_guard(r) != 0) ||
-        resolve_target(r) != 0 || decide(r) != 0) {
+        resolve_target(r) != 0 || decide(r, &res, &v) != 0) {
+        return;
+    }
+    if (v.ticket.id != 0) {
+        cgi_run_watched(r, &res, &v); /* the answer read: the child's parent */
         return;
     }
     cgi_release(r);

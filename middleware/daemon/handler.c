@@ -114,84 +114,18 @@ static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req,
     return rc == SUSPECT_OK && res.complete;
 }
 
-/* What a held response needs to give the browser a device cookie. */
-typedef struct device_ctx {
-    const mw_guard_t *g;
-    const mw_resolution_t *res;
-    const mw_req_t *req;
-    mw_watch_t *w;
-} device_ctx_t;
-
-/* The device cookie of an attempt whose response head says it succeeded
- * (an mw_hold_fn): the routes that bind one judge by the head alone. */
-static size_t device_lines(void *arg, char *buf, size_t size)
-{
-    const device_ctx_t *d = arg;
-
-    if (mw_watch_outcome(d->w, true, NULL) != MW_OUTCOME_SUCCEEDED) {
-        return 0;
-    }
-    return mw_guard_device_cookie(d->g, d->res, d->req, wall_ms(), buf, size);
-}
-
 /* Forwards a request that holds a slot in flight, watching the response,
- * and settles the slot by what it said; on a route that binds device
- * cookies, the response's head is held until it is read, so that a
- * success gives one. */
+ * and settles the slot by what it said (guard_watch.c). */
 static void forward_settled(mw_runtime_t *rt, const mw_guard_t *g,
                             const suspect_conf_t *c, mw_req_t *req,
                             const mw_resolution_t *res, const mw_verdict_t *v)
 {
-    mw_watch_t *w = suspect_malloc(sizeof(*w));
-    device_ctx_t dev = {g, res, req, w};
-    mw_outcome_t o = MW_OUTCOME_UNKNOWN;
-    const char *why = NULL;
-    suspect_err_t err;
+    mw_settling_t s;
     bool complete;
 
-    req->plain_body = mw_outcome_reads_body(v->route);
-    if (w != NULL &&
-        !mw_watch_init(
-            w, v->route,
-            req->plain_body ? mw_req_param(req, "REQUEST_METHOD", NULL) : NULL,
-            mw_req_param(req, "HTTP_HOST", NULL),
-            mw_req_param(req, "REQUEST_URI", NULL))) {
-        free(w);
-        w = NULL;
-    }
-    if (w != NULL) {
-        req->watch = mw_watch_feed;
-        req->watch_arg = w;
-        if (res->device) {
-            (void)mw_req_hold(req, device_lines, &dev); /* none: no cookie */
-        }
-    }
+    mw_guard_watch_start(&s, g, res, v, req);
     complete = forward(rt, c, req, v->route->action);
-    req->watch = NULL;
-    req->watch_arg = NULL;
-    if (w != NULL) {
-        o = mw_watch_outcome(w, complete, &why);
-        mw_watch_free(w);
-        free(w);
-    }
-    suspect_err_clear(&err);
-    if (mw_guard_settle(mw_runtime_store(rt), res, v,
-                        !complete || o != MW_OUTCOME_SUCCEEDED, wall_ms(),
-                        &err) != SUSPECT_OK) {
-        char msg[600];
-
-        suspect_err_format(&err, msg, sizeof(msg));
-        mw_log(MW_LOG_WARNING,
-               "settle %s: %s; the attempt counts when its slot ends",
-               v->route->action, msg);
-    }
-    if (complete && why != NULL) {
-        mw_log(MW_LOG_NOTICE, "settle %s: response not judged (%s): counted",
-               v->route->action, why);
-    } else if (mw_log_enabled(MW_LOG_DEBUG)) {
-        mw_log(MW_LOG_DEBUG, "settle %s: response %s%s", v->route->action,
-               mw_outcome_name(o), complete ? "" : " (cut: counted)");
-    }
+    mw_guard_watch_settle(&s, req, mw_runtime_store(rt), complete);
 }
 
 /* Decides req (mw_guard_resolve(), then the store when there are keys),

@@ -147,6 +147,31 @@ suspect_rc_t mw_guard_settle(suspect_store_t *store, const mw_resolution_t *res,
                              suspect_err_t *err);
 
 /*
+ * An allowed attempt that holds a slot (v->ticket.id != 0), from its
+ * forward to its settlement (guard_watch.c).  mw_guard_watch_start()
+ * before the response is relayed: req's output is watched (and on a route
+ * that binds device cookies its head held, so that a success gets one);
+ * s, res, v and req must live until mw_guard_watch_settle(), called once
+ * the response ended (complete: the application answered it all), which
+ * stops watching, lets go what is held and settles the slot in store by
+ * what the response said (a hit unless it said it succeeded), logging a
+ * settlement the store refused.
+ */
+typedef struct mw_settling {
+    const mw_guard_t *g;
+    const mw_resolution_t *res;
+    const mw_verdict_t *v;
+    const mw_req_t *req;
+    struct mw_watch *w; /* NULL: none (out of memory): the attempt counts */
+} mw_settling_t;
+
+void mw_guard_watch_start(mw_settling_t *s, const mw_guard_t *g,
+                          const mw_resolution_t *res, const mw_verdict_t *v,
+                          mw_req_t *req);
+void mw_guard_watch_settle(mw_settling_t *s, mw_req_t *req,
+                           suspect_store_t *store, bool complete);
+
+/*
  * The header line (CRLF-ended) that gives the browser a device cookie for
  * the account res resolved (res->device), made at now_ms for req (its
  * scheme names the cookie), into buf; its length, or 0 when res binds no

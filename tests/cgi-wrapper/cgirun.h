@@ -97,5 +97,6 @@ int cgirun_add_front_tests(struct CU_Suite *s);
 int cgirun_add_snap_tests(struct CU_Suite *s);
 int cgirun_add_snap_run_tests(struct CU_Suite *s);
 int cgirun_add_cgipm_tests(struct CU_Suite *s);
+int cgirun_add_watched_tests(struct CU_Suite *s);
 
 #endif

@@ -405,12 +405,6 @@ static void test_bad_config(void)
          "<Upstream address=\"tcp:127.0.0.1:9\"/></Suspect>",
          "Upstream: suspect-cgi runs CGI programs"},
         {"<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>\n"
-         "<Route action=\"Hello\" path=\"/x\">"
-         "<Identity type=\"M\" from=\"header:X-M\"/>"
-         "<Failure status=\"401\"/></Route></Suspect>",
-         "suspect.xml:2: Route: <Failure> needs the program's response, "
-         "which suspect-cgi never sees"},
-        {"<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>\n"
          "<Route action=\"Hello\" path=\"/x\"><Identity type=\"M\"\n"
          " from=\"form:u\" normalize=\"html-entities only:a-z\"/>"
          "</Route></Suspect>",
@@ -775,7 +769,8 @@ int register_suspect_cgi_suite(void)
         }
     }
     return cgirun_add_front_tests(s) || cgirun_add_snap_tests(s) ||
-                   cgirun_add_snap_run_tests(s) || cgirun_add_cgipm_tests(s)
+                   cgirun_add_snap_run_tests(s) || cgirun_add_cgipm_tests(s) ||
+                   cgirun_add_watched_tests(s)
                ? -1
                : 0;
 }

@@ -18,6 +18,8 @@
  * for docs/BENCHMARKS.md.
  */
 #include <CUnit/CUnit.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +337,52 @@ static void test_solver_held(void)
         403);
 }
 
+/* suspect.xml with the <Challenge> line challenge, reloaded (SIGHUP);
+ * waits for the reload to be the n-th. */
+static void reload_with(const char *challenge, int n)
+{
+    const char *const rotated[] = {edits[0], edits[1], edits[2], challenge,
+                                   NULL};
+    long long end = mono_ms() + test_scale_ms(10000);
+
+    CU_ASSERT_FATAL(e2e_write_example("suspect.xml", "suspect.xml", rotated) ==
+                    0);
+    CU_ASSERT_FATAL(test_proc_signal(&e2e.fcgi, SIGHUP) == 0);
+    while (test_count_text(e2e.log, "suspect.xml: reloaded") < n &&
+           mono_ms() < end) {
+        (void)poll(NULL, 0, 20);
+    }
+    CU_ASSERT_FATAL(test_count_text(e2e.log, "suspect.xml: reloaded") >= n);
+}
+
+/* Keys rotate without sending anyone back to the challenge: the key
+ * moved to oldKey still verifies the passes it signed; once oldKey is
+ * dropped, they count as the address again. */
+static void test_key_rotation(void)
+{
+    char cookie[256], fresh[256], body[512];
+    unsigned long long tries;
+    long long ms;
+
+    CU_ASSERT_FATAL(start() == 0);
+    lock_address();
+    earn_pass("erin", cookie, body, &ms, &tries);
+    CU_ASSERT_FATAL(cookie[0] != '\0');
+    CU_ASSERT_EQUAL(promo_status("erin", cookie), 200);
+    reload_with("  <Challenge key=\"a-new-challenge-key-of-thirty-two-chars\" "
+                "oldKey=\"" KEY "\"/>\n</Suspect>",
+                1);
+    CU_ASSERT_EQUAL(promo_status("erin", cookie), 200);
+    CU_ASSERT_EQUAL(promo_status("erin", NULL), 429); /* still locked */
+    earn_pass("frank", fresh, body, &ms, &tries);
+    CU_ASSERT_EQUAL(promo_status("frank", fresh), 200);
+    reload_with("  <Challenge key=\"a-new-challenge-key-of-thirty-two-chars\"/>"
+                "\n</Suspect>",
+                2);
+    CU_ASSERT_EQUAL(promo_status("erin", cookie), 429);
+    CU_ASSERT_EQUAL(promo_status("frank", fresh), 200);
+}
+
 int e2e_add_challenge_tests(CU_pSuite s)
 {
     return CU_add_test(s, "challenge: curl stays refused", test_curl_refused) ==
@@ -342,7 +390,9 @@ int e2e_add_challenge_tests(CU_pSuite s)
                    CU_add_test(s, "challenge: a browser gets in",
                                test_browser_gets_in) == NULL ||
                    CU_add_test(s, "challenge: each pass held to the limit",
-                               test_solver_held) == NULL
+                               test_solver_held) == NULL ||
+                   CU_add_test(s, "challenge: key rotation",
+                               test_key_rotation) == NULL
                ? -1
                : 0;
 }

@@ -239,6 +239,9 @@ static void challenge_answer(mw_runtime_t *rt, const mw_guard_t *g,
     mw_challenge_report_t rep;
 
     mw_guard_challenge_answer(g, req, mw_runtime_store(rt), wall_ms(), &rep);
+    mw_metrics_challenge(mw_runtime_metrics(rt), rep.why != NULL
+                                                     ? MW_CHALLENGE_REFUSED
+                                                     : MW_CHALLENGE_SOLVED);
     if (rep.why != NULL) {
         mw_log(MW_LOG_INFO, "challenge refused (%s)", rep.why);
     } else {
@@ -277,6 +280,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
         mw_guard_log_verdict(g, req, &v);
         if (v.kind == MW_VERDICT_DENY &&
             mw_guard_challenge_due(g, &res, &v, req, mw_runtime_store(rt))) {
+            mw_metrics_challenge(m, MW_CHALLENGE_SERVED);
             mw_guard_challenge_respond(g, req, &v);
         } else {
             mw_guard_respond(g, req, &v);

@@ -28,6 +28,7 @@
 
 #include "helpers/e2e.h"
 #include "helpers/procs.h"
+#include "helpers/redisserver.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 
@@ -43,15 +44,24 @@ static const char *const edits[] = {
     "    <Identity type=\"ClientIp\" from=\"client-ip\" shared=\"yes\"/>",
     "</Suspect>", "  <Challenge key=\"" KEY "\"/>\n</Suspect>", NULL};
 
-static int start(void)
+/* Starts the stack, with tail in place of the <Challenge> line (NULL:
+ * edits' own). */
+static int start_with(const char *tail)
 {
+    const char *const with[] = {edits[0], edits[1], edits[2],
+                                tail != NULL ? tail : edits[3], NULL};
     char path[TEST_PATH_MAX];
 
-    if (e2e_start_cgi(edits) != 0) {
+    if (e2e_start_cgi(with) != 0) {
         return -1;
     }
     snprintf(path, sizeof(path), "%s/performed.log", e2e.app);
     return test_write_file(path, "", 0);
+}
+
+static int start(void)
+{
+    return start_with(NULL);
 }
 
 /* Promotions the application looked up. */
@@ -294,10 +304,17 @@ static void test_browser_gets_in(void)
 static void test_solver_held(void)
 {
     char cookie[256], body[512], bad[300], url[E2E_URL];
+    char tail[256], metrics[64];
     unsigned long long tries;
     long long ms;
+    test_http_t r;
+    int mport = test_free_port();
 
-    CU_ASSERT_FATAL(start() == 0);
+    snprintf(tail, sizeof(tail),
+             "  <Challenge key=\"" KEY "\"/>\n"
+             "  <Metrics listen=\"tcp:127.0.0.1:%d\"/>\n</Suspect>",
+             mport);
+    CU_ASSERT_FATAL(start_with(tail) == 0);
     lock_address();
     for (int pass = 0; pass < 2; pass++) {
         int ok = 0, denied = 0;
@@ -335,6 +352,21 @@ static void test_solver_held(void)
         e2e_status((const char *[]){"-d", "t=x&a=PromoQuery&c=1",
                                     e2e_url(url, "/.suspect/challenge"), NULL}),
         403);
+    /* the metrics: two pages served and solved, 20 requests let in on
+     * passes and 4 refused, the refused solutions */
+    snprintf(metrics, sizeof(metrics), "http://127.0.0.1:%d/metrics", mport);
+    CU_ASSERT_FATAL(e2e_http(&r, (const char *[]){metrics, NULL}) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(
+        r.body, "suspect_pass_decisions_total{outcome=\"allowed\"} 20\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.body, "suspect_pass_decisions_total{outcome=\"denied\"} 4\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.body, "suspect_challenges_total{outcome=\"served\"} 2\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.body, "suspect_challenges_total{outcome=\"solved\"} 2\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(r.body, "suspect_challenges_total{outcome=\"refused\"} 4\n"));
+    test_http_free(&r);
 }
 
 /* suspect.xml with the <Challenge> line challenge, reloaded (SIGHUP);

@@ -19,7 +19,7 @@
 #define ROFF(f) offsetof(suspect_conf_route_t, f)
 
 #if SIZE_MAX == UINT64_MAX
-_Static_assert(sizeof(suspect_conf_t) == 528 &&
+_Static_assert(sizeof(suspect_conf_t) == 576 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_conf_outcome_t) == 128 &&
@@ -104,6 +104,13 @@ const compiled_field_t compiled_conf_fields[] = {
     {COMPILED_STR, COFF(device_name), 0},
     {COMPILED_UINT, COFF(device_lifetime_s), 0},
     {COMPILED_INT, COFF(device_line), 0},
+    {COMPILED_STR, COFF(challenge_key), 0},
+    {COMPILED_STR, COFF(challenge_old_key), 0},
+    {COMPILED_STR, COFF(challenge_path), 0},
+    {COMPILED_STR, COFF(challenge_name), 0},
+    {COMPILED_UINT, COFF(challenge_difficulty), 0},
+    {COMPILED_UINT, COFF(challenge_lifetime_s), 0},
+    {COMPILED_INT, COFF(challenge_line), 0},
     /* actions: applied to the routes at load, not carried; allow, deny:
      * coded by hand after the routes */
     {0, 0, 0}};

@@ -183,6 +183,7 @@ static void rd_identity(rd_t *r, conf_build_t *b, suspect_conf_identity_t *id)
     id->line = (int)rd_u32(r);
     rd_str(r, b, false, &id->normalize);
     id->account = rd_max(r, 1) != 0;
+    id->shared = rd_max(r, 1) != 0;
     id->nparts = rd_max(r, SUSPECT_MAX_PARTS);
     id->nsources = rd_max(r, SUSPECT_CONF_MAX_SOURCES);
     if (!r->bad &&

@@ -152,6 +152,7 @@ static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
     wr_u32(w, (uint32_t)id->line);
     wr_str(w, id->normalize);
     wr_u32(w, id->account ? 1u : 0u);
+    wr_u32(w, id->shared ? 1u : 0u);
     wr_u32(w, (uint32_t)id->nparts);
     wr_u32(w, (uint32_t)id->nsources);
     for (size_t i = 0; i < id->nsources; i++) {

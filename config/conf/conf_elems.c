@@ -627,6 +627,9 @@ static suspect_rc_t root_end(conf_build_t *b, void *obj, uint32_t seen,
         rc = conf_outcomes_check(b);
     }
     if (rc == SUSPECT_OK) {
+        rc = conf_challenges_check(b);
+    }
+    if (rc == SUSPECT_OK) {
         rc = conf_actions_apply(b);
     }
     if (rc == SUSPECT_OK && b->conf->nroutes == 0) {
@@ -651,6 +654,7 @@ static const conf_elem_t *const root_children[] = {&server_elem,
                                                    &conf_allow_elem,
                                                    &conf_deny_elem,
                                                    &conf_device_elem,
+                                                   &conf_challenge_elem,
                                                    NULL};
 
 static const conf_attr_t no_attrs[] = {{NULL, NULL, 0, NULL, 0}};

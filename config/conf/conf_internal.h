@@ -190,6 +190,11 @@ extern const conf_elem_t conf_log_elem;
 extern const conf_elem_t conf_device_elem;
 suspect_rc_t conf_devices_check(conf_build_t *b);
 
+/* <Challenge> (conf_challenge.c), and what the shared identities ask of
+ * it and of the mode, against the whole file. */
+extern const conf_elem_t conf_challenge_elem;
+suspect_rc_t conf_challenges_check(conf_build_t *b);
+
 /* ---- setters (conf_values.c) ---------------------------------------------
  */
 

@@ -155,6 +155,7 @@ static const conf_attr_t identity_attrs[] = {
     {"from", conf_set_sources, 0, NULL, CONF_REQUIRED},
     {"normalize", conf_set_normalize, 0, NULL, 0},
     {"account", conf_set_bool, IOFF(account), NULL, 0},
+    {"shared", conf_set_bool, IOFF(shared), NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next identity slot of the current route. */

@@ -34,7 +34,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#define MAX_CHILD_DEFS 16
+#define MAX_CHILD_DEFS 32
 
 /* True for the XML white space characters. */
 static int is_space(char c)

@@ -71,6 +71,9 @@ typedef struct suspect_conf_identity {
     int line;
     /* account="yes": the account a device cookie binds (<DeviceCookie>) */
     bool account;
+    /* shared="yes": an address many people may share; refused only
+     * because of it, a browser gets a challenge (<Challenge>) */
+    bool shared;
 } suspect_conf_identity_t;
 
 /* What a route does when an identity's value is missing or empty. */
@@ -347,6 +350,17 @@ typedef struct suspect_conf {
                                    HTTPS) */
     unsigned device_lifetime_s;
     int device_line;
+
+    /* <Challenge>: a browser refused only because of a shared identity
+     * may earn a pass by a proof of work (docs/suspect-xml.md); key NULL
+     * = off */
+    const char *challenge_key;     /* signs challenges and passes */
+    const char *challenge_old_key; /* still verifies (rotation) */
+    const char *challenge_path;    /* where the page posts its solution */
+    const char *challenge_name;    /* the pass cookie's name */
+    unsigned challenge_difficulty; /* leading zero bits of the SHA-256 */
+    unsigned challenge_lifetime_s; /* of a pass */
+    int challenge_line;
 
     /* <Route>, in file order: the first match wins */
     size_t nroutes;

@@ -18,6 +18,10 @@
  * said the attempt succeeded; a failure, a response that never came or
  * was cut, a client gone before the end all count.
  *
+ * A request for <Challenge path> is a solution of a challenge page,
+ * answered here (challenge.c); a denial that the shared address alone
+ * caused, for a browser, is answered with that page.
+ *
  * Each request is counted in the metrics (in flight, the store's and the
  * application's time, forwarding errors) and its decision recorded
  * (record.c: the outcome by action, and the decision log).
@@ -161,6 +165,27 @@ static suspect_rc_t decide(mw_runtime_t *rt, const mw_guard_t *g,
     return SUSPECT_OK;
 }
 
+/* A solution posted to <Challenge path>: answered here, never forwarded;
+ * one log line says what became of it. */
+static void challenge_answer(mw_runtime_t *rt, const mw_guard_t *g,
+                             mw_req_t *req)
+{
+    mw_challenge_report_t rep;
+
+    mw_guard_challenge_answer(g, req, mw_runtime_store(rt), wall_ms(), &rep);
+    mw_metrics_challenge(mw_runtime_metrics(rt), rep.why != NULL
+                                                     ? MW_CHALLENGE_REFUSED
+                                                     : MW_CHALLENGE_SOLVED);
+    if (rep.why != NULL) {
+        mw_log(MW_LOG_INFO, "challenge refused (%s)", rep.why);
+    } else {
+        mw_log(MW_LOG_INFO,
+               "challenge solved: pass given (%llu hashes, %lld ms as the "
+               "page says)",
+               (unsigned long long)rep.tries, (long long)rep.solve_ms);
+    }
+}
+
 void mw_handler_request(mw_req_t *req, void *arg)
 {
     mw_runtime_t *rt = arg;
@@ -176,7 +201,9 @@ void mw_handler_request(mw_req_t *req, void *arg)
     mw_runtime_acquire(rt, &g, &l);
     c = mw_guard_conf(g);
     suspect_err_clear(&err);
-    if (decide(rt, g, l, req, &res, &v, &err) != SUSPECT_OK) {
+    if (mw_guard_challenge_path(g, req)) {
+        challenge_answer(rt, g, req);
+    } else if (decide(rt, g, l, req, &res, &v, &err) != SUSPECT_OK) {
         char msg[600];
 
         suspect_err_format(&err, msg, sizeof(msg));
@@ -185,7 +212,13 @@ void mw_handler_request(mw_req_t *req, void *arg)
     } else if (v.kind == MW_VERDICT_DENY || v.kind == MW_VERDICT_REJECT ||
                v.kind == MW_VERDICT_UNAVAILABLE) {
         mw_guard_log_verdict(g, req, &v);
-        mw_guard_respond(g, req, &v);
+        if (v.kind == MW_VERDICT_DENY &&
+            mw_guard_challenge_due(g, &res, &v, req, mw_runtime_store(rt))) {
+            mw_metrics_challenge(m, MW_CHALLENGE_SERVED);
+            mw_guard_challenge_respond(g, req, &v);
+        } else {
+            mw_guard_respond(g, req, &v);
+        }
     } else if (v.would_deny) {
         char line[SUSPECT_ACTION_MAX + 128];
 

@@ -15,7 +15,9 @@
  *
  * A request counted as a trusted device (a device cookie for its
  * account) is counted in suspect_device_decisions_total and logged with
- * "device": true; its nonce is never logged.
+ * "device": true; its nonce is never logged.  One whose shared address
+ * was counted as a pass (a solved challenge) likewise, in
+ * suspect_pass_decisions_total and with "pass": true.
  *
  * The decision log's identity is the one that tripped (a denial), else
  * the request's first: its type, and the keyed hash of its value as the
@@ -132,6 +134,7 @@ static void write_line(mw_dlog_t *dlog, const suspect_siphash_key_t *hkey,
         e.identity_type = r->res->types[i];
         e.identity_hash = hash;
         e.device = r->res->device_trusted;
+        e.pass = r->res->pass_trusted;
     }
     if (mw_guard_client(r->guard, r->req, client, sizeof(client))) {
         e.client = client;
@@ -170,6 +173,10 @@ void mw_record(mw_metrics_t *m, mw_dlog_t *dlog,
     if (r->res->device_trusted &&
         (v->kind == MW_VERDICT_ALLOW || v->kind == MW_VERDICT_DENY)) {
         mw_metrics_device(m, v->kind == MW_VERDICT_ALLOW);
+    }
+    if (r->res->pass_trusted &&
+        (v->kind == MW_VERDICT_ALLOW || v->kind == MW_VERDICT_DENY)) {
+        mw_metrics_pass(m, v->kind == MW_VERDICT_ALLOW);
     }
     if (dlog != NULL && logged(r->conf->decisions, o)) {
         write_line(dlog, hkey, r, o);

@@ -99,7 +99,7 @@ static size_t account_bytes(const suspect_identity_t *id,
     return n;
 }
 
-static bool is_https(const mw_req_t *req)
+bool guard_is_https(const mw_req_t *req)
 {
     const char *https = mw_req_param(req, "HTTPS", NULL);
     const char *scheme = mw_req_param(req, "REQUEST_SCHEME", NULL);
@@ -214,7 +214,7 @@ size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
     uint8_t c[COOKIE_LEN];
     char b64[B64_LEN + 4];
     uint64_t exp;
-    bool https = is_https(req);
+    bool https = guard_is_https(req);
     int n;
 
     if (!res->device || g->device == NULL) {

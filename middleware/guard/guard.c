@@ -412,6 +412,12 @@ suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
     g->conf = suspect_conf_ref(conf);
     g->conf_ref = true;
     g->refs = 1;
+    if (!guard_challenge_init(g)) {
+        guard_free(g);
+        return suspect_err_set(err, SUSPECT_E_IO, NULL, 0,
+                               "guard: libsodium cannot start (challenges "
+                               "need it)");
+    }
     *out = g;
     return SUSPECT_OK;
 }

@@ -113,6 +113,11 @@ typedef struct mw_resolution {
     bool device_trusted;
     size_t device_acct_len;
     uint8_t device_acct[MW_DEVICE_ACCT_MAX];
+    /* shared[i]: keys[i] is a shared identity's (<Identity shared="yes">);
+     * pass_trusted: the request carried a valid pass for its address, and
+     * its shared identities are counted as that pass (challenge.c) */
+    bool shared[SUSPECT_MAX_IDENTITIES];
+    bool pass_trusted;
 } mw_resolution_t;
 
 /*
@@ -181,6 +186,45 @@ void mw_guard_watch_settle(mw_settling_t *s, mw_req_t *req,
 size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
                               const mw_req_t *req, int64_t now_ms, char *buf,
                               size_t size);
+
+/*
+ * Challenges for a shared address (challenge.c).  mw_guard_challenge_due():
+ * whether the DENY verdict v, made by mw_guard_finish() on res for req,
+ * is answered with a challenge page: the route's <Challenge>, forward
+ * mode's RESPONDER role, no valid pass, the tripped key a shared
+ * identity's while every other key is under its limit (asked of store),
+ * and an Accept naming text/html.  mw_guard_challenge_respond() writes
+ * that page (the plain denial when it cannot be made); 0 or -errno.
+ */
+bool mw_guard_challenge_due(const mw_guard_t *g, const mw_resolution_t *res,
+                            const mw_verdict_t *v, const mw_req_t *req,
+                            suspect_store_t *store);
+int mw_guard_challenge_respond(const mw_guard_t *g, mw_req_t *req,
+                               const mw_verdict_t *v);
+
+/* Whether req targets <Challenge path> (forward mode's RESPONDER role):
+ * suspect-fcgi answers it with mw_guard_challenge_answer(), never the
+ * application. */
+bool mw_guard_challenge_path(const mw_guard_t *g, const mw_req_t *req);
+
+/* What became of a solution, for the log. */
+typedef struct mw_challenge_report {
+    const char *why;  /* why it was refused; NULL: the pass was given */
+    int64_t solve_ms; /* the solving time the page reported, -1: none */
+    uint64_t tries;   /* the counter that solved it, plus one */
+} mw_challenge_report_t;
+
+/*
+ * Answers a solution POSTed to the challenge path at now_ms: 200 with the
+ * pass cookie when the token is ours, for this address, open, solved and
+ * used for the first time (store keeps the used ones); else 400 (a
+ * malformed body), 403 (forged, another address's, expired, unsolved or
+ * replayed), 405 (not a POST) or 503 (the store failed); *rep says which.
+ * 0 or -errno from the write.
+ */
+int mw_guard_challenge_answer(const mw_guard_t *g, mw_req_t *req,
+                              suspect_store_t *store, int64_t now_ms,
+                              mw_challenge_report_t *rep);
 
 /*
  * Decides req at now_ms: mw_guard_resolve(), then mw_guard_finish() when

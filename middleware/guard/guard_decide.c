@@ -33,7 +33,9 @@
  *  5. one key per identity; two identities with the same key (the same
  *     value from two sources) are decided once; the account identity of a
  *     route with device cookies, when the request carries a valid one for
- *     it, is keyed as that device (device.c);
+ *     it, is keyed as that device (device.c); a shared identity, when
+ *     the request carries a valid pass for its address, is keyed as that
+ *     pass (challenge.c);
  *  6. one suspect_store_decide() for all keys, or for a route that
  *     counts by the response (<Failure>, <Success>) one
  *     suspect_store_reserve(): an allowed request then holds a slot in
@@ -222,6 +224,7 @@ static suspect_rc_t apply_lists(guard_call_t *c, const guard_route_t *r,
 /* Builds the keys of ids[0..n) into res, the same key only once. */
 static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
                                const suspect_identity_t *ids, size_t n,
+                               const guard_route_t *r, const size_t *from,
                                mw_resolution_t *res, suspect_err_t *err)
 {
     res->nkeys = 0;
@@ -238,6 +241,7 @@ static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
                   memcmp(res->keys[j].buf, k->buf, k->window_len) == 0;
         }
         if (!dup) {
+            res->shared[res->nkeys] = r->ids[from[i]].conf->shared;
             res->types[res->nkeys++] = ids[i].type;
         }
     }
@@ -296,6 +300,7 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
     suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
     size_t from[SUSPECT_MAX_IDENTITIES];
     char device_part[GUARD_DEVICE_PART];
+    char pass_part[GUARD_PASS_PART];
     mw_verdict_t *v = &res->verdict;
     size_t n = 0;
     suspect_rc_t rc;
@@ -334,9 +339,10 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
     }
     if (rc == SUSPECT_OK) {
         guard_device_apply(c, r, ids, from, n, res, device_part);
+        guard_pass_apply(c, r, ids, from, n, res, pass_part);
     }
     if (rc == SUSPECT_OK) {
-        rc = build_keys(c->g, rule->action, ids, n, res, err);
+        rc = build_keys(c->g, rule->action, ids, n, r, from, res, err);
     }
     if (rc != SUSPECT_OK) {
         res->nkeys = 0;
@@ -419,6 +425,7 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     out->reserve_ttl_ms = 0;
     out->device = false;
     out->device_trusted = false;
+    out->pass_trusted = false;
     v->now_ms = now_ms;
     v->why = "no route";
     rc = guard_paths_build(g, req, &paths);

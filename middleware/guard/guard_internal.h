@@ -91,6 +91,7 @@ struct mw_guard {
     char *names;                /* header variable names, NUL-separated */
     guard_list_t *allow, *deny; /* for every request; NULL = none */
     guard_device_t *device;     /* NULL: no device cookies */
+    char challenge_csp[320];    /* the challenge page's CSP header line */
 };
 
 /* Per-call memory for values: a stack part, then one heap block each. */
@@ -363,5 +364,62 @@ void guard_device_free(guard_device_t *d);
 void guard_device_apply(guard_call_t *c, const guard_route_t *r,
                         suspect_identity_t *ids, const size_t *from, size_t n,
                         mw_resolution_t *res, char part[GUARD_DEVICE_PART]);
+
+/* Whether req came over HTTPS (HTTPS=on or 1, or REQUEST_SCHEME=https):
+ * the cookies' names and Secure follow it (device.c). */
+bool guard_is_https(const mw_req_t *req);
+
+/* ---- challenge.c: challenges for a shared address ----------------------- */
+
+#define GUARD_NONCE_LEN 16
+#define GUARD_PASS_PART 40
+
+/* Readies libsodium and g->challenge_csp when g's conf has a <Challenge>;
+ * false when libsodium cannot start. */
+bool guard_challenge_init(mw_guard_t *g);
+
+/* A new challenge token for address addr[0..addr_len) and action, issued
+ * at now_s, into out (size bytes, NUL-terminated); its length, or 0 when
+ * out is too small. */
+size_t guard_challenge_token(const suspect_conf_t *conf, const char *addr,
+                             size_t addr_len, const char *action, int64_t now_s,
+                             char *out, size_t size);
+
+typedef enum guard_token_rc {
+    GUARD_TOKEN_OK = 0,
+    GUARD_TOKEN_FORGED,   /* not ours, or another address's or action's */
+    GUARD_TOKEN_EXPIRED,  /* issued too long ago, or in the future */
+    GUARD_TOKEN_UNSOLVED, /* the counter does not do the work */
+    GUARD_TOKEN_REPLAYED  /* (the caller's verdict: used before) */
+} guard_token_rc_t;
+
+/* Whether token[0..token_len), with counter, solves a challenge issued
+ * for addr and action under key or oldKey and still open at now_s; its
+ * nonce in *nonce when it does.  Single use is the caller's (the store). */
+guard_token_rc_t guard_challenge_check(const suspect_conf_t *conf,
+                                       const char *addr, size_t addr_len,
+                                       const char *action, const char *token,
+                                       size_t token_len, uint64_t counter,
+                                       int64_t now_s,
+                                       uint8_t nonce[GUARD_NONCE_LEN]);
+
+/* A new pass (the cookie's value) for addr, made at now_s under key, into
+ * out (size bytes); its length, or 0 when out is too small. */
+size_t guard_pass_make(const suspect_conf_t *conf, const char *addr,
+                       size_t addr_len, int64_t now_s, char *out, size_t size);
+
+/* Whether raw[0..n) is a pass valid at now_s for addr (key or oldKey);
+ * *nonce its nonce when it is. */
+bool guard_pass_valid(const suspect_conf_t *conf, const char *raw, size_t n,
+                      const char *addr, size_t addr_len, int64_t now_s,
+                      uint8_t nonce[GUARD_NONCE_LEN]);
+
+/* Counts the shared identities among ids[0..n) (from[i]: the route
+ * identity of ids[i]) of route r as the request's pass when it carries a
+ * valid one: part (the caller's, living until the keys are built) becomes
+ * one more part of each; sets res->pass_trusted. */
+void guard_pass_apply(guard_call_t *c, const guard_route_t *r,
+                      suspect_identity_t *ids, const size_t *from, size_t n,
+                      mw_resolution_t *res, char part[GUARD_PASS_PART]);
 
 #endif

@@ -232,6 +232,10 @@ void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
         key(&l, "device");
         put(&l, "true", 4);
     }
+    if (e->pass) {
+        key(&l, "pass");
+        put(&l, "true", 4);
+    }
     str(&l, "client", e->client);
     str(&l, "method", e->method);
     if (e->path != NULL) {

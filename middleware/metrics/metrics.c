@@ -75,7 +75,9 @@ struct mw_metrics {
     atomic_uint_fast64_t generation;
     atomic_int_fast64_t last_ok_ms;
     atomic_uint_fast64_t store_full;
-    atomic_uint_fast64_t device[2]; /* [allowed] of trusted devices */
+    atomic_uint_fast64_t device[2];    /* [allowed] of trusted devices */
+    atomic_uint_fast64_t pass[2];      /* [allowed] of passes */
+    atomic_uint_fast64_t challenge[3]; /* by mw_challenge_event_t */
 };
 
 /* Store decisions: 50 us to 1 s.  Forwarding (the application's own
@@ -265,6 +267,16 @@ void mw_metrics_store_full(mw_metrics_t *m)
 void mw_metrics_device(mw_metrics_t *m, bool allowed)
 {
     bump(&m->device[allowed ? 1 : 0], 1);
+}
+
+void mw_metrics_pass(mw_metrics_t *m, bool allowed)
+{
+    bump(&m->pass[allowed ? 1 : 0], 1);
+}
+
+void mw_metrics_challenge(mw_metrics_t *m, mw_challenge_event_t e)
+{
+    bump(&m->challenge[e], 1);
 }
 
 uint64_t mw_metrics_store_full_count(mw_metrics_t *m)
@@ -532,6 +544,35 @@ static void render_devices(mw_metrics_t *m, mw_prom_t *p)
     }
 }
 
+/* The decisions counted as a pass, and the challenges. */
+static void render_challenges(mw_metrics_t *m, mw_prom_t *p)
+{
+    static const char *const outcomes[2] = {"denied", "allowed"};
+    static const char *const events[3] = {"served", "solved", "refused"};
+
+    mw_prom_head(p, "suspect_pass_decisions_total", "counter",
+                 "Decisions whose shared address was counted as a pass "
+                 "(a solved challenge), by outcome.");
+    for (int i = 1; i >= 0; i--) {
+        const char *labels[] = {"outcome", outcomes[i], NULL};
+
+        mw_prom_sample(
+            p, "suspect_pass_decisions_total", labels,
+            (double)atomic_load_explicit(&m->pass[i], memory_order_relaxed));
+    }
+    mw_prom_head(p, "suspect_challenges_total", "counter",
+                 "Challenge pages served to browsers refused only because of "
+                 "a shared address, and the solutions posted back, by "
+                 "outcome.");
+    for (int i = 0; i < 3; i++) {
+        const char *labels[] = {"outcome", events[i], NULL};
+
+        mw_prom_sample(p, "suspect_challenges_total", labels,
+                       (double)atomic_load_explicit(&m->challenge[i],
+                                                    memory_order_relaxed));
+    }
+}
+
 void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
 {
     hist_sum_t h;
@@ -577,4 +618,5 @@ void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
     mw_prom_sample(p, "suspect_requests_in_flight", NULL, (double)in_flight);
     render_reloads(m, p);
     render_devices(m, p);
+    render_challenges(m, p);
 }

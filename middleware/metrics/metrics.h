@@ -87,6 +87,19 @@ void mw_metrics_store_full(mw_metrics_t *m);
  * allowed, or denied. */
 void mw_metrics_device(mw_metrics_t *m, bool allowed);
 
+/* A decision whose shared address was counted as a pass (challenges):
+ * allowed, or denied. */
+void mw_metrics_pass(mw_metrics_t *m, bool allowed);
+
+/* What became of a challenge: a page served, a solution that earned a
+ * pass, a solution refused. */
+typedef enum mw_challenge_event {
+    MW_CHALLENGE_SERVED = 0,
+    MW_CHALLENGE_SOLVED,
+    MW_CHALLENGE_REFUSED
+} mw_challenge_event_t;
+void mw_metrics_challenge(mw_metrics_t *m, mw_challenge_event_t e);
+
 /* How many mw_metrics_store_full() counted. */
 uint64_t mw_metrics_store_full_count(mw_metrics_t *m);
 

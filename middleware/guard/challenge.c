@@ -87,15 +87,6 @@ static const char token_ctx[] = "suspect-challenge";
 static const char pass_ctx[] = "suspect-pass";
 static const char addr_ctx[] = "suspect-pass-address";
 
-bool guard_challenge_init(mw_guard_t *g)
-{
-    if (g->conf->challenge_key == NULL) {
-        return true;
-    }
-    return sodium_init() >= 0 &&
-           mw_challenge_csp(g->challenge_csp, sizeof(g->challenge_csp)) > 0;
-}
-
 /* HMAC-SHA-256 under key of ctx (with its NUL), data[0..n), and the
  * strings a, b (each followed by a NUL; NULL: none) into out. */
 static void mac_of(const char *key, const char *ctx, const uint8_t *data,

@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "alloc.h"
+#include "response/challenge_page.h"
 
 /* ---- compiling ---------------------------------------------------------- */
 
@@ -412,7 +415,9 @@ suspect_rc_t mw_guard_new(const suspect_conf_t *conf, mw_guard_t **out,
     g->conf = suspect_conf_ref(conf);
     g->conf_ref = true;
     g->refs = 1;
-    if (!guard_challenge_init(g)) {
+    if (conf->challenge_key != NULL &&
+        (sodium_init() < 0 ||
+         mw_challenge_csp(g->challenge_csp, sizeof(g->challenge_csp)) == 0)) {
         guard_free(g);
         return suspect_err_set(err, SUSPECT_E_IO, NULL, 0,
                                "guard: libsodium cannot start (challenges "

@@ -374,10 +374,6 @@ bool guard_is_https(const mw_req_t *req);
 #define GUARD_NONCE_LEN 16
 #define GUARD_PASS_PART 40
 
-/* Readies libsodium and g->challenge_csp when g's conf has a <Challenge>;
- * false when libsodium cannot start. */
-bool guard_challenge_init(mw_guard_t *g);
-
 /* A new challenge token for address addr[0..addr_len) and action, issued
  * at now_s, into out (size bytes, NUL-terminated); its length, or 0 when
  * out is too small. */

@@ -32,16 +32,6 @@
 /* The default: about a second on a phone (docs/BENCHMARKS.md). */
 #define DIFFICULTY_DFLT 17u
 
-static const conf_text_t key_text = {
-    256, NULL, 0, 0, NULL, NULL, "must be printable ASCII without spaces"};
-static const conf_text_t name_text = {
-    64,
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
-    0,
-    0,
-    NULL,
-    NULL,
-    "must be letters, digits, '_' and '-'"};
 static const conf_num_t lifetime_range = {60, 86400, CONF_PLAIN, CONF_UNSIGNED};
 static const conf_num_t difficulty_range = {1, 30, CONF_PLAIN, CONF_UNSIGNED};
 
@@ -73,13 +63,14 @@ static suspect_rc_t set_path(conf_build_t *b, const conf_site_t *at, void *obj,
 }
 
 static const conf_attr_t challenge_attrs[] = {
-    {"key", conf_set_text, OFF(challenge_key), &key_text, CONF_REQUIRED},
-    {"oldKey", conf_set_text, OFF(challenge_old_key), &key_text, 0},
+    {"key", conf_set_text, OFF(challenge_key), &conf_secret_text,
+     CONF_REQUIRED},
+    {"oldKey", conf_set_text, OFF(challenge_old_key), &conf_secret_text, 0},
     {"difficulty", conf_set_num, OFF(challenge_difficulty), &difficulty_range,
      0},
     {"lifetime", conf_set_num, OFF(challenge_lifetime_s), &lifetime_range, 0},
     {"path", set_path, 0, NULL, 0},
-    {"name", conf_set_text, OFF(challenge_name), &name_text, 0},
+    {"name", conf_set_text, OFF(challenge_name), &conf_cookie_name_text, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 static suspect_rc_t challenge_end(conf_build_t *b, void *obj, uint32_t seen,

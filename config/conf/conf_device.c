@@ -28,23 +28,13 @@
 #define LIFETIME_MAX  (400u * 86400u) /* browsers cap Max-Age at 400 days */
 #define LIFETIME_DFLT (90u * 86400u)
 
-static const conf_text_t key_text = {
-    256, NULL, 0, 0, NULL, NULL, "must be printable ASCII without spaces"};
-static const conf_text_t name_text = {
-    64,
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
-    0,
-    0,
-    NULL,
-    NULL,
-    "must be letters, digits, '_' and '-'"};
 static const conf_num_t lifetime_range = {60, LIFETIME_MAX, CONF_PLAIN,
                                           CONF_UNSIGNED};
 
 static const conf_attr_t device_attrs[] = {
-    {"key", conf_set_text, OFF(device_key), &key_text, CONF_REQUIRED},
-    {"oldKey", conf_set_text, OFF(device_old_key), &key_text, 0},
-    {"name", conf_set_text, OFF(device_name), &name_text, 0},
+    {"key", conf_set_text, OFF(device_key), &conf_secret_text, CONF_REQUIRED},
+    {"oldKey", conf_set_text, OFF(device_old_key), &conf_secret_text, 0},
+    {"name", conf_set_text, OFF(device_name), &conf_cookie_name_text, 0},
     {"lifetime", conf_set_num, OFF(device_lifetime_s), &lifetime_range, 0},
     {NULL, NULL, 0, NULL, 0}};
 

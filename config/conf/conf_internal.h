@@ -307,6 +307,12 @@ typedef struct conf_text {
     const char *what;     /* the rule, for messages: "must be ..." */
 } conf_text_t;
 
+/* The texts of a key (<Log identityKey>, <DeviceCookie key>, <Challenge
+ * key>: printable, no spaces, 256 bytes at most) and of the name of a
+ * cookie Suspect sets (letters, digits, '_', '-'; 64 at most). */
+extern const conf_text_t conf_secret_text;
+extern const conf_text_t conf_cookie_name_text;
+
 #define CONF_NORM_DIR    1u /* drop a trailing '/' (unless the path is "/") */
 #define CONF_NORM_DOTDOT 2u /* keep ".." segments instead of refusing them */
 

@@ -21,16 +21,14 @@ static const conf_enum_item_t uri_items[] = {
     {"path", 0}, {"full", 1}, {NULL, 0}};
 static const conf_enum_t uri_enum = {uri_items, 1};
 
-static const conf_text_t key_text = {
-    256, NULL, 0, 0, NULL, NULL, "must be printable ASCII without spaces"};
-
 enum { LOG_DECISIONS, LOG_PATH, LOG_KEY, LOG_URI };
 
 static const conf_attr_t log_attrs[] = {
     [LOG_DECISIONS] = {"decisions", conf_set_enum, OFF(decisions),
                        &decisions_enum, 0},
     [LOG_PATH] = {"path", conf_set_file, OFF(decision_path), NULL, 0},
-    [LOG_KEY] = {"identityKey", conf_set_text, OFF(identity_key), &key_text, 0},
+    [LOG_KEY] = {"identityKey", conf_set_text, OFF(identity_key),
+                 &conf_secret_text, 0},
     [LOG_URI] = {"requestUri", conf_set_enum, OFF(full_uri), &uri_enum, 0},
     {NULL, NULL, 0, NULL, 0}};
 

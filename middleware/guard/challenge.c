@@ -279,23 +279,18 @@ bool guard_pass_valid(const suspect_conf_t *conf, const char *raw, size_t n,
 static bool pass_of(guard_call_t *c, int64_t now_s, uint8_t nonce[NONCE_LEN])
 {
     const suspect_conf_t *conf = c->g->conf;
-    const char *hdr = mw_req_param(c->req, "HTTP_COOKIE", NULL);
+    char vals[2][MW_OWN_COOKIE];
+    size_t lens[2], n, addr_len, hlen = 0;
+    const char *hdr = mw_req_param(c->req, "HTTP_COOKIE", &hlen);
     const char *addr;
-    char name[80], val[PASS_B64 + 8];
-    size_t addr_len;
 
-    if (hdr == NULL ||
-        guard_call_client_ip(c, &addr, &addr_len) != SUSPECT_OK) {
+    n = mw_cookie_find_own(hdr, hlen, conf->challenge_name, vals, lens);
+    if (n == 0 || guard_call_client_ip(c, &addr, &addr_len) != SUSPECT_OK) {
         return false;
     }
-    for (int host = 0; host < 2; host++) {
-        size_t len = 0;
-
-        snprintf(name, sizeof(name), "%s%s", host ? "__Host-" : "",
-                 conf->challenge_name);
-        if (mw_cookie_find(hdr, strlen(hdr), name, strlen(name), val,
-                           sizeof(val), &len) == SUSPECT_OK &&
-            guard_pass_valid(conf, val, len, addr, addr_len, now_s, nonce)) {
+    for (size_t i = 0; i < n; i++) {
+        if (guard_pass_valid(conf, vals[i], lens[i], addr, addr_len, now_s,
+                             nonce)) {
             return true;
         }
     }

@@ -146,18 +146,15 @@ static bool cookie_valid(const guard_device_t *d, const char *raw, size_t n,
 static bool device_of(guard_call_t *c, const uint8_t *acct, size_t alen,
                       int64_t now_s, uint8_t nonce[NONCE_LEN])
 {
-    const suspect_conf_t *conf = c->g->conf;
-    const char *hdr = mw_req_param(c->req, "HTTP_COOKIE", NULL);
-    char name[80], val[B64_LEN + 8];
+    char vals[2][MW_OWN_COOKIE];
+    size_t lens[2], hlen = 0;
+    const char *hdr = mw_req_param(c->req, "HTTP_COOKIE", &hlen);
+    size_t n =
+        mw_cookie_find_own(hdr, hlen, c->g->conf->device_name, vals, lens);
 
-    for (int host = 0; host < 2 && hdr != NULL; host++) {
-        size_t len = 0;
-
-        snprintf(name, sizeof(name), "%s%s", host ? "__Host-" : "",
-                 conf->device_name);
-        if (mw_cookie_find(hdr, strlen(hdr), name, strlen(name), val,
-                           sizeof(val), &len) == SUSPECT_OK &&
-            cookie_valid(c->g->device, val, len, acct, alen, now_s, nonce)) {
+    for (size_t i = 0; i < n; i++) {
+        if (cookie_valid(c->g->device, vals[i], lens[i], acct, alen, now_s,
+                         nonce)) {
             return true;
         }
     }

@@ -67,6 +67,7 @@
  */
 #include "lookup.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -668,4 +669,23 @@ suspect_rc_t mw_header_var(const char *name, size_t name_len, char *buf,
     }
     buf[*len] = '\0';
     return SUSPECT_OK;
+}
+
+size_t mw_cookie_find_own(const char *hdr, size_t hdr_len, const char *name,
+                          char vals[2][MW_OWN_COOKIE], size_t lens[2])
+{
+    size_t found = 0;
+    char full[80];
+
+    for (int host = 0; host < 2 && hdr != NULL; host++) {
+        int n =
+            snprintf(full, sizeof(full), "%s%s", host ? "__Host-" : "", name);
+
+        if (n > 0 && (size_t)n < sizeof(full) &&
+            mw_cookie_find(hdr, hdr_len, full, (size_t)n, vals[found],
+                           MW_OWN_COOKIE, &lens[found]) == SUSPECT_OK) {
+            found++;
+        }
+    }
+    return found;
 }

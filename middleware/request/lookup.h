@@ -46,6 +46,17 @@ suspect_rc_t mw_cookie_find(const char *hdr, size_t hdr_len, const char *name,
                             size_t *len);
 
 /*
+ * The values of a cookie Suspect itself sets as name (a device cookie, a
+ * pass), under each name a browser sends it back with: name, then
+ * "__Host-" name (on HTTPS), as mw_cookie_find() reads them.  vals[i]
+ * (MW_OWN_COOKIE bytes each) and lens[i] for each found; how many (0 to
+ * 2).  hdr may be NULL (no Cookie header).
+ */
+#define MW_OWN_COOKIE 256
+size_t mw_cookie_find_own(const char *hdr, size_t hdr_len, const char *name,
+                          char vals[2][MW_OWN_COOKIE], size_t lens[2]);
+
+/*
  * True when the first pair naming cookie name byte for byte, the first
  * naming it as PHP files names and the first naming it percent-decoded
  * (mw_cookie_find()) do not all have the same decoded value: then which

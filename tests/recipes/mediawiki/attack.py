@@ -18,8 +18,6 @@ its device cookie in file (one guess a run).
 Prints "login: USER password: GUESS" for a guess that logged in and
 "denied N" for the guesses answered 429; exits 0.
 """
-import atexit
-import http.cookiejar
 import json
 import os
 import re
@@ -27,6 +25,10 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+from browser_jar import browser_jar  # noqa: E402
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -44,28 +46,6 @@ def fetch(opener, url, body=None):
             "utf-8", "replace")
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read().decode("utf-8", "replace")
-
-
-def browser_jar():
-    """A fresh jar, or with JAR=file in the environment a browser's that
-    kept its device cookie from earlier runs (its sessions ended): the
-    device cookie is saved again at exit."""
-    path = os.environ.get("JAR")
-    if not path:
-        return http.cookiejar.CookieJar()
-    jar = http.cookiejar.MozillaCookieJar(path)
-    if os.path.exists(path):
-        jar.load(ignore_discard=True, ignore_expires=True)
-
-    def keep():
-        out = http.cookiejar.MozillaCookieJar(path)
-        for c in jar:
-            if c.name.endswith("suspect_device"):
-                out.set_cookie(c)
-        out.save(ignore_discard=True, ignore_expires=True)
-
-    atexit.register(keep)
-    return jar
 
 
 def guess(base, way, user, password):

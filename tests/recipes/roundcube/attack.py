@@ -16,8 +16,6 @@ its device cookie in file (one guess a run).
 Prints "login: USER password: GUESS" for a guess that logged in, and
 "denied N" for the guesses refused with a 429; exits 0.
 """
-import atexit
-import http.cookiejar
 import os
 import re
 import sys
@@ -25,32 +23,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+from browser_jar import browser_jar  # noqa: E402
+
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args, **kwargs):
         return None
-
-
-def browser_jar():
-    """A fresh jar, or with JAR=file in the environment a browser's that
-    kept its device cookie from earlier runs (its sessions ended): the
-    device cookie is saved again at exit."""
-    path = os.environ.get("JAR")
-    if not path:
-        return http.cookiejar.CookieJar()
-    jar = http.cookiejar.MozillaCookieJar(path)
-    if os.path.exists(path):
-        jar.load(ignore_discard=True, ignore_expires=True)
-
-    def keep():
-        out = http.cookiejar.MozillaCookieJar(path)
-        for c in jar:
-            if c.name.endswith("suspect_device"):
-                out.set_cookie(c)
-        out.save(ignore_discard=True, ignore_expires=True)
-
-    atexit.register(keep)
-    return jar
 
 
 def guess(base, path, place, user, password):

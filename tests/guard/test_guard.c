@@ -653,7 +653,8 @@ int register_guard_suite(void)
                    guard_register_readings(s) != 0 ||
                    guard_register_multipart(s) != 0 ||
                    guard_register_cgipm(s) != 0 ||
-                   guard_register_challenges(s) != 0
+                   guard_register_challenges(s) != 0 ||
+                   guard_register_devices(s) != 0
                ? -1
                : 0;
 }

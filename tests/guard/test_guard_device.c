@@ -115,7 +115,7 @@ static void test_forged(void)
     CU_ASSERT_FATAL(open_device(&f, KEY_A, NULL) == 0);
     earn(&f, "alice", GT_NOW, cookie);
     eq = strcspn(cookie, "=") + 1;
-    for (size_t i = eq; cookie[i] != '\0'; i += 7) {
+    for (size_t i = eq; i < strlen(cookie); i += 7) {
         snprintf(bad, sizeof(bad), "%s", cookie);
         bad[i] = bad[i] == 'A' ? 'B' : 'A';
         if (resolve(&f, "alice", bad, GT_NOW + 1000).device_trusted) {

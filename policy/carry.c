@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 #define INDEX_SLOTS (2 * CARRY_MAX_IDENTS) /* a power of two */
 
@@ -480,8 +481,7 @@ static bool take_sender(carry_sync_t *s, bool wait, int64_t deadline_ns)
         return pthread_mutex_trylock(&s->send_mu) == 0;
     }
     if (deadline_ns != 0) {
-        struct timespec at = {(time_t)(deadline_ns / 1000000000),
-                              (long)(deadline_ns % 1000000000)};
+        struct timespec at = ns_timespec(deadline_ns);
 
         return pthread_mutex_clocklock(&s->send_mu, CLOCK_MONOTONIC, &at) == 0;
     }

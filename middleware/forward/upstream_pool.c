@@ -145,7 +145,6 @@ static int start_reaper(up_pool_t *p)
 suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
                           unsigned idle_timeout_ms)
 {
-    pthread_condattr_t ca;
     bool cond_ok;
 
     memset(p, 0, sizeof(*p));
@@ -160,10 +159,7 @@ suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
         free(p->idle);
         return SUSPECT_E_NOMEM;
     }
-    cond_ok = pthread_condattr_init(&ca) == 0 &&
-              pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-              pthread_cond_init(&p->wake, &ca) == 0;
-    pthread_condattr_destroy(&ca);
+    cond_ok = mono_cond_init(&p->wake) == 0;
     if (!cond_ok || start_reaper(p) != 0) {
         if (cond_ok) {
             pthread_cond_destroy(&p->wake);

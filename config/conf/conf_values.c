@@ -19,6 +19,7 @@
  */
 #include "conf_internal.h"
 #include "show.h"
+#include "readfile.h"
 #include "xmlsafe.h"
 
 #include <ctype.h>
@@ -649,8 +650,8 @@ suspect_rc_t conf_read_template(conf_build_t *b, int line)
     suspect_rc_t rc;
 
     suspect_err_clear(&why);
-    rc = xmlsafe_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, NULL,
-                           &buf, &len, &why);
+    rc = config_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, 0, NULL,
+                          &buf, &len, &why);
     if (rc == SUSPECT_E_NOMEM) {
         return conf_nomem(b, line);
     }

@@ -10,9 +10,10 @@
  *   mono_ns()  the same clock in nanoseconds, for latencies (metrics);
  *   wall_ns()  the wall clock in nanoseconds, for comparing with a file's
  *              times (st_mtim, st_ctim);
- *   ns_timespec(ns)  either clock's moment as the struct timespec that
- *              the waits take (pthread_cond_timedwait() on a condition
- *              made with CLOCK_MONOTONIC, pthread_mutex_clocklock());
+ *   ns_timespec(ns)  a moment of either clock, or a span, as the struct
+ *              timespec that the waits take (pthread_cond_timedwait() on a
+ *              condition made with CLOCK_MONOTONIC,
+ *              pthread_mutex_clocklock(), sigtimedwait());
  *   mono_cond_init(cv)  a condition whose timed waits count on the
  *              monotonic clock, so setting the wall clock moves no wait.
  *

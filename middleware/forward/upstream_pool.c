@@ -90,14 +90,11 @@ static size_t take_expired(up_pool_t *p, long long now, up_conn_t **out,
 static struct timespec next_wake(const up_pool_t *p, long long now)
 {
     long long at = now + p->idle_timeout_ms;
-    struct timespec ts;
 
     if (p->nidle > 0) {
         at = p->idle[0]->idle_since_ms + p->idle_timeout_ms;
     }
-    ts.tv_sec = at / 1000;
-    ts.tv_nsec = (at % 1000) * 1000000;
-    return ts;
+    return ns_timespec((int64_t)at * 1000000);
 }
 
 static void *reaper_main(void *arg)

@@ -1,6 +1,6 @@
 /*
- * xmlsafe.c - reading a capped file, and parsing it with a private libxml2
- * context that refuses any DTD: see xmlsafe.h.
+ * xmlsafe.c - parsing a document with a private libxml2 context that
+ * refuses any DTD: see xmlsafe.h.
  *
  * libxml2 wants one xmlInitParser() before threads share it (pthread_once).
  * Element lines past 65535 do not fit xmlNode.line; with tag_lines they go
@@ -9,8 +9,6 @@
  */
 #include "xmlsafe.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -18,94 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 
-#include "alloc.h"
-
 #define PARSE_OPTIONS                                                          \
     (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |               \
      XML_PARSE_BIG_LINES)
-
-/* ---- files ---------------------------------------------------------------
- */
-
-/* Reads fd (hint bytes by fstat) into a new buffer, at most max bytes;
- * reading max + 1 shows a file that grew past the cap. */
-static suspect_rc_t read_fd(int fd, const char *path, size_t hint, size_t max,
-                            char **buf, size_t *len, suspect_err_t *err)
-{
-    size_t cap = (hint < max ? hint : max) + 1, used = 0;
-    char *data = suspect_malloc(cap);
-
-    if (data == NULL) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    for (;;) {
-        ssize_t got;
-
-        if (used == cap) {
-            char *grown = cap > max ? NULL : suspect_realloc(data, cap * 2);
-            if (grown == NULL) {
-                break; /* over the cap, or out of memory: see below */
-            }
-            data = grown;
-            cap *= 2;
-        }
-        got = read(fd, data + used, cap - used);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got < 0) {
-            free(data);
-            return suspect_err_sys(err, SUSPECT_E_IO, path, "cannot read");
-        }
-        if (got == 0) {
-            *buf = data;
-            *len = used;
-            return SUSPECT_OK;
-        }
-        used += (size_t)got;
-    }
-    free(data);
-    if (cap <= max) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    return suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
-                           "file is too large (more than %zu bytes)", max);
-}
-
-suspect_rc_t xmlsafe_read_file(const char *path, size_t max, struct stat *st,
-                               char **buf, size_t *len, suspect_err_t *err)
-{
-    struct stat fst;
-    suspect_rc_t rc;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-
-    if (fd < 0) {
-        return suspect_err_sys(
-            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
-            "cannot open");
-    }
-    if (fstat(fd, &fst) != 0) {
-        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
-    } else if (!S_ISREG(fst.st_mode)) {
-        rc = suspect_err_set(err, SUSPECT_E_IO, path, 0, "not a regular file");
-    } else if ((uintmax_t)fst.st_size > max) {
-        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
-                             "file is too large (%jd bytes, at most %zu)",
-                             (intmax_t)fst.st_size, max);
-    } else {
-        rc = read_fd(fd, path, (size_t)fst.st_size, max, buf, len, err);
-        if (rc == SUSPECT_OK && st != NULL) {
-            *st = fst;
-        }
-    }
-    close(fd);
-    return rc;
-}
 
 /* ---- parsing -------------------------------------------------------------
  */

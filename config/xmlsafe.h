@@ -1,9 +1,9 @@
 /*
- * xmlsafe.h - how both loaders (the limits file, suspect.xml) read XML and
- * files: one private module, compiled into each library that loads.
+ * xmlsafe.h - how both loaders (the limits file, suspect.xml) read XML:
+ * one private module, compiled into each library that loads.  Their files
+ * are read by config_read_file() (readfile.h).
  *
- * A file is opened without blocking, must be a regular file, and its size
- * is checked against the cap before a byte is read.  A document is parsed
+ * A document is parsed
  * from memory with a private libxml2 context (threads may load at once),
  * options XML_PARSE_NONET | NOERROR | NOWARNING | BIG_LINES and never
  * NOENT, DTDLOAD or DTDATTR.  Two SAX callbacks of that context are
@@ -20,21 +20,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/stat.h>
 
 #include <libxml/tree.h>
 
 #include "suspect_error.h"
-
-/*
- * Reads the regular file at path, at most max bytes, into *buf (free()),
- * and its fstat() into *st when st is not NULL.  Nothing is read from a
- * file that is not regular or is over the cap.  SUSPECT_E_NOTFOUND,
- * SUSPECT_E_IO, SUSPECT_E_CONFIG (too large), SUSPECT_E_NOMEM; err names
- * path.
- */
-suspect_rc_t xmlsafe_read_file(const char *path, size_t max, struct stat *st,
-                               char **buf, size_t *len, suspect_err_t *err);
 
 /* True when the len bytes at buf are only XML white space (a document
  * both loaders call empty). */

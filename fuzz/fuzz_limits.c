@@ -3,7 +3,7 @@
  * (config/limits/limits_xml.c, config/limits/limits.c).
  *
  * Input: the bytes of a limits file, handed to suspect_limits_parse() as
- * the file would be after xmlsafe_read_file().  Small caps (64 KiB, 200
+ * the file would be after config_read_file().  Small caps (64 KiB, 200
  * rules) keep the over-the-cap paths reachable.  A snapshot that loads is
  * checked against its own invariants: every rule valid and in range, each
  * action found again by suspect_limits_find() (and only itself), lines

@@ -41,6 +41,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 #define INDEX_SLOTS (2 * CARRY_MAX_IDENTS) /* a power of two */
 
@@ -60,11 +61,12 @@ static void ident_key(const carry_ident_t *ident, suspect_key_t *out)
     memcpy(out->buf, ident->key, lock_len + 1);
 }
 
-void carry_init(carry_t *j, const suspect_siphash_key_t *secret)
+suspect_rc_t carry_init(carry_t *j, const suspect_siphash_key_t *secret,
+                        suspect_err_t *err)
 {
     memset(j, 0, sizeof(*j));
     j->secret = *secret;
-    hit_ids_init(&j->ids);
+    return hit_ids_init(&j->ids, err);
 }
 
 void carry_free(carry_t *j)
@@ -376,15 +378,17 @@ suspect_rc_t carry_send(const carry_t *j, suspect_store_t *primary,
 /* ---- shared by threads ---------------------------------------------------
  */
 
-void carry_sync_init(carry_sync_t *s, const suspect_siphash_key_t *secret)
+suspect_rc_t carry_sync_init(carry_sync_t *s,
+                             const suspect_siphash_key_t *secret,
+                             suspect_err_t *err)
 {
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->send_mu, NULL);
-    carry_init(&s->journal, secret);
     s->pending = 0;
     s->locks = 0;
     s->hits = 0;
     s->dropped = 0;
+    return carry_init(&s->journal, secret, err);
 }
 
 void carry_sync_destroy(carry_sync_t *s)
@@ -480,8 +484,7 @@ static bool take_sender(carry_sync_t *s, bool wait, int64_t deadline_ns)
         return pthread_mutex_trylock(&s->send_mu) == 0;
     }
     if (deadline_ns != 0) {
-        struct timespec at = {(time_t)(deadline_ns / 1000000000),
-                              (long)(deadline_ns % 1000000000)};
+        struct timespec at = ns_timespec(deadline_ns);
 
         return pthread_mutex_clocklock(&s->send_mu, CLOCK_MONOTONIC, &at) == 0;
     }

@@ -43,8 +43,10 @@ typedef struct carry {
     uint64_t dropped; /* locks and hits not kept: full or out of memory */
 } carry_t;
 
-/* An empty journal (allocates nothing yet). */
-void carry_init(carry_t *j, const suspect_siphash_key_t *secret);
+/* An empty journal (allocates nothing yet).  SUSPECT_OK, or SUSPECT_E_IO
+ * when no salt for its hit ids could be drawn; j is empty either way. */
+suspect_rc_t carry_init(carry_t *j, const suspect_siphash_key_t *secret,
+                        suspect_err_t *err);
 
 /* Frees what j holds and empties it. */
 void carry_free(carry_t *j);
@@ -101,7 +103,9 @@ typedef struct carry_sync {
     uint64_t dropped;        /* atomic: not journaled (full) */
 } carry_sync_t;
 
-void carry_sync_init(carry_sync_t *s, const suspect_siphash_key_t *secret);
+suspect_rc_t carry_sync_init(carry_sync_t *s,
+                             const suspect_siphash_key_t *secret,
+                             suspect_err_t *err);
 void carry_sync_destroy(carry_sync_t *s);
 
 /* carry_record(), carry_lock() and carry_forget() under the lock; what was

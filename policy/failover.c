@@ -69,12 +69,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "alloc.h"
 #include "clock.h"
 #include "failcounts.h"
+#include "random.h"
 #include "carry.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
@@ -785,7 +785,7 @@ suspect_rc_t suspect_failover_new(suspect_store_t *primary,
 {
     static const suspect_failover_opts_t defaults;
     failover_t *f;
-    suspect_rc_t rc;
+    suspect_rc_t rc, rc2;
 
     *out = NULL;
     if (primary == NULL || local == NULL) {
@@ -806,16 +806,19 @@ suspect_rc_t suspect_failover_new(suspect_store_t *primary,
     f->local = local;
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->cache_mu, NULL);
-    if (getrandom(&f->secret, sizeof(f->secret), 0) != sizeof(f->secret)) {
-        f->secret.k0 = (uint64_t)mono_ms() ^ (uint64_t)(uintptr_t)f;
-        f->secret.k1 = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL;
-    }
-    carry_sync_init(&f->carry, &f->secret);
+    rc = suspect_random_bytes(&f->secret, sizeof(f->secret), err);
+    /* Whatever the secret gave: fo_free() undoes what this sets up. */
+    rc2 = carry_sync_init(&f->carry, &f->secret, err);
     f->gen = 1;
-    rc = fail_counts_init(&f->counts, &f->secret) == 0
-             ? copy_opts(f, opts != NULL ? opts : &defaults, err)
-             : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
-                               "failover: out of memory");
+    if (rc == SUSPECT_OK) {
+        rc = rc2;
+    }
+    if (rc == SUSPECT_OK) {
+        rc = fail_counts_init(&f->counts, &f->secret) == 0
+                 ? copy_opts(f, opts != NULL ? opts : &defaults, err)
+                 : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                   "failover: out of memory");
+    }
     if (rc != SUSPECT_OK) {
         fo_free(&f->base);
         return rc;

@@ -3,7 +3,7 @@
  * keep hits by name (Redis sorted sets, the failover wrapper's journal).
  *
  * Two hits in the same millisecond must not collapse into one, so each gets
- * an id: a random 64-bit salt per source (getrandom) and a counter, laid out
+ * an id: a random 64-bit salt per source (random.h) and a counter, laid out
  * like a GUID, as the .NET code's members are.  Ids from one source never
  * repeat; ids from two sources collide only if their salts are equal and
  * their counters meet, a 2^-64 event per pair.  A source is not locked: one
@@ -14,9 +14,8 @@
 #define SUSPECT_HITID_H
 
 #include <stdint.h>
-#include <sys/random.h>
-#include <time.h>
 
+#include "random.h"
 #include "text.h"
 
 typedef struct hit_ids {
@@ -26,19 +25,12 @@ typedef struct hit_ids {
 
 #define HIT_ID_LEN 36
 
-/* Seeds ids with a fresh random salt. */
-static inline void hit_ids_init(hit_ids_t *ids)
+/* Seeds ids with a fresh random salt: SUSPECT_OK, or SUSPECT_E_IO when
+ * the kernel gives no random bytes (random.h). */
+static inline suspect_rc_t hit_ids_init(hit_ids_t *ids, suspect_err_t *err)
 {
-    uint64_t salt = 0;
-
-    if (getrandom(&salt, sizeof(salt), GRND_NONBLOCK) != sizeof(salt)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        salt = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-               ((uint64_t)(uintptr_t)ids << 16);
-    }
-    ids->salt = salt;
     ids->counter = 0;
+    return suspect_random_bytes(&ids->salt, sizeof(ids->salt), err);
 }
 
 /* Writes the low 4 * digits bits of v as hex digits at p. */

@@ -43,8 +43,6 @@
 #define DIGEST_HEX        32
 #define DIGEST_TAIL       (2 + DIGEST_HEX) /* "%~" + hex */
 
-static const char hexdigits[] = "0123456789ABCDEF";
-
 bool suspect_name_valid(const char *name, size_t len)
 {
     if (name == NULL || len == 0 || len > SUSPECT_ACTION_MAX) {
@@ -67,9 +65,7 @@ static bool part_is_address(const unsigned char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         unsigned char c = p[i];
-        bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-                   (c >= 'A' && c <= 'F');
-        if (!hex && c != ':' && c != '.' && c != '/') {
+        if (hex_value((char)c) < 0 && c != ':' && c != '.' && c != '/') {
             return false;
         }
     }
@@ -99,7 +95,7 @@ static void sink_put(sink_t *s, const char *unit, size_t len)
 
 static void sink_escape(sink_t *s, unsigned char c)
 {
-    char unit[3] = {'%', hexdigits[c >> 4], hexdigits[c & 15]};
+    char unit[3] = {'%', hex_upper[c >> 4], hex_upper[c & 15]};
     sink_put(s, unit, 3);
 }
 
@@ -164,8 +160,8 @@ static void append_digest(sink_t *s, const suspect_identity_t *id)
         suspect_sha256(digests, id->nparts * SUSPECT_SHA256_LEN, d);
     }
     for (int i = 0; i < DIGEST_HEX / 2; i++) {
-        hex[2 * i] = hexdigits[d[i] >> 4];
-        hex[2 * i + 1] = hexdigits[d[i] & 15];
+        hex[2 * i] = hex_upper[d[i] >> 4];
+        hex[2 * i + 1] = hex_upper[d[i] & 15];
     }
     sink_put(s, "%~", 2);
     sink_put(s, hex, DIGEST_HEX);

@@ -5,8 +5,8 @@
 #include "suspect_store_impl.h"
 
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
+
+#include "random.h"
 
 /* SUSPECT_OK when rule can be decided on, else SUSPECT_E_INVAL. */
 static suspect_rc_t check_rule(const suspect_rule_t *rule, suspect_err_t *err)
@@ -182,26 +182,28 @@ suspect_rc_t suspect_store_foreach_locked(suspect_store_t *store,
                                       now_ms, fn, arg, err);
 }
 
-/* A ticket id: unique in practice across processes and hosts (a 64-bit
- * random start per thread, then a splitmix64 sequence), never 0. */
-static uint64_t ticket_id(void)
+/* A ticket id into *id: unique in practice across processes and hosts (a
+ * 64-bit random start per thread, then a splitmix64 sequence), never 0.
+ * SUSPECT_E_IO when the thread's start cannot be drawn (random.h). */
+static suspect_rc_t ticket_id(uint64_t *id, suspect_err_t *err)
 {
     static __thread uint64_t state;
     uint64_t z;
 
-    if (state == 0 &&
-        getrandom(&state, sizeof(state), GRND_NONBLOCK) != sizeof(state)) {
-        struct timespec ts;
+    if (state == 0) {
+        suspect_rc_t rc = suspect_random_bytes(&state, sizeof(state), err);
 
-        clock_gettime(CLOCK_REALTIME, &ts);
-        state = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
-                (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)&state;
+        if (rc != SUSPECT_OK) {
+            state = 0;
+            return rc;
+        }
     }
     z = (state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
-    return z != 0 ? z : 1;
+    *id = z != 0 ? z : 1;
+    return SUSPECT_OK;
 }
 
 suspect_rc_t suspect_store_reserve(suspect_store_t *store,
@@ -230,7 +232,9 @@ suspect_rc_t suspect_store_reserve(suspect_store_t *store,
         rc = check_keys(keys, n, err);
     }
     if (rc == SUSPECT_OK) {
-        ticket->id = ticket_id();
+        rc = ticket_id(&ticket->id, err);
+    }
+    if (rc == SUSPECT_OK) {
         rc = store->ops->reserve(store, rule, keys, n, now_ms, ttl_ms, out,
                                  ticket, err);
     }

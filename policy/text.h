@@ -1,6 +1,6 @@
 /*
  * text.h - the byte-level text helpers that several layers need: the value
- * of a hex digit, the lower-case hex digits, the length of a valid UTF-8
+ * of a hex digit, the hex digits of either case, the length of a valid UTF-8
  * sequence, and whether two optional strings differ.  Inline: each is a few
  * comparisons, used in loops over client bytes, and a header costs no symbol.
  * Private to the project.
@@ -12,8 +12,11 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The digits of a lower-case hex rendering. */
+/* The digits of a lower-case hex rendering (ids, digests), and of an
+ * upper-case one (the %XX escapes of keys, the control protocol and
+ * multipart names, as RFC 3986 recommends). */
 static const char hex_lower[] = "0123456789abcdef";
+static const char hex_upper[] = "0123456789ABCDEF";
 
 /* The value of hex digit c (either case), or -1. */
 static inline int hex_value(char c)

@@ -42,6 +42,7 @@ static int (*const registrars[])(void) = {
     register_control_suite,     register_metrics_suite,
     register_operate_suite,     register_inproc_suite,
     register_multipart_suite,   register_suspect_cgi_policy_suite,
+    register_random_suite,      register_setup_suite,
 };
 
 /* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose

@@ -7,6 +7,8 @@
 #define SUSPECT_TESTS_SUITES_H
 
 int register_error_suite(void);
+int register_random_suite(void);
+int register_setup_suite(void);
 int register_evaluate_suite(void);
 int register_keys_suite(void);
 int register_memstore_suite(void);

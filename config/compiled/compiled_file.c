@@ -7,8 +7,9 @@
  * a regular file owned by the effective user (or root) and writable by
  * no one else; it is opened with O_NOFOLLOW and O_NONBLOCK (a planted
  * link or FIFO is refused, not followed or waited on) and checked with
- * fstat() of the opened descriptor.  Its content is then decoded, which
- * checks everything again (compiled_dec.c).
+ * fstat() of the opened descriptor (config_read_file(), readfile.h, with
+ * CONFIG_READ_NOFOLLOW and CONFIG_READ_TRUSTED).  Its content is then decoded,
+ * which checks everything again (compiled_dec.c).
  *
  * Freshness: one stat() per source (suspect.xml, the limits file, the
  * template, each list file), compared with the identity recorded when it
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "readfile.h"
 #include "sha256.h"
 
 #define RACY_FINE_NS   100000000LL  /* 100 ms: many clock ticks */
@@ -73,79 +75,20 @@ int compiled_file_name(const char *dir, const char *conf_abs, char *out,
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* Why the file behind fd (fstat st) may not be trusted, or NULL. */
-static const char *untrusted(const struct stat *st)
-{
-    if (!S_ISREG(st->st_mode)) {
-        return "not a regular file";
-    }
-    if (st->st_uid != geteuid() && st->st_uid != 0) {
-        return "owned by another user";
-    }
-    if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        return "writable by others";
-    }
-    if (st->st_size > (off_t)COMPILED_MAX_BYTES) {
-        return "too large";
-    }
-    return NULL;
-}
-
-/* Reads all of fd (size bytes expected) into *buf. */
-static suspect_rc_t read_all(int fd, const char *path, size_t size,
-                             unsigned char **buf, suspect_err_t *err)
-{
-    unsigned char *b = suspect_malloc(size > 0 ? size : 1);
-    size_t got = 0;
-
-    if (b == NULL) {
-        return suspect_err_set(err, SUSPECT_E_NOMEM, path, 0, "out of memory");
-    }
-    while (got < size) {
-        ssize_t n = read(fd, b + got, size - got);
-
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            free(b);
-            return n < 0 ? suspect_err_sys(err, SUSPECT_E_IO, path, "read")
-                         : suspect_err_set(err, SUSPECT_E_PARSE, path, 0,
-                                           "shorter than its size");
-        }
-        got += (size_t)n;
-    }
-    *buf = b;
-    return SUSPECT_OK;
-}
-
-/* Opens without following links or blocking, checks, reads, decodes. */
+/* Reads (trusted only: see the top), decodes. */
 suspect_rc_t compiled_read(const char *path, compiled_t *out,
                            suspect_err_t *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    unsigned char *buf = NULL;
-    const char *why;
-    struct stat st;
+    char *buf = NULL;
+    size_t len = 0;
     suspect_rc_t rc;
 
     memset(out, 0, sizeof(*out));
-    if (fd < 0) {
-        return suspect_err_sys(
-            err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
-            "open");
-    }
-    if (fstat(fd, &st) != 0) {
-        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "fstat");
-    } else if ((why = untrusted(&st)) != NULL) {
-        rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0, "not used: %s",
-                             why);
-    } else {
-        rc = read_all(fd, path, (size_t)st.st_size, &buf, err);
-    }
-    close(fd);
+    rc = config_read_file(path, COMPILED_MAX_BYTES,
+                          CONFIG_READ_NOFOLLOW | CONFIG_READ_TRUSTED, NULL,
+                          &buf, &len, err);
     if (rc == SUSPECT_OK) {
-        rc = compiled_decode(buf, (size_t)st.st_size, path, out, err);
+        rc = compiled_decode(buf, len, path, out, err);
     }
     free(buf);
     return rc;

@@ -11,6 +11,7 @@
  */
 #include "compiled.h"
 #include "conf/conf_internal.h"
+#include "readfile.h"
 #include "xmlsafe.h"
 
 #include <limits.h>
@@ -31,7 +32,8 @@ static suspect_rc_t limits_load(const char *path, suspect_limits_t **out,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "suspect_limits_load: bad arguments");
     }
-    rc = xmlsafe_read_file(path, SUSPECT_LIMITS_MAX_BYTES, st, &buf, &len, err);
+    rc = config_read_file(path, SUSPECT_LIMITS_MAX_BYTES, 0, st, &buf, &len,
+                          err);
     if (rc == SUSPECT_OK) {
         rc = suspect_limits_parse(buf, len, path, NULL, out, err);
         free(buf);

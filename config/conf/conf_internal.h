@@ -248,10 +248,6 @@ suspect_rc_t conf_bad_value(conf_build_t *b, const conf_site_t *at,
 /* Fails with "Elem: attr is empty". */
 suspect_rc_t conf_empty_value(conf_build_t *b, const conf_site_t *at);
 
-/* A safe, quotable copy of the n bytes at p (at most 40, controls '?'). */
-const char *conf_show(char *buf, size_t size, const char *p, size_t n);
-#define CONF_SHOW_SIZE 48
-
 suspect_rc_t conf_set_num(conf_build_t *b, const conf_site_t *at, void *obj,
                           const conf_attr_t *a, const char *v, size_t n);
 suspect_rc_t conf_set_enum(conf_build_t *b, const conf_site_t *at, void *obj,

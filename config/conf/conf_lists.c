@@ -12,6 +12,7 @@
  */
 #include "conf_internal.h"
 #include "file_id.h"
+#include "readfile.h"
 #include "xmlsafe.h"
 
 #include <stddef.h>
@@ -116,8 +117,8 @@ static suspect_rc_t list_end(conf_build_t *b, void *obj, uint32_t seen,
         return SUSPECT_OK;
     }
     suspect_err_clear(&why);
-    rc = xmlsafe_read_file(l->file, SUSPECT_CONF_MAX_LIST_BYTES, &st, &buf,
-                           &len, &why);
+    rc = config_read_file(l->file, SUSPECT_CONF_MAX_LIST_BYTES, 0, &st, &buf,
+                          &len, &why);
     if (rc == SUSPECT_E_NOMEM) {
         return conf_nomem(b, line);
     }

@@ -9,13 +9,14 @@
  * conf_values.c): open without blocking (a FIFO cannot hang us), fstat,
  * refuse anything that is not a regular file or is over its cap before
  * reading a byte, then read at most cap + 1 bytes so a file that grows
- * meanwhile is still caught (xmlsafe_read_file()).
+ * meanwhile is still caught (config_read_file()).
  *
  * Paths: the snapshot's dir is absolute (the current directory is joined
  * to a relative one), so every path resolved against it is absolute too,
  * whatever the daemon's working directory is later.
  */
 #include "conf_internal.h"
+#include "readfile.h"
 #include "xmlsafe.h"
 
 #include <limits.h>
@@ -206,7 +207,7 @@ suspect_rc_t conf_load_stat(const char *path, const suspect_conf_t **out,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "suspect_conf_load: bad arguments");
     }
-    rc = xmlsafe_read_file(path, SUSPECT_CONF_MAX_BYTES, st, &buf, &len, err);
+    rc = config_read_file(path, SUSPECT_CONF_MAX_BYTES, 0, st, &buf, &len, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }

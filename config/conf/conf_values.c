@@ -7,8 +7,8 @@
  * argument (a range, a list of names).  Every setter receives the value
  * already trimmed of XML white space, as bytes that are not NUL-terminated,
  * and reports "Element: attribute 'value' what is wrong" at the element's
- * line.  Values are quoted through conf_show(), so a message never carries
- * control bytes or an unbounded string.
+ * line.  Values are quoted through config_show() (show.h), so a message never
+ * carries control bytes or an unbounded string.
  *
  * Numbers are parsed digit by digit with overflow checks: no sign, no base
  * prefix, no exponent, no inner space.  Durations are seconds with at most
@@ -18,6 +18,8 @@
  * the arena when the element ends (conf_read_template()).
  */
 #include "conf_internal.h"
+#include "show.h"
+#include "readfile.h"
 #include "xmlsafe.h"
 
 #include <ctype.h>
@@ -29,7 +31,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define SHOW_MAX      40  /* bytes of a value quoted in a message */
 #define UNIX_PATH_MAX 107 /* sun_path less its NUL */
 
 /* The field at a->offset of obj. */
@@ -38,30 +39,14 @@ static void *field(void *obj, const conf_attr_t *a)
     return (char *)obj + a->offset;
 }
 
-/* A value made safe to quote: at most SHOW_MAX bytes, controls as '?'. */
-const char *conf_show(char *buf, size_t size, const char *p, size_t n)
-{
-    size_t keep = n > SHOW_MAX ? SHOW_MAX : n;
-
-    if (keep + 4 > size) {
-        keep = size > 4 ? size - 4 : 0;
-    }
-    for (size_t i = 0; i < keep; i++) {
-        unsigned char c = (unsigned char)p[i];
-        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-    }
-    snprintf(buf + keep, size - keep, "%s", n > keep ? "..." : "");
-    return buf;
-}
-
 /* Fails with "Elem: attr 'value' what", or "Elem: attr what (got
  * 'value')" for a rule ("must ..."). */
 suspect_rc_t conf_bad_value(conf_build_t *b, const conf_site_t *at,
                             const char *v, size_t n, const char *what)
 {
-    char shown[CONF_SHOW_SIZE];
+    char shown[CONFIG_SHOW_SIZE];
 
-    conf_show(shown, sizeof(shown), v, n);
+    config_show(shown, sizeof(shown), v, n);
     /* "path must start with '/' (got 'x')", "workers 'x' is not ..." */
     if (strncmp(what, "must ", 5) == 0) {
         return conf_fail(b, at->line, "%s: %s %s (got '%s')", at->elem,
@@ -233,10 +218,10 @@ static suspect_rc_t parse_num(conf_build_t *b, const conf_site_t *at,
                       : conf_bad_value(b, at, v, n, why);
     }
     if (rc == -2 || *out < r->min || *out > r->max) {
-        char shown[CONF_SHOW_SIZE], lo[32], hi[32];
+        char shown[CONFIG_SHOW_SIZE], lo[32], hi[32];
         return conf_fail(b, at->line, "%s: %s %s is out of range (%s to %s%s)",
                          at->elem, at->attr,
-                         conf_show(shown, sizeof(shown), v, n),
+                         config_show(shown, sizeof(shown), v, n),
                          show_bound(lo, sizeof(lo), r->min, r->unit),
                          show_bound(hi, sizeof(hi), r->max, r->unit),
                          r->unit == CONF_SECONDS ? " seconds" : "");
@@ -665,8 +650,8 @@ suspect_rc_t conf_read_template(conf_build_t *b, int line)
     suspect_rc_t rc;
 
     suspect_err_clear(&why);
-    rc = xmlsafe_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, NULL,
-                           &buf, &len, &why);
+    rc = config_read_file(c->template_path, SUSPECT_CONF_MAX_TEMPLATE, 0, NULL,
+                          &buf, &len, &why);
     if (rc == SUSPECT_E_NOMEM) {
         return conf_nomem(b, line);
     }

@@ -5,9 +5,10 @@
  * Reading the file: open (non-blocking, so a FIFO cannot hang us), fstat,
  * refuse anything that is not a regular file or is over the size cap before
  * reading a byte, then read at most cap + 1 bytes, so a file that grows
- * while we read is still caught (xmlsafe_read_file()).
+ * while we read is still caught (config_read_file()).
  */
 #include "limits_internal.h"
+#include "readfile.h"
 #include "xmlsafe.h"
 
 #include <stdlib.h>
@@ -80,7 +81,7 @@ suspect_rc_t limits_load_stat(const char *path,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "suspect_limits_load: bad arguments");
     }
-    rc = xmlsafe_read_file(path, max, st, &buf, &len, err);
+    rc = config_read_file(path, max, 0, st, &buf, &len, err);
     if (rc != SUSPECT_OK) {
         return rc;
     }

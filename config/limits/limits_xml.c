@@ -24,6 +24,7 @@
  */
 #include "limits_internal.h"
 #include "near.h"
+#include "show.h"
 #include "xmlsafe.h"
 
 #include <limits.h>
@@ -38,7 +39,6 @@
 #define ROOT_NAME   "ArrayOfSuspectUsageSettingEntity"
 #define ENTITY_NAME "SuspectUsageSettingEntity"
 #define XSI_NS      "http://www.w3.org/2001/XMLSchema-instance"
-#define SHOW_MAX    40 /* bytes of a bad value quoted in a message */
 
 enum {
     F_ACTION,
@@ -96,19 +96,6 @@ static void trim(const xmlChar *text, const char **p, size_t *n)
     }
     *p = s;
     *n = len;
-}
-
-/* A bad value made safe to quote: at most SHOW_MAX bytes, controls as '?'. */
-static const char *show(char *buf, size_t size, const char *p, size_t n)
-{
-    size_t keep = n > SHOW_MAX ? SHOW_MAX : n;
-
-    for (size_t i = 0; i < keep && i + 1 < size; i++) {
-        unsigned char c = (unsigned char)p[i];
-        buf[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-    }
-    snprintf(buf + keep, size - keep, "%s", n > keep ? "..." : "");
-    return buf;
 }
 
 /* True when attr is xsi:something, which XmlSerializer may write anywhere. */
@@ -333,7 +320,7 @@ static suspect_rc_t parse_number(int f, const char *p, size_t n, int line,
                                  suspect_err_t *err)
 {
     const field_def_t *def = &fields[f];
-    char shown[SHOW_MAX + 8];
+    char shown[CONFIG_SHOW_SIZE];
     int negative = n > 0 && p[0] == '-';
     size_t start = negative ? 1 : 0;
     int digits = n > start; /* only digits after the optional '-' */
@@ -348,7 +335,7 @@ static suspect_rc_t parse_number(int f, const char *p, size_t n, int line,
             v = v * 10 + (uint64_t)(p[i] - '0');
         }
     }
-    show(shown, sizeof(shown), p, n);
+    config_show(shown, sizeof(shown), p, n);
     if (!digits) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
                                "%s: '%s' is not a number", def->name, shown);
@@ -380,7 +367,7 @@ static suspect_rc_t parse_factor(const char *p, size_t n, int line,
                                  suspect_err_t *err)
 {
     const field_def_t *def = &fields[F_FACTOR];
-    char shown[SHOW_MAX + 8];
+    char shown[CONFIG_SHOW_SIZE];
     size_t dot = 0, i;
     uint64_t v = 0;
     unsigned decimals = 0;
@@ -398,7 +385,7 @@ static suspect_rc_t parse_factor(const char *p, size_t n, int line,
         }
         v = v * 10 + (uint64_t)(p[i] - '0');
     }
-    show(shown, sizeof(shown), p, n);
+    config_show(shown, sizeof(shown), p, n);
     if (v == UINT64_MAX || dot == 0 || (dot < n && decimals == 0)) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
                                "%s: '%s' is not a number such as 2 or 1.5",
@@ -419,7 +406,7 @@ static suspect_rc_t check_action(const char *p, size_t n, int line,
                                  const suspect_limits_t *lim,
                                  suspect_err_t *err)
 {
-    char shown[SHOW_MAX + 8];
+    char shown[CONFIG_SHOW_SIZE];
 
     if (n == 0) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
@@ -430,7 +417,7 @@ static suspect_rc_t check_action(const char *p, size_t n, int line,
             err, SUSPECT_E_CONFIG, lim->name, line,
             "Action: '%s' is not a valid action name (a letter or '_', "
             "then letters, digits, '_', '-', '.'; at most %d)",
-            show(shown, sizeof(shown), p, n), SUSPECT_ACTION_MAX);
+            config_show(shown, sizeof(shown), p, n), SUSPECT_ACTION_MAX);
     }
     return SUSPECT_OK;
 }

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log/log.h"
 #include "siphash.h"
 
@@ -119,21 +120,13 @@ bool cgi_snap_last(const char *snapdir, const char *conf, compiled_t *s,
     return true;
 }
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Saves unless racy; a failure is logged once (see the top). */
 int cgi_snap_save(const char *snapdir, const compiled_t *s)
 {
     char path[PATH_MAX + 64], msg[600];
     suspect_err_t err;
 
-    if (compiled_racy(s, now_ns())) {
+    if (compiled_racy(s, wall_ns())) {
         return 0;
     }
     suspect_err_clear(&err);

@@ -23,19 +23,10 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "text.h"
 
 const mw_ctl_limits_t mw_ctl_request_limits = {64u << 10, 64};
 const mw_ctl_limits_t mw_ctl_reply_limits = {8u << 20, 100000};
-
-static const char hexdigits[] = "0123456789ABCDEF";
-
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                  : -1;
-}
 
 /* A byte written as itself inside an argument. */
 static bool plain(unsigned char c)
@@ -130,8 +121,8 @@ static const char *decode_line(const char *p, size_t n, mw_ctl_line_t *l,
             unsigned char c = (unsigned char)p[i];
 
             if (c == '%') {
-                int hi = i + 2 < n ? hexval(p[i + 1]) : -1;
-                int lo = hi >= 0 ? hexval(p[i + 2]) : -1;
+                int hi = i + 2 < n ? hex_value(p[i + 1]) : -1;
+                int lo = hi >= 0 ? hex_value(p[i + 2]) : -1;
 
                 if (lo < 0) {
                     return "'%' is not followed by two hex digits";
@@ -381,8 +372,8 @@ void mw_ctl_out_arg(mw_ctl_out_t *o, const void *p, size_t len)
             o->buf[o->len++] = (char)s[i];
         } else {
             o->buf[o->len++] = '%';
-            o->buf[o->len++] = hexdigits[s[i] >> 4];
-            o->buf[o->len++] = hexdigits[s[i] & 15];
+            o->buf[o->len++] = hex_upper[s[i] >> 4];
+            o->buf[o->len++] = hex_upper[s[i] & 15];
         }
     }
 }

@@ -41,6 +41,83 @@
 #define MW_CTL_ARGS_MAX 8
 #define MW_CTL_LINE_MAX 8192 /* one encoded line, its newline included */
 
+/*
+ * The protocol's names, each spelt once for both sides (suspect-fcgi
+ * writes what suspectctl reads, and the other way round): the commands,
+ * the request's fields, the reply's first line and error codes, the
+ * reply's fields and the outcomes of a reload.  docs/control.md says what
+ * each carries.
+ */
+
+/* Commands (the request's "command"). */
+#define MW_CTL_CMD_HELLO   "hello"
+#define MW_CTL_CMD_STATUS  "status"
+#define MW_CTL_CMD_UNBLOCK "unblock"
+#define MW_CTL_CMD_RESET   "reset"
+#define MW_CTL_CMD_BLOCK   "block"
+#define MW_CTL_CMD_LOCKED  "locked"
+#define MW_CTL_CMD_STATS   "stats"
+#define MW_CTL_CMD_RELOAD  "reload"
+
+/* The request's fields. */
+#define MW_CTL_REQ_COMMAND "command"
+#define MW_CTL_REQ_ACTION  "action"
+#define MW_CTL_REQ_KEY     "key"
+#define MW_CTL_REQ_SECONDS "seconds"
+#define MW_CTL_REQ_PREFIX  "prefix"
+
+/* The error codes of a reply's "error" line. */
+#define MW_CTL_ERR_USAGE    "usage"
+#define MW_CTL_ERR_NOTFOUND "notfound"
+#define MW_CTL_ERR_STORE    "store"
+#define MW_CTL_ERR_INTERNAL "internal"
+
+/* The reply's first line: "ok", or "error CODE TEXT"; then who answered:
+ * the daemon's suspect.xml, pid, store name and clock. */
+#define MW_CTL_REP_OK     "ok"
+#define MW_CTL_REP_ERROR  "error"
+#define MW_CTL_REP_CONFIG "config"
+#define MW_CTL_REP_PID    "pid"
+#define MW_CTL_REP_STORE  "store"
+#define MW_CTL_REP_NOW_MS "now_ms"
+
+/* status: the rule, then the identity's state. */
+#define MW_CTL_REP_LIMIT           "limit"
+#define MW_CTL_REP_WINDOW_S        "window_s"
+#define MW_CTL_REP_BLOCK_S         "block_s"
+#define MW_CTL_REP_IN_WINDOW       "in_window"
+#define MW_CTL_REP_REMAINING       "remaining"
+#define MW_CTL_REP_LOCKED_UNTIL_MS "locked_until_ms"
+#define MW_CTL_REP_FREE_AT_MS      "free_at_ms"
+
+/* unblock: the lock dropped, the hits dropped and kept; block: the end. */
+#define MW_CTL_REP_LOCK_UNTIL_MS "lock_until_ms"
+#define MW_CTL_REP_DROPPED       "dropped"
+#define MW_CTL_REP_KEPT          "kept"
+#define MW_CTL_REP_UNTIL_MS      "until_ms"
+
+/* locked: how many, how many not listed, a "lock KEY UNTIL_MS" line each. */
+#define MW_CTL_REP_COUNT     "count"
+#define MW_CTL_REP_TRUNCATED "truncated"
+#define MW_CTL_REP_LOCK      "lock"
+
+/* stats: since when, how often the store was full, then lines
+ * "decisions ACTION OUTCOME N" and "locks_created ACTION N". */
+#define MW_CTL_REP_STARTED_MS    "started_ms"
+#define MW_CTL_REP_STORE_FULL    "store_full"
+#define MW_CTL_REP_DECISIONS     "decisions"
+#define MW_CTL_REP_LOCKS_CREATED "locks_created"
+
+/* reload: "conf RESULT [WHY]" for suspect.xml, "limits ..." for the
+ * limits file; RESULT one of MW_CTL_RELOAD_*. */
+#define MW_CTL_REP_CONF   "conf"
+#define MW_CTL_REP_LIMITS "limits"
+
+/* What a reload did with each file. */
+#define MW_CTL_RELOAD_UNCHANGED "unchanged"
+#define MW_CTL_RELOAD_APPLIED   "applied"
+#define MW_CTL_RELOAD_REJECTED  "rejected"
+
 typedef struct mw_ctl_limits {
     size_t max_bytes; /* the whole encoded message */
     size_t max_lines; /* field lines */

@@ -48,7 +48,7 @@ static int64_t count_of(const mw_ctl_msg_t *r, const char *a, const char *o)
     for (size_t i = 0; i < r->nlines; i++) {
         const mw_ctl_line_t *l = &r->lines[i];
 
-        if (strcmp(l->name, "decisions") == 0 && l->nargs == 3 &&
+        if (strcmp(l->name, MW_CTL_REP_DECISIONS) == 0 && l->nargs == 3 &&
             strcmp(l->arg[0].p, a) == 0 && strcmp(l->arg[1].p, o) == 0) {
             mw_ctl_arg_i64(&l->arg[2], &v);
         }
@@ -65,8 +65,8 @@ static size_t actions_of(const mw_ctl_msg_t *r, const char **out, size_t max)
         const mw_ctl_line_t *l = &r->lines[i];
         bool seen = false;
 
-        if ((strcmp(l->name, "decisions") != 0 &&
-             strcmp(l->name, "locks_created") != 0) ||
+        if ((strcmp(l->name, MW_CTL_REP_DECISIONS) != 0 &&
+             strcmp(l->name, MW_CTL_REP_LOCKS_CREATED) != 0) ||
             l->nargs < 2) {
             continue;
         }
@@ -87,7 +87,7 @@ static int64_t locks_of(const mw_ctl_msg_t *r, const char *a)
     for (size_t i = 0; i < r->nlines; i++) {
         const mw_ctl_line_t *l = &r->lines[i];
 
-        if (strcmp(l->name, "locks_created") == 0 && l->nargs == 2 &&
+        if (strcmp(l->name, MW_CTL_REP_LOCKS_CREATED) == 0 && l->nargs == 2 &&
             strcmp(l->arg[0].p, a) == 0) {
             mw_ctl_arg_i64(&l->arg[1], &v);
         }
@@ -101,7 +101,7 @@ static void stats_human(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
     int64_t since = 0, full = 0;
     char buf[48];
 
-    mw_ctl_get_i64(r, "started_ms", &since);
+    mw_ctl_get_i64(r, MW_CTL_REP_STARTED_MS, &since);
     fprintf(c->out, "suspect-fcgi pid %lld, decisions since %s:\n",
             (long long)c->daemon_pid, ctl_time(since, buf));
     if (n == 0) {
@@ -124,7 +124,7 @@ static void stats_human(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
         }
         fputc('\n', c->out);
     }
-    if (mw_ctl_get_i64(r, "store_full", &full) && full > 0) {
+    if (mw_ctl_get_i64(r, MW_CTL_REP_STORE_FULL, &full) && full > 0) {
         fprintf(c->out, "  store full (no room for a new identity): %lld\n",
                 (long long)full);
     }
@@ -136,7 +136,7 @@ static void stats_json(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
     int64_t since = 0, full = 0;
     ctl_json_t j;
 
-    mw_ctl_get_i64(r, "started_ms", &since);
+    mw_ctl_get_i64(r, MW_CTL_REP_STARTED_MS, &since);
     cj_begin(&j, c, CTL_OK);
     cj_int(&j, "pid", c->daemon_pid);
     cj_time(&j, "since", since);
@@ -153,7 +153,7 @@ static void stats_json(ctl_t *c, const mw_ctl_msg_t *r, const char **acts,
         cj_end(&j);
     }
     cj_end(&j);
-    mw_ctl_get_i64(r, "store_full", &full);
+    mw_ctl_get_i64(r, MW_CTL_REP_STORE_FULL, &full);
     cj_int(&j, "store_full", full);
     cj_finish(&j);
 }
@@ -172,7 +172,7 @@ int ctl_cmd_stats(ctl_t *c, int argc, char **argv)
     }
     rc = need_daemon(c);
     if (rc == CTL_OK) {
-        rc = ctl_op_call(c, "stats", &r);
+        rc = ctl_op_call(c, MW_CTL_CMD_STATS, &r);
     }
     if (rc != CTL_OK) {
         return rc;
@@ -211,13 +211,13 @@ int ctl_cmd_reload(ctl_t *c, int argc, char **argv)
     }
     rc = need_daemon(c);
     if (rc == CTL_OK) {
-        rc = ctl_op_call(c, "reload", &r);
+        rc = ctl_op_call(c, MW_CTL_CMD_RELOAD, &r);
     }
     if (rc != CTL_OK) {
         return rc;
     }
-    outcome(&r, "conf", &conf, &conf_why);
-    outcome(&r, "limits", &limits, &limits_why);
+    outcome(&r, MW_CTL_REP_CONF, &conf, &conf_why);
+    outcome(&r, MW_CTL_REP_LIMITS, &limits, &limits_why);
     rc = conf_why != NULL || limits_why != NULL ? CTL_CONFIG : CTL_OK;
     if (c->json) {
         cj_begin(&j, c, rc);

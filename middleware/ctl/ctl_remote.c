@@ -32,10 +32,10 @@
 /* The exit status of a reply's "error CODE". */
 static int error_exit(const char *code)
 {
-    if (strcmp(code, "usage") == 0) {
+    if (strcmp(code, MW_CTL_ERR_USAGE) == 0) {
         return CTL_USAGE;
     }
-    return strcmp(code, "notfound") == 0 ? CTL_NOTFOUND : CTL_STORE;
+    return strcmp(code, MW_CTL_ERR_NOTFOUND) == 0 ? CTL_NOTFOUND : CTL_STORE;
 }
 
 /* Ends req (begun, with its lines), sends it to path and reads the reply
@@ -65,7 +65,7 @@ static void request(mw_ctl_out_t *req, const char *command)
 {
     memset(req, 0, sizeof(*req));
     mw_ctl_out_begin(req);
-    mw_ctl_out_field(req, "command", command);
+    mw_ctl_out_field(req, MW_CTL_REQ_COMMAND, command);
 }
 
 /* Sends req to the daemon; CTL_OK with an "ok" reply in *r, else the
@@ -79,7 +79,7 @@ static int remote(ctl_t *c, mw_ctl_out_t *req, mw_ctl_msg_t *r)
     if (exchange(c->sock, req, r, &err) != SUSPECT_OK) {
         return ctl_fail_err(c, CTL_STORE, c->sock, &err);
     }
-    e = mw_ctl_get(r, "error");
+    e = mw_ctl_get(r, MW_CTL_REP_ERROR);
     if (e != NULL && e->nargs >= 2) {
         int code = error_exit(e->arg[0].p);
         int rc = ctl_fail(c, code, "%s", e->arg[1].p);
@@ -87,7 +87,7 @@ static int remote(ctl_t *c, mw_ctl_out_t *req, mw_ctl_msg_t *r)
         mw_ctl_msg_free(r);
         return rc;
     }
-    if (mw_ctl_get(r, "ok") == NULL) {
+    if (mw_ctl_get(r, MW_CTL_REP_OK) == NULL) {
         mw_ctl_msg_free(r);
         return ctl_fail(c, CTL_STORE, "%s: a reply without ok or error",
                         c->sock);
@@ -107,9 +107,9 @@ static int64_t field(const mw_ctl_msg_t *r, const char *name)
 static void target_fields(mw_ctl_out_t *req, const ctl_target_t *t)
 {
     if (t->action != NULL) {
-        mw_ctl_out_field(req, "action", t->action);
+        mw_ctl_out_field(req, MW_CTL_REQ_ACTION, t->action);
     }
-    mw_ctl_out_line(req, "key");
+    mw_ctl_out_line(req, MW_CTL_REQ_KEY);
     mw_ctl_out_arg(req, t->key.buf, t->key.window_len);
 }
 
@@ -118,7 +118,7 @@ static void target_fields(mw_ctl_out_t *req, const ctl_target_t *t)
 /* Whether the daemon's suspect.xml (its reply's "config") is ours. */
 static bool same_config(const ctl_t *c, const mw_ctl_msg_t *r)
 {
-    const char *theirs = mw_ctl_get_str(r, "config", NULL);
+    const char *theirs = mw_ctl_get_str(r, MW_CTL_REP_CONFIG, NULL);
     char *ours = realpath(c->conf_path, NULL);
     bool same = theirs != NULL && ours != NULL && strcmp(theirs, ours) == 0;
 
@@ -158,7 +158,7 @@ int ctl_connect(ctl_t *c, bool memory_ok)
         return no_daemon(c, memory_ok,
                          c->direct ? "--direct" : "<Control enabled=\"no\">");
     }
-    request(&req, "hello");
+    request(&req, MW_CTL_CMD_HELLO);
     suspect_err_clear(&err);
     if (exchange(c->sock, &req, &r, &err) != SUSPECT_OK) {
         suspect_err_format(&err, why, sizeof(why));
@@ -172,7 +172,7 @@ int ctl_connect(ctl_t *c, bool memory_ok)
         }
         return ctl_fail(c, CTL_STORE, "%s", why);
     }
-    e = mw_ctl_get(&r, "error");
+    e = mw_ctl_get(&r, MW_CTL_REP_ERROR);
     if (e != NULL && e->nargs >= 2) {
         snprintf(why, sizeof(why), "%s: %s", c->sock, e->arg[1].p);
         mw_ctl_msg_free(&r);
@@ -183,7 +183,7 @@ int ctl_connect(ctl_t *c, bool memory_ok)
         return ctl_fail(c, CTL_STORE, "%s", why);
     }
     if (!same_config(c, &r)) {
-        const char *theirs = mw_ctl_get_str(&r, "config", NULL);
+        const char *theirs = mw_ctl_get_str(&r, MW_CTL_REP_CONFIG, NULL);
 
         snprintf(why, sizeof(why),
                  "the suspect-fcgi at %s runs %s, not %s: name its own "
@@ -192,7 +192,7 @@ int ctl_connect(ctl_t *c, bool memory_ok)
         mw_ctl_msg_free(&r);
         return ctl_fail(c, CTL_STORE, "%s", why);
     }
-    c->daemon_pid = field(&r, "pid");
+    c->daemon_pid = field(&r, MW_CTL_REP_PID);
     mw_ctl_msg_free(&r);
     c->daemon = true;
     c->via = "daemon";
@@ -218,21 +218,21 @@ int ctl_op_status(ctl_t *c, const ctl_target_t *t, suspect_rule_t *rule,
                    ? CTL_OK
                    : ctl_fail_err(c, CTL_STORE, "status", &err);
     }
-    request(&req, "status");
+    request(&req, MW_CTL_CMD_STATUS);
     target_fields(&req, t);
     rc = remote(c, &req, &r);
     if (rc != CTL_OK) {
         return rc;
     }
     rule->action = t->action;
-    rule->limit_count = (uint32_t)field(&r, "limit");
-    rule->window_s = (uint32_t)field(&r, "window_s");
-    rule->block_s = (uint32_t)field(&r, "block_s");
-    st->in_window = (uint32_t)field(&r, "in_window");
-    st->remaining = (uint32_t)field(&r, "remaining");
-    st->locked_until_ms = field(&r, "locked_until_ms");
-    st->free_at_ms = field(&r, "free_at_ms");
-    c->now_ms = field(&r, "now_ms");
+    rule->limit_count = (uint32_t)field(&r, MW_CTL_REP_LIMIT);
+    rule->window_s = (uint32_t)field(&r, MW_CTL_REP_WINDOW_S);
+    rule->block_s = (uint32_t)field(&r, MW_CTL_REP_BLOCK_S);
+    st->in_window = (uint32_t)field(&r, MW_CTL_REP_IN_WINDOW);
+    st->remaining = (uint32_t)field(&r, MW_CTL_REP_REMAINING);
+    st->locked_until_ms = field(&r, MW_CTL_REP_LOCKED_UNTIL_MS);
+    st->free_at_ms = field(&r, MW_CTL_REP_FREE_AT_MS);
+    c->now_ms = field(&r, MW_CTL_REP_NOW_MS);
     mw_ctl_msg_free(&r);
     return CTL_OK;
 }
@@ -252,16 +252,16 @@ int ctl_op_unblock(ctl_t *c, const ctl_target_t *t, suspect_unblock_t *u)
                    ? CTL_OK
                    : ctl_fail_err(c, CTL_STORE, "unblock", &err);
     }
-    request(&req, "unblock");
+    request(&req, MW_CTL_CMD_UNBLOCK);
     target_fields(&req, t);
     rc = remote(c, &req, &r);
     if (rc != CTL_OK) {
         return rc;
     }
-    u->lock_until_ms = field(&r, "lock_until_ms");
-    u->dropped = (uint32_t)field(&r, "dropped");
-    u->kept = (uint32_t)field(&r, "kept");
-    c->now_ms = field(&r, "now_ms");
+    u->lock_until_ms = field(&r, MW_CTL_REP_LOCK_UNTIL_MS);
+    u->dropped = (uint32_t)field(&r, MW_CTL_REP_DROPPED);
+    u->kept = (uint32_t)field(&r, MW_CTL_REP_KEPT);
+    c->now_ms = field(&r, MW_CTL_REP_NOW_MS);
     mw_ctl_msg_free(&r);
     return CTL_OK;
 }
@@ -280,7 +280,7 @@ int ctl_op_reset(ctl_t *c, const ctl_target_t *t)
                    ? CTL_OK
                    : ctl_fail_err(c, CTL_STORE, "reset", &err);
     }
-    request(&req, "reset");
+    request(&req, MW_CTL_CMD_RESET);
     target_fields(&req, t);
     rc = remote(c, &req, &r);
     if (rc == CTL_OK) {
@@ -305,15 +305,15 @@ int ctl_op_block(ctl_t *c, const ctl_target_t *t, uint32_t secs,
                    ? CTL_OK
                    : ctl_fail_err(c, CTL_STORE, "block", &err);
     }
-    request(&req, "block");
+    request(&req, MW_CTL_CMD_BLOCK);
     target_fields(&req, t);
-    mw_ctl_out_field_i64(&req, "seconds", secs);
+    mw_ctl_out_field_i64(&req, MW_CTL_REQ_SECONDS, secs);
     rc = remote(c, &req, &r);
     if (rc != CTL_OK) {
         return rc;
     }
-    *until_ms = field(&r, "until_ms");
-    c->now_ms = field(&r, "now_ms");
+    *until_ms = field(&r, MW_CTL_REP_UNTIL_MS);
+    c->now_ms = field(&r, MW_CTL_REP_NOW_MS);
     mw_ctl_msg_free(&r);
     return CTL_OK;
 }
@@ -324,27 +324,28 @@ int ctl_op_locked(ctl_t *c, const char *prefix, suspect_locked_fn fn, void *arg)
     mw_ctl_msg_t r;
     int rc;
 
-    request(&req, "locked");
+    request(&req, MW_CTL_CMD_LOCKED);
     if (prefix != NULL && prefix[0] != '\0') {
-        mw_ctl_out_field(&req, "prefix", prefix);
+        mw_ctl_out_field(&req, MW_CTL_REQ_PREFIX, prefix);
     }
     rc = remote(c, &req, &r);
     if (rc != CTL_OK) {
         return rc;
     }
-    c->now_ms = field(&r, "now_ms");
-    if (field(&r, "truncated") > 0) {
+    c->now_ms = field(&r, MW_CTL_REP_NOW_MS);
+    if (field(&r, MW_CTL_REP_TRUNCATED) > 0) {
         fprintf(c->errs,
                 "suspectctl: the daemon lists %lld locks at most; %lld more "
                 "are not shown\n",
-                (long long)(field(&r, "count") - field(&r, "truncated")),
-                (long long)field(&r, "truncated"));
+                (long long)(field(&r, MW_CTL_REP_COUNT) -
+                            field(&r, MW_CTL_REP_TRUNCATED)),
+                (long long)field(&r, MW_CTL_REP_TRUNCATED));
     }
     for (size_t i = 0; i < r.nlines; i++) {
         const mw_ctl_line_t *l = &r.lines[i];
         int64_t until;
 
-        if (strcmp(l->name, "lock") == 0 && l->nargs == 2 &&
+        if (strcmp(l->name, MW_CTL_REP_LOCK) == 0 && l->nargs == 2 &&
             mw_ctl_arg_i64(&l->arg[1], &until) &&
             fn(arg, l->arg[0].p, l->arg[0].len, until) != 0) {
             break;

@@ -40,16 +40,16 @@ typedef struct cmd_ctx {
 
 static void who(const cmd_ctx_t *x)
 {
-    mw_ctl_out_field(x->reply, "config", mw_runtime_conf_path(x->rt));
-    mw_ctl_out_field_i64(x->reply, "pid", (int64_t)getpid());
-    mw_ctl_out_field(x->reply, "store",
+    mw_ctl_out_field(x->reply, MW_CTL_REP_CONFIG, mw_runtime_conf_path(x->rt));
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_PID, (int64_t)getpid());
+    mw_ctl_out_field(x->reply, MW_CTL_REP_STORE,
                      suspect_conf_store_name(mw_runtime_conf(x->rt)->store));
-    mw_ctl_out_field_i64(x->reply, "now_ms", x->now_ms);
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_NOW_MS, x->now_ms);
 }
 
 static void ok(const cmd_ctx_t *x)
 {
-    mw_ctl_out_line(x->reply, "ok");
+    mw_ctl_out_line(x->reply, MW_CTL_REP_OK);
     who(x);
 }
 
@@ -64,7 +64,7 @@ static void fail(const cmd_ctx_t *x, const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    mw_ctl_out_line(x->reply, "error");
+    mw_ctl_out_line(x->reply, MW_CTL_REP_ERROR);
     mw_ctl_out_str(x->reply, code);
     mw_ctl_out_str(x->reply, text);
     who(x);
@@ -76,7 +76,7 @@ static void fail_err(const cmd_ctx_t *x, const char *what,
     char msg[600];
 
     suspect_err_format(err, msg, sizeof(msg));
-    fail(x, "store", "%s: %s", what, msg);
+    fail(x, MW_CTL_ERR_STORE, "%s: %s", what, msg);
 }
 
 /* ---- operands ----------------------------------------------------------- */
@@ -86,11 +86,11 @@ static void fail_err(const cmd_ctx_t *x, const char *what,
 static bool get_key(const cmd_ctx_t *x, suspect_key_t *k)
 {
     size_t len = 0;
-    const char *key = mw_ctl_get_str(x->req, "key", &len);
+    const char *key = mw_ctl_get_str(x->req, MW_CTL_REQ_KEY, &len);
 
     if (key == NULL || len + SUSPECT_LOCK_SUFFIX_LEN >= sizeof(k->buf) ||
         memchr(key, '\0', len) != NULL) {
-        fail(x, "usage", "a key of 1 to %zu bytes is needed",
+        fail(x, MW_CTL_ERR_USAGE, "a key of 1 to %zu bytes is needed",
              sizeof(k->buf) - SUSPECT_LOCK_SUFFIX_LEN - 1);
         return false;
     }
@@ -106,7 +106,7 @@ static bool get_key(const cmd_ctx_t *x, suspect_key_t *k)
 static const suspect_rule_t *get_rule(const cmd_ctx_t *x,
                                       suspect_limits_t **lim)
 {
-    const char *action = mw_ctl_get_str(x->req, "action", NULL);
+    const char *action = mw_ctl_get_str(x->req, MW_CTL_REQ_ACTION, NULL);
     const suspect_rule_t *rule = NULL;
     mw_guard_t *g;
 
@@ -115,7 +115,7 @@ static const suspect_rule_t *get_rule(const cmd_ctx_t *x,
         rule = suspect_limits_find(*lim, action);
     }
     if (rule == NULL) {
-        fail(x, "notfound", "action %s is not in %s",
+        fail(x, MW_CTL_ERR_NOTFOUND, "action %s is not in %s",
              action != NULL ? action : "(none)", mw_guard_conf(g)->limits_path);
     }
     mw_guard_unref(g);
@@ -124,9 +124,9 @@ static const suspect_rule_t *get_rule(const cmd_ctx_t *x,
 
 static void rule_fields(const cmd_ctx_t *x, const suspect_rule_t *r)
 {
-    mw_ctl_out_field_i64(x->reply, "limit", r->limit_count);
-    mw_ctl_out_field_i64(x->reply, "window_s", r->window_s);
-    mw_ctl_out_field_i64(x->reply, "block_s", r->block_s);
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_LIMIT, r->limit_count);
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_WINDOW_S, r->window_s);
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_BLOCK_S, r->block_s);
 }
 
 /* ---- the commands ------------------------------------------------------- */
@@ -150,10 +150,11 @@ static void cmd_status(cmd_ctx_t *x)
     } else {
         ok(x);
         rule_fields(x, rule);
-        mw_ctl_out_field_i64(x->reply, "in_window", st.in_window);
-        mw_ctl_out_field_i64(x->reply, "remaining", st.remaining);
-        mw_ctl_out_field_i64(x->reply, "locked_until_ms", st.locked_until_ms);
-        mw_ctl_out_field_i64(x->reply, "free_at_ms", st.free_at_ms);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_IN_WINDOW, st.in_window);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_REMAINING, st.remaining);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_LOCKED_UNTIL_MS,
+                             st.locked_until_ms);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_FREE_AT_MS, st.free_at_ms);
     }
     suspect_limits_unref(lim);
 }
@@ -177,9 +178,10 @@ static void cmd_unblock(cmd_ctx_t *x)
     } else {
         ok(x);
         rule_fields(x, rule);
-        mw_ctl_out_field_i64(x->reply, "lock_until_ms", u.lock_until_ms);
-        mw_ctl_out_field_i64(x->reply, "dropped", u.dropped);
-        mw_ctl_out_field_i64(x->reply, "kept", u.kept);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_LOCK_UNTIL_MS,
+                             u.lock_until_ms);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_DROPPED, u.dropped);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_KEPT, u.kept);
     }
     suspect_limits_unref(lim);
 }
@@ -210,9 +212,10 @@ static void cmd_block(cmd_ctx_t *x)
     if (!get_key(x, &k)) {
         return;
     }
-    if (!mw_ctl_get_i64(x->req, "seconds", &secs) || secs < 1 ||
+    if (!mw_ctl_get_i64(x->req, MW_CTL_REQ_SECONDS, &secs) || secs < 1 ||
         secs > SUSPECT_DURATION_MAX) {
-        fail(x, "usage", "seconds must be 1 to %u", SUSPECT_DURATION_MAX);
+        fail(x, MW_CTL_ERR_USAGE, "seconds must be 1 to %u",
+             SUSPECT_DURATION_MAX);
         return;
     }
     until = x->now_ms + secs * 1000;
@@ -223,7 +226,7 @@ static void cmd_block(cmd_ctx_t *x)
         return;
     }
     ok(x);
-    mw_ctl_out_field_i64(x->reply, "until_ms", until);
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_UNTIL_MS, until);
 }
 
 typedef struct lock_list {
@@ -236,7 +239,7 @@ static int one_lock(void *arg, const char *key, size_t len, int64_t until_ms)
     lock_list_t *l = arg;
 
     if (l->count++ < LOCKED_MAX) {
-        mw_ctl_out_line(l->reply, "lock");
+        mw_ctl_out_line(l->reply, MW_CTL_REP_LOCK);
         mw_ctl_out_arg(l->reply, key, len);
         mw_ctl_out_i64(l->reply, until_ms);
     }
@@ -245,7 +248,7 @@ static int one_lock(void *arg, const char *key, size_t len, int64_t until_ms)
 
 static void cmd_locked(cmd_ctx_t *x)
 {
-    const char *prefix = mw_ctl_get_str(x->req, "prefix", NULL);
+    const char *prefix = mw_ctl_get_str(x->req, MW_CTL_REQ_PREFIX, NULL);
     lock_list_t l = {x->reply, 0};
     mw_ctl_out_t probe;
     suspect_err_t err;
@@ -263,9 +266,9 @@ static void cmd_locked(cmd_ctx_t *x)
         return;
     }
     ok(x);
-    mw_ctl_out_field_i64(x->reply, "count", (int64_t)l.count);
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_COUNT, (int64_t)l.count);
     if (l.count > LOCKED_MAX) {
-        mw_ctl_out_field_i64(x->reply, "truncated",
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_TRUNCATED,
                              (int64_t)(l.count - LOCKED_MAX));
     }
     mw_ctl_out_append(x->reply, &probe);
@@ -280,14 +283,14 @@ static int one_row(void *arg, const mw_metrics_row_t *r)
         if (r->outcome[o] == 0) {
             continue;
         }
-        mw_ctl_out_line(reply, "decisions");
+        mw_ctl_out_line(reply, MW_CTL_REP_DECISIONS);
         mw_ctl_out_str(reply, r->action);
         mw_ctl_out_str(reply,
                        mw_decision_outcome_name((mw_decision_outcome_t)o));
         mw_ctl_out_i64(reply, (int64_t)r->outcome[o]);
     }
     if (r->locks_created > 0) {
-        mw_ctl_out_line(reply, "locks_created");
+        mw_ctl_out_line(reply, MW_CTL_REP_LOCKS_CREATED);
         mw_ctl_out_str(reply, r->action);
         mw_ctl_out_i64(reply, (int64_t)r->locks_created);
     }
@@ -297,13 +300,15 @@ static int one_row(void *arg, const mw_metrics_row_t *r)
 static void cmd_stats(cmd_ctx_t *x)
 {
     ok(x);
-    mw_ctl_out_field_i64(x->reply, "started_ms", mw_runtime_started_ms(x->rt));
-    mw_ctl_out_field_i64(x->reply, "store_full",
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_STARTED_MS,
+                         mw_runtime_started_ms(x->rt));
+    mw_ctl_out_field_i64(x->reply, MW_CTL_REP_STORE_FULL,
                          (int64_t)mw_runtime_store_full(x->rt));
     mw_metrics_foreach_row(mw_runtime_metrics(x->rt), one_row, x->reply);
 }
 
-static const char *const result_names[] = {"unchanged", "applied", "rejected"};
+static const char *const result_names[] = {
+    MW_CTL_RELOAD_UNCHANGED, MW_CTL_RELOAD_APPLIED, MW_CTL_RELOAD_REJECTED};
 
 static void cmd_reload(cmd_ctx_t *x)
 {
@@ -311,12 +316,12 @@ static void cmd_reload(cmd_ctx_t *x)
 
     mw_runtime_reload(x->rt, true, &rep);
     ok(x);
-    mw_ctl_out_line(x->reply, "conf");
+    mw_ctl_out_line(x->reply, MW_CTL_REP_CONF);
     mw_ctl_out_str(x->reply, result_names[rep.conf]);
     if (rep.conf == MW_RELOAD_REJECTED) {
         mw_ctl_out_str(x->reply, rep.conf_why);
     }
-    mw_ctl_out_line(x->reply, "limits");
+    mw_ctl_out_line(x->reply, MW_CTL_REP_LIMITS);
     mw_ctl_out_str(x->reply, result_names[rep.limits]);
     if (rep.limits == MW_RELOAD_REJECTED) {
         mw_ctl_out_str(x->reply, rep.limits_why);
@@ -331,15 +336,16 @@ static void cmd_hello(cmd_ctx_t *x)
 static const struct {
     const char *name;
     void (*run)(cmd_ctx_t *x);
-} commands[] = {{"hello", cmd_hello},     {"status", cmd_status},
-                {"unblock", cmd_unblock}, {"reset", cmd_reset},
-                {"block", cmd_block},     {"locked", cmd_locked},
-                {"stats", cmd_stats},     {"reload", cmd_reload}};
+} commands[] = {
+    {MW_CTL_CMD_HELLO, cmd_hello},     {MW_CTL_CMD_STATUS, cmd_status},
+    {MW_CTL_CMD_UNBLOCK, cmd_unblock}, {MW_CTL_CMD_RESET, cmd_reset},
+    {MW_CTL_CMD_BLOCK, cmd_block},     {MW_CTL_CMD_LOCKED, cmd_locked},
+    {MW_CTL_CMD_STATS, cmd_stats},     {MW_CTL_CMD_RELOAD, cmd_reload}};
 
 void mw_control_serve(void *arg, const mw_ctl_msg_t *req, mw_ctl_out_t *reply)
 {
     cmd_ctx_t x = {arg, req, reply, wall_ms()};
-    const char *name = mw_ctl_get_str(req, "command", NULL);
+    const char *name = mw_ctl_get_str(req, MW_CTL_REQ_COMMAND, NULL);
 
     for (size_t i = 0; name != NULL && i < sizeof(commands) / sizeof(*commands);
          i++) {
@@ -348,7 +354,7 @@ void mw_control_serve(void *arg, const mw_ctl_msg_t *req, mw_ctl_out_t *reply)
             return;
         }
     }
-    fail(&x, "usage",
+    fail(&x, MW_CTL_ERR_USAGE,
          "unknown command (hello, status, unblock, reset, block, locked, "
          "stats, reload)");
 }

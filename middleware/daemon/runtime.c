@@ -31,11 +31,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "alloc.h"
 #include "clock.h"
 #include "log/log.h"
+#include "random.h"
 #include "setup/live.h"
 #include "setup/store.h"
 #include "suspect_failover.h"
@@ -185,8 +185,8 @@ static suspect_rc_t observers_new(mw_runtime_t *rt, const suspect_conf_t *c,
     if (rt->metrics == NULL) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
     }
-    if (getrandom(&rt->hash_key, sizeof(rt->hash_key), 0) !=
-        sizeof(rt->hash_key)) {
+    if (suspect_random_bytes(&rt->hash_key, sizeof(rt->hash_key), NULL) !=
+        SUSPECT_OK) {
         return suspect_err_sys(err, SUSPECT_E_IO, NULL,
                                "no random key for the decision log");
     }

@@ -207,12 +207,11 @@ static int signal_loop(mw_runtime_t *rt)
     sigaddset(&set, SIGINT);
     for (;;) {
         int64_t left = next - mono_ms();
-        struct timespec ts = {0, 0};
         int sig = -1;
 
         if (left > 0) {
-            ts.tv_sec = (time_t)(left / 1000);
-            ts.tv_nsec = (long)(left % 1000) * 1000000L;
+            struct timespec ts = ns_timespec(left * 1000000);
+
             sig = sigtimedwait(&set, NULL, &ts);
         }
         if (sig == SIGTERM || sig == SIGINT) {

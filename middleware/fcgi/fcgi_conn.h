@@ -244,7 +244,7 @@ int mw_fc_add_params(conn_t *c, const uint8_t *p, size_t n);
  * one variable each (HTTP_COOKIE joined with "; ", other HTTP_* with ", ",
  * anything else keeps its last value), and sets req.params and
  * req.nparams; -EPROTO for a malformed pair, -EMSGSIZE over pairs_max,
- * -ENOMEM. */
+ * -ENOMEM, -EIO when no secret key for the name table could be drawn. */
 int mw_fc_decode_params(conn_t *c);
 
 /* --- fcgi_io.c ------------------------------------------------------ */

@@ -43,10 +43,10 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "alloc.h"
+#include "random.h"
 #include "fcgi_conn.h"
 
 #define PBUF_MIN 8192
@@ -190,23 +190,20 @@ static int grow_merge_area(conn_t *c, size_t need)
     return 0;
 }
 
-/* Draws the connection's secret hash key once.  Without getrandom() (an
- * old kernel, or entropy not ready yet) the clock and an address stand in:
- * weaker against a client that aims names at one slot, never incorrect. */
-static void hash_key(conn_t *c)
+/* Draws the connection's secret hash key once: 0, or -EIO when the
+ * kernel gives no random bytes (random.h; the request is then refused
+ * rather than hashed under a key a client could guess and aim names at
+ * one slot with). */
+static int hash_key(conn_t *c)
 {
     if (c->hkey_set) {
-        return;
+        return 0;
     }
-    if (getrandom(&c->hkey, sizeof(c->hkey), GRND_NONBLOCK) !=
-        (ssize_t)sizeof(c->hkey)) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        c->hkey.k0 = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32);
-        c->hkey.k1 = (uint64_t)(uintptr_t)c ^ 0x9e3779b97f4a7c15u;
+    if (suspect_random_bytes(&c->hkey, sizeof(c->hkey), NULL) != SUSPECT_OK) {
+        return -EIO;
     }
     c->hkey_set = true;
+    return 0;
 }
 
 static uint32_t name_hash(const conn_t *c, const mw_param_t *p)
@@ -268,7 +265,6 @@ static size_t link_repeats(conn_t *c, size_t n, size_t *need)
     size_t mask = table_slots(n) - 1, repeats = 0;
 
     *need = 0;
-    hash_key(c);
     memset(tab, 0, (mask + 1) * sizeof(*tab));
     for (size_t i = 0; i < n; i++) {
         const mw_param_t *p = &c->params[i];
@@ -335,7 +331,8 @@ static void merge_one(conn_t *c, size_t i, char *area, size_t *used)
 
 /*
  * Merges repeated names of the n decoded pairs (see the top of the file);
- * *out gets the number of variables left.  0, or -ENOMEM.
+ * *out gets the number of variables left.  0, -ENOMEM, or -EIO (no hash
+ * key: hash_key()).
  */
 static int merge_repeats(conn_t *c, size_t n, size_t *out)
 {
@@ -343,7 +340,13 @@ static int merge_repeats(conn_t *c, size_t n, size_t *out)
     char *area;
 
     *out = n;
-    if (n < 2 || link_repeats(c, n, &need) == 0) {
+    if (n < 2) {
+        return 0;
+    }
+    if (hash_key(c) != 0) {
+        return -EIO;
+    }
+    if (link_repeats(c, n, &need) == 0) {
         return 0;
     }
     if (grow_merge_area(c, need) != 0) {
@@ -369,13 +372,13 @@ int mw_fc_decode_params(conn_t *c)
     uint8_t *nul = NULL;
     fcgi_nv_t nv;
     suspect_rc_t rc;
+    int r;
 
     if (c->pbuf == NULL && mw_fc_add_params(c, NULL, 0) != 0) {
         return -ENOMEM;
     }
     while ((rc = fcgi_nv_decode(c->pbuf, c->plen, &off, &nv)) == SUSPECT_OK) {
-        int r = grow_pairs(c, n);
-
+        r = grow_pairs(c, n);
         if (r < 0) {
             return r;
         }
@@ -397,8 +400,9 @@ int mw_fc_decode_params(conn_t *c)
     if (nul != NULL) {
         *nul = '\0';
     }
-    if (merge_repeats(c, n, &n) != 0) {
-        return -ENOMEM;
+    r = merge_repeats(c, n, &n);
+    if (r != 0) {
+        return r;
     }
     c->req.params = c->params;
     c->req.nparams = n;

@@ -90,14 +90,11 @@ static size_t take_expired(up_pool_t *p, long long now, up_conn_t **out,
 static struct timespec next_wake(const up_pool_t *p, long long now)
 {
     long long at = now + p->idle_timeout_ms;
-    struct timespec ts;
 
     if (p->nidle > 0) {
         at = p->idle[0]->idle_since_ms + p->idle_timeout_ms;
     }
-    ts.tv_sec = at / 1000;
-    ts.tv_nsec = (at % 1000) * 1000000;
-    return ts;
+    return ns_timespec((int64_t)at * 1000000);
 }
 
 static void *reaper_main(void *arg)
@@ -145,7 +142,6 @@ static int start_reaper(up_pool_t *p)
 suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
                           unsigned idle_timeout_ms)
 {
-    pthread_condattr_t ca;
     bool cond_ok;
 
     memset(p, 0, sizeof(*p));
@@ -160,10 +156,7 @@ suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
         free(p->idle);
         return SUSPECT_E_NOMEM;
     }
-    cond_ok = pthread_condattr_init(&ca) == 0 &&
-              pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 &&
-              pthread_cond_init(&p->wake, &ca) == 0;
-    pthread_condattr_destroy(&ca);
+    cond_ok = mono_cond_init(&p->wake) == 0;
     if (!cond_ok || start_reaper(p) != 0) {
         if (cond_ok) {
             pthread_cond_destroy(&p->wake);

@@ -41,6 +41,7 @@
 
 #include "alloc.h"
 #include "request/multipart.h"
+#include "text.h"
 
 #define WHY_FILE "multipart file named as a form parameter"
 #define WHY_LATE "multipart field past formMax"
@@ -112,15 +113,13 @@ static bool form_room(form_t *f, size_t n)
  * otherwise as %XX. */
 static void form_put(form_t *f, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789ABCDEF";
-
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
 
         if (c == '%' || c == '+' || c == '&' || c == '=' || c == ';') {
             f->buf[f->len++] = '%';
-            f->buf[f->len++] = hex[c >> 4];
-            f->buf[f->len++] = hex[c & 15];
+            f->buf[f->len++] = hex_upper[c >> 4];
+            f->buf[f->len++] = hex_upper[c & 15];
         } else {
             f->buf[f->len++] = (char)c;
         }

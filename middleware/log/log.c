@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 #define LINE_MAX_BYTES 2048
 
@@ -125,7 +126,8 @@ static void vlog_sink(mw_log_level_t level, const char *fmt, va_list ap)
 void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap)
 {
     char line[LINE_MAX_BYTES];
-    struct timeval tv;
+    time_t sec;
+    int64_t now_ms;
     struct tm tm;
     size_t n, head;
     int k;
@@ -142,11 +144,12 @@ void mw_vlog(mw_log_level_t level, const char *fmt, va_list ap)
         k = snprintf(line, sizeof(line), "<%d>%s: ", level_priority[level],
                      level_names[level]);
     } else {
-        gettimeofday(&tv, NULL);
-        gmtime_r(&tv.tv_sec, &tm);
+        now_ms = wall_ms();
+        sec = (time_t)(now_ms / 1000);
+        gmtime_r(&sec, &tm);
         n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
         k = snprintf(line + n, sizeof(line) - n,
-                     ".%03dZ %s[%ld]: %s: ", (int)(tv.tv_usec / 1000), prog,
+                     ".%03dZ %s[%ld]: %s: ", (int)(now_ms % 1000), prog,
                      (long)getpid(), level_names[level]);
     }
     head = n + (size_t)(k > 0 ? k : 0);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 
 /* 1 MiB (two: 2 MiB a log): at "all" on a busy daemon (some 7 MB of
  * lines a second) the writer wakes every 0.07 s rather than every 5 ms;
@@ -124,14 +125,8 @@ static void *writer_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     while (!stop) {
-        struct timespec until;
+        struct timespec until = ns_timespec(mono_ns() + FLUSH_MS * 1000000LL);
 
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += FLUSH_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
         pthread_mutex_lock(&f->mu);
         if (!f->stop && f->len <= BUF_BYTES / 2) {
             pthread_cond_timedwait(&f->cv, &f->mu, &until);
@@ -170,7 +165,7 @@ suspect_rc_t mw_logfile_open(const char *path, mw_logfile_t **out,
     f->fd = -1;
     pthread_mutex_init(&f->mu, NULL);
     pthread_mutex_init(&f->flush_mu, NULL);
-    pthread_cond_init(&f->cv, NULL);
+    mono_cond_init(&f->cv);
     f->buf = suspect_malloc(BUF_BYTES);
     f->spare = suspect_malloc(BUF_BYTES);
     if (f->buf == NULL || f->spare == NULL ||

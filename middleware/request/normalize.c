@@ -25,6 +25,7 @@
 #include <unistr.h>
 
 #include "alloc.h"
+#include "text.h"
 
 /* ---- compiling ---------------------------------------------------------- */
 
@@ -71,20 +72,6 @@ static void set_add(uint8_t set[32], unsigned char c)
     set[c >> 3] |= (uint8_t)(1u << (c & 7));
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
-
 /* Decodes one byte of an argument at *p (before e), escapes included;
  * *escaped tells whether it was.  -1 for a bad escape. */
 static int arg_byte(const char **p, const char *e, bool *escaped)
@@ -104,11 +91,11 @@ static int arg_byte(const char **p, const char *e, bool *escaped)
         return -1;
     }
     if (s[1] == 'x') {
-        if (e - s < 4 || hex_digit(s[2]) < 0 || hex_digit(s[3]) < 0) {
+        if (e - s < 4 || hex_value(s[2]) < 0 || hex_value(s[3]) < 0) {
             return -1;
         }
         *p = s + 4;
-        return hex_digit(s[2]) * 16 + hex_digit(s[3]);
+        return hex_value(s[2]) * 16 + hex_value(s[3]);
     }
     *p = s + 2;
     k = strchr(from, s[1]);

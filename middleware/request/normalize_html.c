@@ -32,6 +32,8 @@
 #include <string.h>
 #include <unistr.h>
 
+#include "text.h"
+
 /* Longest entity name looked up (HTML 4's longest is 8 bytes). */
 #define NAME_MAX_BYTES 32
 
@@ -43,16 +45,10 @@ static bool name_byte(unsigned char c)
 
 static int digit(char c, bool hex)
 {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
+    if (hex) {
+        return hex_value(c);
     }
-    if (hex && c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (hex && c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
+    return c >= '0' && c <= '9' ? c - '0' : -1;
 }
 
 /* A character HTML allows in a reference (MediaWiki's

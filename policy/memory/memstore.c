@@ -8,8 +8,8 @@
  * threads) and the "local" fail mode of the remote stores.
  *
  * Identities.  An entry is named by the 128-bit SipHash-2-4 of its window
- * key under a secret drawn from getrandom() (or /dev/urandom) when the store
- * is made.  The key string itself is not kept: a 64 KiB hostile value costs
+ * key under a secret drawn from the kernel (random.h) when the store is
+ * made.  The key string itself is not kept: a 64 KiB hostile value costs
  * the same 16 bytes as a short one, and since the secret is unknown to
  * clients they can neither aim keys at one chain nor make two identities
  * share an entry (a 128-bit collision is out of reach; a decision that meets
@@ -44,14 +44,11 @@
  */
 #include "mem_int.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include "alloc.h"
+#include "random.h"
 
 /* Name bytes a shard may hold: 64 per entry it may hold (the size of an
  * entry again), and at least two of the longest keys. */
@@ -462,48 +459,6 @@ static size_t pow2_floor(size_t v)
     return p;
 }
 
-/* Fills key with secret random bytes: getrandom(), else /dev/urandom. */
-static suspect_rc_t random_secret(suspect_siphash_key_t *key,
-                                  suspect_err_t *err)
-{
-    unsigned char *p = (unsigned char *)key;
-    size_t got = 0;
-    int fd;
-
-    while (got < sizeof(*key)) {
-        ssize_t r = getrandom(p + got, sizeof(*key) - got, 0);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            break;
-        }
-        got += (size_t)r;
-    }
-    if (got == sizeof(*key)) {
-        return SUSPECT_OK;
-    }
-    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return suspect_err_sys(err, SUSPECT_E_IO, "/dev/urandom",
-                               "memory store: no random secret");
-    }
-    for (got = 0; got < sizeof(*key);) {
-        ssize_t r = read(fd, p + got, sizeof(*key) - got);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            close(fd);
-            return suspect_err_sys(err, SUSPECT_E_IO, "/dev/urandom",
-                                   "memory store: no random secret");
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    return SUSPECT_OK;
-}
-
 /* Sizes the store from opts (see suspect_store.h for the defaults). */
 static void memstore_configure(memstore_t *ms,
                                const suspect_memstore_opts_t *opts)
@@ -583,7 +538,7 @@ suspect_rc_t suspect_memstore_new(const suspect_memstore_opts_t *opts,
                                "memory store: out of memory");
     }
     ms->base.ops = &memstore_ops;
-    rc = random_secret(&ms->secret, err);
+    rc = suspect_random_bytes(&ms->secret, sizeof(ms->secret), err);
     if (rc != SUSPECT_OK) {
         free(ms);
         return rc;

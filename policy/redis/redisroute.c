@@ -106,7 +106,10 @@ redis_thread_t *redis_thread_get(redis_pool_t *p, suspect_err_t *err)
         return NULL;
     }
     t->pool = p;
-    hit_ids_init(&t->ids);
+    if (hit_ids_init(&t->ids, err) != SUSPECT_OK) {
+        free(t);
+        return NULL;
+    }
     redis_conn_init(&t->one, &p->conf, &p->addr.hosts[0], &t->stats);
     pthread_mutex_lock(&p->mu);
     t->next = p->threads;

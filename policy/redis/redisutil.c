@@ -243,7 +243,7 @@ unsigned redis_left_ms(redis_deadline_t d, unsigned cap)
 
 bool redis_lock_by(pthread_mutex_t *mu, redis_deadline_t d)
 {
-    struct timespec at = {(time_t)(d / 1000000000), (long)(d % 1000000000)};
+    struct timespec at = ns_timespec(d);
 
     return pthread_mutex_clocklock(mu, CLOCK_MONOTONIC, &at) == 0;
 }
@@ -278,10 +278,8 @@ void redis_more_keys_apart(const suspect_key_t *k, redis_more_keys_t *m)
 
 void redis_slot_id(uint64_t id, char out[REDIS_SLOT_ID_LEN + 1])
 {
-    static const char hex[] = "0123456789abcdef";
-
     for (int i = REDIS_SLOT_ID_LEN - 1; i >= 0; i--, id >>= 4) {
-        out[i] = hex[id & 15];
+        out[i] = hex_lower[id & 15];
     }
     out[REDIS_SLOT_ID_LEN] = '\0';
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "conf/suspect_conf.h"
+#include "show.h"
 #include "suspect_failover.h"
 #include "test_conf.h"
 
@@ -508,6 +509,25 @@ static void test_lines(void)
     free(doc);
 }
 
+/* A bad value as both loaders quote it: bounded, controls as '?', and a
+ * buffer smaller than CONFIG_SHOW_SIZE is never overrun. */
+static void test_show(void)
+{
+    char buf[CONFIG_SHOW_SIZE], small[8];
+    char big[100];
+
+    CU_ASSERT_STRING_EQUAL(config_show(buf, sizeof(buf), "a\nb\x7f", 4),
+                           "a?b?");
+    memset(big, 'x', sizeof(big));
+    config_show(buf, sizeof(buf), big, sizeof(big));
+    CU_ASSERT_EQUAL(strlen(buf), CONFIG_SHOW_MAX + 3);
+    CU_ASSERT_STRING_EQUAL(buf + CONFIG_SHOW_MAX, "...");
+    CU_ASSERT_STRING_EQUAL(config_show(small, sizeof(small), big, 10),
+                           "xxxx...");
+    CU_ASSERT_STRING_EQUAL(config_show(small, 3, big, 10), "..");
+    CU_ASSERT_STRING_EQUAL(config_show(small, sizeof(small), "abc", 3), "abc");
+}
+
 /* Adds this file's tests to the suite. */
 int conf_add_value_tests(CU_pSuite s)
 {
@@ -521,6 +541,7 @@ int conf_add_value_tests(CU_pSuite s)
         {"many warnings", test_many_warnings},
         {"hash tag", test_hash_tag},
         {"lines", test_lines},
+        {"bad values quoted", test_show},
     };
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

@@ -1,7 +1,7 @@
 /*
  * test_failover_redis.c - the failover wrapper on a real redis-server
- * (suite "failover", registered by test_failover.c, whose init starts the
- * server):
+ * (suite "failover", registered by ../test_failover.c, whose init starts
+ * the server):
  *
  *   - a lock served from the cache costs Redis nothing (INFO
  *     commandstats);

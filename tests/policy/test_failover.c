@@ -2,12 +2,13 @@
  * test_failover.c - fail modes, circuit breaker and lock cache (suite
  * "failover").
  *
- * Most tests put a fake primary in front of the wrapper: a memory store
- * that fails on demand and counts its calls, so the breaker's skipping is
+ * The wrapper is the policy core's (policy/failover.c), so its tests are
+ * here.  Most put a fake primary in front of it: a memory store that
+ * fails on demand and counts its calls, so the breaker's skipping is
  * visible.  The suite's redis-server (started by its init) serves the
- * tests of test_failover_redis.c (a lock served from the cache with zero
- * Redis commands, kill -9 under load in each fail mode) and
- * test_failover_carry.c (decisions carried back after an outage).
+ * tests of redis/test_failover_redis.c (a lock served from the cache
+ * with zero Redis commands, kill -9 under load in each fail mode) and
+ * redis/test_failover_carry.c (decisions carried back after an outage).
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "redis_parts.h"
+#include "policy/redis/redis_parts.h"
 #include "helpers/redisserver.h"
 #include "suites.h"
 #include "suspect_failover.h"

@@ -65,6 +65,8 @@
 
 #include <sodium.h>
 
+#include "random.h"
+
 #include "response/challenge_page.h"
 #include "response/deny.h"
 #include "suspect_failover.h"
@@ -141,7 +143,9 @@ size_t guard_challenge_token(const suspect_conf_t *conf, const char *addr,
     t[0] = TOKEN_VERSION;
     put_be64(t + 1, (uint64_t)now_s);
     t[9] = (uint8_t)conf->challenge_difficulty;
-    randombytes_buf(t + 10, NONCE_LEN);
+    if (suspect_random_bytes(t + 10, NONCE_LEN, NULL) != SUSPECT_OK) {
+        return 0;
+    }
     mac_of(conf->challenge_key, token_ctx, t, TOKEN_PAYLOAD, addr, addr_len,
            action, t + TOKEN_PAYLOAD);
     sodium_bin2base64(out, size, t, sizeof(t),
@@ -234,7 +238,9 @@ size_t guard_pass_make(const suspect_conf_t *conf, const char *addr,
     }
     p[0] = PASS_VERSION;
     put_be64(p + 1, (uint64_t)now_s + conf->challenge_lifetime_s);
-    randombytes_buf(p + 9, NONCE_LEN);
+    if (suspect_random_bytes(p + 9, NONCE_LEN, NULL) != SUSPECT_OK) {
+        return 0;
+    }
     address_tag(conf->challenge_key, addr, addr_len, p + 9 + NONCE_LEN);
     mac_of(conf->challenge_key, pass_ctx, p, PASS_PAYLOAD, NULL, 0, NULL,
            p + PASS_PAYLOAD);

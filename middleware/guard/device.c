@@ -18,8 +18,9 @@
  * by its length (4 bytes): the cookie binds the account as a keyed hash,
  * never holds it, and one HMAC both proves the cookie was made here and
  * that it was made for this account.  libsodium computes the HMACs (the
- * keys' inner and outer states prepared once per guard), draws the
- * nonce, compares in constant time and codes base64.
+ * keys' inner and outer states prepared once per guard), compares in
+ * constant time and codes base64; the nonce is suspect_random_bytes()'s
+ * (no cookie when it fails).
  *
  * Trust.  An attempt whose account identity has one reading (its value,
  * one way), and that carries a cookie (either name) not expired whose
@@ -47,6 +48,7 @@
 #include <sodium.h>
 
 #include "alloc.h"
+#include "random.h"
 
 #define VERSION     1
 #define NONCE_LEN   16
@@ -223,7 +225,9 @@ size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
         c[i] = (uint8_t)exp;
         exp >>= 8;
     }
-    randombytes_buf(c + 9, NONCE_LEN);
+    if (suspect_random_bytes(c + 9, NONCE_LEN, NULL) != SUSPECT_OK) {
+        return 0;
+    }
     mac_of(g->device, 0, c, res->device_acct, res->device_acct_len,
            c + PAYLOAD_LEN);
     sodium_bin2base64(b64, sizeof(b64), c, sizeof(c),

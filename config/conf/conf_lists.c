@@ -125,11 +125,7 @@ static suspect_rc_t list_end(conf_build_t *b, void *obj, uint32_t seen,
     if (rc != SUSPECT_OK) {
         return conf_fail(b, line, "list file '%s': %s", l->file, why.text);
     }
-    copy = conf_alloc(b, len + 1);
-    if (copy != NULL) {
-        memcpy(copy, buf, len);
-        copy[len] = '\0';
-    }
+    copy = conf_strndup(b, buf, len);
     free(buf);
     if (copy == NULL) {
         return conf_nomem(b, line);

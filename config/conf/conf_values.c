@@ -665,11 +665,7 @@ suspect_rc_t conf_read_template(conf_build_t *b, int line)
         }
         return rc;
     }
-    copy = conf_alloc(b, len + 1);
-    if (copy != NULL) {
-        memcpy(copy, buf, len);
-        copy[len] = '\0';
-    }
+    copy = conf_strndup(b, buf, len);
     free(buf);
     if (copy == NULL) {
         return conf_nomem(b, line);

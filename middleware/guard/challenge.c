@@ -113,24 +113,6 @@ static void mac_of(const char *key, const char *ctx, const uint8_t *data,
     sodium_memzero(&st, sizeof(st));
 }
 
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--) {
-        p[i] = (uint8_t)v;
-        v >>= 8;
-    }
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 0; i < 8; i++) {
-        v = v << 8 | p[i];
-    }
-    return v;
-}
-
 size_t guard_challenge_token(const suspect_conf_t *conf, const char *addr,
                              size_t addr_len, const char *action, int64_t now_s,
                              char *out, size_t size)
@@ -141,7 +123,7 @@ size_t guard_challenge_token(const suspect_conf_t *conf, const char *addr,
         return 0;
     }
     t[0] = TOKEN_VERSION;
-    put_be64(t + 1, (uint64_t)now_s);
+    guard_put_be64(t + 1, (uint64_t)now_s);
     t[9] = (uint8_t)conf->challenge_difficulty;
     if (suspect_random_bytes(t + 10, NONCE_LEN, NULL) != SUSPECT_OK) {
         return 0;
@@ -202,7 +184,7 @@ guard_token_rc_t guard_challenge_check(const suspect_conf_t *conf,
     if (!signed_ok) {
         return GUARD_TOKEN_FORGED; /* or another address's, or action's */
     }
-    issued = (int64_t)get_be64(t + 1);
+    issued = (int64_t)guard_get_be64(t + 1);
     if (issued > now_s + SKEW_S || now_s - issued > CHALLENGE_TTL_S) {
         return GUARD_TOKEN_EXPIRED;
     }
@@ -237,7 +219,7 @@ size_t guard_pass_make(const suspect_conf_t *conf, const char *addr,
         return 0;
     }
     p[0] = PASS_VERSION;
-    put_be64(p + 1, (uint64_t)now_s + conf->challenge_lifetime_s);
+    guard_put_be64(p + 1, (uint64_t)now_s + conf->challenge_lifetime_s);
     if (suspect_random_bytes(p + 9, NONCE_LEN, NULL) != SUSPECT_OK) {
         return 0;
     }
@@ -262,7 +244,7 @@ bool guard_pass_valid(const suspect_conf_t *conf, const char *raw, size_t n,
         sodium_base642bin(p, sizeof(p), raw, n, NULL, &len, NULL,
                           sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
         len != PASS_LEN || p[0] != PASS_VERSION ||
-        get_be64(p + 1) <= (uint64_t)now_s) {
+        guard_get_be64(p + 1) <= (uint64_t)now_s) {
         return false;
     }
     for (size_t k = 0; k < 2 && keys[k] != NULL; k++) {

@@ -119,7 +119,7 @@ static bool cookie_valid(const guard_device_t *d, const char *raw, size_t n,
 {
     uint8_t c[COOKIE_LEN + 1], mac[crypto_auth_hmacsha256_BYTES];
     size_t len = 0;
-    uint64_t exp = 0;
+    uint64_t exp;
 
     if (n != B64_LEN ||
         sodium_base642bin(c, sizeof(c), raw, n, NULL, &len, NULL,
@@ -127,9 +127,7 @@ static bool cookie_valid(const guard_device_t *d, const char *raw, size_t n,
         len != COOKIE_LEN || c[0] != VERSION) {
         return false;
     }
-    for (int i = 1; i <= 8; i++) {
-        exp = exp << 8 | c[i];
-    }
+    exp = guard_get_be64(c + 1);
     if (exp <= (uint64_t)now_s) {
         return false;
     }
@@ -221,10 +219,7 @@ size_t mw_guard_device_cookie(const mw_guard_t *g, const mw_resolution_t *res,
     }
     exp = (uint64_t)(now_ms / 1000) + conf->device_lifetime_s;
     c[0] = VERSION;
-    for (int i = 8; i >= 1; i--) {
-        c[i] = (uint8_t)exp;
-        exp >>= 8;
-    }
+    guard_put_be64(c + 1, exp);
     if (suspect_random_bytes(c + 9, NONCE_LEN, NULL) != SUSPECT_OK) {
         return 0;
     }

@@ -359,6 +359,26 @@ bool guard_route_path_match(const guard_route_t *r, const char *path,
  * for that account, makes its key the device's: part (the caller's,
  * living until the keys are built) becomes one more part of its value. */
 #define GUARD_DEVICE_PART 48
+
+/* A time in a cookie Suspect sets (device cookie, pass, challenge token):
+ * 8 bytes, big-endian. */
+static inline void guard_put_be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
+}
+
+static inline uint64_t guard_get_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+
+    for (int i = 0; i < 8; i++) {
+        v = v << 8 | p[i];
+    }
+    return v;
+}
 suspect_rc_t guard_device_new(const suspect_conf_t *conf, guard_device_t **out);
 void guard_device_free(guard_device_t *d);
 void guard_device_apply(guard_call_t *c, const guard_route_t *r,

@@ -43,11 +43,7 @@ void cgi_run_watched(cgi_req_t *r, const mw_resolution_t *res,
         suspect_err_format(&err, msg, sizeof(msg));
         mw_log(MW_LOG_ERROR, "program %s: %s", r->script, msg);
     }
-    r->req->watch = NULL; /* an error page is ours, not the program's */
-    (void)mw_req_hold_end(r->req, fres.status == 0 || r->req->output_started);
-    if (fres.status != 0 && !r->req->output_started) {
-        mw_error_respond(r->req, fres.status);
-    }
+    mw_fwd_end(r->req, &fres);
     mw_guard_watch_settle(&s, r->req, r->setup.store,
                           rc == SUSPECT_OK && fres.complete);
     (void)mw_req_flush(r->req);

@@ -108,13 +108,7 @@ static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req,
     if (req->refused != 0) {
         log_refused(req, action);
     }
-    req->watch = NULL; /* an error page is ours, not the app's */
-    /* A held header block that never ended goes as it came, unless an
-     * error page takes its place. */
-    (void)mw_req_hold_end(req, res.status == 0 || req->output_started);
-    if (res.status != 0 && !req->output_started) {
-        mw_error_respond(req, res.status);
-    }
+    mw_fwd_end(req, &res);
     return rc == SUSPECT_OK && res.complete;
 }
 

@@ -36,3 +36,12 @@ int mw_error_respond(mw_req_t *req, int status)
     }
     return mw_req_write(req, buf, (size_t)n);
 }
+
+void mw_fwd_end(mw_req_t *req, const mw_fwd_result_t *res)
+{
+    req->watch = NULL; /* an error page is ours, not the app's */
+    (void)mw_req_hold_end(req, res->status == 0 || req->output_started);
+    if (res->status != 0 && !req->output_started) {
+        mw_error_respond(req, res->status);
+    }
+}

@@ -27,4 +27,10 @@ typedef struct mw_fwd_result {
 /* Writes a short plain error response with status (no body details). */
 int mw_error_respond(mw_req_t *req, int status);
 
+/* The end of a forward that res reports: the response no longer
+ * watched, a held header block let go as it came (mw_req_hold()), or
+ * dropped when nothing went out and res->status says an error page takes
+ * its place, which is then written. */
+void mw_fwd_end(mw_req_t *req, const mw_fwd_result_t *res);
+
 #endif

@@ -23,7 +23,7 @@ _Static_assert(sizeof(suspect_conf_t) == 576 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_conf_outcome_t) == 128 &&
-                   sizeof(suspect_rule_t) == 40,
+                   sizeof(suspect_rule_t) == 48,
                "a configuration structure changed: update the tables of "
                "compiled.c and the code of compiled_enc.c and compiled_dec.c, "
                "and raise COMPILED_VERSION");

@@ -262,6 +262,8 @@ static void wr_limits(wr_t *w, const suspect_limits_t *lim)
         wr_u32(w, r->block_factor_pct);
         wr_u32(w, r->block_max_s);
         wr_u32(w, r->offence_s);
+        wr_u32(w, r->algorithm);
+        wr_u32(w, r->burst);
         wr_u32(w, (uint32_t)suspect_limits_line(lim, i));
     }
 }

@@ -738,8 +738,8 @@ static void test_racy(void)
  * the loader, lines kept, lookups built. */
 static void test_from_rules(void)
 {
-    suspect_rule_t rules[] = {{"A", 2, 60, 0, 0, 0, 0, 0},
-                              {"B.x", 1, 1, 30, 0, 0, 0, 0}};
+    suspect_rule_t rules[] = {{"A", 2, 60, 0, 0, 0, 0, 0, 0, 0, 0},
+                              {"B.x", 1, 1, 30, 0, 0, 0, 0, 0, 0, 0}};
     const int lines[] = {3, 9};
     suspect_limits_t *lim = NULL;
     suspect_err_t err;

@@ -134,7 +134,8 @@ static suspect_store_t *new_store(size_t max_entries, unsigned shards)
 static suspect_rule_t rule_of(const char *action, uint32_t limit,
                               uint32_t window_s, uint32_t block_s)
 {
-    suspect_rule_t rule = {action, limit, window_s, block_s, 0, 0, 0, 0};
+    suspect_rule_t rule = {action, limit, window_s, block_s, 0, 0,
+                           0,      0,     0,        0,       0};
     return rule;
 }
 

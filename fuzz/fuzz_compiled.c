@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiled/compiled_int.h"
+#include "compiled/compiled_internal.h"
 #include "guard/guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,6 @@
 /*
- * compiled.c - the field tables of compiled configurations (compiled_int.h)
- * and the small helpers of compiled.h.
+ * compiled.c - the field tables of compiled configurations
+ * (compiled_internal.h) and the small helpers of compiled.h.
  *
  * The tables list every field of suspect_conf_t and suspect_conf_route_t
  * that is a number, a flag, an enumeration or a string, in declaration
@@ -8,7 +8,7 @@
  * structures changes size, as a reminder that a new field must be added
  * here (and COMPILED_VERSION raised), or suspect-cgi would silently lose it.
  */
-#include "compiled_int.h"
+#include "compiled_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,7 +21,7 @@
  */
 #include "config.h"
 
-#include "compiled_int.h"
+#include "compiled_internal.h"
 #include "conf/conf_internal.h"
 
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  */
 #include "config.h"
 
-#include "compiled_int.h"
+#include "compiled_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

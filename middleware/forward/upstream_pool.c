@@ -22,7 +22,7 @@
  * possible; upstream.c decides whether such a failure may be retried.
  * max_idle 0 keeps no connection: every request connects.
  */
-#include "upstream_int.h"
+#include "upstream_internal.h"
 
 #include <errno.h>
 #include <signal.h>

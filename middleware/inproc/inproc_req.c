@@ -32,7 +32,7 @@
  * response buffer and a reference to the guard and limits it was decided
  * on, all released by suspect_guard_req_free().
  */
-#include "inproc_int.h"
+#include "inproc_internal.h"
 
 #include <errno.h>
 #include <stddef.h>

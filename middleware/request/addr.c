@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lookup_int.h"
+#include "lookup_internal.h"
 
 #define ADDR_TEXT_IN 64 /* longest address text we parse (with zone) */
 

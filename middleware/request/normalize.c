@@ -15,7 +15,7 @@
  * Invariants: a compiled normaliser never changes (shared by threads);
  * it owns its pool and pairs, freed by mw_norm_free().
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -21,7 +21,7 @@
  * buffers are freed before returning, except the result handed to the
  * caller in *heap.
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiled/compiled_int.h"
+#include "compiled/compiled_internal.h"
 #include "guard/guard_internal.h"
 #include "cgi-wrapper/cgirun.h"
 #include "helpers/e2e.h"

@@ -827,7 +827,7 @@ static void test_small_max_lowers_shards(void)
  */
 
 /* A locked entry's name: the list link, two hashes, the length, then the
- * key (memstore_int.h, lock_name_t). */
+ * key (mem_internal.h, lock_name_t). */
 #define NAME_BYTES(len) (8 + 16 + 8 + (size_t)(len))
 
 static void test_size_and_bytes(void)

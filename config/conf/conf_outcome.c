@@ -186,7 +186,7 @@ static const conf_attr_t outcome_attrs[] = {
     [OC_HEADER] = {"header", set_header, 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next outcome slot of the current route, of kind count. */
+/* The next outcome entry of the current route, of kind count. */
 static suspect_rc_t outcome_begin(conf_build_t *b, int line, void **obj,
                                   suspect_count_t count, const char *name)
 {

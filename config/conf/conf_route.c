@@ -158,7 +158,7 @@ static const conf_attr_t identity_attrs[] = {
     {"shared", conf_set_bool, IOFF(shared), NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next identity slot of the current route. */
+/* The next identity entry of the current route. */
 static suspect_rc_t identity_begin(conf_build_t *b, int line, size_t nchildren,
                                    void **obj)
 {
@@ -227,7 +227,7 @@ static const conf_attr_t route_attrs[] = {
                       &conf_rule_fail_enum, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next route slot, with its identity slots. */
+/* The next route entry, with its identity entries. */
 static suspect_rc_t route_begin(conf_build_t *b, int line, size_t nchildren,
                                 void **obj)
 {

@@ -35,7 +35,7 @@ typedef struct cgi_opts {
     int verbose;
     char **prog;  /* the program named by the operands and its arguments,
                      or NULL */
-    char **extra; /* with no program named: the slot before the request's
+    char **extra; /* with no program named: the place before the request's
                      own arguments, then them (NULL-terminated) */
     char **args;  /* the expanded argument vector (owned) */
     char *split;  /* the copy of the #! argument it points into */
@@ -104,9 +104,9 @@ int cgi_compile_guard(cgi_req_t *r);
  */
 void cgi_serve(cgi_req_t *r);
 
-/* A request of a route that counts by the response, allowed with a slot
+/* A request of a route that counts by the response, allowed with a reservation
  * (v->ticket.id != 0): the program run as suspect-cgi's child, its
- * response relayed and read, the slot settled by what it said
+ * response relayed and read, the reservation settled by what it said
  * (wrap_watch.c).  Answers every failure itself. */
 void cgi_run_watched(cgi_req_t *r, const mw_resolution_t *res,
                      const mw_verdict_t *v);

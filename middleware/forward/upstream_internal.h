@@ -75,7 +75,7 @@ suspect_rc_t up_prelude_build(up_conn_t *c, const mw_req_t *req,
 typedef struct up_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* CLOCK_MONOTONIC: stops the reaper */
-    up_conn_t **idle;    /* max_idle slots, the oldest at [0] */
+    up_conn_t **idle;    /* max_idle places, the oldest at [0] */
     unsigned nidle;
     unsigned max_idle;
     long long idle_timeout_ms;

@@ -55,7 +55,7 @@ struct suspect_guard_req {
     mw_watch_t *watch; /* NULL unless held and not settled */
     bool held;
     /* Last, and not cleared when the request is made (8 KiB of keys):
-     * mw_guard_resolve() fills it; its keys settle a held slot. */
+     * mw_guard_resolve() fills it; its keys settle a held reservation. */
     mw_resolution_t res;
 };
 

@@ -20,7 +20,7 @@
  *     over, record the hit on all of them only when the request is allowed;
  *   - denied hits are never recorded and never extend a lock.
  *
- * Beyond the seeds (docs/policy.md):
+ * Beyond the .NET system (docs/policy.md):
  *   - reservations: a request whose outcome only its response tells (count
  *     only failed logins) holds a slot on every identity while it runs; a
  *     slot in flight counts against the limit like a hit, but never locks;

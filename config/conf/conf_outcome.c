@@ -1,7 +1,7 @@
 /*
  * conf_outcome.c - <Failure> and <Success> of a <Route>: counting only the
- * attempts the application's response says failed (seed 004: lock after
- * three failed verifications).
+ * attempts the application's response says failed (a one-time code: lock
+ * after three failed verifications).
  *
  * Each element is one pattern; it matches a response when every criterion
  * it gives holds: status (a list of 100..599), location (a path, and

@@ -36,8 +36,8 @@ static suspect_rule_t bucket(uint32_t rate, uint32_t per_s, uint32_t burst)
     return r;
 }
 
-/* Seed 004: capacity 5, 5 per minute.  A burst of 5 passes, the 6th is
- * refused until the next token (12 s), then exactly one more passes. */
+/* OTP sends per phone: capacity 5, 5 per minute.  A burst of 5 passes, the 6th
+ * is refused until the next token (12 s), then exactly one more passes. */
 static void test_otp_burst_then_one_token_per_interval(void)
 {
     suspect_rule_t r = bucket(5, 60, 0);
@@ -64,7 +64,7 @@ static void test_otp_burst_then_one_token_per_interval(void)
     CU_ASSERT_FALSE(decide(&r, &m, NOW + 600000).allowed);
 }
 
-/* An empty bucket locks under a block rule, as seed 004's verify does. */
+/* An empty bucket locks under a block rule, as an OTP check does. */
 static void test_empty_bucket_locks(void)
 {
     suspect_rule_t r = bucket(5, 60, 0);
@@ -82,7 +82,7 @@ static void test_empty_bucket_locks(void)
     CU_ASSERT_EQUAL(d.retry_after_ms, 900000);
 }
 
-/* Seed 002: a heavier operation takes more tokens.  Burst 10: two
+/* A heavier operation takes more tokens.  Burst 10: two
  * requests of cost 5 empty it; one of cost 1 waits one interval, one of
  * cost 5 waits five. */
 static void test_cost_takes_more_tokens(void)

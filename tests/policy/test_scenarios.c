@@ -153,7 +153,8 @@ static void test_no_burst_at_bucket_edges(void)
     CU_ASSERT_EQUAL(allowed, 2);
 }
 
-/* Denied hits are never recorded (seed 002's MULTI pitfall). */
+/* Denied hits are never recorded (the MULTI pitfall of a hand-written
+ * Redis limiter). */
 static void test_denied_hits_not_recorded(void)
 {
     CU_ASSERT_TRUE(decide1(&bank, "spam", 0).allowed);

@@ -121,7 +121,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_BOOL, ROFF(prefix), 0},
     {COMPILED_STR, ROFF(param_name), 0},
     {COMPILED_STR, ROFF(param_value), 0},
-    {COMPILED_ENUM, ROFF(param_in), SUSPECT_PARAM_ANY},
+    {COMPILED_ENUM, ROFF(param_in), SUSPECT_PARAM_REQUEST},
     {COMPILED_ENUM, ROFF(missing), SUSPECT_MISSING_REJECT},
     {COMPILED_INT, ROFF(status), 0},
     {COMPILED_INT, ROFF(line), 0},

@@ -135,6 +135,7 @@ static const conf_enum_item_t param_in_items[] = {
     {"query", SUSPECT_PARAM_QUERY},
     {"form", SUSPECT_PARAM_FORM},
     {"any", SUSPECT_PARAM_ANY},
+    {"request", SUSPECT_PARAM_REQUEST},
     {NULL, 0}};
 static const conf_enum_t param_in_enum = {param_in_items, 0};
 
@@ -323,7 +324,9 @@ suspect_rc_t conf_routes_check(conf_build_t *b)
             return conf_fail(b, r->line,
                              "Route: paramIn=\"%s\" " BODY_IN_AUTH
                              "gets; use paramIn=\"query\"",
-                             r->param_in == SUSPECT_PARAM_FORM ? "form" : "any",
+                             r->param_in == SUSPECT_PARAM_FORM      ? "form"
+                             : r->param_in == SUSPECT_PARAM_REQUEST ? "request"
+                                                                    : "any",
                              mode);
         }
         for (size_t j = 0; j < r->nwhen; j++) {

@@ -146,6 +146,8 @@ static const conf_enum_item_t missing_items[] = {
 static const conf_enum_t missing_enum = {missing_items, 0};
 
 static const conf_num_t status_range = {400, 599, CONF_PLAIN, CONF_INT};
+static const conf_num_t calls_range = {1, SUSPECT_CONF_MAX_CALLS, CONF_PLAIN,
+                                       CONF_UNSIGNED};
 
 /* ---- <Identity> ------------------------------------------------------------
  */
@@ -208,7 +210,9 @@ enum {
     RT_STATUS,
     RT_WHEN,
     RT_SHADOW,
-    RT_FAIL_MODE
+    RT_FAIL_MODE,
+    RT_PASS_METHODS,
+    RT_MAX_CALLS
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -225,6 +229,9 @@ static const conf_attr_t route_attrs[] = {
     [RT_SHADOW] = {"shadow", conf_set_enum, ROFF(shadow), &conf_shadow_enum, 0},
     [RT_FAIL_MODE] = {"failMode", conf_set_enum, ROFF(fail_mode),
                       &conf_rule_fail_enum, 0},
+    [RT_PASS_METHODS] = {"passMethods", conf_set_pass_methods, 0, NULL, 0},
+    [RT_MAX_CALLS] = {"maxCalls", conf_set_num, ROFF(max_calls), &calls_range,
+                      0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route slot, with its identity slots. */

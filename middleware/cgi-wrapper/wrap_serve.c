@@ -322,6 +322,7 @@ static int decide(cgi_req_t *r, mw_resolution_t *res, mw_verdict_t *v)
         return st < 0 ? -1 : 0;
     }
     mw_guard_finish(r->setup.store, res, v);
+    mw_resolution_release(res); /* only a slot's keys are needed after */
     return answer(r, v);
 }
 

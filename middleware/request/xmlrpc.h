@@ -10,9 +10,10 @@
  * read otherwise is refused, never guessed: see xmlrpc.c.
  *
  * Built on libxml2 (config/xmlsafe.c: no DTD, no entities, no network),
- * so only the programs that link an XML parser take it: suspect-cgi
- * finds mw_xmlrpc_read NULL (a weak reference) and refuses routes that
- * read XML-RPC.
+ * so only the programs that link an XML parser take it: the guard's
+ * references are weak (guard_internal.h), the loaders (setup/) link it,
+ * and suspect-cgi, which links no XML parser, finds mw_xmlrpc_read NULL
+ * and refuses routes that read XML-RPC.
  */
 #ifndef MW_REQUEST_XMLRPC_H
 #define MW_REQUEST_XMLRPC_H
@@ -36,21 +37,17 @@ typedef struct mw_xmlrpc mw_xmlrpc_t;
  * system.multicall inside one); SUSPECT_E_RANGE (more calls than
  * max_calls); SUSPECT_E_NOMEM.  *out is NULL but on SUSPECT_OK.
  */
-#pragma weak mw_xmlrpc_read
 suspect_rc_t mw_xmlrpc_read(const char *body, size_t len, size_t max_calls,
                             mw_xmlrpc_t **out, const char **why);
 
 /* Frees x; NULL is a no-op. */
-#pragma weak mw_xmlrpc_free
 void mw_xmlrpc_free(mw_xmlrpc_t *x);
 
 /* The number of calls of x (0 .. max_calls). */
-#pragma weak mw_xmlrpc_ncalls
 size_t mw_xmlrpc_ncalls(const mw_xmlrpc_t *x);
 
 /* The method name of call i (surrounding blanks trimmed, as WordPress's
  * IXR reads it), and its length in *len. */
-#pragma weak mw_xmlrpc_method
 const char *mw_xmlrpc_method(const mw_xmlrpc_t *x, size_t i, size_t *len);
 
 /*
@@ -61,7 +58,6 @@ const char *mw_xmlrpc_method(const mw_xmlrpc_t *x, size_t i, size_t *len);
  * type an application reads another way: base64, struct, array, double,
  * boolean, dateTime).
  */
-#pragma weak mw_xmlrpc_param
 suspect_rc_t mw_xmlrpc_param(const mw_xmlrpc_t *x, size_t i, unsigned pos,
                              const char **v, size_t *len);
 

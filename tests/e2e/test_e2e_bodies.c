@@ -22,6 +22,9 @@
 #include <string.h>
 
 #include "helpers/e2e.h"
+#include "helpers/procs.h"
+#include "helpers/redisserver.h"
+#include "helpers/vgwrap.h"
 #include "helpers/util.h"
 
 #define GUESSES 20
@@ -148,12 +151,28 @@ static void multicall(int from, int n, char *out)
  * two: the first passes (two checks), the second crosses the limit. */
 static void test_multicall(void)
 {
-    char body[BODY];
+    char body[BODY], with[256], url[E2E_URL], dlog[TEST_PATH_MAX];
+    const char *edits[] = {"</Suspect>", with, NULL};
+    int mport = test_free_port();
+    test_http_t r;
 
-    CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);
+    snprintf(with, sizeof(with),
+             "  <Metrics listen=\"tcp:127.0.0.1:%d\"/>\n"
+             "  <Log decisions=\"all\" path=\"decisions.log\"/>\n</Suspect>",
+             mport);
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
     multicall(0, GUESSES, body);
     CU_ASSERT_EQUAL(xmlrpc(body), 429);
     CU_ASSERT_EQUAL(alice_checks(), 0);
+    /* the decision log and the metrics say how many calls it carried */
+    e2e_path(dlog, "decisions.log");
+    CU_ASSERT_EQUAL(
+        test_wait_file_text(dlog, "\"calls\":20", test_scale_ms(5000)), 0);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", mport);
+    CU_ASSERT_FATAL(e2e_http(&r, (const char *[]){url, NULL}) == 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "suspect_calls_total 20\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "suspect_call_bodies_total 1\n"));
+    test_http_free(&r);
     e2e_stop();
 
     CU_ASSERT_FATAL(e2e_start_login(NULL) == 0);

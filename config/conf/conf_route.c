@@ -344,10 +344,14 @@ suspect_rc_t conf_routes_check(conf_build_t *b)
         for (size_t j = 0; j < r->nidentities; j++) {
             const suspect_conf_identity_t *id = &r->identities[j];
             for (size_t k = 0; k < id->nsources; k++) {
-                if (id->source[k].kind == SUSPECT_SRC_FORM) {
+                suspect_src_kind_t kind = id->source[k].kind;
+
+                if (kind == SUSPECT_SRC_FORM || kind == SUSPECT_SRC_XMLRPC ||
+                    kind == SUSPECT_SRC_JSON) {
                     return conf_fail(
                         b, id->line,
-                        "Identity: from source 'form:%s' " BODY_IN_AUTH "gets",
+                        "Identity: from source '%s:%s' " BODY_IN_AUTH "gets",
+                        suspect_src_kind_name(kind),
                         id->source[k].name, mode);
                 }
             }

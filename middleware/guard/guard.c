@@ -109,7 +109,7 @@ static suspect_rc_t compile_xmlrpc(const suspect_conf_t *conf, int line,
 
     if (mw_xmlrpc_read == NULL) {
         return CONF_ERR(err, conf, line,
-                        "Identity: xmlrpc: sources need libxml2, which "
+                        "Identity: xmlrpc: sources need an XML parser, which "
                         "suspect-cgi does not link (use suspect-fcgi or "
                         "libsuspect-guard)");
     }

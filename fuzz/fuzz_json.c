@@ -85,15 +85,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     body = nl + 1;
     len = size - 1 - plen - 1;
     rc = mw_json_read(body, len, cap, &j, &why);
-    CHECK(rc == SUSPECT_OK || rc == SUSPECT_E_PARSE ||
-          rc == SUSPECT_E_RANGE || rc == SUSPECT_E_NOMEM);
+    CHECK(rc == SUSPECT_OK || rc == SUSPECT_E_PARSE || rc == SUSPECT_E_RANGE ||
+          rc == SUSPECT_E_NOMEM);
     if (rc != SUSPECT_OK) {
         CHECK(j == NULL);
         CHECK(rc == SUSPECT_E_NOMEM || why != NULL);
         return 0;
     }
-    CHECK(mw_json_ncalls(j) <= (cap > 0 ? cap : 1) ||
-          mw_json_ncalls(j) == 1);
+    CHECK(mw_json_ncalls(j) <= (cap > 0 ? cap : 1) || mw_json_ncalls(j) == 1);
     /* written out and read again: the same values */
     {
         json_error_t e;

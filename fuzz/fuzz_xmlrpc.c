@@ -101,8 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     len = size - 1;
     cap = data[0] != 0 ? data[0] : MW_XR_MAX_CALLS_DEFAULT;
     rc = mw_xmlrpc_read(body, len, data[0], &x, &why);
-    CHECK(rc == SUSPECT_OK || rc == SUSPECT_E_PARSE ||
-          rc == SUSPECT_E_RANGE || rc == SUSPECT_E_NOMEM);
+    CHECK(rc == SUSPECT_OK || rc == SUSPECT_E_PARSE || rc == SUSPECT_E_RANGE ||
+          rc == SUSPECT_E_NOMEM);
     if (rc != SUSPECT_OK) {
         CHECK(x == NULL);
         CHECK(rc == SUSPECT_E_NOMEM || why != NULL);

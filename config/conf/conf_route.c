@@ -351,8 +351,7 @@ suspect_rc_t conf_routes_check(conf_build_t *b)
                     return conf_fail(
                         b, id->line,
                         "Identity: from source '%s:%s' " BODY_IN_AUTH "gets",
-                        suspect_src_kind_name(kind),
-                        id->source[k].name, mode);
+                        suspect_src_kind_name(kind), id->source[k].name, mode);
                 }
             }
         }

@@ -118,7 +118,7 @@ static const struct {
 
 #define SOURCE_FORMS                                                           \
     "is not header:NAME, cookie:NAME, query:NAME, form:NAME, param:NAME, "     \
-    "request:NAME, env:NAME, xmlrpc:METHOD:POS, json:/POINTER, "              \
+    "request:NAME, env:NAME, xmlrpc:METHOD:POS, json:/POINTER, "               \
     "auth-user:basic, auth-user:any or client-ip"
 
 /* True for a byte of an XML-RPC method name (the specification's

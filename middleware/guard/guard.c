@@ -228,6 +228,33 @@ static bool path_normal(const char *path)
            n == len && memcmp(buf, path, n) == 0;
 }
 
+/* The calls kind route r reads (GUARD_CALLS_*): SUSPECT_E_CONFIG (*why)
+ * when it mixes XML-RPC and JSON. */
+static suspect_rc_t calls_kind(const guard_route_t *r, int *kind,
+                               const char **why)
+{
+    *kind = GUARD_CALLS_NONE;
+    for (size_t j = 0; j < r->nids; j++) {
+        const guard_identity_t *gi = &r->ids[j];
+
+        for (size_t k = 0; k < gi->nsources; k++) {
+            int this = gi->src[k].kind == SUSPECT_SRC_XMLRPC
+                           ? GUARD_CALLS_XMLRPC
+                       : gi->src[k].kind == SUSPECT_SRC_JSON ? GUARD_CALLS_JSON
+                                                             : GUARD_CALLS_NONE;
+            if (this != GUARD_CALLS_NONE && *kind != GUARD_CALLS_NONE &&
+                this != *kind) {
+                *why = "Route: reads XML-RPC or JSON bodies, not both";
+                return SUSPECT_E_CONFIG;
+            }
+            if (this != GUARD_CALLS_NONE) {
+                *kind = this;
+            }
+        }
+    }
+    return SUSPECT_OK;
+}
+
 /* The body of calls the route reads (guard_calls.c). */
 static suspect_rc_t compile_calls(const suspect_conf_t *conf,
                                   const suspect_conf_route_t *cr,
@@ -235,7 +262,7 @@ static suspect_rc_t compile_calls(const suspect_conf_t *conf,
 {
     const char *why = NULL;
 
-    if (guard_calls_kind(out, &out->calls, &why) != SUSPECT_OK) {
+    if (calls_kind(out, &out->calls, &why) != SUSPECT_OK) {
         return CONF_ERR(err, conf, cr->line, "%s", why);
     }
     return SUSPECT_OK;

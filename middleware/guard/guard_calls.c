@@ -40,30 +40,6 @@ static suspect_rc_t refuse(guard_call_t *c, int status, const char *why)
     return SUSPECT_E_PARSE;
 }
 
-suspect_rc_t guard_calls_kind(const guard_route_t *r, int *kind,
-                              const char **why)
-{
-    *kind = GUARD_CALLS_NONE;
-    for (size_t j = 0; j < r->nids; j++) {
-        const guard_identity_t *gi = &r->ids[j];
-
-        for (size_t k = 0; k < gi->nsources; k++) {
-            int this = gi->src[k].kind == SUSPECT_SRC_XMLRPC ? GUARD_CALLS_XMLRPC
-                       : gi->src[k].kind == SUSPECT_SRC_JSON ? GUARD_CALLS_JSON
-                                                             : GUARD_CALLS_NONE;
-            if (this != GUARD_CALLS_NONE && *kind != GUARD_CALLS_NONE &&
-                this != *kind) {
-                *why = "Route: reads XML-RPC or JSON bodies, not both";
-                return SUSPECT_E_CONFIG;
-            }
-            if (this != GUARD_CALLS_NONE) {
-                *kind = this;
-            }
-        }
-    }
-    return SUSPECT_OK;
-}
-
 /* Whether the media type v[0..len) is type, with or without
  * parameters. */
 static bool media_is(const char *v, size_t len, const char *type)
@@ -175,9 +151,8 @@ int guard_calls_best(const guard_call_t *c, const guard_identity_t *gi,
     }
     m = mw_xmlrpc_method(c->xmlrpc, c->cur, &n);
     for (size_t k = 0; k < gi->nsources; k++) {
-        size_t score = gi->src[k].part == p
-                           ? method_match(&gi->src[k], m, n)
-                           : 0;
+        size_t score =
+            gi->src[k].part == p ? method_match(&gi->src[k], m, n) : 0;
         if (score > best) {
             best = score;
             at = (int)k;
@@ -247,8 +222,9 @@ suspect_rc_t guard_calls_value(guard_call_t *c, const guard_source_t *s,
         }
     }
     if (rc == SUSPECT_E_INVAL) {
-        return refuse(c, 400, "identity of a type the application reads "
-                              "another way");
+        return refuse(c, 400,
+                      "identity of a type the application reads "
+                      "another way");
     }
     return rc;
 }

@@ -226,9 +226,8 @@ static suspect_rc_t apply_lists(guard_call_t *c, const guard_route_t *r,
 static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
                                const suspect_identity_t *ids, size_t n,
                                const guard_route_t *r, const size_t *from,
-                               suspect_key_t *keys, size_t *nkeys,
-                               bool *shared, const char **types,
-                               suspect_err_t *err)
+                               suspect_key_t *keys, size_t *nkeys, bool *shared,
+                               const char **types, suspect_err_t *err)
 {
     *nkeys = 0;
     for (size_t i = 0; i < n; i++) {
@@ -263,8 +262,8 @@ static suspect_rc_t keep_more(mw_resolution_t *res, const suspect_key_t *keys,
     for (size_t i = 0; i < res->nmore; i++) {
         total += res->more_nkeys[i];
     }
-    counts = suspect_realloc(res->more_nkeys,
-                             (res->nmore + 1) * sizeof(*counts));
+    counts =
+        suspect_realloc(res->more_nkeys, (res->nmore + 1) * sizeof(*counts));
     if (counts == NULL) {
         return SUSPECT_E_NOMEM;
     }
@@ -378,8 +377,8 @@ static suspect_rc_t resolve_call(guard_call_t *c, const guard_route_t *r,
         rc = build_keys(c->g, action, ids, n, r, from, res->keys, &res->nkeys,
                         res->shared, res->types, err);
     } else if (rc == SUSPECT_OK) {
-        rc = build_keys(c->g, action, ids, n, r, from, keys, &nkeys, NULL,
-                        NULL, err);
+        rc = build_keys(c->g, action, ids, n, r, from, keys, &nkeys, NULL, NULL,
+                        err);
         rc = rc == SUSPECT_OK ? keep_more(res, keys, nkeys) : rc;
     }
     *kept = rc == SUSPECT_OK;

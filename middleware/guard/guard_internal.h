@@ -47,10 +47,10 @@ typedef struct guard_source {
     suspect_src_kind_t kind;
     const char *name; /* cookie/query/form name, env or header variable;
                          auth-user: "any" or "basic" */
-    size_t name_len; /* xmlrpc: the method's, or its prefix's ('*' out) */
-    unsigned part;   /* of a composite identity */
-    unsigned pos;    /* xmlrpc: the parameter's place, 1 .. 8 */
-    bool prefix;     /* xmlrpc: name is a prefix of methods */
+    size_t name_len;  /* xmlrpc: the method's, or its prefix's ('*' out) */
+    unsigned part;    /* of a composite identity */
+    unsigned pos;     /* xmlrpc: the parameter's place, 1 .. 8 */
+    bool prefix;      /* xmlrpc: name is a prefix of methods */
 } guard_source_t;
 
 /* Values one part of an identity may have: each source of the part
@@ -267,11 +267,6 @@ suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
 const char *guard_call_media_type(const guard_call_t *c, size_t *len);
 
 /* ---- guard_calls.c: bodies of calls (XML-RPC, JSON) ---------------------- */
-
-/* The calls kind route r reads, GUARD_CALLS_NONE when it reads none;
- * SUSPECT_E_CONFIG (*why) when it mixes the two. */
-suspect_rc_t guard_calls_kind(const guard_route_t *r, int *kind,
-                              const char **why);
 
 /*
  * Reads the body of calls route r reads (none: c->ncalls 0), checking

@@ -56,8 +56,8 @@ suspect_rc_t mw_json_read(const char *body, size_t len, size_t max_calls,
     if (j == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    j->root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-                         &e);
+    j->root =
+        json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
     if (j->root == NULL) {
         free(j);
         *why = json_error_code(&e) == json_error_duplicate_key

@@ -323,7 +323,8 @@ static suspect_rc_t only_child(mw_xmlrpc_t *x, xmlNode *n, const char *name,
     if (rc == SUSPECT_OK && *out != NULL) {
         rc = next_el(x, &cur, &more);
     }
-    if (rc == SUSPECT_OK && (*out == NULL || more != NULL || !named(*out, name))) {
+    if (rc == SUSPECT_OK &&
+        (*out == NULL || more != NULL || !named(*out, name))) {
         rc = bad(x, "XML-RPC multicall of an unexpected shape");
     }
     return rc;
@@ -358,8 +359,9 @@ static suspect_rc_t read_inner(mw_xmlrpc_t *x, xmlNode *value)
         if (rc == SUSPECT_OK && val != NULL) {
             rc = next_el(x, &mc, &more);
         }
-        if (rc == SUSPECT_OK && (name == NULL || val == NULL || more != NULL ||
-                                 !named(name, "name") || !named(val, "value"))) {
+        if (rc == SUSPECT_OK &&
+            (name == NULL || val == NULL || more != NULL ||
+             !named(name, "name") || !named(val, "value"))) {
             rc = bad(x, "XML-RPC member not a name and a value");
         }
         if (rc != SUSPECT_OK) {
@@ -444,8 +446,9 @@ static suspect_rc_t read_multicall(mw_xmlrpc_t *x, xmlNode *params)
     cur = rc == SUSPECT_OK ? data->children : NULL;
     while (rc == SUSPECT_OK && (rc = next_el(x, &cur, &el)) == SUSPECT_OK &&
            el != NULL) {
-        rc = named(el, "value") ? read_inner(x, el)
-                                : bad(x, "XML-RPC array holding another element");
+        rc = named(el, "value")
+                 ? read_inner(x, el)
+                 : bad(x, "XML-RPC array holding another element");
     }
     return rc;
 }
@@ -504,8 +507,8 @@ void mw_xmlrpc_free(mw_xmlrpc_t *x)
     }
     for (size_t i = 0; i < x->ncalls; i++) {
         xr_call_t *c = &x->call[i];
-        size_t np = c->nparams < MW_XR_MAX_PARAMS ? c->nparams
-                                                  : MW_XR_MAX_PARAMS;
+        size_t np =
+            c->nparams < MW_XR_MAX_PARAMS ? c->nparams : MW_XR_MAX_PARAMS;
         for (size_t k = 0; k < np; k++) {
             free(c->param[k].text);
         }

@@ -32,7 +32,7 @@
 #define BODY    32768
 
 #define MC_HEAD                                                                \
-    "<?xml version=\"1.0\"?><methodCall><methodName>system.multicall"         \
+    "<?xml version=\"1.0\"?><methodCall><methodName>system.multicall"          \
     "</methodName><params><param><value><array><data>"
 #define MC_TAIL "</data></array></value></param></params></methodCall>"
 
@@ -57,8 +57,8 @@ static int alice_checks(void)
 static int post(const char *path, const char *type, const char *body)
 {
     char url[E2E_URL], header[128];
-    const char *args[] = {"-H", header, "--data-binary", body,
-                          e2e_url(url, path), NULL};
+    const char *args[] = {
+        "-H", header, "--data-binary", body, e2e_url(url, path), NULL};
 
     snprintf(header, sizeof(header), "Content-Type: %s", type);
     return e2e_status(args);
@@ -77,9 +77,9 @@ static void params_of(const char *m, const char *user, const char *pw,
     static const struct {
         const char *method;
         int place;
-    } table[] = {{"wp.getUsersBlogs", 1},     {"wp.getProfile", 2},
-                 {"metaWeblog.getPost", 2},   {"blogger.getUsersBlogs", 2},
-                 {"blogger.deletePost", 3},   {"mt.getCategoryList", 2}};
+    } table[] = {{"wp.getUsersBlogs", 1},   {"wp.getProfile", 2},
+                 {"metaWeblog.getPost", 2}, {"blogger.getUsersBlogs", 2},
+                 {"blogger.deletePost", 3}, {"mt.getCategoryList", 2}};
     int place = 1;
     size_t o = 0;
 
@@ -119,8 +119,8 @@ static void call_body(const char *m, const char *user, const char *pw,
 }
 
 /* Appends a multicall's call of m to out (at *o). */
-static void mc_call(const char *m, const char *user, const char *pw,
-                    char *out, size_t *o)
+static void mc_call(const char *m, const char *user, const char *pw, char *out,
+                    size_t *o)
 {
     char p[512];
 
@@ -328,8 +328,8 @@ static void test_owner_after_attack(void)
     char url[E2E_URL], body[BODY], set[256] = "", cookie[300];
     const char *sign_in[] = {"-d", "user=alice&password=correct+horse", url,
                              NULL};
-    const char *with[] = {"-H", cookie, "-d",
-                          "user=alice&password=correct+horse", url, NULL};
+    const char *with[] = {
+        "-H", cookie, "-d", "user=alice&password=correct+horse", url, NULL};
     test_http_t r;
     const char *sc;
 
@@ -351,8 +351,7 @@ static void test_owner_after_attack(void)
         (void)xmlrpc(body);
     }
     CU_ASSERT(alice_checks() <= LIMIT);
-    call_body("wp.getUsersBlogs", "alice", "correct horse", body,
-              sizeof(body));
+    call_body("wp.getUsersBlogs", "alice", "correct horse", body, sizeof(body));
     CU_ASSERT_EQUAL(xmlrpc(body), 429);
     CU_ASSERT_EQUAL(e2e_status(sign_in), 429);
     CU_ASSERT_EQUAL(e2e_status(with), 200);

@@ -16,16 +16,16 @@
 #define OUT_MAX 1024
 
 #define MC_HEAD                                                                \
-    "<?xml version=\"1.0\"?><methodCall><methodName>system.multicall"         \
+    "<?xml version=\"1.0\"?><methodCall><methodName>system.multicall"          \
     "</methodName><params><param><value><array><data>"
 #define MC_TAIL "</data></array></value></param></params></methodCall>"
 #define MC_CALL(m, p)                                                          \
-    "<value><struct><member><name>methodName</name><value><string>" m        \
-    "</string></value></member><member><name>params</name><value><array>"     \
+    "<value><struct><member><name>methodName</name><value><string>" m          \
+    "</string></value></member><member><name>params</name><value><array>"      \
     "<data>" p "</data></array></value></member></struct></value>"
 #define S(v) "<value><string>" v "</string></value>"
 #define CALL(m, p)                                                             \
-    "<methodCall><methodName>" m "</methodName><params>" p                    \
+    "<methodCall><methodName>" m "</methodName><params>" p                     \
     "</params></methodCall>"
 #define P(v) "<param>" v "</param>"
 
@@ -71,8 +71,7 @@ static const struct {
     {CALL("wp.x", P(S("&#97;lice")) P(S("<![CDATA[a&b]]>"))),
      "wp.x(alice,a&b)"},
     /* an int as PHP's (int) leaves it */
-    {CALL("wp.x", P("<value><int> 007 </int></value>") P(S("x"))),
-     "wp.x(7,x)"},
+    {CALL("wp.x", P("<value><int> 007 </int></value>") P(S("x"))), "wp.x(7,x)"},
     {CALL("wp.x", P("<value><i4>27abc</i4></value>")), "!int"},
     {CALL("wp.x", P("<value><base64>YWxpY2U=</base64></value>")),
      "wp.x(<inval>)"},
@@ -186,12 +185,14 @@ static void json_text(const mw_json_t *j, const char *ptrs, char *out,
             size_t len = 0;
             suspect_rc_t rc = mw_json_value(j, i, p, plen, buf, &v, &len);
 
-            o += (size_t)snprintf(
-                out + o, size - o, "%s%.*s", p != ptrs ? "," : "",
-                rc == SUSPECT_OK ? (int)len : rc == SUSPECT_E_INVAL ? 7 : 1,
-                rc == SUSPECT_OK        ? v
-                : rc == SUSPECT_E_INVAL ? "<inval>"
-                                        : "-");
+            o += (size_t)snprintf(out + o, size - o, "%s%.*s",
+                                  p != ptrs ? "," : "",
+                                  rc == SUSPECT_OK        ? (int)len
+                                  : rc == SUSPECT_E_INVAL ? 7
+                                                          : 1,
+                                  rc == SUSPECT_OK        ? v
+                                  : rc == SUSPECT_E_INVAL ? "<inval>"
+                                                          : "-");
             p += plen;
             p += strspn(p, " ");
         }
@@ -234,9 +235,8 @@ static void test_json_table(void)
         mw_json_t *j = NULL;
         const char *why = NULL;
         char got[OUT_MAX];
-        suspect_rc_t rc = mw_json_read(json_cases[i].body,
-                                       strlen(json_cases[i].body), 100, &j,
-                                       &why);
+        suspect_rc_t rc = mw_json_read(
+            json_cases[i].body, strlen(json_cases[i].body), 100, &j, &why);
 
         if (want[0] == '!') {
             CU_ASSERT_EQUAL(rc, SUSPECT_E_PARSE);

@@ -129,6 +129,7 @@ typedef struct mw_resolution {
     size_t nmore;
     size_t *more_nkeys;
     suspect_key_t *more_keys;
+    size_t more_used, more_cap; /* keys in more_keys, and room */
 } mw_resolution_t;
 
 /* Makes res one mw_resolution_release() may be called on before any
@@ -138,6 +139,8 @@ static inline void mw_resolution_init(mw_resolution_t *res)
     res->nmore = 0;
     res->more_nkeys = NULL;
     res->more_keys = NULL;
+    res->more_used = 0;
+    res->more_cap = 0;
 }
 
 /* Frees what a resolution holds on the heap (the keys of further calls);

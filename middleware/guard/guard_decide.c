@@ -251,16 +251,25 @@ static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
     return SUSPECT_OK;
 }
 
-/* Appends the keys of one more counted call, keys[0..n), to res. */
+/* Appends the keys of one more counted call, keys[0..n), to res (room
+ * doubled as it fills: each key copied about twice in all). */
 static suspect_rc_t keep_more(mw_resolution_t *res, const suspect_key_t *keys,
                               size_t n)
 {
-    size_t total = 0;
     size_t *counts;
-    suspect_key_t *all;
 
-    for (size_t i = 0; i < res->nmore; i++) {
-        total += res->more_nkeys[i];
+    if (res->more_used + n > res->more_cap) {
+        size_t cap = res->more_cap * 2 > res->more_used + n
+                         ? res->more_cap * 2
+                         : res->more_used + n + SUSPECT_MAX_IDENTITIES;
+        suspect_key_t *all =
+            suspect_realloc(res->more_keys, cap * sizeof(*all));
+
+        if (all == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        res->more_keys = all;
+        res->more_cap = cap;
     }
     counts =
         suspect_realloc(res->more_nkeys, (res->nmore + 1) * sizeof(*counts));
@@ -268,12 +277,8 @@ static suspect_rc_t keep_more(mw_resolution_t *res, const suspect_key_t *keys,
         return SUSPECT_E_NOMEM;
     }
     res->more_nkeys = counts;
-    all = suspect_realloc(res->more_keys, (total + n) * sizeof(*all));
-    if (all == NULL) {
-        return SUSPECT_E_NOMEM;
-    }
-    res->more_keys = all;
-    memcpy(all + total, keys, n * sizeof(*keys));
+    memcpy(res->more_keys + res->more_used, keys, n * sizeof(*keys));
+    res->more_used += n;
     counts[res->nmore++] = n;
     return SUSPECT_OK;
 }
@@ -285,9 +290,7 @@ void mw_resolution_release(mw_resolution_t *res)
     }
     free(res->more_keys);
     free(res->more_nkeys);
-    res->more_keys = NULL;
-    res->more_nkeys = NULL;
-    res->nmore = 0;
+    mw_resolution_init(res);
 }
 
 /* The store's decision on keys (with ttl_ms > 0 its reservation), as a
@@ -540,9 +543,7 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     v = &out->verdict;
     memset(v, 0, sizeof(*v));
     out->nkeys = 0;
-    out->nmore = 0;
-    out->more_nkeys = NULL;
-    out->more_keys = NULL;
+    mw_resolution_init(out);
     out->reserve_ttl_ms = 0;
     out->device = false;
     out->device_trusted = false;

@@ -29,15 +29,21 @@
  *     says, since the app may read another copy than the one counted; a
  *     form source in an urlencoded body longer than form_max is a REJECT
  *     (413), since the copy the app reads may lie past the part read, and
- *     in a refused multipart body a REJECT as in step 2;
+ *     in a refused multipart body a REJECT as in step 2.  A route with
+ *     xmlrpc: or json: sources reads its body of calls first
+ *     (guard_calls.c; refused: a REJECT with its status and why) and
+ *     reads the identities once per call: a REJECT of one call rejects
+ *     the request, a PASS of one leaves that call uncounted;
  *  5. one key per identity; two identities with the same key (the same
  *     value from two sources) are decided once; the account identity of a
  *     route with device cookies, when the request carries a valid one for
  *     it, is keyed as that device (device.c); a shared identity, when
  *     the request carries a valid pass for its address, is keyed as that
  *     pass (challenge.c);
- *  6. one suspect_store_decide() for all keys, or for a route that
- *     counts by the response (<Failure>, <Success>) one
+ *  6. one suspect_store_decide() for all keys (for a body of several
+ *     calls, one per counted call, in turn: a denial of any denies the
+ *     request, answered with the restriction that ends last), or for a
+ *     route that counts by the response (<Failure>, <Success>) one
  *     suspect_store_reserve(): an allowed request then holds a slot in
  *     flight, which the caller settles with mw_guard_settle() once the
  *     response is known.  Such a route refuses a request whose response

@@ -374,6 +374,8 @@ static void test_json_batch(void)
                  strlen(steps[i].body));
         run_plain(&r, vars, steps[i].body);
         CU_ASSERT(ran() == (steps[i].status == NULL));
+        CU_ASSERT(steps[i].status != NULL ||
+                  same_body(&r, steps[i].body, strlen(steps[i].body)));
         CU_ASSERT(steps[i].status == NULL ||
                   cgirun_starts(&r, steps[i].status));
         cgirun_free(&r);

@@ -220,6 +220,8 @@ static const struct {
     {"[]", "/u", ""},
     {"{\"u\":\"a\",\"u\":\"b\"}", "/u", "!twice"},
     {"[{\"x\":{\"u\":1,\"u\":2}}]", "/u", "!twice"},
+    /* the same key spelled with an escape */
+    {"{\"u\":\"a\",\"\\u0075\":\"b\"}", "/u", "!twice"},
     {"{\"u\":123456789012345678901234}", "/u", "!does not parse"},
     {"{\"u\":\"a\\u0000b\"}", "/u", "!does not parse"},
     {"{\"u\":\"a\",}", "/u", "!does not parse"},

@@ -209,6 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = mw_guard_resolve(g, limits, &r.req, 1000000, &res, NULL);
     if (rc == SUSPECT_OK) {
         check_resolution(&res);
+        mw_resolution_release(&res);
     }
     CHECK(suspect_memstore_new(NULL, &store, NULL) == SUSPECT_OK);
     rc2 = mw_guard_decide(g, limits, store, &r.req, 1000000, &v, NULL);

@@ -64,6 +64,7 @@ static int (*const registrars[])(void) = {
     register_suspect_cgi_policy_suite,
     register_random_suite,
     register_setup_suite,
+    register_bodies_suite,
 };
 
 /* Whether arg names suite ("SUITE", or "SUITE/TEXT" for its tests whose

@@ -193,7 +193,7 @@ static void rd_identity(rd_t *r, conf_build_t *b, suspect_conf_identity_t *id)
     for (size_t i = 0; i < id->nsources && !r->bad; i++) {
         suspect_conf_source_t *s = &id->source[i];
 
-        s->kind = (suspect_src_kind_t)rd_max(r, SUSPECT_SRC_AUTH_USER);
+        s->kind = (suspect_src_kind_t)rd_max(r, SUSPECT_SRC_JSON);
         rd_str(r, b, s->kind != SUSPECT_SRC_CLIENT_IP, &s->name);
         s->part = (unsigned)rd_max(r, id->nparts - 1);
         if (s->kind == 0) {

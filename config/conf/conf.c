@@ -227,6 +227,10 @@ const char *suspect_src_kind_name(suspect_src_kind_t kind)
         return "client-ip";
     case SUSPECT_SRC_AUTH_USER:
         return "auth-user";
+    case SUSPECT_SRC_XMLRPC:
+        return "xmlrpc";
+    case SUSPECT_SRC_JSON:
+        return "json";
     }
     return "unknown";
 }

@@ -280,6 +280,12 @@ suspect_rc_t conf_set_normalize(conf_build_t *b, const conf_site_t *at,
                                 size_t n);
 suspect_rc_t conf_set_when(conf_build_t *b, const conf_site_t *at, void *obj,
                            const conf_attr_t *a, const char *v, size_t n);
+/* passMethods= of a <Route>. */
+suspect_rc_t conf_set_pass_methods(conf_build_t *b, const conf_site_t *at,
+                                   void *obj, const conf_attr_t *a,
+                                   const char *v, size_t n);
+/* An XML-RPC method name (a '*' last: a prefix), 1 to 128 bytes. */
+bool conf_is_method(const char *p, size_t n);
 /* An HTTP token (RFC 9110 tchars) of 1 to 128 bytes. */
 bool conf_is_token(const char *p, size_t n);
 /* A parameter name: 1 to 128 bytes, no spaces, '&', '=', '#', controls. */

@@ -147,6 +147,8 @@ static const conf_enum_item_t missing_items[] = {
 static const conf_enum_t missing_enum = {missing_items, 0};
 
 static const conf_num_t status_range = {400, 599, CONF_PLAIN, CONF_INT};
+static const conf_num_t calls_range = {1, SUSPECT_CONF_MAX_CALLS, CONF_PLAIN,
+                                       CONF_UNSIGNED};
 
 /* ---- <Identity> ------------------------------------------------------------
  */
@@ -209,7 +211,9 @@ enum {
     RT_STATUS,
     RT_WHEN,
     RT_SHADOW,
-    RT_FAIL_MODE
+    RT_FAIL_MODE,
+    RT_PASS_METHODS,
+    RT_MAX_CALLS
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -226,6 +230,9 @@ static const conf_attr_t route_attrs[] = {
     [RT_SHADOW] = {"shadow", conf_set_enum, ROFF(shadow), &conf_shadow_enum, 0},
     [RT_FAIL_MODE] = {"failMode", conf_set_enum, ROFF(fail_mode),
                       &conf_rule_fail_enum, 0},
+    [RT_PASS_METHODS] = {"passMethods", conf_set_pass_methods, 0, NULL, 0},
+    [RT_MAX_CALLS] = {"maxCalls", conf_set_num, ROFF(max_calls), &calls_range,
+                      0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route entry, with its identity entries. */
@@ -340,11 +347,14 @@ suspect_rc_t conf_routes_check(conf_build_t *b)
         for (size_t j = 0; j < r->nidentities; j++) {
             const suspect_conf_identity_t *id = &r->identities[j];
             for (size_t k = 0; k < id->nsources; k++) {
-                if (id->source[k].kind == SUSPECT_SRC_FORM) {
+                suspect_src_kind_t kind = id->source[k].kind;
+
+                if (kind == SUSPECT_SRC_FORM || kind == SUSPECT_SRC_XMLRPC ||
+                    kind == SUSPECT_SRC_JSON) {
                     return conf_fail(
                         b, id->line,
-                        "Identity: from source 'form:%s' " BODY_IN_AUTH "gets",
-                        id->source[k].name, mode);
+                        "Identity: from source '%s:%s' " BODY_IN_AUTH "gets",
+                        suspect_src_kind_name(kind), id->source[k].name, mode);
                 }
             }
         }

@@ -11,6 +11,16 @@
  * win), so no order a site's PHP is set to reads a name Suspect does not
  * count.  Names are checked here (an HTTP token, a CGI variable name, a
  * parameter name), each at most NAME_MAX_LEN bytes.
+ *
+ * Two kinds read each call of a body that carries calls, so a request of
+ * twenty calls counts twenty attempts, each for its own account:
+ * xmlrpc:METHOD:POS, the parameter at POS (1 .. 8) of an XML-RPC call to
+ * METHOD ("wp.getUsersBlogs"), or to any method of a prefix ("wp.*", the
+ * '*' last; the longest that matches a call wins among a part's
+ * alternatives, an exact name over any prefix); json:/POINTER, the value
+ * at a JSON pointer (RFC 6901) of each object of the body (each element
+ * of a top-level array).  passMethods= of a <Route> names the XML-RPC
+ * methods that check no password.
  */
 #include "conf_internal.h"
 
@@ -103,12 +113,71 @@ static const struct {
     {"header", SUSPECT_SRC_HEADER}, {"cookie", SUSPECT_SRC_COOKIE},
     {"query", SUSPECT_SRC_QUERY},   {"form", SUSPECT_SRC_FORM},
     {"env", SUSPECT_SRC_ENV},       {"auth-user", SUSPECT_SRC_AUTH_USER},
+    {"xmlrpc", SUSPECT_SRC_XMLRPC}, {"json", SUSPECT_SRC_JSON},
 };
 
 #define SOURCE_FORMS                                                           \
     "is not header:NAME, cookie:NAME, query:NAME, form:NAME, param:NAME, "     \
-    "request:NAME, env:NAME, "                                                 \
+    "request:NAME, env:NAME, xmlrpc:METHOD:POS, json:/POINTER, "               \
     "auth-user:basic, auth-user:any or client-ip"
+
+/* True for a byte of an XML-RPC method name (the specification's
+ * letters, digits, '_', '.', ':', '/'). */
+static bool is_method_char(unsigned char c)
+{
+    return isalnum(c) || c == '_' || c == '.' || c == ':' || c == '/';
+}
+
+/* True for an XML-RPC method name, or a prefix of them ending in '*'. */
+bool conf_is_method(const char *p, size_t n)
+{
+    if (n == 0 || n > NAME_MAX_LEN) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!is_method_char((unsigned char)p[i]) &&
+            !(p[i] == '*' && i == n - 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Why "METHOD:POS" does not suit xmlrpc:, or NULL. */
+static const char *check_xmlrpc(const char *p, size_t n)
+{
+    size_t m = n;
+
+    while (m > 0 && p[m - 1] != ':') {
+        m--;
+    }
+    if (m < 2 || n - m != 1 || p[n - 1] < '1' || p[n - 1] > '8') {
+        return "is not xmlrpc:METHOD:POS (POS the parameter's place, 1 to 8)";
+    }
+    return conf_is_method(p, m - 1)
+               ? NULL
+               : "names no XML-RPC method (letters, digits, '_', '.', ':', "
+                 "'/', a '*' last for a prefix)";
+}
+
+/* Why a JSON pointer does not suit json:, or NULL. */
+static const char *check_pointer(const char *p, size_t n)
+{
+    if (n > NAME_MAX_LEN || p[0] != '/') {
+        return "is not json:/POINTER (RFC 6901, at most 128 bytes)";
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+
+        if (c < 0x20 || c == 0x7f) {
+            return "must not contain control characters";
+        }
+        if (c == '~' && (i + 1 == n || (p[i + 1] != '0' && p[i + 1] != '1'))) {
+            return "has a '~' that is not ~0 or ~1";
+        }
+    }
+    return NULL;
+}
 
 /* Why NAME does not suit kind, or NULL. */
 static const char *check_source_name(suspect_src_kind_t kind, const char *p,
@@ -130,6 +199,10 @@ static const char *check_source_name(suspect_src_kind_t kind, const char *p,
                    : "must be auth-user:basic (the Basic scheme, as PHP's "
                      "PHP_AUTH_USER) or auth-user:any (any scheme, as "
                      "substr($header, 6))";
+    case SUSPECT_SRC_XMLRPC:
+        return check_xmlrpc(p, n);
+    case SUSPECT_SRC_JSON:
+        return check_pointer(p, n);
     default:
         return conf_is_param_name(p, n) ? NULL
                                         : "is not a parameter name (no spaces, "
@@ -398,4 +471,28 @@ suspect_rc_t conf_set_when(conf_build_t *b, const conf_site_t *at, void *obj,
         }
     }
     return SUSPECT_OK;
+}
+
+/* passMethods="pingback.ping system.listMethods": XML-RPC methods that
+ * check no password, kept as written (names, no prefixes). */
+suspect_rc_t conf_set_pass_methods(conf_build_t *b, const conf_site_t *at,
+                                   void *obj, const conf_attr_t *a,
+                                   const char *v, size_t n)
+{
+    suspect_conf_route_t *r = obj;
+    const char *tok;
+    size_t pos = 0, len;
+
+    (void)a;
+    if (n == 0) {
+        return conf_empty_value(b, at);
+    }
+    while (conf_next_token(v, n, &pos, &tok, &len)) {
+        if (!conf_is_method(tok, len) || tok[len - 1] == '*') {
+            return conf_bad_value(b, at, tok, len,
+                                  "is not an XML-RPC method name");
+        }
+    }
+    r->pass_methods = conf_strndup(b, v, n);
+    return r->pass_methods != NULL ? SUSPECT_OK : conf_nomem(b, at->line);
 }

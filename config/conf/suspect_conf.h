@@ -39,9 +39,15 @@ typedef enum suspect_src_kind {
     SUSPECT_SRC_FORM,       /* form:member (urlencoded body, bounded) */
     SUSPECT_SRC_ENV,        /* env:REMOTE_USER (any CGI variable) */
     SUSPECT_SRC_CLIENT_IP,  /* client-ip (no name) */
-    SUSPECT_SRC_AUTH_USER   /* auth-user:basic, auth-user:any: the user
+    SUSPECT_SRC_AUTH_USER,  /* auth-user:basic, auth-user:any: the user
                                name of the Authorization header */
+    SUSPECT_SRC_XMLRPC,     /* xmlrpc:METHOD:POS (each call of the body) */
+    SUSPECT_SRC_JSON        /* json:/POINTER (each call of the body) */
 } suspect_src_kind_t;
+
+/* Calls one XML-RPC or JSON body may carry, by default and at most. */
+#define SUSPECT_CONF_MAX_CALLS_DEFAULT 100u
+#define SUSPECT_CONF_MAX_CALLS         1000u
 
 /* Sources of one identity, alternatives included. */
 #define SUSPECT_CONF_MAX_SOURCES 8u
@@ -179,6 +185,11 @@ typedef struct suspect_conf_route {
     /* <Allow>, <Deny> of the route (NULL = none) */
     const suspect_conf_list_t *allow;
     const suspect_conf_list_t *deny;
+    /* passMethods: XML-RPC methods that check no password, passed
+     * uncounted (space-separated; NULL = none); maxCalls: calls one body
+     * may carry (0 = SUSPECT_CONF_MAX_CALLS_DEFAULT) */
+    const char *pass_methods;
+    unsigned max_calls;
 } suspect_conf_route_t;
 
 /* suspect_conf_route_t.shadow, suspect_conf_action_t.shadow */

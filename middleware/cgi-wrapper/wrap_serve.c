@@ -72,6 +72,17 @@ int cgi_refuse_err(cgi_req_t *r, int status, const char *what,
     return cgi_refuse(r, status, "%s%s", what, msg);
 }
 
+/* Whether identity id reads an XML-RPC body (libxml2). */
+static bool reads_xmlrpc(const suspect_conf_identity_t *id)
+{
+    for (size_t k = 0; k < id->nsources; k++) {
+        if (id->source[k].kind == SUSPECT_SRC_XMLRPC) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* suspect-cgi's own checks of a loaded suspect.xml. */
 suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
 {
@@ -95,6 +106,12 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                     "Identity: normalize html-entities needs the HTML entity "
                     "table of an XML parser, which suspect-cgi does not link: "
                     "use suspect-fcgi");
+            }
+            if (reads_xmlrpc(id)) {
+                return suspect_err_set(
+                    err, SUSPECT_E_CONFIG, c->file, id->line,
+                    "Identity: xmlrpc: sources need an XML parser, which "
+                    "suspect-cgi does not link: use suspect-fcgi");
             }
         }
     }
@@ -322,6 +339,7 @@ static int decide(cgi_req_t *r, mw_resolution_t *res, mw_verdict_t *v)
         return st < 0 ? -1 : 0;
     }
     mw_guard_finish(r->setup.store, res, v);
+    mw_resolution_release(res); /* only a slot's keys are needed after */
     return answer(r, v);
 }
 

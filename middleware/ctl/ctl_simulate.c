@@ -444,6 +444,9 @@ int ctl_cmd_simulate(ctl_t *c, int argc, char **argv)
         sim_human(c, &r, o);
     }
     sim_free(&r);
+    if (o != NULL) {
+        mw_resolution_release(&o->res);
+    }
     free(o);
     return rc;
 }

@@ -191,6 +191,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
     mw_verdict_t v;
     suspect_err_t err;
 
+    mw_resolution_init(&res);
     mw_metrics_in_flight(m, 1);
     mw_runtime_acquire(rt, &g, &l);
     c = mw_guard_conf(g);
@@ -235,6 +236,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
     } else {
         (void)forward(rt, c, req, v.route != NULL ? v.route->action : NULL);
     }
+    mw_resolution_release(&res);
     suspect_limits_unref(l);
     mw_guard_unref(g);
     mw_metrics_in_flight(m, -1);

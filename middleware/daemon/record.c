@@ -147,6 +147,7 @@ static void write_line(mw_dlog_t *dlog, const suspect_siphash_key_t *hkey,
         e.path_len = (size_t)n;
     }
     e.restriction_end_ms = v->decision.restriction_end_ms;
+    e.calls = v->calls;
     e.store = r->store_name;
     e.latency_us = r->latency_ns / 1000;
     mw_dlog_write(dlog, &e);
@@ -173,6 +174,9 @@ void mw_record(mw_metrics_t *m, mw_dlog_t *dlog,
     if (r->res->device_trusted &&
         (v->kind == MW_VERDICT_ALLOW || v->kind == MW_VERDICT_DENY)) {
         mw_metrics_device(m, v->kind == MW_VERDICT_ALLOW);
+    }
+    if (v->calls > 0) {
+        mw_metrics_calls(m, v->calls);
     }
     if (r->res->pass_trusted &&
         (v->kind == MW_VERDICT_ALLOW || v->kind == MW_VERDICT_DENY)) {

@@ -24,6 +24,7 @@
 
 #include "alloc.h"
 #include "response/challenge_page.h"
+#include "request/xmlrpc.h"
 
 /* ---- compiling ---------------------------------------------------------- */
 
@@ -99,6 +100,32 @@ static size_t names_size(const suspect_conf_t *conf)
     return n;
 }
 
+/* An xmlrpc source's "METHOD:POS" split into out: the method (or prefix,
+ * its '*' left out) and the place. */
+static suspect_rc_t compile_xmlrpc(const suspect_conf_t *conf, int line,
+                                   guard_source_t *out, suspect_err_t *err)
+{
+    size_t n = out->name_len;
+
+    if (mw_xmlrpc_read == NULL) {
+        return CONF_ERR(err, conf, line,
+                        "Identity: xmlrpc: sources need an XML parser, which "
+                        "suspect-cgi does not link (use suspect-fcgi or "
+                        "libsuspect-guard)");
+    }
+    if (n < 3 || out->name[n - 2] != ':' || out->name[n - 1] < '1' ||
+        out->name[n - 1] > '8') {
+        return CONF_ERR(err, conf, line, "Identity: bad xmlrpc source");
+    }
+    out->pos = (unsigned)(out->name[n - 1] - '0');
+    out->name_len = n - 2;
+    out->prefix = out->name[out->name_len - 1] == '*';
+    if (out->prefix) {
+        out->name_len--;
+    }
+    return SUSPECT_OK;
+}
+
 /* Compiles one source (of an identity of type, or a route's condition
  * when type is NULL) at line; *pool advances past a header's variable
  * name. */
@@ -115,13 +142,16 @@ static suspect_rc_t compile_source(const suspect_conf_t *conf, const char *type,
     if (s->kind == SUSPECT_SRC_CLIENT_IP) {
         return SUSPECT_OK;
     }
-    if (s->kind < SUSPECT_SRC_HEADER || s->kind > SUSPECT_SRC_AUTH_USER ||
+    if (s->kind < SUSPECT_SRC_HEADER || s->kind > SUSPECT_SRC_JSON ||
         s->name == NULL || s->name[0] == '\0') {
         return CONF_ERR(err, conf, line, "%s %s: bad source", what,
                         type != NULL ? type : "");
     }
     out->name = s->name;
     out->name_len = strlen(s->name);
+    if (s->kind == SUSPECT_SRC_XMLRPC) {
+        return compile_xmlrpc(conf, line, out, err);
+    }
     if (s->kind != SUSPECT_SRC_HEADER) {
         return SUSPECT_OK;
     }
@@ -198,6 +228,46 @@ static bool path_normal(const char *path)
            n == len && memcmp(buf, path, n) == 0;
 }
 
+/* The calls kind route r reads (GUARD_CALLS_*): SUSPECT_E_CONFIG (*why)
+ * when it mixes XML-RPC and JSON. */
+static suspect_rc_t calls_kind(const guard_route_t *r, int *kind,
+                               const char **why)
+{
+    *kind = GUARD_CALLS_NONE;
+    for (size_t j = 0; j < r->nids; j++) {
+        const guard_identity_t *gi = &r->ids[j];
+
+        for (size_t k = 0; k < gi->nsources; k++) {
+            int this = gi->src[k].kind == SUSPECT_SRC_XMLRPC
+                           ? GUARD_CALLS_XMLRPC
+                       : gi->src[k].kind == SUSPECT_SRC_JSON ? GUARD_CALLS_JSON
+                                                             : GUARD_CALLS_NONE;
+            if (this != GUARD_CALLS_NONE && *kind != GUARD_CALLS_NONE &&
+                this != *kind) {
+                *why = "Route: reads XML-RPC or JSON bodies, not both";
+                return SUSPECT_E_CONFIG;
+            }
+            if (this != GUARD_CALLS_NONE) {
+                *kind = this;
+            }
+        }
+    }
+    return SUSPECT_OK;
+}
+
+/* The body of calls the route reads (guard_calls.c). */
+static suspect_rc_t compile_calls(const suspect_conf_t *conf,
+                                  const suspect_conf_route_t *cr,
+                                  guard_route_t *out, suspect_err_t *err)
+{
+    const char *why = NULL;
+
+    if (calls_kind(out, &out->calls, &why) != SUSPECT_OK) {
+        return CONF_ERR(err, conf, cr->line, "%s", why);
+    }
+    return SUSPECT_OK;
+}
+
 static suspect_rc_t compile_route(const suspect_conf_t *conf,
                                   const suspect_conf_route_t *cr,
                                   guard_route_t *out, guard_identity_t *ids,
@@ -244,7 +314,7 @@ static suspect_rc_t compile_route(const suspect_conf_t *conf,
             return rc;
         }
     }
-    return SUSPECT_OK;
+    return compile_calls(conf, cr, out, err);
 }
 
 /* Compiles the allow and deny lists, the global ones and each route's. */

@@ -83,6 +83,10 @@ typedef struct mw_verdict {
     bool store_full; /* UNAVAILABLE because the store had no room for the
                         identity (SUSPECT_E_FULL: the memory store full of
                         live locks), not because it failed */
+    /* The calls the request's body carried (an XML-RPC system.multicall,
+     * a JSON batch: guard_calls.c), each decided as one attempt; 0 for a
+     * request that reads no body of calls */
+    unsigned calls;
 } mw_verdict_t;
 
 /*
@@ -118,7 +122,30 @@ typedef struct mw_resolution {
      * its shared identities are counted as that pass (challenge.c) */
     bool shared[SUSPECT_MAX_IDENTITIES];
     bool pass_trusted;
+    /* A body of several calls counted: keys above are the first counted
+     * call's, the others' follow in more_keys, more_nkeys[i] of them for
+     * the i-th (heap: mw_resolution_release()); each set is decided as
+     * one attempt, and the request is denied when one of them is. */
+    size_t nmore;
+    size_t *more_nkeys;
+    suspect_key_t *more_keys;
+    size_t more_used, more_cap; /* keys in more_keys, and room */
 } mw_resolution_t;
+
+/* Makes res one mw_resolution_release() may be called on before any
+ * mw_guard_resolve(). */
+static inline void mw_resolution_init(mw_resolution_t *res)
+{
+    res->nmore = 0;
+    res->more_nkeys = NULL;
+    res->more_keys = NULL;
+    res->more_used = 0;
+    res->more_cap = 0;
+}
+
+/* Frees what a resolution holds on the heap (the keys of further calls);
+ * res was filled by mw_guard_resolve() or set by mw_resolution_init(). */
+void mw_resolution_release(mw_resolution_t *res);
 
 /*
  * Resolves req at now_ms as mw_guard_decide() does, without touching a

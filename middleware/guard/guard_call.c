@@ -39,6 +39,8 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "request/jsonbody.h"
+#include "request/xmlrpc.h"
 
 /* Starts a call: the arena's stack part is left uninitialised. */
 void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req)
@@ -56,6 +58,10 @@ void guard_call_begin(guard_call_t *c, const mw_guard_t *g, mw_req_t *req)
     c->cookie.done = false;
     c->arena.used = 0;
     c->arena.nheap = 0;
+    c->xmlrpc = NULL;
+    c->json = NULL;
+    c->ncalls = 0;
+    c->cur = 0;
 }
 
 /* Frees the call's heap blocks. */
@@ -65,6 +71,12 @@ void guard_call_end(guard_call_t *c)
         free(c->arena.heap[i]);
     }
     c->arena.nheap = 0;
+    if (c->xmlrpc != NULL) {
+        mw_xmlrpc_free(c->xmlrpc);
+    }
+    mw_json_free(c->json);
+    c->xmlrpc = NULL;
+    c->json = NULL;
 }
 
 /* The value of variable name, looked up once per call through v:
@@ -157,10 +169,10 @@ bool guard_call_copies_apart(const guard_call_t *c)
     return c->req->copies_apart || guard_call_app_elsewhere(c);
 }
 
-/* CONTENT_TYPE past its leading blanks, or NULL when missing or blank. */
-static const char *media_type(const mw_req_t *req, size_t *len)
+/* CONTENT_TYPE past its leading blanks: see guard_internal.h. */
+const char *guard_call_media_type(const guard_call_t *c, size_t *len)
 {
-    const char *v = mw_req_param(req, "CONTENT_TYPE", len);
+    const char *v = mw_req_param(c->req, "CONTENT_TYPE", len);
 
     while (v != NULL && *len > 0 && (*v == ' ' || *v == '\t')) {
         v++;
@@ -185,7 +197,7 @@ static int body_kind(const guard_call_t *c, const char **type, size_t *len)
     if (guard_call_app_elsewhere(c)) {
         return -1;
     }
-    *type = media_type(c->req, len);
+    *type = guard_call_media_type(c, len);
     if (*type == NULL ||
         media_type_starts(*type, *len, "application/x-www-form-urlencoded")) {
         return 0;

@@ -29,15 +29,21 @@
  *     says, since the app may read another copy than the one counted; a
  *     form source in an urlencoded body longer than form_max is a REJECT
  *     (413), since the copy the app reads may lie past the part read, and
- *     in a refused multipart body a REJECT as in step 2;
+ *     in a refused multipart body a REJECT as in step 2.  A route with
+ *     xmlrpc: or json: sources reads its body of calls first
+ *     (guard_calls.c; refused: a REJECT with its status and why) and
+ *     reads the identities once per call: a REJECT of one call rejects
+ *     the request, a PASS of one leaves that call uncounted;
  *  5. one key per identity; two identities with the same key (the same
  *     value from two sources) are decided once; the account identity of a
  *     route with device cookies, when the request carries a valid one for
  *     it, is keyed as that device (device.c); a shared identity, when
  *     the request carries a valid pass for its address, is keyed as that
  *     pass (challenge.c);
- *  6. one suspect_store_decide() for all keys, or for a route that
- *     counts by the response (<Failure>, <Success>) one
+ *  6. one suspect_store_decide() for all keys (for a body of several
+ *     calls, one per counted call, in turn: a denial of any denies the
+ *     request, answered with the restriction that ends last), or for a
+ *     route that counts by the response (<Failure>, <Success>) one
  *     suspect_store_reserve(): an allowed request then holds a reservation in
  *     flight, which the caller settles with mw_guard_settle() once the
  *     response is known.  Such a route refuses a request whose response
@@ -221,31 +227,76 @@ static suspect_rc_t apply_lists(guard_call_t *c, const guard_route_t *r,
     return SUSPECT_OK;
 }
 
-/* Builds the keys of ids[0..n) into res, the same key only once. */
+/* Builds the keys of ids[0..n) into keys[0..*nkeys), the same key only
+ * once; shared[] and types[] (when not NULL) say each key's identity. */
 static suspect_rc_t build_keys(const mw_guard_t *g, const char *action,
                                const suspect_identity_t *ids, size_t n,
                                const guard_route_t *r, const size_t *from,
-                               mw_resolution_t *res, suspect_err_t *err)
+                               suspect_key_t *keys, size_t *nkeys, bool *shared,
+                               const char **types, suspect_err_t *err)
 {
-    res->nkeys = 0;
+    *nkeys = 0;
     for (size_t i = 0; i < n; i++) {
-        suspect_key_t *k = &res->keys[res->nkeys];
+        suspect_key_t *k = &keys[*nkeys];
         bool dup = false;
         suspect_rc_t rc =
             suspect_key_build(&g->keyopts, action, &ids[i], k, err);
         if (rc != SUSPECT_OK) {
             return rc;
         }
-        for (size_t j = 0; j < res->nkeys && !dup; j++) {
-            dup = res->keys[j].window_len == k->window_len &&
-                  memcmp(res->keys[j].buf, k->buf, k->window_len) == 0;
+        for (size_t j = 0; j < *nkeys && !dup; j++) {
+            dup = keys[j].window_len == k->window_len &&
+                  memcmp(keys[j].buf, k->buf, k->window_len) == 0;
         }
-        if (!dup) {
-            res->shared[res->nkeys] = r->ids[from[i]].conf->shared;
-            res->types[res->nkeys++] = ids[i].type;
+        if (!dup && shared != NULL) {
+            shared[*nkeys] = r->ids[from[i]].conf->shared;
+            types[*nkeys] = ids[i].type;
         }
+        *nkeys += dup ? 0 : 1;
     }
     return SUSPECT_OK;
+}
+
+/* Appends the keys of one more counted call, keys[0..n), to res (room
+ * doubled as it fills: each key copied about twice in all). */
+static suspect_rc_t keep_more(mw_resolution_t *res, const suspect_key_t *keys,
+                              size_t n)
+{
+    size_t *counts;
+
+    if (res->more_used + n > res->more_cap) {
+        size_t cap = res->more_cap * 2 > res->more_used + n
+                         ? res->more_cap * 2
+                         : res->more_used + n + SUSPECT_MAX_IDENTITIES;
+        suspect_key_t *all =
+            suspect_realloc(res->more_keys, cap * sizeof(*all));
+
+        if (all == NULL) {
+            return SUSPECT_E_NOMEM;
+        }
+        res->more_keys = all;
+        res->more_cap = cap;
+    }
+    counts =
+        suspect_realloc(res->more_nkeys, (res->nmore + 1) * sizeof(*counts));
+    if (counts == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    res->more_nkeys = counts;
+    memcpy(res->more_keys + res->more_used, keys, n * sizeof(*keys));
+    res->more_used += n;
+    counts[res->nmore++] = n;
+    return SUSPECT_OK;
+}
+
+void mw_resolution_release(mw_resolution_t *res)
+{
+    if (res == NULL) {
+        return;
+    }
+    free(res->more_keys);
+    free(res->more_nkeys);
+    mw_resolution_init(res);
 }
 
 /* The store's decision on keys (with ttl_ms > 0 its reservation), as a
@@ -291,18 +342,98 @@ static int64_t reserve_ttl_ms(const suspect_conf_t *conf)
     return (int64_t)(t != 0 ? t : 30000) + 10000;
 }
 
+/* Steps 4 and 5 for call c->cur of the request (the only one of a
+ * request that carries no body of calls): its keys into res, the first
+ * counted call's in res->keys (first: none counted yet), the others'
+ * kept after them; *kept whether it is counted.  v says when it is not
+ * (PASS: that call is not counted; REJECT: the whole request). */
+static suspect_rc_t resolve_call(guard_call_t *c, const guard_route_t *r,
+                                 const char *action, mw_resolution_t *res,
+                                 bool first, bool *kept, suspect_err_t *err)
+{
+    suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
+    size_t from[SUSPECT_MAX_IDENTITIES];
+    suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
+    char device_part[GUARD_DEVICE_PART];
+    char pass_part[GUARD_PASS_PART];
+    mw_verdict_t *v = &res->verdict;
+    size_t n = 0, nkeys = 0;
+    suspect_rc_t rc = guard_calls_known(c, r);
+
+    *kept = false;
+    if (rc == SUSPECT_E_PARSE) {
+        verdict(v, MW_VERDICT_REJECT, c->refuse_status, c->refuse_why);
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_E_NOTFOUND) {
+        verdict(v, MW_VERDICT_PASS, 0, "method passed uncounted");
+        return SUSPECT_OK;
+    }
+    rc = resolve_all(c, r, ids, from, &n, v);
+    if (rc == SUSPECT_OK) {
+        rc = apply_lists(c, r, ids, from, &n, v);
+    }
+    if (rc == SUSPECT_E_NOTFOUND) {
+        return SUSPECT_OK;
+    }
+    if (rc == SUSPECT_OK) {
+        if (first) {
+            guard_device_apply(c, r, ids, from, n, res, device_part);
+        }
+        guard_pass_apply(c, r, ids, from, n, res, pass_part);
+    }
+    if (rc == SUSPECT_OK && first) {
+        rc = build_keys(c->g, action, ids, n, r, from, res->keys, &res->nkeys,
+                        res->shared, res->types, err);
+    } else if (rc == SUSPECT_OK) {
+        rc = build_keys(c->g, action, ids, n, r, from, keys, &nkeys, NULL, NULL,
+                        err);
+        rc = rc == SUSPECT_OK ? keep_more(res, keys, nkeys) : rc;
+    }
+    *kept = rc == SUSPECT_OK;
+    return rc;
+}
+
+/* Each call of the request in turn (one when it carries no body of
+ * calls): a REJECT of one rejects the request; PASS of every one passes
+ * it; else the counted calls' keys are in res. */
+static suspect_rc_t resolve_calls(guard_call_t *c, const guard_route_t *r,
+                                  const char *action, mw_resolution_t *res,
+                                  suspect_err_t *err)
+{
+    mw_verdict_t *v = &res->verdict, before = *v;
+    size_t n = c->ncalls > 1 ? c->ncalls : 1, counted = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        bool kept = false;
+        suspect_rc_t rc;
+
+        c->cur = i;
+        rc = resolve_call(c, r, action, res, counted == 0, &kept, err);
+        if (rc != SUSPECT_OK || v->kind == MW_VERDICT_REJECT) {
+            res->nkeys = 0;
+            mw_resolution_release(res);
+            return rc;
+        }
+        counted += kept ? 1 : 0;
+    }
+    if (counted > 0) {
+        /* the calls passed uncounted do not make the request pass */
+        v->kind = before.kind;
+        v->status = before.status;
+        v->why = before.why;
+        v->would_deny = before.would_deny;
+    }
+    return SUSPECT_OK;
+}
+
 /* Steps 3 to 5 of the file comment, for the route r. */
 static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
                                   const suspect_limits_t *lim,
                                   mw_resolution_t *res, suspect_err_t *err)
 {
     const suspect_rule_t *rule = suspect_limits_find(lim, r->conf->action);
-    suspect_identity_t ids[SUSPECT_MAX_IDENTITIES];
-    size_t from[SUSPECT_MAX_IDENTITIES];
-    char device_part[GUARD_DEVICE_PART];
-    char pass_part[GUARD_PASS_PART];
     mw_verdict_t *v = &res->verdict;
-    size_t n = 0;
     suspect_rc_t rc;
 
     if (rule == NULL) {
@@ -330,24 +461,20 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
         deny_listed(v, r->deny);
         return SUSPECT_OK;
     }
-    rc = resolve_all(c, r, ids, from, &n, v);
-    if (rc == SUSPECT_OK) {
-        rc = apply_lists(c, r, ids, from, &n, v);
-    }
-    if (rc == SUSPECT_E_NOTFOUND) {
+    rc = guard_calls_read(c, r);
+    if (rc == SUSPECT_E_PARSE) {
+        verdict(v, MW_VERDICT_REJECT, c->refuse_status, c->refuse_why);
         return SUSPECT_OK;
     }
-    if (rc == SUSPECT_OK) {
-        guard_device_apply(c, r, ids, from, n, res, device_part);
-        guard_pass_apply(c, r, ids, from, n, res, pass_part);
-    }
-    if (rc == SUSPECT_OK) {
-        rc = build_keys(c->g, rule->action, ids, n, r, from, res, err);
-    }
     if (rc != SUSPECT_OK) {
-        res->nkeys = 0;
+        return rc;
     }
-    return rc;
+    v->calls = (unsigned)c->ncalls;
+    if (c->ncalls > 1) {
+        /* each call is an attempt, whatever one response says */
+        res->reserve_ttl_ms = 0;
+    }
+    return resolve_calls(c, r, rule->action, res, err);
 }
 
 /* Body-reading errors as the contract names them. */
@@ -422,6 +549,7 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     v = &out->verdict;
     memset(v, 0, sizeof(*v));
     out->nkeys = 0;
+    mw_resolution_init(out);
     out->reserve_ttl_ms = 0;
     out->device = false;
     out->device_trusted = false;
@@ -453,12 +581,43 @@ suspect_rc_t mw_guard_resolve(const mw_guard_t *g, const suspect_limits_t *lim,
     return call_error(rc, err);
 }
 
-/* Step 6 of the file comment: see guard.h. */
+/* The rank of a verdict among a request's calls: the worst answers. */
+static int call_rank(const mw_verdict_t *v)
+{
+    return v->kind == MW_VERDICT_UNAVAILABLE ? 2
+           : v->kind == MW_VERDICT_DENY      ? 1
+                                             : 0;
+}
+
+/* Whether a is the answer over b: the worse kind, or of two denials the
+ * one whose restriction ends last. */
+static bool answers_over(const mw_verdict_t *a, const mw_verdict_t *b)
+{
+    if (call_rank(a) != call_rank(b)) {
+        return call_rank(a) > call_rank(b);
+    }
+    return a->kind == MW_VERDICT_DENY &&
+           a->decision.restriction_end_ms > b->decision.restriction_end_ms;
+}
+
+/* Step 6 of the file comment: see guard.h.  Each counted call of a body
+ * of calls is decided in turn, as one attempt. */
 void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
                      mw_verdict_t *out)
 {
+    const suspect_key_t *k = res->more_keys;
+
     *out = res->verdict;
     store_verdict(store, res->keys, res->nkeys, res->reserve_ttl_ms, out);
+    for (size_t i = 0; i < res->nmore; i++) {
+        mw_verdict_t one = res->verdict;
+
+        store_verdict(store, k, res->more_nkeys[i], 0, &one);
+        k += res->more_nkeys[i];
+        if (answers_over(&one, out)) {
+            *out = one;
+        }
+    }
     if (out->shadow &&
         (out->kind == MW_VERDICT_DENY || out->kind == MW_VERDICT_UNAVAILABLE)) {
         /* decided and counted as enforced (a denial records nothing), but
@@ -498,5 +657,6 @@ suspect_rc_t mw_guard_decide(const mw_guard_t *g, const suspect_limits_t *lim,
     if (rc == SUSPECT_OK && res.nkeys > 0) {
         mw_guard_finish(store, &res, out);
     }
+    mw_resolution_release(&res);
     return rc;
 }

@@ -20,6 +20,15 @@
 #include "compiled/compiled.h"
 #include "request/lookup.h"
 #include "request/normalize.h"
+#include "request/xmlrpc.h"
+
+/* The XML-RPC reader (libxml2) is weak here: suspect-cgi links no XML
+ * parser, and its guard finds it NULL (see request/xmlrpc.h). */
+#pragma weak mw_xmlrpc_read
+#pragma weak mw_xmlrpc_free
+#pragma weak mw_xmlrpc_ncalls
+#pragma weak mw_xmlrpc_method
+#pragma weak mw_xmlrpc_param
 
 /* Bytes of identity values kept on the stack per call; longer values go
  * to the heap, one block each. */
@@ -38,8 +47,10 @@ typedef struct guard_source {
     suspect_src_kind_t kind;
     const char *name; /* cookie/query/form name, env or header variable;
                          auth-user: "any" or "basic" */
-    size_t name_len;
-    unsigned part; /* of a composite identity */
+    size_t name_len;  /* xmlrpc: the method's, or its prefix's ('*' out) */
+    unsigned part;    /* of a composite identity */
+    unsigned pos;     /* xmlrpc: the parameter's place, 1 .. 8 */
+    bool prefix;      /* xmlrpc: name is a prefix of methods */
 } guard_source_t;
 
 /* Values one part of an identity may have: each source of the part
@@ -72,7 +83,13 @@ typedef struct guard_route {
     guard_source_t when[SUSPECT_CONF_MAX_WHEN];
     size_t nids;
     guard_identity_t *ids; /* points into mw_guard.ids */
+    int calls;             /* GUARD_CALLS_*: the body kind it reads */
 } guard_route_t;
+
+/* What body of calls a route's identities read (guard_calls.c). */
+#define GUARD_CALLS_NONE   0
+#define GUARD_CALLS_XMLRPC 1
+#define GUARD_CALLS_JSON   2
 
 /* The prepared keys of device cookies (device.c); opaque. */
 typedef struct guard_device guard_device_t;
@@ -125,6 +142,12 @@ typedef struct guard_call {
     mw_addr_t addr;         /* the client address, when ip_state is 1 */
     size_t ip_len;
     char ip[MW_ADDR_TEXT_MAX];
+    /* A body of calls (guard_calls.c): the reader's, how many calls, and
+     * the one whose identities are being read */
+    struct mw_xmlrpc *xmlrpc;
+    struct mw_json *json;
+    size_t ncalls;
+    size_t cur;
     guard_arena_t arena;
 } guard_call_t;
 
@@ -239,6 +262,36 @@ bool guard_call_copies_apart(const guard_call_t *c);
  * with c->refuse_why; SUSPECT_E_IO, SUSPECT_E_NOMEM.
  */
 suspect_rc_t guard_call_body(guard_call_t *c, const char **body, size_t *len);
+
+/* CONTENT_TYPE past its leading blanks, or NULL when missing or blank. */
+const char *guard_call_media_type(const guard_call_t *c, size_t *len);
+
+/* ---- guard_calls.c: bodies of calls (XML-RPC, JSON) ---------------------- */
+
+/*
+ * Reads the body of calls route r reads (none: c->ncalls 0), checking
+ * its Content-Type and size: SUSPECT_OK with c->ncalls; SUSPECT_E_PARSE
+ * (refused: c->refuse_status, c->refuse_why); SUSPECT_E_IO,
+ * SUSPECT_E_NOMEM.
+ */
+suspect_rc_t guard_calls_read(guard_call_t *c, const guard_route_t *r);
+
+/* Whether call c->cur is one route r passes uncounted: an XML-RPC method
+ * no source of r reads and passMethods names.  SUSPECT_OK (read it),
+ * SUSPECT_E_NOTFOUND (pass it), SUSPECT_E_PARSE (refused: a method r
+ * has no reading for). */
+suspect_rc_t guard_calls_known(guard_call_t *c, const guard_route_t *r);
+
+/* Of the xmlrpc sources of part p of gi, the index of the one that reads
+ * call c->cur (the longest match), or -1. */
+int guard_calls_best(const guard_call_t *c, const guard_identity_t *gi,
+                     unsigned p);
+
+/* The value of source s (xmlrpc or json) in call c->cur: SUSPECT_OK with
+ * *v, *len (in the call); SUSPECT_E_NOTFOUND; SUSPECT_E_PARSE (refused:
+ * a type the app reads another way); SUSPECT_E_NOMEM. */
+suspect_rc_t guard_calls_value(guard_call_t *c, const guard_source_t *s,
+                               const char **v, size_t *len);
 
 /* ---- guard_multipart.c -------------------------------------------------- */
 

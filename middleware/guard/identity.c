@@ -50,6 +50,11 @@
  * value per combination of its parts' readings; more than the decision
  * takes (SUSPECT_MAX_IDENTITIES keys in all) is refused (SUSPECT_E_RANGE,
  * a 400), never cut short.
+ *
+ * Calls.  An xmlrpc: or json: source reads the call the guard is at
+ * (guard_calls.c): the decision reads a route's identities once per call
+ * of a body that carries several.  Of a part's xmlrpc: alternatives only
+ * the one whose method matches the call best is read.
  */
 #include "guard_internal.h"
 
@@ -221,6 +226,11 @@ static suspect_rc_t source_values(guard_call_t *c, const guard_source_t *s,
         return rc;
     case SUSPECT_SRC_AUTH_USER:
         return auth_value(c, s, out);
+    case SUSPECT_SRC_XMLRPC:
+    case SUSPECT_SRC_JSON:
+        rc = guard_calls_value(c, s, &out->v[0], &out->len[0]);
+        out->n = rc == SUSPECT_OK ? 1 : 0;
+        return rc;
     }
     return SUSPECT_E_NOTFOUND;
 }
@@ -314,12 +324,15 @@ static suspect_rc_t value_readings(guard_call_t *c, const guard_identity_t *gi,
 static suspect_rc_t part_readings(guard_call_t *c, const guard_identity_t *gi,
                                   unsigned p, readings_t *r)
 {
+    int best = guard_calls_best(c, gi, p);
+
     r->n = 0;
     for (size_t i = 0; i < gi->nsources; i++) {
         source_vals_t sv;
         suspect_rc_t rc;
 
-        if (gi->src[i].part != p) {
+        if (gi->src[i].part != p ||
+            (gi->src[i].kind == SUSPECT_SRC_XMLRPC && (int)i != best)) {
             continue;
         }
         rc = source_values(c, &gi->src[i], &sv);

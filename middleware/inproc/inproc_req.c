@@ -304,6 +304,7 @@ static suspect_guard_req_t *req_new(suspect_guard_t *g,
         return NULL;
     }
     memset(r, 0, offsetof(suspect_guard_req_t, res));
+    mw_resolution_init(&r->res);
     r->owner = g;
     r->req.ops = &ip_ops;
     r->req.role = MW_ROLE_RESPONDER;
@@ -468,6 +469,7 @@ void suspect_guard_req_free(suspect_guard_req_t *r)
         }
     }
     mw_req_release(&r->req);
+    mw_resolution_release(&r->res);
     suspect_limits_unref(r->limits);
     mw_guard_unref(r->guard);
     free(r->params);

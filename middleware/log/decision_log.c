@@ -236,6 +236,9 @@ void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
         key(&l, "pass");
         put(&l, "true", 4);
     }
+    if (e->calls > 0) {
+        num(&l, "calls", e->calls);
+    }
     str(&l, "client", e->client);
     str(&l, "method", e->method);
     if (e->path != NULL) {

@@ -56,7 +56,8 @@ typedef struct mw_dlog_entry {
     const char *identity_type;
     const char *identity_hash; /* mw_dlog_hash() */
     bool device;               /* the account was counted as a trusted device */
-    bool pass; /* the shared address was counted as a pass (challenges) */
+    bool pass;      /* the shared address was counted as a pass (challenges) */
+    unsigned calls; /* the calls of an XML-RPC or JSON body, 0: none */
     const char *client;
     const char *method;
     const char *path; /* path_len bytes, not NUL-terminated */

@@ -78,6 +78,8 @@ struct mw_metrics {
     atomic_uint_fast64_t device[2];    /* [allowed] of trusted devices */
     atomic_uint_fast64_t pass[2];      /* [allowed] of passes */
     atomic_uint_fast64_t challenge[3]; /* by mw_challenge_event_t */
+    atomic_uint_fast64_t bodies;       /* decisions on bodies of calls */
+    atomic_uint_fast64_t calls;        /* the calls they carried */
 };
 
 /* Store decisions: 50 us to 1 s.  Forwarding (the application's own
@@ -272,6 +274,12 @@ void mw_metrics_device(mw_metrics_t *m, bool allowed)
 void mw_metrics_pass(mw_metrics_t *m, bool allowed)
 {
     bump(&m->pass[allowed ? 1 : 0], 1);
+}
+
+void mw_metrics_calls(mw_metrics_t *m, unsigned calls)
+{
+    bump(&m->bodies, 1);
+    bump(&m->calls, calls);
 }
 
 void mw_metrics_challenge(mw_metrics_t *m, mw_challenge_event_t e)
@@ -544,6 +552,22 @@ static void render_devices(mw_metrics_t *m, mw_prom_t *p)
     }
 }
 
+/* The decisions on bodies of calls, and the calls they carried. */
+static void render_calls(mw_metrics_t *m, mw_prom_t *p)
+{
+    mw_prom_head(p, "suspect_call_bodies_total", "counter",
+                 "Decisions on an XML-RPC or JSON body of calls.");
+    mw_prom_sample(
+        p, "suspect_call_bodies_total", NULL,
+        (double)atomic_load_explicit(&m->bodies, memory_order_relaxed));
+    mw_prom_head(p, "suspect_calls_total", "counter",
+                 "Calls those bodies carried (a system.multicall's, a JSON "
+                 "batch's), each decided as one attempt.");
+    mw_prom_sample(
+        p, "suspect_calls_total", NULL,
+        (double)atomic_load_explicit(&m->calls, memory_order_relaxed));
+}
+
 /* The decisions counted as a pass, and the challenges. */
 static void render_challenges(mw_metrics_t *m, mw_prom_t *p)
 {
@@ -619,4 +643,5 @@ void mw_metrics_render(mw_metrics_t *m, mw_prom_t *p)
     render_reloads(m, p);
     render_devices(m, p);
     render_challenges(m, p);
+    render_calls(m, p);
 }

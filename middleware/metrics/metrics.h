@@ -91,6 +91,10 @@ void mw_metrics_device(mw_metrics_t *m, bool allowed);
  * allowed, or denied. */
 void mw_metrics_pass(mw_metrics_t *m, bool allowed);
 
+/* A decision on a body of calls (XML-RPC, a JSON batch) that carried
+ * calls of them. */
+void mw_metrics_calls(mw_metrics_t *m, unsigned calls);
+
 /* What became of a challenge: a page served, a solution that earned a
  * pass, a solution refused. */
 typedef enum mw_challenge_event {

@@ -7,11 +7,18 @@
 #include "setup.h"
 
 #include "request/normalize.h"
+#include "request/xmlrpc.h"
 
 /* Links the normaliser's html-entities step (libxml2) wherever
  * suspect.xml is loaded: see request/normalize.h. */
 __attribute__((used)) static suspect_rc_t (*const html_step)(
     const char *, size_t, char *, size_t *) = mw_norm_html_decode;
+
+/* Links the XML-RPC reader (libxml2) wherever suspect.xml is loaded: see
+ * request/xmlrpc.h. */
+__attribute__((used)) static suspect_rc_t (*const xmlrpc_reader)(
+    const char *, size_t, size_t, mw_xmlrpc_t **,
+    const char **) = mw_xmlrpc_read;
 
 suspect_rc_t mw_setup_load(mw_setup_t *s, const char *conf_path,
                            suspect_err_t *err)

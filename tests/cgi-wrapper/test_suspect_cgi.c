@@ -69,6 +69,9 @@ static const char conf_text[] =
     "  <Route action=\"Hello\" method=\"POST\" path=\"/form\">\n"
     "    <Identity type=\"Member\" from=\"form:member\"/>\n"
     "  </Route>\n"
+    "  <Route action=\"Hello\" path=\"/json\">\n"
+    "    <Identity type=\"Member\" from=\"json:/member\"/>\n"
+    "  </Route>\n"
     "  <Route action=\"Hello\" path=\"/hdr\">\n"
     "    <Identity type=\"Member\" from=\"header:X-Member\"/>\n"
     "  </Route>\n"
@@ -344,6 +347,41 @@ static void test_multipart(void)
     }
 }
 
+/* A JSON batch through suspect-cgi (jansson linked statically): each
+ * element one attempt: a batch of two for m5 runs, the next single call
+ * for m5 is the third and is denied; a batch of three for m6 is denied
+ * whole; a key given twice is refused, the program never runs. */
+static void test_json_batch(void)
+{
+    char clen[48];
+    const char *vars[] = {"REQUEST_METHOD=POST", "REQUEST_URI=/json",
+                          "CONTENT_TYPE=application/json", clen, NULL};
+    static const struct {
+        const char *body;
+        const char *status; /* NULL: the program runs */
+    } steps[] = {
+        {"[{\"member\":\"m5\"},{\"member\":\"m5\"}]", NULL},
+        {"{\"member\":\"m5\"}", "Status: 429"},
+        {"[{\"member\":\"m6\"},{\"member\":\"m6\"},{\"member\":\"m6\"}]",
+         "Status: 429"},
+        {"{\"member\":\"m7\",\"member\":\"m8\"}", "Status: 400"},
+    };
+
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        cgi_out_t r;
+
+        snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu",
+                 strlen(steps[i].body));
+        run_plain(&r, vars, steps[i].body);
+        CU_ASSERT(ran() == (steps[i].status == NULL));
+        CU_ASSERT(steps[i].status != NULL ||
+                  same_body(&r, steps[i].body, strlen(steps[i].body)));
+        CU_ASSERT(steps[i].status == NULL ||
+                  cgirun_starts(&r, steps[i].status));
+        cgirun_free(&r);
+    }
+}
+
 /* The third request of an identity in 60 s gets the 429 from a separate
  * process (default store: lmdb at $SUSPECT_LMDB); the program never
  * runs; other identities still pass. */
@@ -410,6 +448,10 @@ static void test_bad_config(void)
          "</Route></Suspect>",
          "suspect.xml:2: Identity: normalize html-entities needs the HTML "
          "entity table of an XML parser"},
+        {"<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>\n"
+         "<Route action=\"Hello\" path=\"/x\"><Identity type=\"M\"\n"
+         " from=\"xmlrpc:wp.*:2\"/></Route></Suspect>",
+         "suspect.xml:2: Identity: xmlrpc: sources need an XML parser"},
     };
     char missing[TEST_PATH_MAX];
 
@@ -746,6 +788,7 @@ int register_suspect_cgi_suite(void)
         {"form source: spooled body sought back", test_form_spooled},
         {"multipart: uploads checked before the program", test_multipart},
         {"denied across processes (lmdb)", test_denied},
+        {"JSON batch: one attempt per call", test_json_batch},
         {"bad configuration: 500", test_bad_config},
         {"memory store: 500", test_memory_store},
         {"store unusable: fail modes", test_store_fail_modes},

@@ -495,7 +495,8 @@ static void test_lines(void)
     CU_ASSERT_STRING_EQUAL(msg, "t.xml:70004: Identity: from source 'x' is "
                                 "not header:NAME, cookie:NAME, query:NAME, "
                                 "form:NAME, param:NAME, request:NAME, "
-                                "env:NAME, auth-user:basic, "
+                                "env:NAME, xmlrpc:METHOD:POS, "
+                                "json:/POINTER, auth-user:basic, "
                                 "auth-user:any or client-ip");
     snprintf(doc + used, 512,
              "<Server\nworkers='2'\n/><Route action='A'\npath='/a'>"

@@ -431,7 +431,7 @@ int register_e2e_suite(void)
     }
     return e2e_add_ops_tests(s) == 0 && e2e_add_shape_tests(s) == 0 &&
                    e2e_add_failure_tests(s) == 0 &&
-                   e2e_add_device_tests(s) == 0 &&
+                   e2e_add_device_tests(s) == 0 && e2e_add_body_tests(s) == 0 &&
                    e2e_add_challenge_tests(s) == 0
                ? 0
                : -1;

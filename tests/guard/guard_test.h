@@ -86,6 +86,7 @@ int guard_register_cgipm(CU_pSuite s);
 int guard_register_challenges(CU_pSuite s);
 int guard_register_devices(CU_pSuite s);
 int guard_register_multipart(CU_pSuite s);
+int guard_register_calls(CU_pSuite s);
 int guard_register_lists(CU_pSuite s);
 int guard_register_targets(CU_pSuite s);
 

@@ -73,7 +73,9 @@ suspect_conf_identity_t gt_ident(const char *type, const char *from)
                  {"form:", SUSPECT_SRC_FORM},
                  {"env:", SUSPECT_SRC_ENV},
                  {"client-ip", SUSPECT_SRC_CLIENT_IP},
-                 {"auth-user:", SUSPECT_SRC_AUTH_USER}};
+                 {"auth-user:", SUSPECT_SRC_AUTH_USER},
+                 {"xmlrpc:", SUSPECT_SRC_XMLRPC},
+                 {"json:", SUSPECT_SRC_JSON}};
     suspect_conf_identity_t id;
     const char *p = from;
 
@@ -652,6 +654,7 @@ int register_guard_suite(void)
                    guard_register_targets(s) != 0 ||
                    guard_register_readings(s) != 0 ||
                    guard_register_multipart(s) != 0 ||
+                   guard_register_calls(s) != 0 ||
                    guard_register_cgipm(s) != 0 ||
                    guard_register_challenges(s) != 0 ||
                    guard_register_devices(s) != 0

@@ -294,6 +294,16 @@ int e2e_start_php(const char *const conf_edits[])
     return e2e_start_nginx("nginx/suspect-php.conf");
 }
 
+/* Copies examples/app/name into DIR/app.  0 or -1. */
+static int e2e_copy_app(const char *name)
+{
+    char src[TEST_PATH_MAX], rel[TEST_PATH_MAX], dst[TEST_PATH_MAX];
+
+    snprintf(rel, sizeof(rel), "examples/app/%s", name);
+    snprintf(dst, sizeof(dst), "%s/%s", e2e.app, name);
+    return test_copy_file(e2e_src(src, rel), dst, 0644);
+}
+
 int e2e_start_login(const char *const conf_edits[])
 {
     char src[TEST_PATH_MAX];
@@ -304,6 +314,7 @@ int e2e_start_login(const char *const conf_edits[])
     if (e2e_prepare("suspect-login.xml", conf_edits) != 0 ||
         test_copy_file(e2e_src(src, "examples/app/login.php"), app, 0644) !=
             0 ||
+        e2e_copy_app("xmlrpc.php") != 0 || e2e_copy_app("jsonrpc.php") != 0 ||
         test_php_start(&e2e.php, e2e.dir, e2e.php_sock, env) != 0 ||
         e2e_start_suspect() != 0) {
         return -1;

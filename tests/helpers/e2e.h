@@ -184,6 +184,7 @@ int e2e_add_ops_tests(struct CU_Suite *s);
 int e2e_add_failure_tests(struct CU_Suite *s);
 int e2e_add_shape_tests(struct CU_Suite *s);
 int e2e_add_device_tests(struct CU_Suite *s);
+int e2e_add_body_tests(struct CU_Suite *s);
 int e2e_add_challenge_tests(struct CU_Suite *s);
 
 /* ---- raw FastCGI, straight to suspect-fcgi's socket -------------------- */

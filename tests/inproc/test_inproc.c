@@ -328,6 +328,72 @@ static void test_same_bytes(void)
 
 /* ---- the body ------------------------------------------------------------ */
 
+/* An XML-RPC multicall decided in-process: each call one attempt for its
+ * account (Lock: 2 in 600 s, then locked), the body handed back whole. */
+static void test_multicall(void)
+{
+#define XR_CALL(u)                                                             \
+    "<value><struct><member><name>methodName</name><value>"                    \
+    "wp.getUsersBlogs</value></member><member><name>params</name><value>"      \
+    "<array><data><value>" u "</value><value>pw</value></data></array>"        \
+    "</value></member></struct></value>"
+    static const char head[] =
+        "<methodCall><methodName>system.multicall</methodName><params>"
+        "<param><value><array><data>";
+    static const char tail[] = "</data></array></value></param></params>"
+                               "</methodCall>";
+    char body[2048], clen[48], got[2048];
+    const char *vars[] = {"REQUEST_METHOD=POST",
+                          "SCRIPT_NAME=/xmlrpc.php",
+                          "DOCUMENT_ROOT=/srv/app",
+                          "REMOTE_ADDR=192.0.2.7",
+                          "REQUEST_URI=/xmlrpc.php",
+                          "CONTENT_TYPE=text/xml",
+                          clen,
+                          NULL};
+    suspect_guard_t *g;
+    suspect_guard_req_t *r;
+    ip_body_t b;
+    size_t len = 0;
+    ssize_t n;
+
+    CU_ASSERT_FATAL(ip_write_limits(NULL) == 0);
+    CU_ASSERT_FATAL(
+        ip_write_conf(NULL, NULL,
+                      "<Route action='Lock' path='/xmlrpc.php'>"
+                      "<Identity type='LoginId' "
+                      "from='xmlrpc:wp.getUsersBlogs:1'/></Route>") == 0);
+    g = ip_open(false, SUSPECT_GUARD_RELOAD_MANUAL);
+    snprintf(body, sizeof(body), "%s%s%s%s", head, XR_CALL("alice"),
+             XR_CALL("bob"), tail);
+    snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu", strlen(body));
+    b = (ip_body_t){body, strlen(body), 0, 100, 0};
+    r = ip_decide(g, vars, &b);
+    CU_ASSERT_EQUAL(suspect_guard_req_verdict(r), SUSPECT_GUARD_ALLOW);
+    while ((n = suspect_guard_req_read(r, got + len, 100)) > 0) {
+        len += (size_t)n;
+    }
+    CU_ASSERT(len == strlen(body) && memcmp(got, body, len) == 0);
+    suspect_guard_req_free(r);
+    /* alice twice more: her third attempt in one request denies it */
+    snprintf(body, sizeof(body), "%s%s%s%s", head, XR_CALL("alice"),
+             XR_CALL("alice"), tail);
+    snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu", strlen(body));
+    b = (ip_body_t){body, strlen(body), 0, 0, 0};
+    r = ip_decide(g, vars, &b);
+    CU_ASSERT_EQUAL(suspect_guard_req_verdict(r), SUSPECT_GUARD_DENY);
+    suspect_guard_req_free(r);
+    /* bob's second is still his own */
+    snprintf(body, sizeof(body), "%s%s%s", head, XR_CALL("bob"), tail);
+    snprintf(clen, sizeof(clen), "CONTENT_LENGTH=%zu", strlen(body));
+    b = (ip_body_t){body, strlen(body), 0, 0, 0};
+    r = ip_decide(g, vars, &b);
+    CU_ASSERT_EQUAL(suspect_guard_req_verdict(r), SUSPECT_GUARD_ALLOW);
+    suspect_guard_req_free(r);
+    suspect_guard_close(g);
+#undef XR_CALL
+}
+
 /* A form: identity reads the start of the body: the application gets it
  * all, in order, whether it reads through the guard or takes the
  * prefetched bytes itself. */
@@ -605,6 +671,7 @@ int register_inproc_suite(void)
         {"shadow route: the header line", test_shadow},
         {"the same bytes as suspect-fcgi", test_same_bytes},
         {"form identity: the body comes back whole", test_body},
+        {"XML-RPC multicall: one attempt per call", test_multicall},
         {"body read error: 400", test_body_error},
         {"repeated variables an identity reads: 400", test_repeats},
         {"counting by the response: observe, settle", test_settle},

@@ -7,12 +7,17 @@
  * The applications log every attempt they check (attempts.log), so each
  * test compares what the application performed with what Suspect let
  * through: 100 wrong guesses sent at once reach it at most LimitCount
- * times (slots in flight hold the limit), the right password never
+ * times (reservations hold the limit), the right password never
  * counts, a wrong code answered "200 Invalid code" counts, and a lock
  * follows the failures.  A rule that reads the body is not walked around
  * by answers it cannot read (HEAD, gzip from PHP's ob_gzhandler or a CGI
  * program): they count, and a right password asking for gzip is answered
  * plain and does not.
+ *
+ * Length.  About 750 lines: every test drives the same two applications
+ * through the same helpers (attempts(), post()), each a few dozen lines
+ * of one attack and its count; split, the helpers would be shared through
+ * a header for no reader's gain.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>

@@ -429,7 +429,8 @@ static suspect_rc_t load_script(redis_conn_t *c, int i, redis_deadline_t d,
 {
     const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status,
                                   redis_lua_carry,  redis_lua_unblock,
-                                  redis_lua_settle, redis_lua_lock};
+                                  redis_lua_settle, redis_lua_lock,
+                                  redis_lua_bucket};
     redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
     suspect_rc_t rc;

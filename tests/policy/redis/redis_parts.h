@@ -14,6 +14,9 @@
  * a peer that is not Redis or never answers, answers split over reads). */
 int redis_wire_register(CU_pSuite s, test_redis_t *srv);
 
+/* test_redis_meter.c: token buckets and sliding counters. */
+int redis_meter_register(CU_pSuite s, test_redis_t *srv);
+
 /* test_failover_redis.c: the lock cache's zero traffic, kill -9 under
  * load in each fail mode (kills and restarts srv). */
 int failover_redis_register(CU_pSuite s, test_redis_t *srv);

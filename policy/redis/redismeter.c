@@ -23,7 +23,8 @@
  * at the moment it was taken), a failure or an attempt never settled
  * leaves it taken.  No slots in flight: a meter has nowhere to keep one.
  *
- * On a Cluster, a decision whose keys span slots is redismeterx.c's;
+ * On a Cluster, a decision whose keys span slots is redismeterx.c's (the
+ * store sends it there);
  * status and unblock read a lock in another slot (the seed's keys) with
  * lock.lua first.
  */
@@ -33,7 +34,6 @@
 #include <string.h>
 
 #include "meter.h"
-#include "rediscross.h"
 #include "redisslot.h"
 
 #define NUM_LEN 24
@@ -189,9 +189,8 @@ suspect_rc_t redis_meter_decide(redisstore_t *rs, redis_thread_t *t,
     int slot = -1;
     suspect_rc_t rc;
 
-    if (on_cluster(rs) && redis_cross_needed(keys, n, &slot)) {
-        return redis_meter_cross(rs, t, rule, keys, n, now_ms, out, now_out,
-                                 err);
+    if (on_cluster(rs)) {
+        slot = redis_key_slot(keys[0].buf, keys[0].window_len);
     }
     redis_meter_args(rule, rs->clock == SUSPECT_REDIS_CLOCK_SERVER, now_ms, &a);
     for (size_t i = 0; i < n; i++) {

@@ -53,8 +53,9 @@ void redis_meter_head(redis_request_t *rq, const redis_meter_args_t *a,
 bool redis_meter_agrees(const suspect_rule_t *rule, int64_t now_ms,
                         const int64_t *v, bool recorded);
 
-/* A metered decision, or with ttl_ms > 0 a reservation (the cost taken at
- * once: settling a success gives it back); *now_out the decision's time. */
+/* A metered decision, or a reservation (the cost taken at once: settling
+ * a success gives it back), whose keys share a slot on a Cluster; *now_out
+ * the decision's time. */
 suspect_rc_t redis_meter_decide(redisstore_t *rs, redis_thread_t *t,
                                 const suspect_rule_t *rule,
                                 const suspect_key_t *keys, size_t n,

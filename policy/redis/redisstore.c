@@ -192,7 +192,12 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
         return SUSPECT_E_NOMEM;
     }
     if (suspect_rule_metered(rule)) {
-        rc = redis_meter_decide(rs, t, rule, keys, n, now_ms, out, &v[0], err);
+        rc = rs->pool.addr.kind == REDIS_CLUSTER &&
+                     redis_cross_needed(keys, n, &slot)
+                 ? redis_meter_cross(rs, t, rule, keys, n, now_ms, out, &v[0],
+                                     err)
+                 : redis_meter_decide(rs, t, rule, keys, n, now_ms, out, &v[0],
+                                      err);
         if (rc == SUSPECT_OK && ticket != NULL) {
             ticket->at_ms = v[0];
             ticket->end_ms = v[0] + ttl_ms;

@@ -431,7 +431,8 @@ if op == 'carry' then
         end
         if any then
             store(mk, m)
-            redis.call('PEXPIRE', ck, ms(window * 2 + SLACK))
+            redis.call('PEXPIRE', ck,
+                       ms(math.max(2 * window, cap * iv / 1000) + SLACK))
         end
     end
     return {now, taken}

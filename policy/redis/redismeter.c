@@ -31,8 +31,10 @@
 #include "redismeter.h"
 
 #include <hiredis/hiredis.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "meter.h"
 #include "redisslot.h"
 
@@ -442,4 +444,80 @@ suspect_rc_t redis_meter_unblock(redisstore_t *rs, redis_thread_t *t,
     out->dropped = (uint32_t)v[2];
     out->kept = st.in_window;
     return SUSPECT_OK;
+}
+
+/* "<t> <units> <member> ..." of ident's hits, in a new buffer (the
+ * caller's), NULL when out of memory. */
+static char *carry_fields(const suspect_carry_t *ident, size_t *len)
+{
+    char *buf = suspect_malloc(
+        1 + ident->nhits * (2 * NUM_LEN + SUSPECT_CARRY_MEMBER_LEN + 3));
+    char *p = buf;
+
+    if (buf == NULL) {
+        return NULL;
+    }
+    for (size_t k = 0; k < ident->nhits; k++) {
+        const suspect_carry_hit_t *h = &ident->hits[k];
+        p += k > 0 ? (*p = ' ', 1) : 0;
+        p += redis_fmt_i64(p, h->at_ms);
+        *p++ = ' ';
+        p += redis_fmt_i64(p, h->units != 0 ? h->units : 1);
+        *p++ = ' ';
+        memcpy(p, h->member, SUSPECT_CARRY_MEMBER_LEN);
+        p += SUSPECT_CARRY_MEMBER_LEN;
+    }
+    *p = '\0';
+    *len = (size_t)(p - buf);
+    return buf;
+}
+
+suspect_rc_t redis_meter_carry(redisstore_t *rs, redis_thread_t *t,
+                               const suspect_carry_t *ident, int slot,
+                               int64_t now_ms, uint64_t *hits,
+                               suspect_err_t *err)
+{
+    redis_request_t rq = {.script = SCRIPT_NONE};
+    suspect_rule_t rule;
+    suspect_key_t key;
+    redis_meter_key_t mk;
+    redis_meter_args_t a;
+    const char *kv[2];
+    size_t kl[2], len = 0;
+    char *fields;
+    int64_t v[2];
+    suspect_rc_t rc;
+
+    if (ident->nhits == 0) {
+        return SUSPECT_OK;
+    }
+    memset(&rule, 0, sizeof(rule));
+    rule.action = "Carry";
+    rule.limit_count = ident->limit_count;
+    rule.window_s = (uint32_t)(ident->window_ms / 1000);
+    rule.algorithm = ident->algorithm;
+    rule.burst = ident->burst;
+    key.window_len = ident->window_len;
+    key.lock_len = ident->window_len + SUSPECT_LOCK_SUFFIX_LEN;
+    memcpy(key.buf, ident->key, key.lock_len);
+    redis_meter_key(&key, rule.algorithm, on_cluster(rs), &mk);
+    redis_meter_args(&rule, rs->clock == SUSPECT_REDIS_CLOCK_SERVER, now_ms,
+                     &a);
+    fields = carry_fields(ident, &len);
+    if (fields == NULL) {
+        return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                               "redis: out of memory");
+    }
+    kv[0] = mk.meter;
+    kl[0] = mk.meter_len;
+    kv[1] = mk.carried;
+    kl[1] = mk.carried_len;
+    redis_meter_head(&rq, &a, "carry", false, kv, kl, 2);
+    redis_rq_arg(&rq, fields, len);
+    rc = call_ints(t, slot, &rq, v, 2, err);
+    free(fields);
+    if (rc == SUSPECT_OK) {
+        *hits += (uint64_t)v[1];
+    }
+    return rc;
 }

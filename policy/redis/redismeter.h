@@ -89,6 +89,15 @@ suspect_rc_t redis_meter_unblock(redisstore_t *rs, redis_thread_t *t,
                                  const suspect_key_t *key, int64_t now_ms,
                                  suspect_unblock_t *out, suspect_err_t *err);
 
+/* Takes the hits of ident (a metered rule's, journaled by the failover
+ * wrapper during an outage) into its meter at their own times, each once
+ * (bucket.lua "carry"; its lock is carry.lua's); *hits gets those taken
+ * now.  slot: the window's on a Cluster, else -1. */
+suspect_rc_t redis_meter_carry(redisstore_t *rs, redis_thread_t *t,
+                               const suspect_carry_t *ident, int slot,
+                               int64_t now_ms, uint64_t *hits,
+                               suspect_err_t *err);
+
 /* lock.lua on key's lock (in slot ls): its end into *lu, Redis's now into
  * a when it keeps the clock and a has none yet. */
 suspect_rc_t redis_meter_read_lock(redis_thread_t *t, redis_meter_args_t *a,

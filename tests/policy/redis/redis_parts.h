@@ -25,4 +25,8 @@ int failover_redis_register(CU_pSuite s, test_redis_t *srv);
  * (kills and restarts srv). */
 int failover_carry_register(CU_pSuite s, test_redis_t *srv);
 
+/* test_failover_meter.c: meters through the wrapper, carried back after
+ * an outage (kills and restarts srv; starts a local server of its own). */
+int failover_meter_register(CU_pSuite s, test_redis_t *srv);
+
 #endif

@@ -15,6 +15,8 @@
  *     algorithm starts from a fresh meter;
  *   - 300 clients, each its own thread and connection, on one phone at
  *     once: exactly the capacity admitted;
+ *   - the failover wrapper's journal carried into a meter: each hit
+ *     taken at its own time, once however often it is sent;
  *   - bucket.lua against meter.c: a long random run of decisions,
  *     reservations and unblocks of both algorithms, the store's answers
  *     compared with a model driven by meter.c and the evaluator in this
@@ -33,6 +35,7 @@
 #include "meter_test.h"
 #include "redis_parts.h"
 #include "suspect_redis.h"
+#include "suspect_store_impl.h"
 
 static test_redis_t *srv;
 
@@ -230,6 +233,51 @@ static void test_algorithm_change(void)
     suspect_store_free(store);
 }
 
+/* The journal of an outage (two hits at t and t + 6 s, the second of cost
+ * 2, and a lock) carried twice: taken once. */
+static void test_carry_once(void)
+{
+    suspect_store_t *store = fresh_store();
+    suspect_rule_t r = mt_bucket("OtpSend", 5, 60, 0);
+    suspect_key_t k = test_key("OtpSend", "33633333333");
+    suspect_carry_hit_t hits[2] = {
+        {MT_NOW, "00000000-0000-0000-0000-000000000001", 0},
+        {MT_NOW + 6000, "00000000-0000-0000-0000-000000000002", 2}};
+    suspect_carry_t c;
+    suspect_status_t st;
+    uint64_t locks = 0, taken = 0;
+    size_t done = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    memset(&c, 0, sizeof(c));
+    c.key = k.buf;
+    c.window_len = k.window_len;
+    c.lock_until_ms = MT_NOW + 600000;
+    c.window_ms = 60000;
+    c.algorithm = SUSPECT_ALGO_BUCKET;
+    c.limit_count = 5;
+    c.nhits = 2;
+    c.hits = hits;
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(store->ops->carry(store, &c, 1, MT_NOW + 7000, &done,
+                                          &locks, &taken, NULL),
+                        SUSPECT_OK);
+        CU_ASSERT_EQUAL(done, 1);
+    }
+    CU_ASSERT_EQUAL(locks, 1);
+    CU_ASSERT_EQUAL(taken, 2);
+    /* 12 s from t, then 24 s more from t + 12 s: full at t + 36 s */
+    CU_ASSERT_EQUAL(
+        suspect_store_status(store, &r, &k, MT_NOW + 7000, &st, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.full_at_ms, MT_NOW + 36000);
+    CU_ASSERT_EQUAL(st.in_window, 3);
+    CU_ASSERT_EQUAL(st.locked_until_ms, MT_NOW + 600000);
+    /* the window's sorted set is never written for a meter */
+    CU_ASSERT_EQUAL(test_redis_int(srv, "EXISTS %b", k.buf, k.window_len), 0);
+    suspect_store_free(store);
+}
+
 /* ---- 300 clients on one phone ------------------------------------------
  */
 
@@ -410,6 +458,8 @@ int redis_meter_register(CU_pSuite s, test_redis_t *server)
                      test_status_unblock_reset) ||
         !CU_add_test(s, "meter: a lock survives a change of algorithm",
                      test_algorithm_change) ||
+        !CU_add_test(s, "meter: outage journal carried once",
+                     test_carry_once) ||
         !CU_add_test(s, "meter: 300 clients on one phone", test_300_clients) ||
         !CU_add_test(s, "meter: bucket.lua mirrors meter.c", test_mirror)) {
         return -1;

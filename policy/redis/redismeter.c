@@ -89,13 +89,19 @@ void redis_meter_head(redis_request_t *rq, const redis_meter_args_t *a,
                       const char *op, bool apart, const char *const *keys,
                       const size_t *lens, size_t nkeys)
 {
-    static const char *const nk[] = {"0", "1", "2", "3",  "4",  "5", "6",
-                                     "7", "8", "9", "10", "11", "12"};
+    /* KEYS counts: up to three keys per identity */
+    static const char *const nk[] = {"0",  "1",  "2",  "3",  "4",  "5",  "6",
+                                     "7",  "8",  "9",  "10", "11", "12", "13",
+                                     "14", "15", "16", "17", "18", "19", "20",
+                                     "21", "22", "23", "24"};
+
+    _Static_assert(sizeof(nk) / sizeof(nk[0]) > 3 * SUSPECT_MAX_IDENTITIES,
+                   "a KEYS count for every decision");
 
     rq->script = SCRIPT_BUCKET;
     redis_rq_str(rq, "EVALSHA");
     redis_rq_arg(rq, "", 0);
-    redis_rq_str(rq, nk[nkeys < 12 ? nkeys : 12]);
+    redis_rq_str(rq, nk[nkeys]);
     for (size_t i = 0; i < nkeys; i++) {
         redis_rq_arg(rq, keys[i], lens[i]);
     }

@@ -278,6 +278,43 @@ static void test_carry_once(void)
     suspect_store_free(store);
 }
 
+/* Eight identities (the most a decision takes) in one script: the
+ * emptiest one denies, nothing is taken from the others. */
+static void test_eight_identities(void)
+{
+    suspect_store_t *store = fresh_store();
+    suspect_rule_t r = mt_bucket("Eight", 3, 60, 0);
+    suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
+    suspect_decision_t d;
+    suspect_status_t st;
+    char v[16];
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    for (int i = 0; i < SUSPECT_MAX_IDENTITIES; i++) {
+        snprintf(v, sizeof(v), "id%d", i);
+        keys[i] = test_key("Eight", v);
+    }
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(suspect_store_decide(store, &r, keys,
+                                             SUSPECT_MAX_IDENTITIES, MT_NOW, &d,
+                                             NULL),
+                        SUSPECT_OK);
+        CU_ASSERT_TRUE(d.allowed);
+    }
+    CU_ASSERT_TRUE(decide(store, &r, &keys[0], MT_NOW + 20000).allowed);
+    CU_ASSERT_EQUAL(suspect_store_decide(store, &r, keys,
+                                         SUSPECT_MAX_IDENTITIES, MT_NOW + 20000,
+                                         &d, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.tripped, 0);
+    CU_ASSERT_EQUAL(
+        suspect_store_status(store, &r, &keys[7], MT_NOW + 20000, &st, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.in_window, 2);
+    suspect_store_free(store);
+}
+
 /* ---- 300 clients on one phone ------------------------------------------
  */
 
@@ -460,6 +497,8 @@ int redis_meter_register(CU_pSuite s, test_redis_t *server)
                      test_algorithm_change) ||
         !CU_add_test(s, "meter: outage journal carried once",
                      test_carry_once) ||
+        !CU_add_test(s, "meter: eight identities in one decision",
+                     test_eight_identities) ||
         !CU_add_test(s, "meter: 300 clients on one phone", test_300_clients) ||
         !CU_add_test(s, "meter: bucket.lua mirrors meter.c", test_mirror)) {
         return -1;

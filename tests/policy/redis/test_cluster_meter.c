@@ -10,7 +10,9 @@
  *   - a lock written apart (the seed's keys) locks, and unblock drops it;
  *   - a decision on two identities on two masters, the second one empty:
  *     denied, and what the first one took is given back; the same with
- *     the seed's keys.
+ *     the seed's keys;
+ *   - the failover wrapper's journal carried into a meter of the seed's
+ *     keys (lock and meter in two slots), twice: taken once.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "helpers/util.h"
 #include "meter_test.h"
 #include "suspect_redis.h"
+#include "suspect_store_impl.h"
 
 static test_cluster_t *cl;
 
@@ -135,6 +138,44 @@ static void test_cross_gives_back(void)
     suspect_store_free(store);
 }
 
+static void test_carry_seed_keys(void)
+{
+    suspect_store_t *store = fresh_store();
+    suspect_rule_t r = mt_bucket("OtpSend", 5, 60, 0);
+    suspect_key_t k = test_key("OtpSend", "33655555555");
+    suspect_carry_hit_t hits[2] = {
+        {MT_NOW, "00000000-0000-0000-0000-00000000000a", 0},
+        {MT_NOW + 6000, "00000000-0000-0000-0000-00000000000b", 2}};
+    suspect_carry_t c;
+    suspect_status_t st;
+    uint64_t locks = 0, taken = 0;
+    size_t done = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    memset(&c, 0, sizeof(c));
+    c.key = k.buf;
+    c.window_len = k.window_len;
+    c.lock_until_ms = MT_NOW + 600000;
+    c.window_ms = 60000;
+    c.algorithm = SUSPECT_ALGO_BUCKET;
+    c.limit_count = 5;
+    c.nhits = 2;
+    c.hits = hits;
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(store->ops->carry(store, &c, 1, MT_NOW + 7000, &done,
+                                          &locks, &taken, NULL),
+                        SUSPECT_OK);
+    }
+    CU_ASSERT_EQUAL(locks, 1);
+    CU_ASSERT_EQUAL(taken, 2);
+    CU_ASSERT_EQUAL(
+        suspect_store_status(store, &r, &k, MT_NOW + 7000, &st, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.full_at_ms, MT_NOW + 36000);
+    CU_ASSERT_EQUAL(st.locked_until_ms, MT_NOW + 600000);
+    suspect_store_free(store);
+}
+
 int cluster_meter_register(CU_pSuite s, test_cluster_t *c)
 {
     cl = c;
@@ -145,7 +186,9 @@ int cluster_meter_register(CU_pSuite s, test_cluster_t *c)
         !CU_add_test(s, "meter: a lock apart locks and unblocks",
                      test_lock_apart) ||
         !CU_add_test(s, "meter: across slots, a denial gives back",
-                     test_cross_gives_back)) {
+                     test_cross_gives_back) ||
+        !CU_add_test(s, "meter: outage journal carried once, seed's keys",
+                     test_carry_seed_keys)) {
         return -1;
     }
     return 0;

@@ -14,7 +14,8 @@
  *   - a lock survives a change of algorithm both ways, and a changed
  *     algorithm starts from a fresh meter;
  *   - 300 clients, each its own thread and connection, on one phone at
- *     once: exactly the capacity admitted;
+ *     once: exactly the capacity admitted; and on the wall clock, never
+ *     more than the capacity and the tokens that came back meanwhile;
  *   - the failover wrapper's journal carried into a meter: each hit
  *     taken at its own time, once however often it is sent;
  *   - bucket.lua against meter.c: a long random run of decisions,
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "helpers/redisserver.h"
 #include "helpers/util.h"
 #include "meter.h"
@@ -324,40 +326,55 @@ static void test_eight_identities(void)
 typedef struct client {
     pthread_barrier_t *start;
     suspect_store_t *store;
-    int admitted, failed;
+    const suspect_rule_t *rule;
+    bool wall; /* each decision at wall_ms(), else at MT_NOW */
+    int tries, admitted, failed;
+    int64_t tmin, tmax; /* the clocks of the admitted decisions */
 } client_t;
 
 static void *client_run(void *p)
 {
     client_t *c = p;
-    suspect_rule_t r = mt_bucket("OtpSend", CAPACITY, 60, 0);
-    suspect_key_t k = test_key("OtpSend", "33699999999");
+    suspect_key_t k = test_key(c->rule->action, "33699999999");
 
     pthread_barrier_wait(c->start);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < c->tries; i++) {
+        int64_t now = c->wall ? wall_ms() : MT_NOW;
         suspect_decision_t d;
-        if (suspect_store_decide(c->store, &r, &k, 1, MT_NOW, &d, NULL) !=
+
+        if (suspect_store_decide(c->store, c->rule, &k, 1, now, &d, NULL) !=
             SUSPECT_OK) {
             c->failed++;
-        } else {
-            c->admitted += d.allowed;
+        } else if (d.allowed) {
+            c->admitted++;
+            c->tmin = c->tmin == 0 || now < c->tmin ? now : c->tmin;
+            c->tmax = now > c->tmax ? now : c->tmax;
         }
     }
     return NULL;
 }
 
-static void test_300_clients(void)
+/* CLIENTS threads, each its own store and connection, tries decisions
+ * each on one phone under rule; the admitted ones and the span of their
+ * clocks into *admitted and *span_ms. */
+static void run_clients(const suspect_rule_t *rule, bool wall, int tries,
+                        int *admitted, int64_t *span_ms)
 {
     static client_t c[CLIENTS];
     pthread_t th[CLIENTS];
     pthread_barrier_t start;
-    int admitted = 0, failed = 0, made = 0;
+    int failed = 0, made = 0;
+    int64_t tmin = 0, tmax = 0;
 
+    *admitted = 0;
     freeReplyObject(test_redis_cmd(srv, "FLUSHALL"));
     pthread_barrier_init(&start, NULL, CLIENTS);
     for (int i = 0; i < CLIENTS; i++) {
         memset(&c[i], 0, sizeof(c[i]));
         c[i].start = &start;
+        c[i].rule = rule;
+        c[i].wall = wall;
+        c[i].tries = tries;
         c[i].store =
             test_redis_store(srv->url, 30000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(c[i].store);
@@ -368,13 +385,47 @@ static void test_300_clients(void)
     CU_ASSERT_EQUAL_FATAL(made, CLIENTS);
     for (int i = 0; i < CLIENTS; i++) {
         pthread_join(th[i], NULL);
-        admitted += c[i].admitted;
+        *admitted += c[i].admitted;
         failed += c[i].failed;
+        if (c[i].admitted > 0) {
+            tmin = tmin == 0 || c[i].tmin < tmin ? c[i].tmin : tmin;
+            tmax = c[i].tmax > tmax ? c[i].tmax : tmax;
+        }
         suspect_store_free(c[i].store);
     }
     pthread_barrier_destroy(&start);
     CU_ASSERT_EQUAL(failed, 0);
+    *span_ms = tmax - tmin;
+}
+
+/* At one moment: exactly the capacity. */
+static void test_300_clients(void)
+{
+    suspect_rule_t r = mt_bucket("OtpSend", CAPACITY, 60, 0);
+    int admitted;
+    int64_t span;
+
+    run_clients(&r, false, 2, &admitted, &span);
     CU_ASSERT_EQUAL(admitted, CAPACITY);
+}
+
+/* On the wall clock, 40 per second: never more than the capacity plus a
+ * token per 25 ms between the first and the last admitted request's
+ * clocks (GCRA's bound), and at least the capacity. */
+static void test_300_clients_wall(void)
+{
+    suspect_rule_t r = mt_bucket("OtpWall", CAPACITY, 1, 0);
+    int admitted;
+    int64_t span;
+
+    run_clients(&r, true, 5, &admitted, &span);
+    CU_ASSERT_TRUE(admitted >= CAPACITY);
+    CU_ASSERT_TRUE(admitted <=
+                   CAPACITY + span * 1000 / suspect_meter_interval_us(&r));
+    if (admitted > CAPACITY + span * 1000 / suspect_meter_interval_us(&r)) {
+        fprintf(stderr, "300 clients: %d admitted in %lld ms\n", admitted,
+                (long long)span);
+    }
 }
 
 /* ---- bucket.lua against meter.c -----------------------------------------
@@ -500,6 +551,8 @@ int redis_meter_register(CU_pSuite s, test_redis_t *server)
         !CU_add_test(s, "meter: eight identities in one decision",
                      test_eight_identities) ||
         !CU_add_test(s, "meter: 300 clients on one phone", test_300_clients) ||
+        !CU_add_test(s, "meter: 300 clients on one phone, the wall clock",
+                     test_300_clients_wall) ||
         !CU_add_test(s, "meter: bucket.lua mirrors meter.c", test_mirror)) {
         return -1;
     }

@@ -32,7 +32,7 @@ static suspect_decision_t decide(suspect_store_t *store,
     return d;
 }
 
-void mt_seed004(suspect_store_t *store, const suspect_key_t *key)
+void mt_otp_sends(suspect_store_t *store, const suspect_key_t *key)
 {
     suspect_rule_t r = mt_bucket("OtpSend", 5, 60, 0);
     suspect_decision_t d;
@@ -60,7 +60,7 @@ void mt_seed004(suspect_store_t *store, const suspect_key_t *key)
     CU_ASSERT_EQUAL(d.retry_after_ms, 12000);
 }
 
-void mt_seed002(suspect_store_t *store, const suspect_key_t *key)
+void mt_costs(suspect_store_t *store, const suspect_key_t *key)
 {
     suspect_rule_t light = mt_bucket("Api", 10, 60, 10), heavy = light;
     suspect_decision_t d;

@@ -1,6 +1,6 @@
 /*
  * meter_test.h - the metered scenarios the "redis" and "cluster" suites
- * share (meter_test.c): seed 004's bucket, seed 002's costs and a
+ * share (meter_test.c): OTP sends per phone, requests of several costs and a
  * decision on two identities that gives back what the first one took
  * when the second denies, on any store that keeps meters.
  */
@@ -16,12 +16,12 @@
 suspect_rule_t mt_bucket(const char *action, uint32_t rate, uint32_t per_s,
                          uint32_t burst);
 
-/* Seed 004 on key: capacity 5, 5 per minute; a burst of 5, the 6th
+/* OTP sends on key: capacity 5, 5 per minute; a burst of 5, the 6th
  * refused with a 12 s wait, one more after 12 s, the one after refused. */
-void mt_seed004(suspect_store_t *store, const suspect_key_t *key);
+void mt_otp_sends(suspect_store_t *store, const suspect_key_t *key);
 
-/* Seed 002 on key: burst 10 per minute, costs 1 and 5. */
-void mt_seed002(suspect_store_t *store, const suspect_key_t *key);
+/* Requests of costs 1 and 5 on key: burst 10, 10 per minute. */
+void mt_costs(suspect_store_t *store, const suspect_key_t *key);
 
 /* keys[0] has room, keys[1] none: a decision on both is denied and
  * keys[0]'s meter is as it was (what it took is given back). */

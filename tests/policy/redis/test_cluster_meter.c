@@ -3,8 +3,8 @@
  * "cluster", on its cluster).
  *
  * What is checked:
- *   - seed 004 and seed 002 on hash-tagged keys (one slot, one script) and
- *     on the seed's keys (window and lock in different slots: the meter is
+ *   - OTP sends and costs 1 and 5 on hash-tagged keys (one slot, one script)
+ * and on the seed's keys (window and lock in different slots: the meter is
  *     named "{<window>}:tb" to stay in the window's slot, the lock read and
  *     written apart);
  *   - a lock written apart (the seed's keys) locks, and unblock drops it;
@@ -33,19 +33,19 @@ static suspect_store_t *fresh_store(void)
     return test_redis_store(cl->url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
 }
 
-static void test_seed004_tagged(void)
+static void test_otp_tagged(void)
 {
     suspect_store_t *store = fresh_store();
     suspect_key_t k = cluster_key("OtpSend", "33612345678");
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
-    mt_seed004(store, &k);
+    mt_otp_sends(store, &k);
     k = cluster_key("Api", "c1");
-    mt_seed002(store, &k);
+    mt_costs(store, &k);
     suspect_store_free(store);
 }
 
-static void test_seed004_seed_keys(void)
+static void test_otp_seed_keys(void)
 {
     suspect_store_t *store = fresh_store();
     suspect_key_t k = test_key("OtpSend", "33612345678");
@@ -55,7 +55,7 @@ static void test_seed004_seed_keys(void)
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
     CU_ASSERT_NOT_EQUAL(ws, cluster_key_slot(cl, k.buf, k.lock_len));
-    mt_seed004(store, &k);
+    mt_otp_sends(store, &k);
     n = snprintf(meter, sizeof(meter), "{%.*s}:tb", (int)k.window_len, k.buf);
     CU_ASSERT_EQUAL(cluster_key_slot(cl, meter, (size_t)n), ws);
     CU_ASSERT_EQUAL(
@@ -63,7 +63,7 @@ static void test_seed004_seed_keys(void)
                        "EXISTS %b", meter, (size_t)n),
         1);
     k = test_key("Api", "c1");
-    mt_seed002(store, &k);
+    mt_costs(store, &k);
     suspect_store_free(store);
 }
 
@@ -179,10 +179,10 @@ static void test_carry_seed_keys(void)
 int cluster_meter_register(CU_pSuite s, test_cluster_t *c)
 {
     cl = c;
-    if (!CU_add_test(s, "meter: seed 004 and 002, hash-tagged keys",
-                     test_seed004_tagged) ||
-        !CU_add_test(s, "meter: seed 004 and 002, the seed's keys",
-                     test_seed004_seed_keys) ||
+    if (!CU_add_test(s, "meter: OTP sends and costs, hash-tagged keys",
+                     test_otp_tagged) ||
+        !CU_add_test(s, "meter: OTP sends and costs, the seed's keys",
+                     test_otp_seed_keys) ||
         !CU_add_test(s, "meter: a lock apart locks and unblocks",
                      test_lock_apart) ||
         !CU_add_test(s, "meter: across slots, a denial gives back",

@@ -3,7 +3,7 @@
  * redis-server (part of suite "redis", started by its init).
  *
  * What is checked:
- *   - seed 004 (capacity 5, 5 per minute) and seed 002 (costs 1 and 5),
+ *   - OTP sends (capacity 5, 5 per minute) and costs 1 and 5,
  *     with the data model: the meter in "<window>:tb" (a string, its
  *     TTL when the bucket is full again plus the slack), the .NET
  *     system's sorted set under the window key untouched, a fixed size
@@ -59,7 +59,7 @@ static suspect_decision_t decide(suspect_store_t *store,
     return d;
 }
 
-static void test_seed004(void)
+static void test_otp_sends(void)
 {
     suspect_store_t *store = fresh_store();
     suspect_key_t k = test_key("OtpSend", "33612345678");
@@ -70,7 +70,7 @@ static void test_seed004(void)
     /* the .NET system's log of the same action and phone */
     freeReplyObject(test_redis_cmd(srv, "ZADD %b %lld dotnet1", k.buf,
                                    k.window_len, (long long)MT_NOW - 1000));
-    mt_seed004(store, &k);
+    mt_otp_sends(store, &k);
     CU_ASSERT_EQUAL(test_redis_int(srv, "ZCARD %b", k.buf, k.window_len), 1);
     r = test_redis_cmd(srv, "GET %b:tb", k.buf, k.window_len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -87,13 +87,13 @@ static void test_seed004(void)
     suspect_store_free(store);
 }
 
-static void test_seed002(void)
+static void test_costs(void)
 {
     suspect_store_t *store = fresh_store();
     suspect_key_t k = test_key("Api", "client-7");
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
-    mt_seed002(store, &k);
+    mt_costs(store, &k);
     suspect_store_free(store);
 }
 
@@ -538,8 +538,8 @@ static void test_mirror(void)
 int redis_meter_register(CU_pSuite s, test_redis_t *server)
 {
     srv = server;
-    if (!CU_add_test(s, "meter: seed 004 bucket, data model", test_seed004) ||
-        !CU_add_test(s, "meter: seed 002 costs", test_seed002) ||
+    if (!CU_add_test(s, "meter: OTP sends, data model", test_otp_sends) ||
+        !CU_add_test(s, "meter: costs 1 and 5", test_costs) ||
         !CU_add_test(s, "meter: sliding counter", test_counter) ||
         !CU_add_test(s, "meter: reserve and settle", test_reserve_settle) ||
         !CU_add_test(s, "meter: status, unblock, reset",

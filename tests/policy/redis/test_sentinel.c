@@ -6,7 +6,7 @@
  *
  * What is checked:
  *   - decisions, status, reset, block and the lock listing through
- *     redis+sentinel://, landing on the master; seed 004's token bucket
+ *     redis+sentinel://, landing on the master; a token bucket of OTP sends
  *     there too (its meter key on the master);
  *   - logins apart: a wrong or missing sentinel password, a wrong master
  *     password, an unknown master name, each a clear error;
@@ -131,7 +131,7 @@ static void test_decisions(void)
     suspect_store_free(store);
 }
 
-/* Seed 004's bucket through the sentinels: the meter on the master. */
+/* OTP sends' bucket through the sentinels: the meter on the master. */
 static void test_meter(void)
 {
     suspect_store_t *store = open_url(set.url, TIMEOUT_MS);
@@ -142,7 +142,7 @@ static void test_meter(void)
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    mt_seed004(store, &key);
+    mt_otp_sends(store, &key);
     CU_ASSERT_EQUAL(
         test_ha_int(port, "m-pass", "EXISTS OtpSend:33644444444:tb"), 1);
     CU_ASSERT_EQUAL(test_ha_int(port, "m-pass", "EXISTS OtpSend:33644444444"),
@@ -323,7 +323,7 @@ int register_sentinel_suite(void)
 
     if (s == NULL ||
         !CU_add_test(s, "decisions on the master", test_decisions) ||
-        !CU_add_test(s, "meter: seed 004 on the master", test_meter) ||
+        !CU_add_test(s, "meter: OTP sends on the master", test_meter) ||
         !CU_add_test(s, "logins apart, clear errors", test_logins) ||
         !CU_add_test(s, "forced failover: announcement, READONLY",
                      test_switch) ||

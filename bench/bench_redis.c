@@ -21,9 +21,13 @@
  *   3. a locked identity decided through the failover wrapper: served by
  *      the lock cache, so INFO commandstats shows the same EVALSHA count
  *      before and after;
- *   4. the cluster rows (bench_redis_cluster.c): one Redis, a Redis
+ *   4. the meter rows (meter_rows(), at the end): Redis CPU per decision
+ *      of a token bucket against the sliding log at LimitCount 10, and
+ *      MEMORY USAGE per identity of a bucket, a counter and a log at
+ *      5,000 per hour;
+ *   5. the cluster rows (bench_redis_cluster.c): one Redis, a Redis
  *      Cluster of one master and one of three, in the same run.
- * "bench-redis ... single" stops after 3.
+ * "bench-redis ... single" stops after 4.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -239,6 +243,8 @@ static void run_side(test_redis_t *srv, int which, int clients, long requests,
     out->client_us = which == 0 ? store_cpu_us : bench_cpu_us;
 }
 
+static int meter_rows(test_redis_t *srv, int clients, long requests);
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -306,9 +312,189 @@ int main(int argc, char **argv)
     cache_rps = run_lock_cache(&srv, requests);
     printf("  lock cache, locked identity: %10.0f decisions/s, 0%% allowed\n",
            cache_rps);
+    ok = ok && meter_rows(&srv, clients, requests) == 0;
     test_redis_stop(&srv);
     if (!single_only) {
         ok = ok && bench_cluster_rows(clients, requests, rounds) == 0;
     }
     return ok && cache_rps > 0 ? 0 : 1;
+}
+
+/* ---- meters: Redis CPU and memory per identity --------------------------
+ */
+
+/* One thread of a meter run: decisions on identities first, first +
+ * stride, ... of n, each at the wall clock. */
+typedef struct mworker {
+    suspect_store_t *store;
+    const suspect_rule_t *rule;
+    long first, stride, n, requests;
+    long allowed, errors;
+} mworker_t;
+
+static void *mwork(void *p)
+{
+    mworker_t *w = p;
+    char id[32];
+
+    for (long i = 0; i < w->requests; i++) {
+        suspect_decision_t d;
+        suspect_key_t key;
+
+        snprintf(id, sizeof(id), "u%ld", (w->first + i * w->stride) % w->n);
+        key = test_key(w->rule->action, id);
+        if (suspect_store_decide(w->store, w->rule, &key, 1, wall_ms(), &d,
+                                 NULL) != SUSPECT_OK) {
+            w->errors++;
+        }
+        w->allowed += d.allowed;
+    }
+    return NULL;
+}
+
+/* The usec INFO commandstats gives evalsha so far. */
+static double evalsha_usec(test_redis_t *srv)
+{
+    redisReply *r = test_redis_cmd(srv, "INFO commandstats");
+    const char *p = NULL;
+    double v = 0;
+
+    if (r != NULL && r->type == REDIS_REPLY_STRING) {
+        p = strstr(r->str, "cmdstat_evalsha:");
+    }
+    p = p != NULL ? strstr(p, "usec=") : NULL;
+    v = p != NULL ? strtod(p + 5, NULL) : 0;
+    freeReplyObject(r);
+    return v;
+}
+
+/* The calls INFO commandstats counts for commands run inside scripts
+ * (every command but evalsha, info and the bench's own). */
+static long long inner_calls(test_redis_t *srv)
+{
+    redisReply *r = test_redis_cmd(srv, "INFO commandstats");
+    long long n = 0;
+    const char *p = r != NULL && r->type == REDIS_REPLY_STRING ? r->str : "";
+
+    while ((p = strstr(p, "cmdstat_")) != NULL) {
+        const char *c = strstr(p, "calls=");
+        p += 8;
+        if (c != NULL && strncmp(p, "evalsha:", 8) != 0 &&
+            strncmp(p, "info:", 5) != 0 && strncmp(p, "flushall:", 9) != 0 &&
+            strncmp(p, "script|", 7) != 0 && strncmp(p, "hello:", 6) != 0 &&
+            strncmp(p, "client|", 7) != 0) {
+            n += strtoll(c + 6, NULL, 10);
+        }
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+/* Redis CPU (INFO cpu, and evalsha's own time from commandstats) per
+ * decision of rule, clients threads deciding requests times on
+ * requests / 10 identities (each about LimitCount hits: every window
+ * full, nearly every decision allowed). */
+static int meter_cpu(test_redis_t *srv, const suspect_rule_t *r, int clients,
+                     long requests)
+{
+    suspect_redis_opts_t opts = {store_url, 1000, 1000, 0, NULL};
+    suspect_store_t *store = NULL;
+    pthread_t tid[256];
+    mworker_t w[256];
+    long allowed = 0, errors = 0, per = requests / clients;
+    double s0, u0;
+    long long c0;
+
+    freeReplyObject(test_redis_cmd(srv, "FLUSHALL"));
+    if (suspect_redis_new(&opts, &store, NULL) != SUSPECT_OK) {
+        return -1;
+    }
+    s0 = cpu_server(srv);
+    u0 = evalsha_usec(srv);
+    c0 = inner_calls(srv);
+    for (int i = 0; i < clients; i++) {
+        w[i] = (mworker_t){store, r, i, clients, per * clients / 10, per, 0, 0};
+        pthread_create(&tid[i], NULL, mwork, &w[i]);
+    }
+    for (int i = 0; i < clients; i++) {
+        pthread_join(tid[i], NULL);
+        allowed += w[i].allowed;
+        errors += w[i].errors;
+    }
+    printf("  %-14s LimitCount %u: redis %.1f us CPU per decision "
+           "(INFO cpu), evalsha %.1f us, %.2f commands inside it "
+           "(commandstats), %.1f%% allowed\n",
+           r->algorithm == SUSPECT_ALGO_BUCKET ? "token bucket" : "sliding log",
+           r->limit_count,
+           (cpu_server(srv) - s0) * 1e6 / (double)(per * clients),
+           (evalsha_usec(srv) - u0) / (double)(per * clients),
+           (double)(inner_calls(srv) - c0) / (double)(per * clients),
+           100.0 * (double)allowed / (double)(per * clients));
+    suspect_store_free(store);
+    return errors == 0 ? 0 : -1;
+}
+
+/* MEMORY USAGE (SAMPLES 0: every member) of one identity of rule after
+ * LimitCount decisions, a second apart on the caller's clock, so that
+ * the log holds them all. */
+static long long meter_bytes(test_redis_t *srv, const suspect_rule_t *r)
+{
+    suspect_redis_opts_t opts = {store_url, 1000, 1000, 0, NULL};
+    suspect_key_t key = test_key(r->action, "33612345678");
+    suspect_store_t *store = NULL;
+    int64_t t = wall_ms() - (int64_t)r->limit_count * 500;
+    const char *sfx = r->algorithm == SUSPECT_ALGO_BUCKET    ? ":tb"
+                      : r->algorithm == SUSPECT_ALGO_COUNTER ? ":sc"
+                                                             : "";
+    long long bytes;
+
+    freeReplyObject(test_redis_cmd(srv, "FLUSHALL"));
+    if (suspect_redis_new(&opts, &store, NULL) != SUSPECT_OK) {
+        return -1;
+    }
+    for (uint32_t i = 0; i < r->limit_count; i++) {
+        suspect_decision_t d;
+        if (suspect_store_decide(store, r, &key, 1, t + i / 2, &d, NULL) !=
+                SUSPECT_OK ||
+            !d.allowed) {
+            suspect_store_free(store);
+            return -1;
+        }
+    }
+    suspect_store_free(store);
+    bytes = test_redis_int(srv, "MEMORY USAGE %b%s SAMPLES 0", key.buf,
+                           key.window_len, sfx);
+    printf("  MEMORY USAGE, %-14s at %u per hour: %lld bytes per "
+           "identity (DBSIZE %lld)\n",
+           r->algorithm == SUSPECT_ALGO_BUCKET    ? "token bucket"
+           : r->algorithm == SUSPECT_ALGO_COUNTER ? "sliding counter"
+                                                  : "sliding log",
+           r->limit_count, bytes, test_redis_int(srv, "DBSIZE"));
+    return bytes;
+}
+
+static int meter_rows(test_redis_t *srv, int clients, long requests)
+{
+    suspect_rule_t log10 = {"MeterLog", 10, 60, 0, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t tb10 = log10,
+                   tb = {"MeterMem", 5000, 3600, 0, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t sc = tb, log = tb;
+    int rc = 0;
+
+    tb10.action = "MeterTb";
+    tb10.algorithm = SUSPECT_ALGO_BUCKET;
+    tb.algorithm = SUSPECT_ALGO_BUCKET;
+    sc.algorithm = SUSPECT_ALGO_COUNTER;
+    printf("bench-redis: meters\n");
+    for (int round = 0; round < 2 && rc == 0; round++) {
+        rc = meter_cpu(srv, round == 0 ? &log10 : &tb10, clients, requests);
+        rc = rc == 0 ? meter_cpu(srv, round == 0 ? &tb10 : &log10, clients,
+                                 requests)
+                     : rc;
+    }
+    if (rc == 0 && (meter_bytes(srv, &tb) < 0 || meter_bytes(srv, &sc) < 0 ||
+                    meter_bytes(srv, &log) < 0)) {
+        rc = -1;
+    }
+    return rc;
 }

@@ -19,7 +19,11 @@
  *
  * Each hit gets its member (a GUID-like id, hitid.h) when journaled:
  * carrying the same hit twice (a retry after a timeout whose write did
- * happen) adds it once.
+ * happen) adds it once.  A metered rule's hit (a token bucket or a
+ * sliding counter, meter.h) also keeps its cost, and its identity the
+ * rule's algorithm, limit and burst: the primary takes it into the
+ * identity's meter at its own time (suspect_meter_take()); such a hit
+ * weighs for suspect_meter_span_ms() rather than a window.
  *
  * Sending: a primary with a carry operation in the store interface (the
  * Redis store: lua/carry.lua, a few identities per call) takes locks and
@@ -42,6 +46,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "meter.h"
 
 #define INDEX_SLOTS (2 * CARRY_MAX_IDENTS) /* a power of two */
 
@@ -177,14 +182,27 @@ static void forget_before(carry_t *j, carry_ident_t *id, int64_t cut)
     }
 }
 
-/* Appends a hit with the given member to id (member NULL: draw one). */
+/* How long a hit of id weighs: its window, or its meter's span. */
+static int64_t ident_span_ms(const carry_ident_t *id)
+{
+    suspect_rule_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.limit_count = id->limit_count;
+    r.window_s = (uint32_t)(id->window_ms / 1000);
+    r.algorithm = id->algorithm;
+    r.burst = id->burst;
+    return id->algorithm != 0 ? suspect_meter_span_ms(&r) : id->window_ms;
+}
+
+/* Appends a hit of units with the given member to id (member NULL: draw
+ * one). */
 static bool add_hit(carry_t *j, carry_ident_t *id, int64_t at_ms,
-                    int64_t window_ms, const char *member)
+                    uint32_t units, const char *member)
 {
     suspect_carry_hit_t *hit;
 
-    id->window_ms = window_ms;
-    forget_before(j, id, at_ms - window_ms);
+    forget_before(j, id, at_ms - ident_span_ms(id));
     if (j->nhits == CARRY_MAX_HITS) {
         return false;
     }
@@ -205,6 +223,7 @@ static bool add_hit(carry_t *j, carry_ident_t *id, int64_t at_ms,
         hit--;
     }
     hit->at_ms = at_ms;
+    hit->units = units;
     if (member != NULL) {
         memcpy(hit->member, member, sizeof(hit->member));
     } else {
@@ -215,12 +234,27 @@ static bool add_hit(carry_t *j, carry_ident_t *id, int64_t at_ms,
     return true;
 }
 
-bool carry_hit(carry_t *j, const suspect_key_t *key, int64_t at_ms,
-               int64_t window_ms)
+/* Notes rule's window (and meter) on id. */
+static void ident_rule(carry_ident_t *id, const suspect_rule_t *rule)
+{
+    bool metered = suspect_rule_metered(rule);
+
+    id->window_ms = (int64_t)rule->window_s * 1000;
+    id->algorithm = metered ? rule->algorithm : 0;
+    id->limit_count = metered ? rule->limit_count : 0;
+    id->burst = metered ? rule->burst : 0;
+}
+
+bool carry_hit(carry_t *j, const suspect_key_t *key, const suspect_rule_t *rule,
+               int64_t at_ms)
 {
     carry_ident_t *id = find(j, key, true);
+    uint32_t units = suspect_rule_metered(rule) ? suspect_rule_cost(rule) : 1;
 
-    if (id == NULL || !add_hit(j, id, at_ms, window_ms, NULL)) {
+    if (id != NULL) {
+        ident_rule(id, rule);
+    }
+    if (id == NULL || !add_hit(j, id, at_ms, units, NULL)) {
         j->dropped++;
         return false;
     }
@@ -278,8 +312,14 @@ void carry_put_back(carry_t *j, const carry_t *src, size_t from)
         if (s->lock_until_ms > id->lock_until_ms) {
             id->lock_until_ms = s->lock_until_ms;
         }
+        if (s->nhits > 0) {
+            id->window_ms = s->window_ms;
+            id->algorithm = s->algorithm;
+            id->limit_count = s->limit_count;
+            id->burst = s->burst;
+        }
         for (size_t k = 0; k < s->nhits; k++) {
-            if (!add_hit(j, id, s->hits[k].at_ms, s->window_ms,
+            if (!add_hit(j, id, s->hits[k].at_ms, s->hits[k].units,
                          s->hits[k].member)) {
                 j->dropped++;
             }
@@ -294,14 +334,13 @@ size_t carry_record(carry_t *j, suspect_store_t *local,
                     const suspect_rule_t *rule, const suspect_key_t *keys,
                     size_t n, int64_t now_ms, const suspect_decision_t *d)
 {
-    int64_t window_ms = (int64_t)rule->window_s * 1000;
     size_t dropped = 0;
 
     for (size_t i = 0; i < n; i++) {
         suspect_status_t st;
 
         if (d->allowed) {
-            dropped += !carry_hit(j, &keys[i], now_ms, window_ms);
+            dropped += !carry_hit(j, &keys[i], rule, now_ms);
         } else if (suspect_store_status(local, rule, &keys[i], now_ms, &st,
                                         NULL) == SUSPECT_OK &&
                    st.locked_until_ms > now_ms) {
@@ -344,6 +383,9 @@ static void ident_view(const carry_ident_t *ident, suspect_carry_t *out)
     out->window_len = ident->window_len;
     out->lock_until_ms = ident->lock_until_ms;
     out->window_ms = ident->window_ms;
+    out->algorithm = ident->algorithm;
+    out->limit_count = ident->limit_count;
+    out->burst = ident->burst;
     out->nhits = ident->nhits;
     out->hits = ident->hits;
 }

@@ -23,13 +23,14 @@
 
 /* One identity: its lock and the hits admitted for it. */
 typedef struct carry_ident {
-    uint64_t h[2];             /* keyed SipHash of the lock key */
-    char *key;                 /* window key, ":locked", NUL; owned */
-    size_t window_len;         /* the lock key is window_len + 7 bytes */
-    int64_t lock_until_ms;     /* 0 = no lock to carry */
-    int64_t window_ms;         /* the rule's window, for the hits */
-    size_t nhits, hits_cap;    /* hits in time order */
-    suspect_carry_hit_t *hits; /* owned */
+    uint64_t h[2];         /* keyed SipHash of the lock key */
+    char *key;             /* window key, ":locked", NUL; owned */
+    size_t window_len;     /* the lock key is window_len + 7 bytes */
+    int64_t lock_until_ms; /* 0 = no lock to carry */
+    int64_t window_ms;     /* the rule's window, for the hits */
+    uint32_t algorithm, limit_count, burst; /* a metered rule's; 0 = log */
+    size_t nhits, hits_cap;                 /* hits in time order */
+    suspect_carry_hit_t *hits;              /* owned */
 } carry_ident_t;
 
 /* The journal.  Not locked: its owner serialises the calls. */
@@ -55,11 +56,12 @@ void carry_free(carry_t *j);
  * is journaled already).  False when it was dropped (j full). */
 bool carry_lock(carry_t *j, const suspect_key_t *key, int64_t until_ms);
 
-/* Journals a hit on key at at_ms for a window of window_ms; the identity's
- * hits that left their window by at_ms are forgotten.  False when it was
- * dropped (j full). */
-bool carry_hit(carry_t *j, const suspect_key_t *key, int64_t at_ms,
-               int64_t window_ms);
+/* Journals a hit of rule (its cost, for a metered rule) on key at at_ms;
+ * the identity's hits that weigh nothing any more at at_ms (older than
+ * its window, or than suspect_meter_span_ms() for a meter) are
+ * forgotten.  False when it was dropped (j full). */
+bool carry_hit(carry_t *j, const suspect_key_t *key, const suspect_rule_t *rule,
+               int64_t at_ms);
 
 /* Forgets key's lock and/or hits (what: SUSPECT_RESET_*). */
 void carry_forget(carry_t *j, const suspect_key_t *key, unsigned what);

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "meter.h"
 #include "suspect_store_impl.h"
 
 struct fail_count {
@@ -98,21 +99,22 @@ void fail_counts_note(fail_counts_t *c, const suspect_rule_t *rule,
                       const suspect_key_t *keys, size_t n, int64_t now_ms,
                       const suspect_decision_t *d)
 {
-    int64_t window_ms = (int64_t)rule->window_s * 1000;
+    /* a meter's count (tokens in use) weighs for its span, and is out of
+     * its capacity */
+    int64_t window_ms = suspect_meter_span_ms(rule);
+    uint32_t cap = suspect_rule_capacity(rule);
 
     if (c->slots == NULL) {
         return;
     }
     if (d->allowed) {
-        uint32_t hits = d->remaining < rule->limit_count
-                            ? rule->limit_count - d->remaining
-                            : 1;
+        uint32_t hits = d->remaining < cap ? cap - d->remaining : 1;
 
         for (size_t i = 0; i < n; i++) {
             put(c, &keys[i], hits, now_ms, window_ms);
         }
     } else if (!d->locked && d->tripped >= 0 && (size_t)d->tripped < n) {
-        put(c, &keys[d->tripped], rule->limit_count, now_ms, window_ms);
+        put(c, &keys[d->tripped], cap, now_ms, window_ms);
     }
 }
 

@@ -48,7 +48,13 @@
  *
  * Counts: fail mode local starts an identity from the count the primary
  * last reported for it (failcounts.c), not from zero, through the local
- * store's seed operation (the memory store's).
+ * store's seed operation (the memory store's): for a token bucket or a
+ * counter, the tokens it had in use.
+ *
+ * Meters (token buckets, sliding counters): the wrapper keeps them only
+ * when both its stores do, since the local store decides on them during
+ * an outage; the hits it admits are carried into the primary's meters at
+ * their own times (carry.c).
  *
  * Reservations (slots in flight) pass the same three gates as decisions;
  * the ticket says which store holds the slot, and settling goes there.  A
@@ -697,10 +703,15 @@ static void fo_free(suspect_store_t *store)
 }
 
 /* What the primary gives: a feature it lacks must not silently become
- * the local store's (the local store, memory, has them all). */
+ * the local store's.  Meters need both: the local store decides on them
+ * during an outage. */
 static bool fo_supports(const suspect_store_t *store, unsigned what)
 {
-    return suspect_store_supports(((const failover_t *)store)->primary, what);
+    const failover_t *f = (const failover_t *)store;
+
+    return suspect_store_supports(f->primary, what) &&
+           (!(what & SUSPECT_STORE_CAN_METER) ||
+            suspect_store_supports(f->local, SUSPECT_STORE_CAN_METER));
 }
 
 static const suspect_store_ops_t failover_ops = {

@@ -231,6 +231,20 @@ uint32_t suspect_meter_make_room(const suspect_rule_t *rule, suspect_meter_t *m,
                : bucket_make_room(rule, m, now_ms);
 }
 
+int64_t suspect_meter_span_ms(const suspect_rule_t *rule)
+{
+    if (rule->algorithm == SUSPECT_ALGO_COUNTER) {
+        return 2 * window_ms(rule);
+    }
+    if (rule->algorithm == SUSPECT_ALGO_BUCKET) {
+        int64_t span = ceil_div((int64_t)suspect_rule_capacity(rule) *
+                                    suspect_meter_interval_us(rule),
+                                1000);
+        return span > window_ms(rule) ? span : window_ms(rule);
+    }
+    return window_ms(rule);
+}
+
 int64_t suspect_meter_end_ms(const suspect_rule_t *rule,
                              const suspect_meter_t *m)
 {

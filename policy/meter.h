@@ -79,4 +79,9 @@ uint32_t suspect_meter_make_room(const suspect_rule_t *rule, suspect_meter_t *m,
 int64_t suspect_meter_end_ms(const suspect_rule_t *rule,
                              const suspect_meter_t *m);
 
+/* How long a take weighs on rule's meter at most, in ms: a bucket's
+ * capacity of intervals, a counter's two windows (a sliding log: its
+ * window).  A hit older than that is worth nothing to carry back. */
+int64_t suspect_meter_span_ms(const suspect_rule_t *rule);
+
 #endif

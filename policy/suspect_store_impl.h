@@ -32,6 +32,7 @@ typedef struct suspect_carry_hit {
     /* Unique, fixed when the hit was journaled: carrying it twice (a retry
      * after a write that did happen) must add it once. */
     char member[SUSPECT_CARRY_MEMBER_LEN + 1];
+    uint32_t units; /* a metered rule's cost (tokens taken); 0 = 1 */
 } suspect_carry_hit_t;
 
 /* One identity as carried back: its lock and the hits admitted for it. */
@@ -40,6 +41,10 @@ typedef struct suspect_carry {
     size_t window_len;     /* the window key is key[0..window_len) */
     int64_t lock_until_ms; /* 0 = no lock to carry */
     int64_t window_ms;     /* the rule's window, for the hits */
+    /* A metered rule's (meter.h) algorithm, limit and burst: its
+     * hits are taken into the identity's meter at their times; 0 = the
+     * sliding log. */
+    uint32_t algorithm, limit_count, burst;
     size_t nhits;
     const suspect_carry_hit_t *hits; /* in time order */
 } suspect_carry_t;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "redismeter.h"
 #include "redisslot.h"
 
 #define NUM_LEN 24
@@ -52,7 +53,9 @@ typedef enum { CARRY_ALL, CARRY_LOCK, CARRY_HITS } carry_part_t;
 static char *carry_fields(const suspect_carry_t *ident, carry_part_t part,
                           size_t *len)
 {
-    size_t nhits = part == CARRY_LOCK ? 0 : ident->nhits;
+    /* a meter's hits are bucket.lua's (redis_meter_carry()) */
+    size_t nhits =
+        part == CARRY_LOCK || ident->algorithm != 0 ? 0 : ident->nhits;
     size_t cap = 2 * NUM_LEN + nhits * (NUM_LEN + SUSPECT_CARRY_MEMBER_LEN + 2);
     char *buf = suspect_malloc(cap), *p = buf;
 
@@ -168,12 +171,16 @@ static suspect_rc_t carry_cluster(redisstore_t *rs, redis_thread_t *t,
         if (ws == ls) {
             rc = carry_call(rs, t, id, 1, CARRY_ALL, ws, now_ms, locks, hits,
                             err);
-            continue;
-        }
-        rc = carry_call(rs, t, id, 1, CARRY_LOCK, ls, now_ms, locks, hits, err);
-        if (rc == SUSPECT_OK) {
-            rc = carry_call(rs, t, id, 1, CARRY_HITS, ws, now_ms, locks, hits,
+        } else {
+            rc = carry_call(rs, t, id, 1, CARRY_LOCK, ls, now_ms, locks, hits,
                             err);
+            if (rc == SUSPECT_OK && id->algorithm == 0) {
+                rc = carry_call(rs, t, id, 1, CARRY_HITS, ws, now_ms, locks,
+                                hits, err);
+            }
+        }
+        if (rc == SUSPECT_OK && id->algorithm != 0) {
+            rc = redis_meter_carry(rs, t, id, ws, now_ms, hits, err);
         }
     }
     return rc;
@@ -186,6 +193,7 @@ suspect_rc_t redis_store_carry(suspect_store_t *store,
 {
     redisstore_t *rs = (redisstore_t *)store;
     redis_thread_t *t;
+    suspect_rc_t rc;
 
     if (n > REDIS_CARRY_CHUNK) {
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
@@ -201,8 +209,13 @@ suspect_rc_t redis_store_carry(suspect_store_t *store,
     if (rs->pool.addr.kind == REDIS_CLUSTER) {
         return carry_cluster(rs, t, idents, n, now_ms, locks, hits, err);
     }
-    return carry_call(rs, t, idents, n, CARRY_ALL, -1, now_ms, locks, hits,
-                      err);
+    rc = carry_call(rs, t, idents, n, CARRY_ALL, -1, now_ms, locks, hits, err);
+    for (size_t i = 0; i < n && rc == SUSPECT_OK; i++) {
+        if (idents[i].algorithm != 0) {
+            rc = redis_meter_carry(rs, t, &idents[i], -1, now_ms, hits, err);
+        }
+    }
+    return rc;
 }
 
 int64_t redis_store_carry_begin(suspect_store_t *store)

@@ -427,9 +427,9 @@ static suspect_rc_t exec_simple(redis_conn_t *c, redis_request_t *rq,
 static suspect_rc_t load_script(redis_conn_t *c, int i, redis_deadline_t d,
                                 suspect_err_t *err)
 {
-    const char *text[NSCRIPTS] = {redis_lua_decide, redis_lua_status,
-                                  redis_lua_carry,  redis_lua_unblock,
-                                  redis_lua_settle, redis_lua_lock};
+    const char *text[NSCRIPTS] = {
+        redis_lua_decide, redis_lua_status, redis_lua_carry, redis_lua_unblock,
+        redis_lua_settle, redis_lua_lock,   redis_lua_bucket};
     redis_request_t rq = {.script = SCRIPT_NONE};
     redisReply *r = NULL;
     suspect_rc_t rc;

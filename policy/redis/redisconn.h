@@ -24,6 +24,7 @@ extern const char redis_lua_carry[];
 extern const char redis_lua_unblock[];
 extern const char redis_lua_settle[];
 extern const char redis_lua_lock[];
+extern const char redis_lua_bucket[];
 
 enum {
     SCRIPT_DECIDE,
@@ -32,6 +33,7 @@ enum {
     SCRIPT_UNBLOCK,
     SCRIPT_SETTLE,
     SCRIPT_LOCK,
+    SCRIPT_BUCKET,
     NSCRIPTS,
     SCRIPT_NONE = -1
 };

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "redismeter.h"
 #include "redisslot.h"
 #include "redisstore.h"
 
@@ -76,6 +77,10 @@ suspect_rc_t redis_store_settle(suspect_store_t *store,
 
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
+    }
+    if (suspect_rule_metered(rule)) {
+        return redis_meter_settle(rs, t, rule, keys, n, ticket, failed, now_ms,
+                                  err);
     }
     len = redis_fmt_i64(member, ticket->at_ms);
     member[len++] = ':';

@@ -34,6 +34,7 @@
 #include "alloc.h"
 #include "rediscarry.h"
 #include "rediscross.h"
+#include "redismeter.h"
 #include "redisscan.h"
 #include "redisslot.h"
 #include "redisslots.h"
@@ -190,6 +191,19 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
     }
+    if (suspect_rule_metered(rule)) {
+        rc = rs->pool.addr.kind == REDIS_CLUSTER &&
+                     redis_cross_needed(keys, n, &slot)
+                 ? redis_meter_cross(rs, t, rule, keys, n, now_ms, out, &v[0],
+                                     err)
+                 : redis_meter_decide(rs, t, rule, keys, n, now_ms, out, &v[0],
+                                      err);
+        if (rc == SUSPECT_OK && ticket != NULL) {
+            ticket->at_ms = v[0];
+            ticket->end_ms = v[0] + ttl_ms;
+        }
+        return rc;
+    }
     if (ticket != NULL) {
         redis_slot_id(ticket->id, id);
     } else {
@@ -324,6 +338,9 @@ static suspect_rc_t rs_status(suspect_store_t *store,
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
     }
+    if (suspect_rule_metered(rule)) {
+        return redis_meter_status(rs, t, rule, key, now_ms, out, err);
+    }
     if (key_split(rs, key)) {
         redis_cross_t x;
         cross_of(rs, t, rule, key, 1, now_ms, &x);
@@ -359,6 +376,9 @@ static suspect_rc_t rs_unblock(suspect_store_t *store,
 
     if (t == NULL) {
         return SUSPECT_E_NOMEM;
+    }
+    if (suspect_rule_metered(rule)) {
+        return redis_meter_unblock(rs, t, rule, key, now_ms, out, err);
     }
     if (key_split(rs, key)) {
         redis_cross_t x;
@@ -411,9 +431,10 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
     redisstore_t *rs = (redisstore_t *)store;
     redis_thread_t *t = redis_op_begin(&rs->pool, err);
     bool apart = key_split(rs, key);
-    const char *w[4];
-    size_t wl[4], nw = 0, ll = key->lock_len;
+    const char *w[6];
+    size_t wl[6], nw = 0, ll = key->lock_len;
     redis_more_keys_t more;
+    redis_meter_key_t tb, sc;
     suspect_rc_t rc = SUSPECT_OK;
 
     if (t == NULL) {
@@ -431,6 +452,15 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
         wl[nw++] = key->window_len;
         w[nw] = more.slots;
         wl[nw++] = more.slots_len;
+        /* the meters of both algorithms: reset names no rule */
+        redis_meter_key(key, SUSPECT_ALGO_BUCKET,
+                        rs->pool.addr.kind == REDIS_CLUSTER, &tb);
+        redis_meter_key(key, SUSPECT_ALGO_COUNTER,
+                        rs->pool.addr.kind == REDIS_CLUSTER, &sc);
+        w[nw] = tb.meter;
+        wl[nw++] = tb.meter_len;
+        w[nw] = sc.meter;
+        wl[nw++] = sc.meter_len;
     }
     if (what & SUSPECT_RESET_OFFENCES) {
         w[nw] = more.offences;

@@ -541,7 +541,8 @@ int register_failover_suite(void)
             return -1;
         }
     }
-    return failover_redis_register(s, &srv) != 0
+    return failover_redis_register(s, &srv) != 0 ||
+                   failover_carry_register(s, &srv) != 0
                ? -1
-               : failover_carry_register(s, &srv);
+               : failover_meter_register(s, &srv);
 }

@@ -20,6 +20,13 @@ int cluster_key_slot(test_cluster_t *c, const char *key, size_t len);
 int cluster_value_on(test_cluster_t *c, int node, const char *action,
                      const char *stem, char *out, size_t size);
 
+/* FLUSHALL on every live master of c. */
+void cluster_flush(test_cluster_t *c);
+
+/* test_cluster_meter.c: token buckets on both key layouts, a decision
+ * across slots that gives back. */
+int cluster_meter_register(CU_pSuite s, test_cluster_t *c);
+
 /* test_cluster_load.c: exactness, a slot moved, a master killed, the
  * states without a master (kills nodes: the suite's last tests). */
 int cluster_load_register(CU_pSuite s, test_cluster_t *c);

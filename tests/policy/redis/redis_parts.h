@@ -14,6 +14,9 @@
  * a peer that is not Redis or never answers, answers split over reads). */
 int redis_wire_register(CU_pSuite s, test_redis_t *srv);
 
+/* test_redis_meter.c: token buckets and sliding counters. */
+int redis_meter_register(CU_pSuite s, test_redis_t *srv);
+
 /* test_failover_redis.c: the lock cache's zero traffic, kill -9 under
  * load in each fail mode (kills and restarts srv). */
 int failover_redis_register(CU_pSuite s, test_redis_t *srv);
@@ -21,5 +24,9 @@ int failover_redis_register(CU_pSuite s, test_redis_t *srv);
 /* test_failover_carry.c: local decisions carried back after an outage
  * (kills and restarts srv). */
 int failover_carry_register(CU_pSuite s, test_redis_t *srv);
+
+/* test_failover_meter.c: meters through the wrapper, carried back after
+ * an outage (kills and restarts srv; starts a local server of its own). */
+int failover_meter_register(CU_pSuite s, test_redis_t *srv);
 
 #endif

@@ -134,20 +134,25 @@ static int suite_clean(void)
     return 0;
 }
 
-static void flush_masters(void)
+void cluster_flush(test_cluster_t *c)
 {
-    for (int i = 0; i < cl.n; i++) {
+    for (int i = 0; i < c->n; i++) {
         redisReply *r;
-        if (cl.node[i].pid <= 0) {
+        if (c->node[i].pid <= 0) {
             continue;
         }
-        r = test_redis_cmd(&cl.node[i], "ROLE");
+        r = test_redis_cmd(&c->node[i], "ROLE");
         if (r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
             strcmp(r->element[0]->str, "master") == 0) {
-            freeReplyObject(test_redis_cmd(&cl.node[i], "FLUSHALL"));
+            freeReplyObject(test_redis_cmd(&c->node[i], "FLUSHALL"));
         }
         freeReplyObject(r);
     }
+}
+
+static void flush_masters(void)
+{
+    cluster_flush(&cl);
 }
 
 /* Identities on every master, one seed in the URL: each key lands on the
@@ -281,6 +286,7 @@ int register_cluster_suite(void)
                      test_script_flush) ||
         !CU_add_test(s, "a reserved hit denies, never locks",
                      test_reserved_no_lock) ||
+        cluster_meter_register(s, &cl) != 0 ||
         cluster_load_register(s, &cl) != 0) {
         return -1;
     }

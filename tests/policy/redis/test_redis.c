@@ -702,5 +702,6 @@ int register_redis_suite(void)
             return -1;
         }
     }
-    return redis_wire_register(s, &srv);
+    return redis_wire_register(s, &srv) != 0 ? -1
+                                             : redis_meter_register(s, &srv);
 }

@@ -6,7 +6,8 @@
  *
  * What is checked:
  *   - decisions, status, reset, block and the lock listing through
- *     redis+sentinel://, landing on the master;
+ *     redis+sentinel://, landing on the master; a token bucket of OTP sends
+ *     there too (its meter key on the master);
  *   - logins apart: a wrong or missing sentinel password, a wrong master
  *     password, an unknown master name, each a clear error;
  *   - a failover the sentinels are told to make (the old master stays up,
@@ -30,6 +31,7 @@
 #include "helpers/redisha.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
+#include "meter_test.h"
 #include "sentinel_parts.h"
 #include "suites.h"
 #include "suspect_redis.h"
@@ -126,6 +128,25 @@ static void test_decisions(void)
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(
         test_ha_int(m->port, "m-pass", "EXISTS SentinelOtp:alice:locked"), 1);
+    suspect_store_free(store);
+}
+
+/* OTP sends' bucket through the sentinels: the meter on the master. */
+static void test_meter(void)
+{
+    suspect_store_t *store = open_url(set.url, TIMEOUT_MS);
+    suspect_key_t key = test_key("OtpSend", "33644444444");
+    test_redis_t *m = current_master();
+
+    int port = m != NULL ? m->port : -1;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    mt_otp_sends(store, &key);
+    CU_ASSERT_EQUAL(
+        test_ha_int(port, "m-pass", "EXISTS OtpSend:33644444444:tb"), 1);
+    CU_ASSERT_EQUAL(test_ha_int(port, "m-pass", "EXISTS OtpSend:33644444444"),
+                    0);
     suspect_store_free(store);
 }
 
@@ -302,6 +323,7 @@ int register_sentinel_suite(void)
 
     if (s == NULL ||
         !CU_add_test(s, "decisions on the master", test_decisions) ||
+        !CU_add_test(s, "meter: OTP sends on the master", test_meter) ||
         !CU_add_test(s, "logins apart, clear errors", test_logins) ||
         !CU_add_test(s, "forced failover: announcement, READONLY",
                      test_switch) ||

@@ -147,6 +147,11 @@ static const conf_enum_t missing_enum = {missing_items, 0};
 
 static const conf_num_t status_range = {400, 599, CONF_PLAIN, CONF_INT};
 
+/* cost=: whether the action can take it is checked against the limits
+ * file (conf_actions.c) */
+static const conf_num_t cost_range = {1, SUSPECT_COST_MAX, CONF_PLAIN,
+                                      CONF_UNSIGNED};
+
 /* ---- <Identity> ------------------------------------------------------------
  */
 
@@ -208,7 +213,8 @@ enum {
     RT_STATUS,
     RT_WHEN,
     RT_SHADOW,
-    RT_FAIL_MODE
+    RT_FAIL_MODE,
+    RT_COST
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -225,6 +231,7 @@ static const conf_attr_t route_attrs[] = {
     [RT_SHADOW] = {"shadow", conf_set_enum, ROFF(shadow), &conf_shadow_enum, 0},
     [RT_FAIL_MODE] = {"failMode", conf_set_enum, ROFF(fail_mode),
                       &conf_rule_fail_enum, 0},
+    [RT_COST] = {"cost", conf_set_num, ROFF(cost), &cost_range, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route slot, with its identity slots. */

@@ -287,10 +287,7 @@ static void log_missing(void *arg, const char *msg)
     const missing_ctx_t *m = arg;
     const mw_live_hooks_t *h = &m->lv->hooks;
 
-    mw_log(MW_LOG_ERROR,
-           "%s; its requests would not be counted; keeping the "
-           "running %s",
-           msg, m->kept);
+    mw_log(MW_LOG_ERROR, "%s; keeping the running %s", msg, m->kept);
     if (h->refused != NULL && m->step->guard != NULL) {
         h->refused(h->arg, true, msg);
     }

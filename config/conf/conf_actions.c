@@ -76,8 +76,6 @@ static void missing_text(const suspect_conf_t *conf,
 static bool cost_text(const suspect_conf_t *conf, const suspect_conf_route_t *r,
                       const suspect_rule_t *rule, char *buf, size_t size)
 {
-    static const char *const algos[] = {"SlidingLog", "TokenBucket",
-                                        "SlidingCounter"};
     const char *file = conf->limits_path != NULL ? base_name(conf->limits_path)
                                                  : "the limits file";
     suspect_rule_t with = *rule;
@@ -93,7 +91,10 @@ static bool cost_text(const suspect_conf_t *conf, const suspect_conf_route_t *r,
                  "hit a request (give it Algorithm=\"TokenBucket\" or "
                  "\"SlidingCounter\")",
                  r->cost, r->action,
-                 algos[rule->algorithm <= 2 ? rule->algorithm : 0], file);
+                 suspect_algorithm_name(rule->algorithm) != NULL
+                     ? suspect_algorithm_name(rule->algorithm)
+                     : "?",
+                 file);
         return true;
     }
     if (suspect_rule_cost(&with) > suspect_rule_capacity(rule)) {

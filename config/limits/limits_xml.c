@@ -77,10 +77,6 @@ static const field_def_t fields[F_COUNT_ALL] = {
     {"Burst", 1, SUSPECT_LIMIT_COUNT_MAX},
 };
 
-/* The values of Algorithm, by SUSPECT_ALGO_* number. */
-static const char *const algorithms[] = {"SlidingLog", "TokenBucket",
-                                         "SlidingCounter"};
-
 /* A field as found in one entity. */
 typedef struct field_val {
     int given;     /* seen as an attribute or an element */
@@ -443,24 +439,25 @@ static suspect_rc_t parse_algorithm(const char *p, size_t n, int line,
                                     suspect_err_t *err)
 {
     char shown[CONFIG_SHOW_SIZE];
-    size_t a = 0;
+    uint32_t a = 0;
+    const char *name;
 
-    while (n > 0 && a < sizeof(algorithms) / sizeof(algorithms[0]) &&
-           (strlen(algorithms[a]) != n || memcmp(algorithms[a], p, n) != 0)) {
+    while (n > 0 && (name = suspect_algorithm_name(a)) != NULL &&
+           (strlen(name) != n || memcmp(name, p, n) != 0)) {
         a++;
     }
-    if (a == sizeof(algorithms) / sizeof(algorithms[0])) {
+    if (n > 0 && suspect_algorithm_name(a) == NULL) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
                                "Algorithm: '%s' is not SlidingLog, "
                                "TokenBucket or SlidingCounter",
                                config_show(shown, sizeof(shown), p, n));
     }
-    rule->algorithm = n > 0 ? (uint32_t)a : SUSPECT_ALGO_LOG;
+    rule->algorithm = n > 0 ? a : SUSPECT_ALGO_LOG;
     if (rule->burst != 0 && rule->algorithm != SUSPECT_ALGO_BUCKET) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, burst_line,
                                "Burst: only a TokenBucket has one (Algorithm "
                                "is %s)",
-                               algorithms[rule->algorithm]);
+                               suspect_algorithm_name(rule->algorithm));
     }
     return SUSPECT_OK;
 }

@@ -279,17 +279,29 @@ static inline bool entry_locked(const entry_t *e, int64_t now_ms)
     return e->lock_until_ms > now_ms;
 }
 
+/* The units in use of a metered entry at now; *full when one more
+ * request of cost 1 does not fit under its last LimitCount. */
+static inline uint32_t entry_meter_load(const entry_t *e, int64_t now_ms,
+                                        bool *full)
+{
+    suspect_rule_t r = entry_meter_rule(e);
+    suspect_window_state_t st = {0};
+    suspect_meter_t m;
+
+    entry_meter_get(e, &m);
+    suspect_meter_read(&r, &m, now_ms, &st);
+    *full = e->limit > 0 && st.free_at_ms > now_ms;
+    return st.in_window;
+}
+
 /* True when e's window holds its rule's limit at now (see the top). */
 static inline bool entry_at_limit(const entry_t *e, int64_t now_ms)
 {
     if (e->metered) {
-        suspect_rule_t r = entry_meter_rule(e);
-        suspect_window_state_t st = {0};
-        suspect_meter_t m;
+        bool full;
 
-        entry_meter_get(e, &m);
-        suspect_meter_read(&r, &m, now_ms, &st);
-        return e->limit > 0 && st.free_at_ms > now_ms;
+        (void)entry_meter_load(e, now_ms, &full);
+        return full;
     }
     return e->limit > 0 && e->count >= e->limit &&
            e->hits[ring_index(e, (uint32_t)(e->count - e->limit))] +
@@ -319,21 +331,6 @@ static inline uint32_t rank_of(uint32_t count)
         r++;
     }
     return r;
-}
-
-/* What ranks e among counters: its hits, or its meter's units in use. */
-static inline uint32_t entry_load(const entry_t *e, int64_t now_ms)
-{
-    if (e->metered) {
-        suspect_rule_t r = entry_meter_rule(e);
-        suspect_window_state_t st = {0};
-        suspect_meter_t m;
-
-        entry_meter_get(e, &m);
-        suspect_meter_read(&r, &m, now_ms, &st);
-        return st.in_window;
-    }
-    return e->count;
 }
 
 /* True when e has no hit and no meter that still counts at now. */

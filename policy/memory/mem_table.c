@@ -112,8 +112,19 @@ static void lru_push_head(shard_t *sh, entry_t *e)
 
 void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms)
 {
-    bool held = entry_held(e, now_ms);
-    uint32_t rank = held ? 0 : rank_of(entry_load(e, now_ms));
+    bool held;
+    uint32_t rank;
+
+    if (e->metered) {
+        /* one reading of the meter gives both (entry_at_limit()) */
+        uint32_t load = entry_meter_load(e, now_ms, &held);
+
+        held = held || entry_locked(e, now_ms) || entry_ext_live(e, now_ms);
+        rank = held ? 0 : rank_of(load);
+    } else {
+        held = entry_held(e, now_ms);
+        rank = held ? 0 : rank_of(e->count);
+    }
 
     if (*list_head(sh, e) == e && e->held == held && e->rank == rank) {
         return;

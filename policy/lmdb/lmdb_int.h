@@ -269,9 +269,6 @@ void lm_meter_state(const rec_view_t *r, const suspect_rule_t *rule,
 void lm_meter_adopt(rec_new_t *nr, const rec_view_t *r,
                     const suspect_rule_t *rule);
 
-/* The moment a metered record's meter says nothing any more. */
-int64_t lm_meter_end(const rec_new_t *nr);
-
 /* Settles a metered reservation on sk (suspect_store.h, docs/policy.md). */
 int lm_meter_settle(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
                     const suspect_rule_t *rule, const suspect_ticket_t *ticket,

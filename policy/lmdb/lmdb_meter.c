@@ -61,17 +61,6 @@ void lm_meter_adopt(rec_new_t *nr, const rec_view_t *r,
     nr->window_s = rule->window_s;
 }
 
-int64_t lm_meter_end(const rec_new_t *nr)
-{
-    suspect_rule_t r;
-
-    memset(&r, 0, sizeof(r));
-    r.algorithm = nr->algorithm;
-    r.window_s = nr->window_s != 0 ? nr->window_s : 1;
-    r.limit_count = 1;
-    return suspect_meter_end_ms(&r, &nr->meter);
-}
-
 int lm_meter_settle(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
                     const suspect_rule_t *rule, const suspect_ticket_t *ticket,
                     bool failed, int64_t now_ms)

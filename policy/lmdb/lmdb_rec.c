@@ -287,12 +287,25 @@ static int64_t put_ext(unsigned char *x, const rec_new_t *nr)
     return last > 0 ? last + (int64_t)nr->window_s * 1000 : 0;
 }
 
+/* The moment a metered record's meter says nothing any more (its rule as
+ * far as the record keeps it: algorithm and window). */
+static int64_t meter_end(const rec_new_t *nr)
+{
+    suspect_rule_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.algorithm = nr->algorithm;
+    r.window_s = nr->window_s != 0 ? nr->window_s : 1;
+    r.limit_count = 1;
+    return suspect_meter_end_ms(&r, &nr->meter);
+}
+
 /* Builds the metered record nr describes in the scratch buffer. */
 static int meter_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
 {
     size_t ext = nr->offences > 0 ? EXT_HEADER : 0;
     size_t size = REC_HEADER + METER_BYTES + ext;
-    int64_t expires = lm_meter_end(nr);
+    int64_t expires = meter_end(nr);
     unsigned char *p;
 
     if (!scratch_reserve(ls, size)) {

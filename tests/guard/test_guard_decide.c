@@ -3,7 +3,11 @@
  * block-lock scenario, actions missing from the limits file, the denial
  * (429, Retry-After, never the identity), nginx auth_request mode, forced
  * formats and templates, failing stores (bare: 503; behind failover in
- * closed and open mode), and the errors of mw_guard_new().
+ * closed and open mode), a route's cost on a token bucket, and the
+ * errors of mw_guard_new().
+ *
+ * Length.  Every test reads whole answers through answer() and
+ * gt_header(), kept once here; the tests are short, there are many.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>

@@ -5,6 +5,11 @@
  * with hash-tagged keys and with the seed's), which must all give the same
  * decisions.
  *
+ * Length.  Every function here runs on every store kind, so this one list
+ * is what every store must do alike: the seed's scenarios, then those of
+ * the token bucket and the sliding counter (seeds 002 and 004).  Split, a
+ * store kind could be left out of one half.
+ *
  * Time is a fake clock: T0 plus offsets in ms.  T0 is deliberately not a
  * multiple of any window, so an implementation with fixed windows (buckets
  * aligned to the epoch) fails the boundary tests.

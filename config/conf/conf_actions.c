@@ -129,10 +129,9 @@ size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
             if (rule == NULL) {
                 missing_text(conf, r, lim, text, sizeof(text));
             }
-            snprintf(msg, sizeof(msg), "%s:%d: %s%s",
+            snprintf(msg, sizeof(msg), "%s:%d: %s",
                      conf->file != NULL ? conf->file : "suspect.xml", r->line,
-                     text,
-                     rule == NULL ? "; its requests would not be counted" : "");
+                     text);
             fn(arg, msg);
         }
     }

@@ -57,6 +57,15 @@ uint32_t suspect_rule_cost(const suspect_rule_t *rule)
     return rule->cost != 0 ? rule->cost : 1;
 }
 
+const char *suspect_algorithm_name(uint32_t algorithm)
+{
+    static const char *const names[] = {"SlidingLog", "TokenBucket",
+                                        "SlidingCounter"};
+
+    return algorithm < sizeof(names) / sizeof(names[0]) ? names[algorithm]
+                                                        : NULL;
+}
+
 bool suspect_rule_escalates(const suspect_rule_t *rule)
 {
     return rule->block_s > 0 && rule->block_factor_pct > 100;

@@ -102,6 +102,10 @@ uint32_t suspect_rule_capacity(const suspect_rule_t *rule);
 /* What this request takes: rule->cost, or 1. */
 uint32_t suspect_rule_cost(const suspect_rule_t *rule);
 
+/* The limits file's name of an algorithm (SUSPECT_ALGO_*): "SlidingLog",
+ * "TokenBucket", "SlidingCounter"; NULL for another number. */
+const char *suspect_algorithm_name(uint32_t algorithm);
+
 /* True when rule escalates its locks (and so keeps offence counts). */
 bool suspect_rule_escalates(const suspect_rule_t *rule);
 

@@ -13,6 +13,7 @@ int register_evaluate_suite(void);
 int register_meter_suite(void);
 int register_keys_suite(void);
 int register_memstore_suite(void);
+int register_mem_meter_suite(void);
 int register_scenarios_suite(void);
 int register_beyond_suite(void);
 int register_threads_suite(void);

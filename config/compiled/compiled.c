@@ -20,7 +20,7 @@
 
 #if SIZE_MAX == UINT64_MAX
 _Static_assert(sizeof(suspect_conf_t) == 576 &&
-                   sizeof(suspect_conf_route_t) == 408 &&
+                   sizeof(suspect_conf_route_t) == 416 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_conf_outcome_t) == 128 &&
                    sizeof(suspect_rule_t) == 48,
@@ -129,6 +129,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
     {COMPILED_ENUM, ROFF(shadow), SUSPECT_SHADOW_ON},
     {COMPILED_ENUM, ROFF(fail_mode), SUSPECT_RULE_FAIL_CLOSED},
+    {COMPILED_UINT, ROFF(cost), 0},
     {COMPILED_STR, ROFF(pass_methods), 0},
     {COMPILED_UINT, ROFF(max_calls), 0},
     /* allow, deny: coded by hand after the identities */

@@ -11,6 +11,13 @@
  *
  * An <Action> element the limits file lacks is refused alike.
  *
+ * A route's cost= takes that many tokens (or hits) of its action per
+ * request: only an action counted by a TokenBucket or a SlidingCounter
+ * can take more than one, and none can take more than it holds (its
+ * capacity: Burst, else LimitCount).  A pair that breaks either is
+ * refused the same way, so a live edit of the limits file that turns a
+ * bucket back into a sliding log keeps the running pair.
+ *
  * Cost: one lookup per route, and a distance per action of the limits file
  * only for a route that is missing, which is refused anyway.
  */
@@ -64,6 +71,42 @@ static void missing_text(const suspect_conf_t *conf,
              near != NULL ? "'?)" : "");
 }
 
+/* The text of the message when route r's cost does not fit its action's
+ * rule (without file:line); false when it fits. */
+static bool cost_text(const suspect_conf_t *conf, const suspect_conf_route_t *r,
+                      const suspect_rule_t *rule, char *buf, size_t size)
+{
+    const char *file = conf->limits_path != NULL ? base_name(conf->limits_path)
+                                                 : "the limits file";
+    suspect_rule_t with = *rule;
+
+    with.cost = r->cost;
+    if (r->cost <= 1) {
+        return false;
+    }
+    if (rule->algorithm != SUSPECT_ALGO_BUCKET &&
+        rule->algorithm != SUSPECT_ALGO_COUNTER) {
+        snprintf(buf, size,
+                 "route cost %u: action '%s' is a %s in %s, which counts one "
+                 "hit a request (give it Algorithm=\"TokenBucket\" or "
+                 "\"SlidingCounter\")",
+                 r->cost, r->action,
+                 suspect_algorithm_name(rule->algorithm) != NULL
+                     ? suspect_algorithm_name(rule->algorithm)
+                     : "?",
+                 file);
+        return true;
+    }
+    if (suspect_rule_cost(&with) > suspect_rule_capacity(rule)) {
+        snprintf(buf, size,
+                 "route cost %u: action '%s' holds only %u in %s (its %s)",
+                 r->cost, r->action, suspect_rule_capacity(rule), file,
+                 rule->burst != 0 ? "Burst" : "LimitCount");
+        return true;
+    }
+    return false;
+}
+
 size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
                                     const suspect_limits_t *lim,
                                     void (*fn)(void *arg, const char *msg),
@@ -73,15 +116,19 @@ size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
 
     for (size_t i = 0; conf != NULL && i < conf->nroutes; i++) {
         const suspect_conf_route_t *r = &conf->routes[i];
-        char text[SUSPECT_ACTION_MAX * 2 + 128];
-        char msg[sizeof(text) + SUSPECT_ERR_FILE_MAX + 16];
+        char text[SUSPECT_ACTION_MAX * 2 + 256];
+        char msg[sizeof(text) + SUSPECT_ERR_FILE_MAX + 64];
 
-        if (suspect_limits_find(lim, r->action) != NULL) {
+        const suspect_rule_t *rule = suspect_limits_find(lim, r->action);
+
+        if (rule != NULL && !cost_text(conf, r, rule, text, sizeof(text))) {
             continue;
         }
         n++;
         if (fn != NULL) {
-            missing_text(conf, r, lim, text, sizeof(text));
+            if (rule == NULL) {
+                missing_text(conf, r, lim, text, sizeof(text));
+            }
             snprintf(msg, sizeof(msg), "%s:%d: %s",
                      conf->file != NULL ? conf->file : "suspect.xml", r->line,
                      text);
@@ -114,10 +161,13 @@ suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
 {
     for (size_t i = 0; conf != NULL && i < conf->nroutes; i++) {
         const suspect_conf_route_t *r = &conf->routes[i];
-        char text[SUSPECT_ACTION_MAX * 2 + 128];
+        const suspect_rule_t *rule = suspect_limits_find(lim, r->action);
+        char text[SUSPECT_ACTION_MAX * 2 + 256];
 
-        if (suspect_limits_find(lim, r->action) == NULL) {
+        if (rule == NULL) {
             missing_text(conf, r, lim, text, sizeof(text));
+        }
+        if (rule == NULL || cost_text(conf, r, rule, text, sizeof(text))) {
             return suspect_err_set(err, SUSPECT_E_CONFIG, conf->file, r->line,
                                    "%s", text);
         }

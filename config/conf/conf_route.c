@@ -150,6 +150,11 @@ static const conf_num_t status_range = {400, 599, CONF_PLAIN, CONF_INT};
 static const conf_num_t calls_range = {1, SUSPECT_CONF_MAX_CALLS, CONF_PLAIN,
                                        CONF_UNSIGNED};
 
+/* cost=: whether the action can take it is checked against the limits
+ * file (conf_actions.c) */
+static const conf_num_t cost_range = {1, SUSPECT_COST_MAX, CONF_PLAIN,
+                                      CONF_UNSIGNED};
+
 /* ---- <Identity> ------------------------------------------------------------
  */
 
@@ -213,7 +218,8 @@ enum {
     RT_SHADOW,
     RT_FAIL_MODE,
     RT_PASS_METHODS,
-    RT_MAX_CALLS
+    RT_MAX_CALLS,
+    RT_COST
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -233,6 +239,7 @@ static const conf_attr_t route_attrs[] = {
     [RT_PASS_METHODS] = {"passMethods", conf_set_pass_methods, 0, NULL, 0},
     [RT_MAX_CALLS] = {"maxCalls", conf_set_num, ROFF(max_calls), &calls_range,
                       0},
+    [RT_COST] = {"cost", conf_set_num, ROFF(cost), &cost_range, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route entry, with its identity entries. */

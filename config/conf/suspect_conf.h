@@ -182,6 +182,9 @@ typedef struct suspect_conf_route {
      * loaded (SUSPECT_SHADOW_*, SUSPECT_RULE_FAIL_*; 0 = not set) */
     int shadow;
     int fail_mode;
+    /* cost="N": the tokens (or hits) a request of this route takes from
+     * its action's token bucket or sliding counter; 0 = 1 */
+    unsigned cost;
     /* <Allow>, <Deny> of the route (NULL = none) */
     const suspect_conf_list_t *allow;
     const suspect_conf_list_t *deny;

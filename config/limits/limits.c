@@ -399,6 +399,15 @@ static suspect_rc_t rule_check(const suspect_limits_t *lim, suspect_rule_t *r,
                                "%s: a count or duration is out of range",
                                r->action);
     }
+    if (r->algorithm > SUSPECT_ALGO_COUNTER ||
+        r->burst > SUSPECT_LIMIT_COUNT_MAX ||
+        (r->burst != 0 && r->algorithm != SUSPECT_ALGO_BUCKET)) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "%s: unknown algorithm, or a Burst that is "
+                               "not a TokenBucket's",
+                               r->action);
+    }
+    r->cost = 0; /* a per-call setting, like fail_mode */
     return limits_escalation_check(lim, r, line, line, line, false, err);
 }
 

@@ -15,6 +15,11 @@
  * on the snapshot.  Values are trimmed of XML white space and numbers are
  * parsed digit by digit with overflow checks.
  *
+ * Algorithm and Burst (docs/limits-file.md) say how an action counts;
+ * the .NET system ignores them and counts such an action as a sliding log
+ * of LimitCount per LimitDuration.  Burst is a token bucket's capacity and
+ * is an error on any other algorithm.
+ *
  * Unknown names: .NET's XmlSerializer ignores attributes and elements it
  * does not know, and so does this loader (with a warning), so a file
  * written for a newer version still loads.  A name that is near a known
@@ -48,6 +53,8 @@ enum {
     F_FACTOR, /* a decimal, kept in hundredths */
     F_BLOCK_MAX,
     F_OFFENCE,
+    F_ALGORITHM, /* a name: SlidingLog, TokenBucket, SlidingCounter */
+    F_BURST,
     F_COUNT_ALL
 };
 
@@ -66,6 +73,8 @@ static const field_def_t fields[F_COUNT_ALL] = {
     {"BlockFactor", 100, SUSPECT_FACTOR_MAX_PCT},
     {"MaxBlockDuration", 1, SUSPECT_DURATION_MAX},
     {"OffenceDuration", 1, SUSPECT_DURATION_MAX},
+    {"Algorithm", 0, 0},
+    {"Burst", 1, SUSPECT_LIMIT_COUNT_MAX},
 };
 
 /* A field as found in one entity. */
@@ -422,15 +431,51 @@ static suspect_rc_t check_action(const char *p, size_t n, int line,
     return SUSPECT_OK;
 }
 
+/* Parses Algorithm (p, n; empty = the sliding log) into rule, and checks
+ * that a Burst (given at burst_line) goes with a token bucket. */
+static suspect_rc_t parse_algorithm(const char *p, size_t n, int line,
+                                    int burst_line, suspect_rule_t *rule,
+                                    const suspect_limits_t *lim,
+                                    suspect_err_t *err)
+{
+    char shown[CONFIG_SHOW_SIZE];
+    uint32_t a = 0;
+    const char *name;
+
+    while (n > 0 && (name = suspect_algorithm_name(a)) != NULL &&
+           (strlen(name) != n || memcmp(name, p, n) != 0)) {
+        a++;
+    }
+    if (n > 0 && suspect_algorithm_name(a) == NULL) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
+                               "Algorithm: '%s' is not SlidingLog, "
+                               "TokenBucket or SlidingCounter",
+                               config_show(shown, sizeof(shown), p, n));
+    }
+    rule->algorithm = n > 0 ? a : SUSPECT_ALGO_LOG;
+    if (rule->burst != 0 && rule->algorithm != SUSPECT_ALGO_BUCKET) {
+        return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, burst_line,
+                               "Burst: only a TokenBucket has one (Algorithm "
+                               "is %s)",
+                               suspect_algorithm_name(rule->algorithm));
+    }
+    return SUSPECT_OK;
+}
+
 /* Checks the fields of one entity (in table order) and adds its rule. */
 static suspect_rc_t make_rule(const field_val_t *vals, int line,
                               suspect_limits_t *lim, suspect_err_t *err)
 {
     suspect_rule_t rule = {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    uint32_t *num[F_COUNT_ALL] = {
-        NULL,           &rule.limit_count,      &rule.window_s,
-        &rule.block_s,  &rule.block_factor_pct, &rule.block_max_s,
-        &rule.offence_s};
+    uint32_t *num[F_COUNT_ALL] = {NULL,
+                                  &rule.limit_count,
+                                  &rule.window_s,
+                                  &rule.block_s,
+                                  &rule.block_factor_pct,
+                                  &rule.block_max_s,
+                                  &rule.offence_s,
+                                  NULL,
+                                  &rule.burst};
     int lines[F_COUNT_ALL] = {0};
     const char *action, *p;
     size_t action_len, n;
@@ -440,7 +485,10 @@ static suspect_rc_t make_rule(const field_val_t *vals, int line,
     rc = check_action(action, action_len, vals[F_ACTION].line, lim, err);
     for (int f = F_COUNT; f < F_COUNT_ALL && rc == SUSPECT_OK; f++) {
         trim(vals[f].text, &p, &n);
-        lines[f] = vals[f].line;
+        lines[f] = vals[f].line != 0 ? vals[f].line : line;
+        if (f == F_ALGORITHM) {
+            continue; /* after Burst, below */
+        }
         if (n == 0 && fields[f].min > 0 && f <= F_WINDOW) {
             rc = suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, vals[f].line,
                                  "%s: missing", fields[f].name);
@@ -449,6 +497,11 @@ static suspect_rc_t make_rule(const field_val_t *vals, int line,
         } else if (n > 0) {
             rc = parse_number(f, p, n, vals[f].line, num[f], lim, err);
         }
+    }
+    if (rc == SUSPECT_OK) {
+        trim(vals[F_ALGORITHM].text, &p, &n);
+        rc = parse_algorithm(p, n, lines[F_ALGORITHM], lines[F_BURST], &rule,
+                             lim, err);
     }
     if (rc == SUSPECT_OK) {
         rc = limits_escalation_check(lim, &rule, lines[F_FACTOR],

@@ -89,6 +89,11 @@
 #define MW_CTL_REP_REMAINING       "remaining"
 #define MW_CTL_REP_LOCKED_UNTIL_MS "locked_until_ms"
 #define MW_CTL_REP_FREE_AT_MS      "free_at_ms"
+/* a token bucket or sliding counter: its SUSPECT_ALGO_*, a bucket's
+ * capacity, and when it holds nothing any more (absent = a sliding log) */
+#define MW_CTL_REP_ALGORITHM  "algorithm"
+#define MW_CTL_REP_BURST      "burst"
+#define MW_CTL_REP_FULL_AT_MS "full_at_ms"
 
 /* unblock: the lock dropped, the hits dropped and kept; block: the end. */
 #define MW_CTL_REP_LOCK_UNTIL_MS "lock_until_ms"

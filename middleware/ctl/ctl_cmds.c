@@ -135,13 +135,52 @@ static int target_args(ctl_t *c, int argc, char **argv, const char *synopsis,
 
 /* ---- status ------------------------------------------------------------- */
 
+/* The state of a token bucket or a sliding counter, for status. */
+static void meter_human(const ctl_t *c, const suspect_rule_t *r,
+                        const suspect_status_t *st)
+{
+    if (r->algorithm == SUSPECT_ALGO_BUCKET) {
+        fprintf(c->out, "\n  %-13s %u in use, %u left of %u\n", "tokens",
+                st->in_window, st->remaining, suspect_rule_capacity(r));
+    } else {
+        fprintf(c->out, "\n  %-13s about %u in the window, %u remaining\n",
+                "hits", st->in_window, st->remaining);
+    }
+    if (st->locked_until_ms != 0) {
+        print_until(c, "locked until", st->locked_until_ms);
+    } else {
+        fprintf(c->out, "  %-13s no\n", "locked");
+    }
+    if (st->offences != 0) {
+        fprintf(c->out, "  %-13s %u\n", "offences", st->offences);
+        print_until(c, "forgotten at", st->offence_until_ms);
+    }
+    if (st->free_at_ms != 0) {
+        print_until(c, "room again", st->free_at_ms);
+    }
+    if (st->full_at_ms != 0) {
+        print_until(c,
+                    r->algorithm == SUSPECT_ALGO_BUCKET ? "full again"
+                                                        : "empty again",
+                    st->full_at_ms);
+    }
+}
+
 static void status_human(const ctl_t *c, const ctl_target_t *t,
                          const suspect_rule_t *r, const suspect_status_t *st)
 {
 
     print_target(c, t);
-    fprintf(c->out, "  %-13s %u per %u s", "limit", r->limit_count,
-            r->window_s);
+    if (r->algorithm == SUSPECT_ALGO_BUCKET) {
+        fprintf(c->out, "  %-13s token bucket of %u, %u back per %u s", "limit",
+                suspect_rule_capacity(r), r->limit_count, r->window_s);
+    } else if (r->algorithm == SUSPECT_ALGO_COUNTER) {
+        fprintf(c->out, "  %-13s %u per %u s (sliding counter)", "limit",
+                r->limit_count, r->window_s);
+    } else {
+        fprintf(c->out, "  %-13s %u per %u s", "limit", r->limit_count,
+                r->window_s);
+    }
     if (r->block_s > 0) {
         fprintf(c->out, ", then locked %u s", r->block_s);
     }
@@ -149,6 +188,10 @@ static void status_human(const ctl_t *c, const ctl_target_t *t,
         fprintf(c->out, ", x%u.%02u for each repeat up to %u s",
                 r->block_factor_pct / 100, r->block_factor_pct % 100,
                 r->block_max_s);
+    }
+    if (r->algorithm != SUSPECT_ALGO_LOG) {
+        meter_human(c, r, st);
+        return;
     }
     fprintf(c->out, "\n  %-13s %u in the window, %u remaining\n", "hits",
             st->in_window, st->remaining);
@@ -199,6 +242,13 @@ int ctl_cmd_status(ctl_t *c, int argc, char **argv)
     cj_int(&j, "limit", rule.limit_count);
     cj_int(&j, "window_s", rule.window_s);
     cj_int(&j, "block_s", rule.block_s);
+    cj_str(&j, "algorithm",
+           suspect_algorithm_name(rule.algorithm) != NULL
+               ? suspect_algorithm_name(rule.algorithm)
+               : "?");
+    if (rule.algorithm == SUSPECT_ALGO_BUCKET) {
+        cj_int(&j, "burst", suspect_rule_capacity(&rule));
+    }
     cj_int(&j, "in_window", st.in_window);
     cj_int(&j, "remaining", st.remaining);
     cj_bool(&j, "locked", st.locked_until_ms != 0);
@@ -207,6 +257,9 @@ int ctl_cmd_status(ctl_t *c, int argc, char **argv)
     cj_int(&j, "in_flight", st.pending);
     cj_int(&j, "offences", st.offences);
     cj_time(&j, "offences_until", st.offence_until_ms);
+    if (rule.algorithm != SUSPECT_ALGO_LOG) {
+        cj_time(&j, "full_at", st.full_at_ms);
+    }
     cj_finish(&j);
     return CTL_OK;
 }

@@ -228,10 +228,15 @@ int ctl_op_status(ctl_t *c, const ctl_target_t *t, suspect_rule_t *rule,
     rule->limit_count = (uint32_t)field(&r, MW_CTL_REP_LIMIT);
     rule->window_s = (uint32_t)field(&r, MW_CTL_REP_WINDOW_S);
     rule->block_s = (uint32_t)field(&r, MW_CTL_REP_BLOCK_S);
+    rule->algorithm = (uint32_t)field(&r, MW_CTL_REP_ALGORITHM);
+    rule->burst = rule->algorithm == SUSPECT_ALGO_BUCKET
+                      ? (uint32_t)field(&r, MW_CTL_REP_BURST)
+                      : 0;
     st->in_window = (uint32_t)field(&r, MW_CTL_REP_IN_WINDOW);
     st->remaining = (uint32_t)field(&r, MW_CTL_REP_REMAINING);
     st->locked_until_ms = field(&r, MW_CTL_REP_LOCKED_UNTIL_MS);
     st->free_at_ms = field(&r, MW_CTL_REP_FREE_AT_MS);
+    st->full_at_ms = field(&r, MW_CTL_REP_FULL_AT_MS);
     c->now_ms = field(&r, MW_CTL_REP_NOW_MS);
     mw_ctl_msg_free(&r);
     return CTL_OK;

@@ -127,6 +127,11 @@ static void rule_fields(const cmd_ctx_t *x, const suspect_rule_t *r)
     mw_ctl_out_field_i64(x->reply, MW_CTL_REP_LIMIT, r->limit_count);
     mw_ctl_out_field_i64(x->reply, MW_CTL_REP_WINDOW_S, r->window_s);
     mw_ctl_out_field_i64(x->reply, MW_CTL_REP_BLOCK_S, r->block_s);
+    if (r->algorithm != SUSPECT_ALGO_LOG) {
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_ALGORITHM, r->algorithm);
+        mw_ctl_out_field_i64(x->reply, MW_CTL_REP_BURST,
+                             suspect_rule_capacity(r));
+    }
 }
 
 /* ---- the commands ------------------------------------------------------- */
@@ -155,6 +160,10 @@ static void cmd_status(cmd_ctx_t *x)
         mw_ctl_out_field_i64(x->reply, MW_CTL_REP_LOCKED_UNTIL_MS,
                              st.locked_until_ms);
         mw_ctl_out_field_i64(x->reply, MW_CTL_REP_FREE_AT_MS, st.free_at_ms);
+        if (rule->algorithm != SUSPECT_ALGO_LOG) {
+            mw_ctl_out_field_i64(x->reply, MW_CTL_REP_FULL_AT_MS,
+                                 st.full_at_ms);
+        }
     }
     suspect_limits_unref(lim);
 }

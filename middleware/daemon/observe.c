@@ -87,6 +87,29 @@ static void render_server(mw_prom_t *p, const mw_observe_t *o)
                    (double)st.requests);
 }
 
+/* suspect_action_info: how each action of the running limits file
+ * counts (at most MW_METRICS_ACTIONS of them, like the other labels). */
+static void render_actions(mw_prom_t *p, mw_runtime_t *rt)
+{
+    mw_guard_t *g = NULL;
+    suspect_limits_t *lim = NULL;
+
+    mw_runtime_acquire(rt, &g, &lim);
+    mw_prom_head(p, "suspect_action_info", "gauge",
+                 "Always 1: each action of the limits file and how it "
+                 "counts (SlidingLog, TokenBucket, SlidingCounter).");
+    for (size_t i = 0; i < suspect_limits_count(lim) && i < MW_METRICS_ACTIONS;
+         i++) {
+        const suspect_rule_t *r = suspect_limits_at(lim, i);
+        const char *labels[] = {"action", r->action, "algorithm",
+                                suspect_algorithm_name(r->algorithm), NULL};
+
+        mw_prom_sample(p, "suspect_action_info", labels, 1);
+    }
+    mw_guard_unref(g);
+    suspect_limits_unref(lim);
+}
+
 void mw_observe_render(void *arg, mw_prom_t *p)
 {
     const mw_observe_t *o = arg;
@@ -107,6 +130,7 @@ void mw_observe_render(void *arg, mw_prom_t *p)
     mw_prom_sample(p, "suspect_process_start_time_seconds", NULL,
                    (double)mw_runtime_started_ms(o->rt) / 1000.0);
     mw_metrics_render(m, p);
+    render_actions(p, o->rt);
     suspect_failover_stats(store, &f);
     render_store(p, name, &f, mw_runtime_store_full(o->rt));
     if (strcmp(name, "memory") == 0) {

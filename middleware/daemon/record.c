@@ -116,6 +116,8 @@ static void write_line(mw_dlog_t *dlog, const suspect_siphash_key_t *hkey,
     memset(&e, 0, sizeof(e));
     e.time_ms = v->now_ms;
     e.action = v->route->action;
+    /* the rule of a verdict that got as far as one (0 = the sliding log) */
+    e.algorithm = suspect_algorithm_name(v->rule.algorithm);
     e.route_file = c->file;
     e.route_line = v->route->line;
     e.outcome = mw_decision_outcome_name(o);

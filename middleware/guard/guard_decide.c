@@ -54,7 +54,8 @@
  * A route in shadow mode (shadow="yes", or its <Action>'s) decides and
  * counts exactly as enforced, but a DENY or UNAVAILABLE becomes an ALLOW
  * marked would_deny: the caller lets it through and logs it.  A route's
- * failMode travels to the store in the rule (suspect_rule_t.fail_mode).
+ * failMode travels to the store in the rule (suspect_rule_t.fail_mode),
+ * and so does the route's cost= (suspect_rule_t.cost).
  * mw_guard_resolve() is steps 1 to 5 (an mw_resolution_t: the verdict so
  * far and the keys); mw_guard_finish() is step 6; mw_guard_decide() is
  * the two, so a simulated request resolves exactly as a real one.
@@ -447,6 +448,8 @@ static suspect_rc_t resolve_route(guard_call_t *c, const guard_route_t *r,
     v->rule = *rule;
     v->rule.action = r->conf->action;
     v->rule.fail_mode = (uint32_t)r->conf->fail_mode;
+    /* cost=: checked against the action when the pair loaded */
+    v->rule.cost = r->conf->cost;
     v->shadow = r->conf->shadow == SUSPECT_SHADOW_ON;
     if (r->conf->count != SUSPECT_COUNT_ALL) {
         if (guard_call_app_elsewhere(c)) {

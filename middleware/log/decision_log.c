@@ -215,6 +215,9 @@ void mw_dlog_write(mw_dlog_t *d, const mw_dlog_entry_t *e)
     put(&l, "{", 1);
     time_field(&l, e->time_ms);
     str(&l, "action", e->action);
+    if (e->algorithm != NULL) {
+        str(&l, "algorithm", e->algorithm);
+    }
     if (e->route_file != NULL) {
         size_t n = strnlen(e->route_file, STR_MAX_BYTES);
 

@@ -48,6 +48,7 @@ void mw_dlog_close(mw_dlog_t *d);
 typedef struct mw_dlog_entry {
     int64_t time_ms;
     const char *action;
+    const char *algorithm; /* how the action counts; NULL: not written */
     const char *route_file;
     int route_line;
     const char *outcome; /* mw_decision_outcome_name() */

@@ -48,6 +48,7 @@ typedef struct facts {
     uint32_t limit;
     uint32_t window_s;
     uint32_t remaining;
+    uint32_t burst; /* a token bucket's capacity, 0 = not a bucket */
     bool ratelimit; /* RateLimit headers (denials, not 503) */
 } facts_t;
 
@@ -398,6 +399,11 @@ static void put_ratelimit(out_t *o, const facts_t *f)
     put_i64(o, f->limit);
     put_str(o, ";w=");
     put_i64(o, f->window_s);
+    if (f->burst != 0) {
+        /* a token bucket: q tokens come back per w, burst at most */
+        put_str(o, ";burst=");
+        put_i64(o, f->burst);
+    }
     put_str(o, "\r\nRateLimit: ");
     put_sf_string(o, f->action);
     put_str(o, ";r=");
@@ -481,6 +487,9 @@ suspect_rc_t mw_deny_build(const mw_deny_t *d, char *buf, size_t size,
     f.limit = d->rule->limit_count;
     f.window_s = d->rule->window_s;
     f.remaining = dec->remaining;
+    if (d->rule->algorithm == SUSPECT_ALGO_BUCKET) {
+        f.burst = suspect_rule_capacity(d->rule);
+    }
     f.ratelimit = true;
     return render(d, &f, buf, size, len);
 }

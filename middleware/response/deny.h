@@ -52,7 +52,10 @@ const char *mw_status_reason(int status);
 /*
  * Writes the denial response for d into buf.  Retry-After is
  * decision->retry_after_ms in seconds rounded up, at least 1; RateLimit's t
- * is the time to restriction_end_ms, the same way.  Template placeholders:
+ * is the time to restriction_end_ms, the same way.  For a token bucket,
+ * RateLimit-Policy's q and w are its refill (LimitCount tokens per
+ * LimitDuration) and a burst parameter its capacity; RateLimit's r is the
+ * tokens left.  Template placeholders:
  * {action} {retry_after} (s) {retry_after_ms} {restriction_end} (epoch ms)
  * {limit} {window} {status}, each replaced by its value HTML-escaped;
  * anything else between braces stays as it is.  Returns SUSPECT_OK,

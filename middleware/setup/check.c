@@ -27,6 +27,11 @@ static const char *missing_name(suspect_missing_t m)
 static void print_rule(FILE *out, const suspect_rule_t *r)
 {
     fprintf(out, "%u per %u s", r->limit_count, r->window_s);
+    if (r->algorithm == SUSPECT_ALGO_BUCKET) {
+        fprintf(out, " (token bucket of %u)", suspect_rule_capacity(r));
+    } else if (r->algorithm == SUSPECT_ALGO_COUNTER) {
+        fputs(" (sliding counter)", out);
+    }
     if (r->block_s > 0) {
         fprintf(out, ", then locked %u s", r->block_s);
     }
@@ -191,6 +196,9 @@ static void print_route(FILE *out, size_t i, const suspect_conf_t *c,
         print_identity(out, &r->identities[k]);
     }
     fprintf(out, " (missing: %s)\n", missing_name(r->missing));
+    if (r->cost > 1) {
+        fprintf(out, "       a request takes %u\n", r->cost);
+    }
     if (r->count != SUSPECT_COUNT_ALL) {
         fprintf(out, "       counts %s (%zu pattern%s)\n",
                 r->count == SUSPECT_COUNT_FAILURES

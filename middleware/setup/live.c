@@ -294,10 +294,13 @@ static void log_missing(void *arg, const char *msg)
     const missing_ctx_t *m = arg;
     const mw_live_hooks_t *h = &m->lv->hooks;
 
-    mw_log(MW_LOG_ERROR,
-           "%s; its requests would not be counted; keeping the "
-           "running %s",
-           msg, m->kept);
+    /* a missing action leaves its routes uncounted; a cost the action
+     * cannot take (conf_actions.c) says what is wrong itself */
+    mw_log(MW_LOG_ERROR, "%s%s; keeping the running %s", msg,
+           strstr(msg, ": route cost ") != NULL
+               ? ""
+               : "; its requests would not be counted",
+           m->kept);
     if (h->refused != NULL && m->step->guard != NULL) {
         h->refused(h->arg, true, msg);
     }

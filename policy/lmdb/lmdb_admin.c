@@ -42,13 +42,15 @@ suspect_rc_t lm_status(suspect_store_t *store, const suspect_rule_t *rule,
     rc = lm_txn_begin(ls, MDB_RDONLY, &txn);
     if (rc == 0) {
         rc = lm_rec_get(ls, txn, &sk, &r);
-        if (rc == 0) {
+        if (rc == 0 && suspect_rule_metered(rule)) {
+            lm_meter_status(&r, rule, now_ms, out);
+        } else if (rc == 0) {
             lm_rec_state(&r, rule, now_ms, &st, &first);
             lm_rec_ext_state(&r, rule, now_ms, &st);
         }
         mdb_txn_abort(txn);
     }
-    if (rc == 0) {
+    if (rc == 0 && !suspect_rule_metered(rule)) {
         out->in_window = st.in_window;
         out->remaining = st.in_window + st.pending < rule->limit_count
                              ? rule->limit_count - st.in_window - st.pending
@@ -85,7 +87,8 @@ static int change_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk, unsigned what,
     lm_rec_new(&nr, &r, slots);
     nr.from = (what & SUSPECT_RESET_WINDOW) ? r.count : 0;
     if (what & SUSPECT_RESET_WINDOW) {
-        nr.nslots = 0; /* slots in flight are hits to be */
+        nr.nslots = 0;      /* slots in flight are hits to be */
+        nr.metered = false; /* a meter goes like hits */
     }
     if (what & SUSPECT_RESET_OFFENCES) {
         nr.offences = 0;
@@ -156,8 +159,12 @@ static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
     rec_new_t nr;
     lm_slot_t *slots;
     uint32_t first;
-    int rc = lm_rec_get(ls, txn, sk, &r);
+    int rc;
 
+    if (suspect_rule_metered(rule)) {
+        return lm_meter_unblock(ls, txn, sk, rule, now_ms, out);
+    }
+    rc = lm_rec_get(ls, txn, sk, &r);
     if (rc != 0 || !r.found) {
         return rc;
     }

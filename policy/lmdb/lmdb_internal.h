@@ -10,9 +10,10 @@
  *   lmdb_rec.c   records and stored keys: encoding, state, read and write;
  *   lmdb_scan.c  walks over every record: the purges, the eviction, the
  *                lock listing, and the back-off that says when to walk;
- *   lmdb_slots.c slots in flight: expiring and settling them.
+ *   lmdb_slots.c slots in flight: expiring and settling them;
+ *   lmdb_meter.c metered records (token bucket, sliding counter).
  *
- * Only these six files include lmdb.h.  Internal failures are kept apart
+ * Only these seven files include lmdb.h.  Internal failures are kept apart
  * from LMDB's codes (<= -30800) and errno values (> 0) until lm_fail()
  * turns them into a suspect_rc_t.
  */
@@ -25,12 +26,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "meter.h"
 #include "sha256.h"
 #include "suspect_lmdb.h"
 #include "suspect_store_impl.h"
 
 #define REC_MAGIC    0x31524c53u /* "SLR1" read little-endian */
+#define METER_MAGIC  0x314d4c53u /* "SLM1": a metered record */
 #define REC_HEADER   32
+#define METER_BYTES  24 /* at i64, cur i64, prev i64 */
 #define KEY_LIMIT    511
 #define HASH_TAIL    (2 + 2 * SUSPECT_SHA256_LEN) /* "%#" + hex */
 #define PURGE_STEP   8
@@ -92,6 +96,9 @@ typedef struct rec_view {
     int64_t offence_until_ms;
     uint32_t nslots;
     const unsigned char *slots; /* nslots x SLOT_BYTES, unaligned */
+    bool metered;               /* a meter in place of hits (count 0) */
+    uint32_t algorithm;         /* its SUSPECT_ALGO_* */
+    suspect_meter_t meter;
 } rec_view_t;
 
 /* A key as stored: the window key, or its hashed form. */
@@ -116,6 +123,9 @@ typedef struct rec_new {
     int64_t offence_until_ms;
     const lm_slot_t *slots;
     uint32_t nslots;
+    bool metered; /* written as a metered record: no hits, the meter */
+    uint32_t algorithm;
+    suspect_meter_t meter;
 } rec_new_t;
 
 /* ---- lmdb_env.c --------------------------------------------------------- */
@@ -245,5 +255,33 @@ suspect_rc_t lm_block(suspect_store_t *store, const suspect_key_t *key,
 suspect_rc_t lm_unblock(suspect_store_t *store, const suspect_rule_t *rule,
                         const suspect_key_t *key, int64_t now_ms,
                         suspect_unblock_t *out, suspect_err_t *err);
+
+/* ---- lmdb_meter.c ------------------------------------------------------- */
+
+/* The state of rule's meter in r at now, its lock and offences included
+ * (a record of another algorithm, or of hits: an empty meter). */
+void lm_meter_state(const rec_view_t *r, const suspect_rule_t *rule,
+                    int64_t now_ms, suspect_window_state_t *st);
+
+/* Makes nr (from lm_rec_new() on r) a metered record of rule: a record of
+ * hits or of another algorithm starts afresh, its lock and offences
+ * kept. */
+void lm_meter_adopt(rec_new_t *nr, const rec_view_t *r,
+                    const suspect_rule_t *rule);
+
+/* Settles a metered reservation on sk (suspect_store.h, docs/policy.md). */
+int lm_meter_settle(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
+                    const suspect_rule_t *rule, const suspect_ticket_t *ticket,
+                    bool failed, int64_t now_ms);
+
+/* Unblock of a metered action in txn: the lock goes, room for one
+ * request is made. */
+int lm_meter_unblock(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
+                     const suspect_rule_t *rule, int64_t now_ms,
+                     suspect_unblock_t *out);
+
+/* A status from the meter of r. */
+void lm_meter_status(const rec_view_t *r, const suspect_rule_t *rule,
+                     int64_t now_ms, suspect_status_t *out);
 
 #endif

@@ -25,6 +25,14 @@
  * and a file written before it existed reads the same (ext_len was 0).
  * Values are read with memcpy (LMDB gives no alignment).
  *
+ * Metered record (an action counted by a token bucket or a sliding
+ * counter, lmdb_meter.c), fixed size whatever the limit:
+ *   magic u32 "SLM1" | algorithm u32 | window_s u32 | ext_len u32 |
+ *   lock_until_ms i64 | expires_ms i64 | at i64 | cur i64 | prev i64 |
+ *   extension (the offences; never a slot)
+ * expires_ms counts the meter's end (suspect_meter_end_ms()) in place of
+ * the newest hit.
+ *
  * A record is written whole from the store's scratch buffer (only inside a
  * write transaction, which LMDB serialises); one left with no hit and no
  * lock is deleted instead.  Views point into LMDB's pages and are valid
@@ -65,15 +73,23 @@ static void put_u32(unsigned char *p, uint32_t v)
 bool lm_rec_parse(const MDB_val *v, rec_view_t *r)
 {
     const unsigned char *p = v->mv_data;
+    size_t body;
     uint32_t ext;
 
     memset(r, 0, sizeof(*r));
-    if (v->mv_size < REC_HEADER || get_u32(p) != REC_MAGIC) {
+    if (v->mv_size < REC_HEADER ||
+        (get_u32(p) != REC_MAGIC && get_u32(p) != METER_MAGIC)) {
         return false;
     }
-    r->count = get_u32(p + 4);
+    r->metered = get_u32(p) == METER_MAGIC;
+    if (r->metered) {
+        r->algorithm = get_u32(p + 4);
+    } else {
+        r->count = get_u32(p + 4);
+    }
+    body = r->metered ? METER_BYTES : (size_t)r->count * 8;
     ext = get_u32(p + 12);
-    if (v->mv_size != REC_HEADER + (size_t)r->count * 8 + ext ||
+    if (v->mv_size != REC_HEADER + body + ext ||
         (ext != 0 && ext < EXT_HEADER)) {
         return false;
     }
@@ -82,8 +98,13 @@ bool lm_rec_parse(const MDB_val *v, rec_view_t *r)
     r->lock_until_ms = get_i64(p + 16);
     r->expires_ms = get_i64(p + 24);
     r->hits = p + REC_HEADER;
+    if (r->metered) {
+        r->meter.at = get_i64(p + REC_HEADER);
+        r->meter.cur = get_i64(p + REC_HEADER + 8);
+        r->meter.prev = get_i64(p + REC_HEADER + 16);
+    }
     if (ext != 0) {
-        const unsigned char *x = r->hits + (size_t)r->count * 8;
+        const unsigned char *x = r->hits + body;
 
         r->offences = get_u32(x);
         r->nslots = get_u32(x + 4);
@@ -120,11 +141,14 @@ void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_slot_t *slots)
     nr->window_s = r->window_s;
     nr->offences = r->offences;
     nr->offence_until_ms = r->offence_until_ms;
-    for (uint32_t i = 0; i < r->nslots; i++) {
+    for (uint32_t i = 0; slots != NULL && i < r->nslots; i++) {
         slots[i] = lm_rec_slot(r, i);
     }
     nr->slots = slots;
-    nr->nslots = r->nslots;
+    nr->nslots = slots != NULL ? r->nslots : 0; /* NULL: a meter's */
+    nr->metered = r->metered;
+    nr->algorithm = r->algorithm;
+    nr->meter = r->meter;
 }
 
 void lm_rec_ext_state(const rec_view_t *r, const suspect_rule_t *rule,
@@ -195,7 +219,8 @@ void lm_rec_state(const rec_view_t *r, const suspect_rule_t *rule,
 static uint32_t rec_new_count(const rec_new_t *nr)
 {
     uint32_t kept = nr->old->found ? nr->old->count - nr->from : 0;
-    return kept + (nr->add ? 1 : 0) + nr->nextra;
+
+    return nr->metered ? 0 : kept + (nr->add ? 1 : 0) + nr->nextra;
 }
 
 /* Whether the record needs its extension. */
@@ -260,6 +285,53 @@ static int64_t put_ext(unsigned char *x, const rec_new_t *nr)
         last = nr->slots[i].end_ms > last ? nr->slots[i].end_ms : last;
     }
     return last > 0 ? last + (int64_t)nr->window_s * 1000 : 0;
+}
+
+/* The moment a metered record's meter says nothing any more (its rule as
+ * far as the record keeps it: algorithm and window). */
+static int64_t meter_end(const rec_new_t *nr)
+{
+    suspect_rule_t r;
+
+    memset(&r, 0, sizeof(r));
+    r.algorithm = nr->algorithm;
+    r.window_s = nr->window_s != 0 ? nr->window_s : 1;
+    r.limit_count = 1;
+    return suspect_meter_end_ms(&r, &nr->meter);
+}
+
+/* Builds the metered record nr describes in the scratch buffer. */
+static int meter_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
+{
+    size_t ext = nr->offences > 0 ? EXT_HEADER : 0;
+    size_t size = REC_HEADER + METER_BYTES + ext;
+    int64_t expires = meter_end(nr);
+    unsigned char *p;
+
+    if (!scratch_reserve(ls, size)) {
+        return LM_NOMEM;
+    }
+    p = ls->scratch;
+    expires = nr->lock_until_ms > expires ? nr->lock_until_ms : expires;
+    if (ext > 0) {
+        put_u32(p + REC_HEADER + METER_BYTES, nr->offences);
+        put_u32(p + REC_HEADER + METER_BYTES + 4, 0);
+        put_i64(p + REC_HEADER + METER_BYTES + 8, nr->offence_until_ms);
+        expires =
+            nr->offence_until_ms > expires ? nr->offence_until_ms : expires;
+    }
+    put_u32(p, METER_MAGIC);
+    put_u32(p + 4, nr->algorithm);
+    put_u32(p + 8, nr->window_s);
+    put_u32(p + 12, (uint32_t)ext);
+    put_i64(p + 16, nr->lock_until_ms);
+    put_i64(p + 24, expires);
+    put_i64(p + REC_HEADER, nr->meter.at);
+    put_i64(p + REC_HEADER + 8, nr->meter.cur);
+    put_i64(p + REC_HEADER + 16, nr->meter.prev);
+    v->mv_data = p;
+    v->mv_size = size;
+    return 0;
 }
 
 /* Builds the record nr describes in the scratch buffer; *v points at it. */
@@ -349,9 +421,13 @@ int lm_rec_store(lmstore_t *ls, MDB_txn *txn, skey_t *sk, const rec_new_t *nr)
     MDB_val v;
     int rc;
 
-    if (rec_new_count(nr) == 0 && nr->lock_until_ms == 0 && !rec_new_ext(nr)) {
+    bool meter = nr->metered && (nr->meter.at != 0 || nr->meter.cur != 0 ||
+                                 nr->meter.prev != 0);
+
+    if (rec_new_count(nr) == 0 && nr->lock_until_ms == 0 && !rec_new_ext(nr) &&
+        !meter) {
         return nr->old->found ? mdb_del(txn, ls->recs, &sk->val, NULL) : 0;
     }
-    rc = rec_build(ls, nr, &v);
+    rc = nr->metered ? meter_build(ls, nr, &v) : rec_build(ls, nr, &v);
     return rc != 0 ? rc : mdb_put(txn, ls->recs, &sk->val, &v, 0);
 }

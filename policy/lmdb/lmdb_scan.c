@@ -199,11 +199,14 @@ int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged)
  * hit. */
 static bool evictable(const rec_view_t *r, int64_t now_ms, int64_t *newest)
 {
-    if (r->count == 0 || r->lock_until_ms > now_ms || r->nslots > 0 ||
-        (r->offences > 0 && r->offence_until_ms > now_ms)) {
+    if ((r->count == 0 && !r->metered) || r->lock_until_ms > now_ms ||
+        r->nslots > 0 || (r->offences > 0 && r->offence_until_ms > now_ms)) {
         return false;
     }
-    *newest = lm_rec_hit(r, r->count - 1);
+    /* A meter keeps no hit times: the later its end, the more recent its
+     * use, so its end less the window stands for its newest hit. */
+    *newest = r->metered ? r->expires_ms - (int64_t)r->window_s * 1000
+                         : lm_rec_hit(r, r->count - 1);
     return true;
 }
 

@@ -119,7 +119,10 @@ suspect_rc_t lm_op_settle(suspect_store_t *store, const suspect_rule_t *rule,
             skey_t sk;
 
             lm_store_key(ls, &keys[i], &sk);
-            rc = settle_in(ls, txn, &sk, rule, ticket, failed, now_ms);
+            rc = suspect_rule_metered(rule)
+                     ? lm_meter_settle(ls, txn, &sk, rule, ticket, failed,
+                                       now_ms)
+                     : settle_in(ls, txn, &sk, rule, ticket, failed, now_ms);
         }
         rc = lm_txn_end(txn, rc);
     }

@@ -63,6 +63,9 @@
  * is not run again within BACKOFF_MS.  A block or a reset that meets a
  * full map runs once more after 1 or 3 (what freed something).
  *
+ * Token buckets and sliding counters keep a meter of fixed size in place
+ * of the hits (lmdb_meter.c), decided in the same transaction.
+ *
  * Slots in flight and offences (suspect_store_reserve(), escalating
  * rules) live in the record's extension (lmdb_rec.c): a reservation is a
  * decision that adds a slot instead of a hit; settling and the slots
@@ -114,6 +117,10 @@ static int ctx_read(decision_ctx_t *ctx, MDB_txn *txn,
             return rc;
         }
         ctx->found_any = ctx->found_any || r.found;
+        if (suspect_rule_metered(ctx->rule)) {
+            lm_meter_state(&r, ctx->rule, ctx->now_ms, &st[i]);
+            continue;
+        }
         lm_rec_state(&r, ctx->rule, ctx->now_ms, &st[i], &first);
         lm_rec_ext_state(&r, ctx->rule, ctx->now_ms, &st[i]);
     }
@@ -142,6 +149,54 @@ static int new_record_room(decision_ctx_t *ctx, MDB_txn *txn,
     ctx->new_any = true;
     rc = lm_map_room(ctx->ls, txn, COUNTER_SHARE_NUM, COUNTER_SHARE_DEN, &room);
     return rc != 0 ? rc : room ? 0 : LM_COUNTERS_FULL;
+}
+
+/* Step 3 for identity i of a metered rule: the meter takes the cost
+ * when the plan records (a reservation too: lmdb_meter.c). */
+static int ctx_apply_meter(decision_ctx_t *ctx, MDB_txn *txn,
+                           const suspect_plan_t *plan, size_t i)
+{
+    rec_view_t r;
+    rec_new_t nr;
+    int rc = lm_rec_get(ctx->ls, txn, &ctx->sk[i], &r);
+
+    if (rc != 0) {
+        return rc;
+    }
+    lm_rec_new(&nr, &r, NULL);
+    lm_meter_adopt(&nr, &r, ctx->rule);
+    if (nr.offence_until_ms <= ctx->now_ms) {
+        nr.offences = 0; /* forgotten */
+        nr.offence_until_ms = 0;
+    }
+    if (plan->offences[i] != 0) {
+        nr.offences = plan->offences[i];
+        nr.offence_until_ms = plan->offence_until_ms[i];
+    }
+    nr.lock_until_ms = plan->lock_until_ms[i];
+    if (nr.lock_until_ms == 0 && r.lock_until_ms > ctx->now_ms) {
+        nr.lock_until_ms = r.lock_until_ms;
+    }
+    if (plan->record) {
+        suspect_meter_take(ctx->rule, &nr.meter, ctx->now_ms,
+                           suspect_rule_cost(ctx->rule));
+    }
+    if (r.found && r.metered && r.algorithm == nr.algorithm && !plan->record &&
+        nr.lock_until_ms == r.lock_until_ms && nr.window_s == r.window_s &&
+        nr.offences == r.offences &&
+        nr.offence_until_ms == r.offence_until_ms) {
+        return 0; /* unchanged: a denial, say */
+    }
+    if (!r.found) {
+        bool skip;
+
+        nr.add = plan->record; /* new_record_room(): something to write */
+        rc = new_record_room(ctx, txn, &nr, &skip);
+        if (rc != 0 || skip) {
+            return rc;
+        }
+    }
+    return lm_rec_store(ctx->ls, txn, &ctx->sk[i], &nr);
 }
 
 /* Step 3 for identity i: the record again, then the plan's writes. */
@@ -229,7 +284,9 @@ static int decide_once(decision_ctx_t *ctx, suspect_decision_t *out)
         suspect_policy_evaluate(ctx->rule, st, ctx->n, ctx->now_ms, &plan, out);
         ctx->evaluated = true;
         for (size_t i = 0; rc == 0 && i < ctx->n; i++) {
-            rc = ctx_apply_one(ctx, txn, &plan, i);
+            rc = suspect_rule_metered(ctx->rule)
+                     ? ctx_apply_meter(ctx, txn, &plan, i)
+                     : ctx_apply_one(ctx, txn, &plan, i);
         }
     }
     if (rc == 0) {

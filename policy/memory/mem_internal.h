@@ -34,6 +34,19 @@
  * denied, and for a rule without BlockDuration that count is the lock, so
  * eviction spares the entry like a locked one (entry_at_limit()).
  *
+ * Meters.  An identity of an action counted by a token bucket or a
+ * sliding counter (meter.h) keeps no hits: its entry is marked metered,
+ * has count 0 and a ring of METER_SLOTS slots, hits[0] the meter's at and
+ * hits[1] its cur (high 32 bits) and prev (low 32 bits), and head names
+ * the algorithm.  That is 88 bytes whatever the limit (entry_size(2)).
+ * An entry whose algorithm is not the rule's (a live reload changed the
+ * action) starts afresh: mem_meter_adopt() forgets its hits or meter and
+ * keeps its lock and offences.  Its expiry is the meter's end
+ * (suspect_meter_end_ms()), and it is at its limit while one more
+ * request of cost 1 does not fit under its last LimitCount (a Burst
+ * above it is not kept in the entry: eviction spares such a bucket a
+ * little later than it could).
+ *
  * Extension.  An entry that holds slots in flight (reservations) or an
  * offence count (escalating rules) points at an entry_ext_t of its own
  * (mem_ext.c); the others pay 8 bytes for the NULL pointer.  An entry with
@@ -56,6 +69,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "meter.h"
 #include "siphash.h"
 #include "suspect_store_impl.h"
 
@@ -68,6 +82,7 @@
 #define EVICT_SCAN          16 /* tail entries looked at to evict one */
 #define NRANKS              32 /* counter lists: ranks 0 .. 31 */
 #define EXACT_RANKS         16 /* counts 0 .. 15 have a rank each */
+#define METER_SLOTS         2  /* ring slots that hold a meter */
 
 /* The key of a locked entry, kept so the store can list its locks. */
 typedef struct lock_name {
@@ -106,6 +121,7 @@ typedef struct entry {
     uint64_t head : 21;     /* ring index of the oldest hit */
     uint64_t cap : 21;      /* ring slots */
     uint64_t limit : 21;    /* LimitCount of the last decision, 0 = none */
+    uint64_t metered : 1;   /* hits[0..1] hold a meter (see above) */
     entry_ext_t *ext;       /* slots and offences, NULL = none */
     int64_t hits[];
 } entry_t;
@@ -186,6 +202,57 @@ static inline void entry_trim(entry_t *e, int64_t cutoff)
     }
 }
 
+/* The meter of a metered entry. */
+static inline void entry_meter_get(const entry_t *e, suspect_meter_t *m)
+{
+    uint64_t packed = (uint64_t)e->hits[1];
+
+    m->at = e->hits[0];
+    m->cur = (int64_t)(packed >> 32);
+    m->prev = (int64_t)(packed & 0xffffffffu);
+}
+
+static inline void entry_meter_put(entry_t *e, const suspect_meter_t *m)
+{
+    uint64_t cur = m->cur < 0 ? 0 : m->cur > UINT32_MAX ? UINT32_MAX : m->cur;
+    uint64_t prev = m->prev < 0            ? 0
+                    : m->prev > UINT32_MAX ? UINT32_MAX
+                                           : m->prev;
+
+    e->hits[0] = m->at;
+    e->hits[1] = (int64_t)(cur << 32 | prev);
+}
+
+/* The rule of the last decision on a metered entry, as far as the entry
+ * keeps it (no burst, no cost). */
+static inline suspect_rule_t entry_meter_rule(const entry_t *e)
+{
+    suspect_rule_t r = {0};
+
+    r.action = "";
+    r.algorithm = (uint32_t)e->head;
+    r.window_s = e->window_s != 0 ? e->window_s : 1;
+    r.limit_count = e->limit != 0 ? (uint32_t)e->limit : 1;
+    return r;
+}
+
+/* True when a metered entry's meter still says something at now. */
+static inline bool entry_meter_live(const entry_t *e, int64_t now_ms)
+{
+    suspect_rule_t r = entry_meter_rule(e);
+    suspect_meter_t m;
+
+    entry_meter_get(e, &m);
+    return suspect_meter_end_ms(&r, &m) > now_ms;
+}
+
+/* True when e counts with rule's meter (else it starts afresh). */
+static inline bool entry_meter_matches(const entry_t *e,
+                                       const suspect_rule_t *rule)
+{
+    return e->metered && e->head == rule->algorithm;
+}
+
 /* True when e holds a slot or an offence that still matters at now (a
  * slot past its end is a hit to come: it matters until it is one). */
 static inline bool entry_ext_live(const entry_t *e, int64_t now_ms)
@@ -200,6 +267,9 @@ static inline bool entry_expired(const entry_t *e, int64_t now_ms)
     if (e->lock_until_ms > now_ms || entry_ext_live(e, now_ms)) {
         return false;
     }
+    if (e->metered) {
+        return !entry_meter_live(e, now_ms);
+    }
     return e->count == 0 ||
            entry_newest(e) + (int64_t)e->window_s * 1000 <= now_ms;
 }
@@ -209,9 +279,30 @@ static inline bool entry_locked(const entry_t *e, int64_t now_ms)
     return e->lock_until_ms > now_ms;
 }
 
+/* The units in use of a metered entry at now; *full when one more
+ * request of cost 1 does not fit under its last LimitCount. */
+static inline uint32_t entry_meter_load(const entry_t *e, int64_t now_ms,
+                                        bool *full)
+{
+    suspect_rule_t r = entry_meter_rule(e);
+    suspect_window_state_t st = {0};
+    suspect_meter_t m;
+
+    entry_meter_get(e, &m);
+    suspect_meter_read(&r, &m, now_ms, &st);
+    *full = e->limit > 0 && st.free_at_ms > now_ms;
+    return st.in_window;
+}
+
 /* True when e's window holds its rule's limit at now (see the top). */
 static inline bool entry_at_limit(const entry_t *e, int64_t now_ms)
 {
+    if (e->metered) {
+        bool full;
+
+        (void)entry_meter_load(e, now_ms, &full);
+        return full;
+    }
     return e->limit > 0 && e->count >= e->limit &&
            e->hits[ring_index(e, (uint32_t)(e->count - e->limit))] +
                    (int64_t)e->window_s * 1000 >
@@ -240,6 +331,12 @@ static inline uint32_t rank_of(uint32_t count)
         r++;
     }
     return r;
+}
+
+/* True when e has no hit and no meter that still counts at now. */
+static inline bool entry_empty(const entry_t *e, int64_t now_ms)
+{
+    return e->metered ? !entry_meter_live(e, now_ms) : e->count == 0;
 }
 
 /* Records the rule of a decision on e: its window and its limit. */
@@ -322,6 +419,10 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
 suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
                                const suspect_rule_t *rule);
 
+/* Makes *ep's ring at least cap slots (the entry moves as in
+ * mem_entry_reserve()).  SUSPECT_E_NOMEM leaves it as it was. */
+suspect_rc_t mem_entry_grow(shard_t *sh, entry_t **ep, uint32_t cap);
+
 /* Makes room in *ep's ring for k more hits (see mem_entry_reserve()). */
 suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
                                  const suspect_rule_t *rule, uint32_t k);
@@ -395,6 +496,30 @@ void mem_ring_insert(entry_t *e, int64_t ts);
 
 /* Frees e's extension when it holds nothing that matters at now. */
 void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms);
+
+/* ---- mem_meter.c -------------------------------------------------------- */
+
+/* Forgets e's hits, slots in flight or meter when they are not what rule
+ * counts with (its algorithm changed); keeps its lock and offences. */
+void mem_meter_adopt(entry_t *e, const suspect_rule_t *rule);
+
+/* Makes e a metered entry of rule, its meter empty (room for it:
+ * mem_meter_reserve()). */
+void mem_meter_start(entry_t *e, const suspect_rule_t *rule);
+
+/* Makes room in *ep for a meter.  SUSPECT_E_NOMEM leaves it as it was. */
+suspect_rc_t mem_meter_reserve(shard_t *sh, entry_t **ep);
+
+/* The window state of rule's meter in e (NULL or another algorithm's:
+ * empty) at now, its lock and offences included. */
+void mem_meter_state(const entry_t *e, const suspect_rule_t *rule,
+                     int64_t now_ms, suspect_window_state_t *st);
+
+/* Takes (take) or gives back units of rule's meter in e at at_ms. */
+void mem_meter_take(entry_t *e, const suspect_rule_t *rule, int64_t at_ms,
+                    uint32_t units);
+void mem_meter_give(entry_t *e, const suspect_rule_t *rule, int64_t at_ms,
+                    uint32_t units);
 
 /* Frees e when nothing in it matters at now (no hit, no live lock, no
  * extension), else makes it the most recently used; returns e or NULL. */

@@ -52,6 +52,34 @@ static void entry_ext_status(const entry_t *e, const suspect_rule_t *rule,
     }
 }
 
+/* Fills a status of rule's meter in entry e (NULL = none) at now. */
+static void meter_status(const entry_t *e, const suspect_rule_t *rule,
+                         int64_t now_ms, suspect_status_t *out)
+{
+    uint32_t cap = suspect_rule_capacity(rule);
+    suspect_window_state_t st;
+    suspect_meter_t m = {0, 0, 0};
+    int64_t full;
+
+    mem_meter_state(e, rule, now_ms, &st);
+    if (e != NULL && entry_meter_matches(e, rule)) {
+        entry_meter_get(e, &m);
+    }
+    memset(out, 0, sizeof(*out));
+    out->in_window = st.in_window;
+    out->remaining = st.in_window < cap ? cap - st.in_window : 0;
+    out->free_at_ms = st.free_at_ms;
+    full = suspect_meter_end_ms(rule, &m);
+    out->full_at_ms = full > now_ms ? full : 0;
+    if (e != NULL) {
+        out->locked_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+        if (e->ext != NULL && e->ext->offence_until_ms > now_ms) {
+            out->offences = e->ext->offences;
+            out->offence_until_ms = e->ext->offence_until_ms;
+        }
+    }
+}
+
 /* Fills a status from entry e without changing it. */
 static void entry_status(const entry_t *e, const suspect_rule_t *rule,
                          int64_t now_ms, suspect_status_t *out)
@@ -59,9 +87,19 @@ static void entry_status(const entry_t *e, const suspect_rule_t *rule,
     int64_t window_ms = (int64_t)rule->window_s * 1000;
     uint32_t skip = 0, in;
 
+    if (suspect_rule_metered(rule)) {
+        meter_status(e, rule, now_ms, out);
+        return;
+    }
     memset(out, 0, sizeof(*out));
     out->remaining = rule->limit_count;
     if (e == NULL) {
+        return;
+    }
+    if (e->metered) {
+        /* another algorithm's meter: the log starts afresh */
+        out->locked_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+        entry_ext_status(e, rule, now_ms, out);
         return;
     }
     while (skip < e->count &&
@@ -106,6 +144,7 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
         if (what & SUSPECT_RESET_WINDOW) {
             e->count = 0;
             e->head = 0;
+            e->metered = 0; /* a meter is forgotten like hits */
             if (e->ext != NULL) {
                 e->ext->nslots = 0; /* slots in flight are hits to be */
             }
@@ -115,7 +154,7 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
             e->ext->offence_until_ms = 0;
         }
         mem_ext_trim(sh, e, 0);
-        if (e->count == 0 && e->lock_until_ms == 0 && e->ext == NULL) {
+        if (entry_empty(e, 0) && e->lock_until_ms == 0 && e->ext == NULL) {
             mem_shard_remove(sh, e);
         }
     }
@@ -160,6 +199,22 @@ suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
 static void entry_unblock(entry_t *e, const suspect_rule_t *rule,
                           int64_t now_ms, suspect_unblock_t *out)
 {
+    mem_meter_adopt(e, rule);
+    if (suspect_rule_metered(rule)) {
+        suspect_window_state_t st;
+        suspect_meter_t m;
+
+        out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+        e->lock_until_ms = 0;
+        if (e->metered) {
+            entry_meter_get(e, &m);
+            out->dropped = suspect_meter_make_room(rule, &m, now_ms);
+            entry_meter_put(e, &m);
+        }
+        mem_meter_state(e, rule, now_ms, &st);
+        out->kept = st.in_window;
+        return;
+    }
     entry_trim(e, now_ms - (int64_t)rule->window_s * 1000);
     out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
     e->lock_until_ms = 0;
@@ -183,7 +238,7 @@ suspect_rc_t mem_op_unblock(suspect_store_t *store, const suspect_rule_t *rule,
     if (e != NULL) {
         entry_unblock(e, rule, now_ms, out);
         mem_name_drop(sh, e);
-        if (e->count == 0 && e->ext == NULL) {
+        if (entry_empty(e, now_ms) && e->ext == NULL) {
             mem_shard_remove(sh, e);
         }
     }
@@ -283,6 +338,28 @@ static void entry_insert_hits(entry_t *e, uint32_t k, int64_t at_ms)
     e->count = n + k;
 }
 
+/* Seeds rule's meter in *ep: takes at at_ms what it lacks at now of hits
+ * units in use (the seed op's "at least hits", suspect_store_impl.h). */
+static suspect_rc_t mem_meter_seed(shard_t *sh, entry_t **ep,
+                                   const suspect_rule_t *rule, uint32_t hits,
+                                   int64_t at_ms, int64_t now_ms)
+{
+    suspect_window_state_t st;
+    suspect_rc_t rc;
+
+    mem_meter_adopt(*ep, rule);
+    mem_meter_state(*ep, rule, now_ms, &st);
+    if (st.in_window >= hits) {
+        return SUSPECT_OK;
+    }
+    rc = mem_meter_reserve(sh, ep);
+    if (rc == SUSPECT_OK) {
+        mem_meter_take(*ep, rule, at_ms, hits - st.in_window);
+        entry_set_rule(*ep, rule);
+    }
+    return rc;
+}
+
 suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
                          const suspect_key_t *key, uint32_t hits, int64_t at_ms,
                          int64_t now_ms, suspect_err_t *err)
@@ -296,7 +373,8 @@ suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
     shard_t *sh;
     entry_t *e;
 
-    hits = hits < rule->limit_count ? hits : rule->limit_count;
+    hits =
+        hits < suspect_rule_capacity(rule) ? hits : suspect_rule_capacity(rule);
     if (hits == 0 || at_ms <= cutoff || at_ms > now_ms) {
         return SUSPECT_OK; /* nothing of it is in the window */
     }
@@ -305,7 +383,11 @@ suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
     if (e == NULL) {
         e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
     }
-    if (e != NULL) {
+    if (e != NULL && suspect_rule_metered(rule)) {
+        rc = mem_meter_seed(sh, &e, rule, hits, at_ms, now_ms);
+        (void)mem_entry_tidy(sh, e, now_ms);
+    } else if (e != NULL) {
+        mem_meter_adopt(e, rule);
         entry_trim(e, cutoff);
         if (e->count < hits) {
             uint32_t k = hits - e->count;

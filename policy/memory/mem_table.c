@@ -112,8 +112,19 @@ static void lru_push_head(shard_t *sh, entry_t *e)
 
 void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms)
 {
-    bool held = entry_held(e, now_ms);
-    uint32_t rank = held ? 0 : rank_of(e->count);
+    bool held;
+    uint32_t rank;
+
+    if (e->metered) {
+        /* one reading of the meter gives both (entry_at_limit()) */
+        uint32_t load = entry_meter_load(e, now_ms, &held);
+
+        held = held || entry_locked(e, now_ms) || entry_ext_live(e, now_ms);
+        rank = held ? 0 : rank_of(load);
+    } else {
+        held = entry_held(e, now_ms);
+        rank = held ? 0 : rank_of(e->count);
+    }
 
     if (*list_head(sh, e) == e && e->held == held && e->rank == rank) {
         return;
@@ -358,22 +369,32 @@ suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
 suspect_rc_t mem_entry_reserve_n(shard_t *sh, entry_t **ep,
                                  const suspect_rule_t *rule, uint32_t k)
 {
-    entry_t *old = *ep, *e;
-    uint32_t cap;
-
-    if ((uint64_t)old->count + k <= old->cap) {
+    if ((uint64_t)(*ep)->count + k <= (*ep)->cap) {
         return SUSPECT_OK;
     }
-    cap = ring_target(old, rule, k);
+    return mem_entry_grow(sh, ep, ring_target(*ep, rule, k));
+}
+
+suspect_rc_t mem_entry_grow(shard_t *sh, entry_t **ep, uint32_t cap)
+{
+    entry_t *old = *ep, *e;
+
+    if (cap <= old->cap) {
+        return SUSPECT_OK;
+    }
     e = suspect_malloc(entry_size(cap));
     if (e == NULL) {
         return SUSPECT_E_NOMEM;
     }
     memcpy(e, old, sizeof(*e));
-    for (uint32_t i = 0; i < old->count; i++) {
-        e->hits[i] = old->hits[ring_index(old, i)];
+    if (old->metered) {
+        memcpy(e->hits, old->hits, METER_SLOTS * sizeof(int64_t));
+    } else {
+        for (uint32_t i = 0; i < old->count; i++) {
+            e->hits[i] = old->hits[ring_index(old, i)];
+        }
+        e->head = 0;
     }
-    e->head = 0;
     e->cap = cap;
     *chain_link(sh, old) = e;
     if (e->lru_prev != NULL) {

@@ -162,6 +162,10 @@ static void entry_state(entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
 {
     int64_t window_ms = (int64_t)rule->window_s * 1000;
 
+    if (suspect_rule_metered(rule)) {
+        mem_meter_state(e, rule, now_ms, st);
+        return;
+    }
     memset(st, 0, sizeof(*st));
     if (e == NULL) {
         return;
@@ -187,6 +191,7 @@ static void ctx_read(decision_ctx_t *ctx, suspect_window_state_t *st)
         ctx->ws.e[i] = shard_find(sh, ctx->h[i]);
         ctx->created[i] = false;
         if (ctx->ws.e[i] != NULL) {
+            mem_meter_adopt(ctx->ws.e[i], ctx->rule);
             (void)mem_ext_expire(sh, &ctx->ws.e[i], ctx->rule, ctx->now_ms);
         }
         entry_state(ctx->ws.e[i], ctx->rule, ctx->now_ms, &st[i]);
@@ -210,9 +215,11 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
                                     const suspect_plan_t *plan, size_t i)
 {
     shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
-    bool slot = plan->record && ctx->ticket != NULL;
-    bool hit = plan->record && ctx->ticket == NULL;
-    uint32_t first = ctx->rule->limit_count < INITIAL_RING
+    bool metered = suspect_rule_metered(ctx->rule);
+    bool slot = plan->record && ctx->ticket != NULL && !metered;
+    bool hit = plan->record && (ctx->ticket == NULL || metered);
+    uint32_t first = metered ? METER_SLOTS
+                     : ctx->rule->limit_count < INITIAL_RING
                          ? ctx->rule->limit_count
                          : INITIAL_RING;
 
@@ -227,7 +234,11 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
         }
         ctx->created[i] = true;
     }
-    if (hit && mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
+    if (hit && metered && mem_meter_reserve(sh, &ctx->ws.e[i]) != SUSPECT_OK) {
+        return SUSPECT_E_NOMEM;
+    }
+    if (hit && !metered &&
+        mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
         return SUSPECT_E_NOMEM;
     }
     if ((slot || plan->offences[i] != 0) &&
@@ -269,7 +280,11 @@ static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
             e->ext->offences = plan->offences[i];
             e->ext->offence_until_ms = plan->offence_until_ms[i];
         }
-        if (plan->record && ctx->ticket != NULL) {
+        if (plan->record && suspect_rule_metered(ctx->rule)) {
+            /* a reservation takes its cost at once (mem_meter.c) */
+            mem_meter_take(e, ctx->rule, ctx->now_ms,
+                           suspect_rule_cost(ctx->rule));
+        } else if (plan->record && ctx->ticket != NULL) {
             mem_ext_add_slot(e, ctx->ticket->id, ctx->ticket->at_ms,
                              ctx->ticket->end_ms);
         } else if (plan->record) {
@@ -370,7 +385,13 @@ static suspect_rc_t ms_settle(suspect_store_t *store,
         shard_t *sh = shard_at(ctx.ms, ctx.shard[i]);
         entry_t *e = shard_find(sh, ctx.h[i]);
 
-        if (e != NULL) {
+        if (e != NULL && suspect_rule_metered(rule)) {
+            if (!suspect_policy_settle_counts(failed, ticket->end_ms, now_ms)) {
+                mem_meter_give(e, rule, ticket->at_ms, suspect_rule_cost(rule));
+            }
+            entry_set_rule(e, rule);
+            (void)mem_entry_tidy(sh, e, now_ms);
+        } else if (e != NULL) {
             rc = entry_settle(sh, &e, rule, ticket, failed, now_ms);
             entry_set_rule(e, rule);
             (void)mem_entry_tidy(sh, e, now_ms);

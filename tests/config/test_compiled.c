@@ -63,7 +63,7 @@ static const char conf_a[] =
     "  <Allow ip=\"10.0.0.0/8 2001:db8::/32\" identity=\"Member=mon\"/>\n"
     "  <Deny file=\"deny.txt\" status=\"451\"/>\n"
     "  <Route action=\"Api\" prefix=\"/api/\" param=\"key\" "
-    "missing=\"allow\">\n"
+    "missing=\"allow\" cost=\"3\">\n"
     "    <Identity type=\"User\" from=\"env:REMOTE_USER\"/>\n"
     "    <Identity type=\"Key\" from=\"query:k header:X-Key\"/>\n"
     "  </Route>\n"
@@ -95,7 +95,7 @@ static const char limits_xml[] =
     " LimitDuration=\"60\" BlockDuration=\"600\" />\n"
     "\n"
     "  <SuspectUsageSettingEntity Action=\"Api\" LimitCount=\"100\""
-    " LimitDuration=\"1\" />\n"
+    " LimitDuration=\"1\" Algorithm=\"TokenBucket\" Burst=\"300\" />\n"
     "</ArrayOfSuspectUsageSettingEntity>\n";
 
 /* Writes the fixture with suspect.xml text (@DIR@: the directory); 0 or
@@ -176,6 +176,10 @@ static void route_equal(const suspect_conf_route_t *a,
     CU_ASSERT_EQUAL(a->missing, b->missing);
     CU_ASSERT_EQUAL(a->status, b->status);
     CU_ASSERT_EQUAL(a->line, b->line);
+    CU_ASSERT_EQUAL(a->count, b->count);
+    CU_ASSERT_EQUAL(a->shadow, b->shadow);
+    CU_ASSERT_EQUAL(a->fail_mode, b->fail_mode);
+    CU_ASSERT_EQUAL(a->cost, b->cost);
     list_equal(a->allow, b->allow);
     list_equal(a->deny, b->deny);
 }
@@ -256,6 +260,8 @@ static void limits_equal(const suspect_limits_t *a, const suspect_limits_t *b)
         CU_ASSERT_EQUAL(x->limit_count, y->limit_count);
         CU_ASSERT_EQUAL(x->window_s, y->window_s);
         CU_ASSERT_EQUAL(x->block_s, y->block_s);
+        CU_ASSERT_EQUAL(x->algorithm, y->algorithm);
+        CU_ASSERT_EQUAL(x->burst, y->burst);
         CU_ASSERT_EQUAL(suspect_limits_line(a, i), suspect_limits_line(b, i));
         CU_ASSERT_PTR_EQUAL(suspect_limits_find(b, y->action), y);
     }
@@ -321,7 +327,12 @@ static void test_round_trip(void)
               s.conf->cgi_pass_env != NULL && s.conf->allow != NULL &&
               s.conf->deny != NULL && s.conf->deny->file_text != NULL &&
               s.conf->deny->status == 451 && s.conf->routes[0].deny != NULL &&
-              s.conf->routes[0].allow->file_text != NULL);
+              s.conf->routes[0].allow->file_text != NULL &&
+              s.conf->routes[1].cost == 3);
+    CU_ASSERT(suspect_limits_find(s.limits, "Api") != NULL &&
+              suspect_limits_find(s.limits, "Api")->algorithm ==
+                  SUSPECT_ALGO_BUCKET &&
+              suspect_limits_find(s.limits, "Api")->burst == 300);
     CU_ASSERT(s.id[COMPILED_SRC_TEMPLATE].ino != 0);
     compiled_clear(&s);
 }

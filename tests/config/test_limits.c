@@ -40,6 +40,50 @@
 
 #define MIN_INVALID 15
 
+/* Algorithm and Burst, in both forms; in memory, the same checks. */
+static void test_algorithms(void)
+{
+    char data[TEST_PATH_MAX];
+    suspect_limits_t *lim = NULL;
+    const suspect_rule_t *r;
+    suspect_rule_t bad[1] = {
+        {"B", 1, 1, 0, 0, 0, 0, 0, SUSPECT_ALGO_COUNTER, 5, 0}};
+    suspect_rule_t odd[1] = {{"B", 1, 1, 0, 0, 0, 0, 0, 3, 0, 0}};
+
+    CU_ASSERT_EQUAL_FATAL(
+        suspect_limits_load(test_data_path(data, "limits/valid/algorithms.xml"),
+                            NULL, &lim, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_limits_warning_count(lim), 0);
+    r = suspect_limits_find(lim, "OtpSend");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->algorithm, SUSPECT_ALGO_BUCKET);
+    CU_ASSERT_EQUAL(r->burst, 0);
+    CU_ASSERT_EQUAL(suspect_rule_capacity(r), 5);
+    r = suspect_limits_find(lim, "ApiCall");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->algorithm, SUSPECT_ALGO_BUCKET);
+    CU_ASSERT_EQUAL(r->burst, 20);
+    CU_ASSERT_EQUAL(suspect_rule_capacity(r), 20);
+    r = suspect_limits_find(lim, "Search"); /* the elements' form */
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->algorithm, SUSPECT_ALGO_COUNTER);
+    r = suspect_limits_find(lim, "Export");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->algorithm, SUSPECT_ALGO_BUCKET);
+    CU_ASSERT_EQUAL(r->burst, 3);
+    r = suspect_limits_find(lim, "Plain");
+    CU_ASSERT_FATAL(r != NULL);
+    CU_ASSERT_EQUAL(r->algorithm, SUSPECT_ALGO_LOG);
+    suspect_limits_unref(lim);
+    lim = NULL;
+    CU_ASSERT_EQUAL(suspect_limits_from_rules(bad, NULL, 1, NULL, &lim, NULL),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_EQUAL(suspect_limits_from_rules(odd, NULL, 1, NULL, &lim, NULL),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_PTR_NULL(lim);
+}
+
 /* Expected rules of examples/limits.xml, in file order. */
 static const suspect_rule_t example_rules[] = {
     {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0, 0, 0, 0},
@@ -53,6 +97,8 @@ static const suspect_rule_t example_rules[] = {
      * response (examples/suspect-login.xml) */
     {"Login", 3, 600, 600, 0, 0, 0, 0, 0, 0, 0},
     {"OtpVerify", 3, 600, 900, 0, 0, 0, 0, 0, 0, 0},
+    /* seed 004: OTP sends per phone, a token bucket */
+    {"OtpSend", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0},
 };
 #define EXAMPLE_COUNT (sizeof(example_rules) / sizeof(example_rules[0]))
 #define SEED_COUNT    7 /* the seed system's, the test data's tables */
@@ -84,7 +130,8 @@ static int is_example_table_n(const suspect_limits_t *lim, size_t n)
         const suspect_rule_t *w = &example_rules[i];
         if (strcmp(r->action, w->action) != 0 ||
             r->limit_count != w->limit_count || r->window_s != w->window_s ||
-            r->block_s != w->block_s ||
+            r->block_s != w->block_s || r->algorithm != w->algorithm ||
+            r->burst != w->burst || r->cost != 0 ||
             suspect_limits_find(lim, w->action) != r) {
             return 0;
         }
@@ -845,6 +892,7 @@ int register_limits_suite(void)
         {"threads parsing", test_parse_threads},
         {"escalation fields", test_escalation_fields},
         {"near names", test_near_names},
+        {"algorithms", test_algorithms},
     };
     CU_pSuite suite = CU_add_suite("limits", NULL, NULL);
 

@@ -35,6 +35,12 @@ static const char bad_xml[] =
     "<Route action=\"Logn\" path=\"/x\"><Identity type=\"A\" "
     "from=\"client-ip\"/></Route></Suspect>\n";
 
+/* A route that takes 3 hits of a sliding log. */
+static const char cost_xml[] =
+    "<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>"
+    "<Route action=\"Login\" path=\"/x\" cost=\"3\"><Identity type=\"A\" "
+    "from=\"client-ip\"/></Route></Suspect>\n";
+
 static void test_json_validator(void)
 {
     CU_ASSERT_TRUE(
@@ -124,6 +130,15 @@ static void test_check(void)
     CU_ASSERT_TRUE(ctl_has(r.out, "\"valid\":false"));
     CU_ASSERT_TRUE(ctl_has(r.out, "is not in limits.xml (did you mean "
                                   "'Login'?)\"]"));
+    ctl_run_free(&r);
+    /* a route costing 3 on a sliding log: named with its action */
+    snprintf(missing, sizeof(missing), "%s/cost.xml", ctl_dir);
+    CU_ASSERT_EQUAL_FATAL(test_write_file(missing, cost_xml, strlen(cost_xml)),
+                          0);
+    CTL_RUN(&r, "-c", missing, "check");
+    CU_ASSERT_EQUAL(r.status, 1);
+    CU_ASSERT_TRUE(ctl_has(r.err, "cost.xml:1: route cost 3: action 'Login' "
+                                  "is a SlidingLog in limits.xml"));
     ctl_run_free(&r);
     snprintf(missing, sizeof(missing), "%s/none.xml", ctl_dir);
     CTL_RUN(&r, "-c", missing, "--json", "check");

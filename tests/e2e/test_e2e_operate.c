@@ -16,6 +16,13 @@
  * recipe of docs/decision-log.md finds bob's hash, and after logrotate's
  * move and SIGUSR1 the log goes on in a new file.
  *
+ * A token bucket: examples/limits.xml's OtpSend (5 tokens, 5 back a
+ * minute) behind a route whose requests take 2 each: two sends pass, the
+ * third is a 429 whose Retry-After and RateLimit headers describe the
+ * bucket, suspectctl status shows the tokens in use and when the bucket
+ * is full again, the decision log and the metrics name the algorithm,
+ * and suspectctl reset empties the bucket.
+ *
  * No values in logs: requests carrying marker values in the query, a
  * form, cookies, headers and an Authorization password meet every kind
  * of outcome (allowed, over the limit, locked, missing identity, ambiguous
@@ -384,6 +391,93 @@ static void test_no_values_in_logs(void)
     free(text);
 }
 
+/* One OTP send for phone through the cost-2 route: the response. */
+static void otp_send(test_http_t *r, const char *phone)
+{
+    char url[E2E_URL], path[64];
+
+    snprintf(path, sizeof(path), APP "?op=otp&phone=%s", phone);
+    e2e_http(r, (const char *[]){"-X", "POST", e2e_url(url, path), NULL});
+}
+
+static void test_token_bucket(void)
+{
+    const char *edits[3];
+    char with[1024], url[256], dlog[TEST_PATH_MAX], *out = NULL;
+    int mport = test_free_port();
+    const char *h;
+    test_http_t r;
+
+    operate_edits(edits, with, sizeof(with), mport, "denials");
+    snprintf(with + strlen(with), sizeof(with) - strlen(with),
+             "\n  <Route action=\"OtpSend\" method=\"POST\" "
+             "path=\"/app.cgi\" param=\"op=otp\" paramIn=\"query\" "
+             "cost=\"2\">\n"
+             "    <Identity type=\"Phone\" from=\"query:phone\"/>\n"
+             "  </Route>");
+    e2e_path(dlog, "decisions.log");
+    CU_ASSERT_EQUAL_FATAL(e2e_start_cgi(edits), 0);
+    for (int i = 0; i < 2; i++) {
+        otp_send(&r, "0912345678");
+        CU_ASSERT_EQUAL(r.status, 404); /* the app's: it has no such op */
+        test_http_free(&r);
+    }
+    /* one token left, two wanted: the next one is back within 12 s */
+    otp_send(&r, "0912345678");
+    CU_ASSERT_EQUAL(r.status, 429);
+    h = test_http_header(&r, "Retry-After");
+    CU_ASSERT(h != NULL && (strcmp(h, "12") == 0 || strcmp(h, "11") == 0));
+    CU_ASSERT_STRING_EQUAL(test_http_header(&r, "RateLimit-Policy") ?: "",
+                           "\"OtpSend\";q=5;w=60;burst=5");
+    h = test_http_header(&r, "RateLimit");
+    CU_ASSERT(h != NULL && (strcmp(h, "\"OtpSend\";r=0;t=12") == 0 ||
+                            strcmp(h, "\"OtpSend\";r=0;t=11") == 0));
+    test_http_free(&r);
+    /* another phone has its own bucket */
+    otp_send(&r, "0987654321");
+    CU_ASSERT_EQUAL(r.status, 404);
+    test_http_free(&r);
+
+    CU_ASSERT_EQUAL(e2e_ctl(&out, (const char *[]){"status", "OtpSend",
+                                                   "0912345678", NULL}),
+                    0);
+    CU_ASSERT(out != NULL &&
+              strstr(out, "token bucket of 5, 5 back per 60 s") != NULL);
+    CU_ASSERT(out != NULL && strstr(out, "4 in use, 1 left of 5") != NULL);
+    CU_ASSERT(out != NULL && strstr(out, "full again") != NULL);
+    /* one token is room for a request of cost 1, the status's measure */
+    CU_ASSERT(out != NULL && strstr(out, "room again") == NULL);
+    free(out);
+    CU_ASSERT_EQUAL(e2e_ctl(&out, (const char *[]){"-j", "status", "OtpSend",
+                                                   "0912345678", NULL}),
+                    0);
+    CU_ASSERT(out != NULL &&
+              strstr(out, "\"algorithm\":\"TokenBucket\"") != NULL);
+    free(out);
+
+    CU_ASSERT_EQUAL(test_wait_file_text(dlog, "\"algorithm\":\"TokenBucket\"",
+                                        test_scale_ms(5000)),
+                    0);
+    snprintf(url, sizeof(url),
+             "curl -sf http://127.0.0.1:%d/metrics | grep -F "
+             "'suspect_action_info{action=\"OtpSend\","
+             "algorithm=\"TokenBucket\"} 1'",
+             mport);
+    CU_ASSERT_EQUAL(sh(url, "metrics.out", &out), 0);
+    free(out);
+
+    /* reset: a full bucket again, two sends pass */
+    CU_ASSERT_EQUAL(
+        e2e_ctl(&out, (const char *[]){"reset", "OtpSend", "0912345678", NULL}),
+        0);
+    free(out);
+    for (int i = 0; i < 2; i++) {
+        otp_send(&r, "0912345678");
+        CU_ASSERT_EQUAL(r.status, 404);
+        test_http_free(&r);
+    }
+}
+
 int register_operate_suite(void)
 {
     CU_pSuite s = CU_add_suite_with_setup_and_teardown("operate", NULL, NULL,
@@ -392,7 +486,8 @@ int register_operate_suite(void)
     if (s == NULL ||
         !CU_add_test(s, "watch and steer the README's lock",
                      test_watch_and_steer) ||
-        !CU_add_test(s, "no value in any log line", test_no_values_in_logs)) {
+        !CU_add_test(s, "no value in any log line", test_no_values_in_logs) ||
+        !CU_add_test(s, "a token bucket of OTP sends", test_token_bucket)) {
         return -1;
     }
     return 0;

@@ -16,7 +16,8 @@
 
 /* Limits of the fixture: One (1 per 60 s), Two (2 per 120 s),
  * SecureForgotAccount (3 per 1800 s, then locked 1800 s), Many (1000 per
- * 60 s), and GT_LONG_ACTION (1 per 60 s). */
+ * 60 s), GT_LONG_ACTION (1 per 60 s) and OtpSend (a token bucket of 6,
+ * 5 tokens back per 60 s). */
 #define GT_LONG_ACTION                                                         \
     "A_long_action_name_that_expands_templates_0123456789_abcdefghijk"
 

@@ -39,6 +39,8 @@ static const char limits_xml[] =
     "LimitDuration=\"60\"/>\n"
     "<SuspectUsageSettingEntity Action=\"" GT_LONG_ACTION "\" LimitCount=\"1\" "
     "LimitDuration=\"60\"/>\n"
+    "<SuspectUsageSettingEntity Action=\"OtpSend\" LimitCount=\"5\" "
+    "LimitDuration=\"60\" Algorithm=\"TokenBucket\" Burst=\"6\"/>\n"
     "</ArrayOfSuspectUsageSettingEntity>\n";
 
 const char *gt_name(const char *s, size_t n)

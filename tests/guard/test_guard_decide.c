@@ -3,7 +3,11 @@
  * block-lock scenario, actions missing from the limits file, the denial
  * (429, Retry-After, never the identity), nginx auth_request mode, forced
  * formats and templates, failing stores (bare: 503; behind failover in
- * closed and open mode), and the errors of mw_guard_new().
+ * closed and open mode), a route's cost on a token bucket, and the
+ * errors of mw_guard_new().
+ *
+ * Length.  Every test reads whole answers through answer() and
+ * gt_header(), kept once here; the tests are short, there are many.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -610,6 +614,71 @@ static void test_store_failure(void)
     }
 }
 
+/* A route's cost= takes that many tokens of its action's bucket, and the
+ * denial says when they are back; a cost the action cannot take is
+ * refused with the pair (conf_actions.c). */
+static void test_route_cost(void)
+{
+    suspect_conf_identity_t ids[] = {gt_ident("Phone", "query:phone")};
+    suspect_conf_route_t routes[] = {gt_route("OtpSend", "/otp", ids, 1)};
+    suspect_conf_t conf = gt_conf(routes, 1);
+    const char *vars[] = {"REQUEST_URI=/otp?phone=0912",
+                          "QUERY_STRING=phone=0912", "REMOTE_ADDR=192.0.2.1",
+                          NULL};
+    char ans[16384];
+    char hv[GT_HEADER_MAX];
+    suspect_err_t err;
+    gt_fixture_t f;
+    mw_verdict_t v;
+    const char *r;
+
+    routes[0].cost = 3;
+    routes[0].line = 12;
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    CU_ASSERT_EQUAL(suspect_conf_check_actions(&f.snap.conf, f.lim, NULL),
+                    SUSPECT_OK);
+    /* 6 tokens: two requests of 3, then one token every 12 s */
+    answer(ans, sizeof(ans), &f, vars, GT_NOW, &v);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
+    CU_ASSERT_EQUAL(v.decision.remaining, 3);
+    answer(ans, sizeof(ans), &f, vars, GT_NOW, &v);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
+    r = answer(ans, sizeof(ans), &f, vars, GT_NOW + 1000, &v);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
+    CU_ASSERT_EQUAL(v.decision.restriction_end_ms, GT_NOW + 36000);
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "Retry-After"), "35");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "RateLimit-Policy"),
+                           "\"OtpSend\";q=5;w=60;burst=6");
+    CU_ASSERT_STRING_EQUAL(gt_header(hv, r, "RateLimit"),
+                           "\"OtpSend\";r=0;t=35");
+    answer(ans, sizeof(ans), &f, vars, GT_NOW + 35999, &v);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_DENY);
+    answer(ans, sizeof(ans), &f, vars, GT_NOW + 36000, &v);
+    CU_ASSERT_EQUAL(v.kind, MW_VERDICT_ALLOW);
+    /* more than the bucket holds, or a cost on a sliding log */
+    routes[0].cost = 7;
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, f.lim, &err),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_EQUAL(err.line, 12);
+    CU_ASSERT_STRING_EQUAL(err.text, "route cost 7: action 'OtpSend' holds "
+                                     "only 6 in limits.xml (its Burst)");
+    routes[0].cost = 2;
+    routes[0].action = "Two";
+    suspect_err_clear(&err);
+    CU_ASSERT_EQUAL(suspect_conf_check_actions(&conf, f.lim, &err),
+                    SUSPECT_E_CONFIG);
+    CU_ASSERT_STRING_EQUAL(
+        err.text, "route cost 2: action 'Two' is a SlidingLog in limits.xml, "
+                  "which counts one hit a request (give it "
+                  "Algorithm=\"TokenBucket\" or \"SlidingCounter\")");
+    CU_ASSERT_EQUAL(suspect_conf_missing_actions(&conf, f.lim, NULL, NULL), 1);
+    gt_close(&f);
+}
+
 int guard_register_decisions(CU_pSuite s)
 {
     return CU_add_test(s, "seed scenario (block-lock)", test_seed_scenario) ==
@@ -630,7 +699,9 @@ int guard_register_decisions(CU_pSuite s)
                                test_big_template) == NULL ||
                    CU_add_test(s, "verdict outlives the limits",
                                test_verdict_outlives_limits) == NULL ||
-                   CU_add_test(s, "failing stores", test_store_failure) == NULL
+                   CU_add_test(s, "failing stores", test_store_failure) ==
+                       NULL ||
+                   CU_add_test(s, "route cost", test_route_cost) == NULL
                ? -1
                : 0;
 }

@@ -123,7 +123,7 @@ static void test_decision_line(void)
 {
     static const char want[] =
         "{\"time\":\"2026-11-03T11:01:07.023Z\",\"action\":\"Lo\\\"gin\","
-        "\"route\":\"/etc/suspect/"
+        "\"algorithm\":\"TokenBucket\",\"route\":\"/etc/suspect/"
         "suspect.xml:63\",\"outcome\":\"denied_locked\","
         "\"reason\":\"locked\",\"status\":429,\"identity_type\":\"AccountId\","
         "\"identity_hash\":\"%s\",\"client\":\"203.0.113.7\","
@@ -147,6 +147,7 @@ static void test_decision_line(void)
     memset(&e, 0, sizeof(e));
     e.time_ms = 1793703667023; /* 2026-11-03T11:01:07.023Z */
     e.action = "Lo\"gin";
+    e.algorithm = "TokenBucket";
     e.route_file = "/etc/suspect/suspect.xml";
     e.route_line = 63;
     e.outcome = "denied_locked";

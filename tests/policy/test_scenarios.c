@@ -5,6 +5,11 @@
  * with hash-tagged keys and with the seed's), which must all give the same
  * decisions.
  *
+ * Length.  Every function here runs on every store kind, so this one list
+ * is what every store must do alike: the seed's scenarios, then those of
+ * the token bucket and the sliding counter (seeds 002 and 004).  Split, a
+ * store kind could be left out of one half.
+ *
  * Time is a fake clock: T0 plus offsets in ms.  T0 is deliberately not a
  * multiple of any window, so an implementation with fixed windows (buckets
  * aligned to the epoch) fails the boundary tests.
@@ -418,6 +423,225 @@ static void test_foreach_locked(void)
     CU_ASSERT_EQUAL(s.n, 0);
 }
 
+/* ---- metered actions: token bucket, sliding counter --------------------- */
+
+/* Seed 004: OTP sends per phone, capacity 5, 5 per minute. */
+static const suspect_rule_t otp = {"OtpSend",           5, 60, 0, 0, 0, 0, 0,
+                                   SUSPECT_ALGO_BUCKET, 0, 0};
+
+/* True when the store keeps meters; otherwise asserts that it refuses a
+ * metered rule with SUSPECT_E_INVAL, as store.c promises. */
+static bool meters_kept(void)
+{
+    suspect_key_t key = skey(otp.action, "probe");
+    suspect_decision_t d;
+
+    if (suspect_store_supports(store, SUSPECT_STORE_CAN_METER)) {
+        return true;
+    }
+    CU_ASSERT_EQUAL(suspect_store_decide(store, &otp, &key, 1, T0, &d, NULL),
+                    SUSPECT_E_INVAL);
+    CU_ASSERT_FALSE(d.allowed);
+    return false;
+}
+
+/* A burst of 5 passes, the 6th waits exactly one interval (12 s), then
+ * one more passes and no second one. */
+static void test_otp_bucket(void)
+{
+    suspect_decision_t d;
+
+    if (!meters_kept()) {
+        return;
+    }
+    for (int i = 0; i < 5; i++) {
+        d = decide1(&otp, "+886912345678", 0);
+        CU_ASSERT_TRUE(d.allowed);
+        CU_ASSERT_EQUAL(d.remaining, (uint32_t)(4 - i));
+    }
+    d = decide1(&otp, "+886912345678", 0);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_FALSE(d.locked);
+    CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 12 * SEC);
+    CU_ASSERT_EQUAL(d.retry_after_ms, 12 * SEC);
+    CU_ASSERT_FALSE(decide1(&otp, "+886912345678", 12 * SEC - 1).allowed);
+    CU_ASSERT_TRUE(decide1(&otp, "+886912345678", 12 * SEC).allowed);
+    d = decide1(&otp, "+886912345678", 12 * SEC);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.retry_after_ms, 12 * SEC);
+    /* another phone has its own bucket */
+    CU_ASSERT_TRUE(decide1(&otp, "+886900000000", 12 * SEC).allowed);
+}
+
+/* Seed 002: two routes on one bucket (10, 10 per minute: a token every
+ * 6 s), one costing 1, the other 5. */
+static void test_bucket_costs(void)
+{
+    suspect_rule_t cheap = {"ApiCall",           10, 60, 0, 0, 0, 0, 0,
+                            SUSPECT_ALGO_BUCKET, 0,  1};
+    suspect_rule_t dear = cheap;
+    suspect_decision_t d;
+
+    if (!meters_kept()) {
+        return;
+    }
+    dear.cost = 5;
+    d = decide1(&dear, "u1", 0);
+    CU_ASSERT_TRUE(d.allowed);
+    CU_ASSERT_EQUAL(d.remaining, 5);
+    CU_ASSERT_TRUE(decide1(&cheap, "u1", 0).allowed);
+    /* 4 tokens left: the dear route waits for one more (6 s)... */
+    d = decide1(&dear, "u1", 0);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.retry_after_ms, 6 * SEC);
+    /* ...while the cheap one still passes, 4 times */
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_TRUE(decide1(&cheap, "u1", SEC).allowed);
+    }
+    d = decide1(&cheap, "u1", SEC);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 6 * SEC);
+    /* empty at 0 s: 5 tokens are back at 30 s */
+    d = decide1(&dear, "u1", 6 * SEC);
+    CU_ASSERT_FALSE(d.allowed);
+    CU_ASSERT_EQUAL(d.restriction_end_ms, T0 + 30 * SEC);
+    CU_ASSERT_TRUE(decide1(&dear, "u1", 30 * SEC).allowed);
+    CU_ASSERT_FALSE(decide1(&cheap, "u1", 30 * SEC).allowed);
+}
+
+/* Status, unblock and reset of a bucket. */
+static void test_bucket_operators(void)
+{
+    suspect_key_t key = skey(otp.action, "ops");
+    suspect_status_t st;
+    suspect_unblock_t u;
+
+    if (!meters_kept()) {
+        return;
+    }
+    for (int i = 0; i < 5; i++) {
+        decide1(&otp, "ops", 0);
+    }
+    CU_ASSERT_EQUAL(
+        suspect_store_status(store, &otp, &key, T0 + SEC, &st, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.in_window, 5); /* 4.9 tokens in use, rounded up */
+    CU_ASSERT_EQUAL(st.remaining, 0);
+    CU_ASSERT_EQUAL(st.free_at_ms, T0 + 12 * SEC);
+    CU_ASSERT_EQUAL(st.full_at_ms, T0 + 60 * SEC);
+    CU_ASSERT_EQUAL(
+        suspect_store_unblock(store, &otp, &key, T0 + SEC, &u, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(u.dropped, 1);
+    CU_ASSERT_TRUE(decide1(&otp, "ops", SEC).allowed);
+    CU_ASSERT_FALSE(decide1(&otp, "ops", SEC).allowed);
+    CU_ASSERT_EQUAL(suspect_store_reset(store, &key, SUSPECT_RESET_ALL, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(
+        suspect_store_status(store, &otp, &key, T0 + SEC, &st, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.in_window, 0);
+    CU_ASSERT_EQUAL(st.remaining, 5);
+    CU_ASSERT_EQUAL(st.full_at_ms, 0);
+}
+
+/* A reservation takes the cost at once; success gives it back, failure
+ * keeps it. */
+static void test_bucket_reservations(void)
+{
+    suspect_key_t key = skey(otp.action, "res");
+    suspect_ticket_t t[5];
+    suspect_decision_t d;
+
+    if (!meters_kept() || !suspect_store_can_reserve(store)) {
+        return;
+    }
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(suspect_store_reserve(store, &otp, &key, 1, T0,
+                                              30 * SEC, &d, &t[i], NULL),
+                        SUSPECT_OK);
+        CU_ASSERT_TRUE(d.allowed);
+    }
+    CU_ASSERT_EQUAL(suspect_store_reserve(store, &otp, &key, 1, T0, 30 * SEC,
+                                          &d, &t[0] + 0, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_FALSE(d.allowed);
+    /* the refused one got no ticket: reserve it again below */
+    for (int i = 1; i < 5; i++) {
+        CU_ASSERT_EQUAL(suspect_store_settle(store, &otp, &key, 1, &t[i],
+                                             i % 2 == 0, T0 + SEC, NULL),
+                        SUSPECT_OK);
+    }
+    /* two succeeded (1, 3): two tokens back */
+    CU_ASSERT_TRUE(decide1(&otp, "res", SEC).allowed);
+    CU_ASSERT_TRUE(decide1(&otp, "res", SEC).allowed);
+    CU_ASSERT_FALSE(decide1(&otp, "res", SEC).allowed);
+}
+
+/* A live reload that changes an action's algorithm: the identity starts
+ * afresh, its lock stays. */
+static void test_algorithm_change(void)
+{
+    suspect_rule_t log = {"Verify", 3, 600, 900, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t bkt = log;
+    suspect_rule_t cnt = log;
+    suspect_rule_t logf = log; /* without a lock, for "free" */
+
+    if (!meters_kept()) {
+        return;
+    }
+    logf.block_s = 0;
+    bkt.algorithm = SUSPECT_ALGO_BUCKET;
+    cnt.algorithm = SUSPECT_ALGO_COUNTER;
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_TRUE(decide1(&logf, "free", i).allowed);
+        CU_ASSERT_TRUE(decide1(&log, "held", i).allowed);
+    }
+    CU_ASSERT_TRUE(decide1(&log, "held", 2).allowed);
+    CU_ASSERT_TRUE(decide1(&log, "held", 3).locked);
+    /* 2 hits in the log do not count in the bucket: 3 fresh tokens */
+    bkt.block_s = cnt.block_s = 0;
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_TRUE(decide1(&bkt, "free", 10).allowed);
+    }
+    CU_ASSERT_FALSE(decide1(&bkt, "free", 10).allowed);
+    bkt.block_s = 900;
+    /* the lock made under the log holds under the bucket */
+    CU_ASSERT_TRUE(decide1(&bkt, "held", 10).locked);
+    CU_ASSERT_EQUAL(decide1(&bkt, "held", 10).restriction_end_ms,
+                    T0 + 3 + 900 * SEC);
+    /* bucket to counter to log: fresh each time */
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_TRUE(decide1(&cnt, "free", 20).allowed);
+    }
+    CU_ASSERT_FALSE(decide1(&cnt, "free", 20).allowed);
+    CU_ASSERT_TRUE(decide1(&logf, "free", 30).allowed);
+}
+
+/* A sliding counter: 3 per 60 s, the previous window weighed by what of
+ * it is still in the last 60 s. */
+static void test_sliding_counter(void)
+{
+    suspect_rule_t r = {"Query", 3, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_COUNTER,
+                        0,       0};
+    int64_t w0 = (T0 / 60000 + 1) * 60000 - T0; /* the next window */
+    suspect_decision_t d;
+
+    if (!meters_kept()) {
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_TRUE(decide1(&r, "q", w0 + 1).allowed);
+    }
+    d = decide1(&r, "q", w0 + 1);
+    CU_ASSERT_FALSE(d.allowed);
+    /* 3 hits at the start of a window: one third of them is left at 40 s
+     * into the next one (ceil(3 * 20 / 60) = 1), so 2 fit */
+    CU_ASSERT_TRUE(decide1(&r, "q", w0 + 100 * SEC).allowed);
+    CU_ASSERT_TRUE(decide1(&r, "q", w0 + 100 * SEC).allowed);
+    CU_ASSERT_FALSE(decide1(&r, "q", w0 + 100 * SEC).allowed);
+}
+
 /* Invalid calls are refused before the backend sees them. */
 static void test_invalid_calls(void)
 {
@@ -491,6 +715,12 @@ static const struct {
     {"unblock lets in", test_unblock},
     {"locks listed", test_foreach_locked},
     {"invalid calls", test_invalid_calls},
+    {"otp token bucket", test_otp_bucket},
+    {"bucket costs", test_bucket_costs},
+    {"bucket operators", test_bucket_operators},
+    {"bucket reservations", test_bucket_reservations},
+    {"algorithm change", test_algorithm_change},
+    {"sliding counter", test_sliding_counter},
 };
 
 int register_scenarios_suite(void)

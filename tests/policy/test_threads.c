@@ -15,6 +15,10 @@
  * records it at max(now, newest), in a later window).  Ticks keep "the time
  * of a decision" well defined while the threads still race within a tick.
  *
+ * A token bucket (seed 004's OTP sends): 300 threads on one phone never
+ * get more sends than the bucket holds, nor more than the tokens that
+ * came back since.
+ *
  * Deadlock freedom: decisions over several identities from threads that list
  * them in opposite orders, joined with a deadline.
  */
@@ -333,6 +337,80 @@ static void test_opposite_orders(void)
     opposite_orders(2);
 }
 
+/* ---- a token bucket under 300 clients -------------------------------- */
+
+#define OTP_CLIENTS 300
+
+typedef struct otp_client {
+    hammer_t *h;
+    int64_t now_ms;
+    pthread_barrier_t *start;
+} otp_client_t;
+
+/* One client: three sends at its now. */
+static void *otp_send(void *arg)
+{
+    otp_client_t *c = arg;
+
+    pthread_barrier_wait(c->start);
+    for (int i = 0; i < 3; i++) {
+        suspect_decision_t d;
+
+        if (suspect_store_decide(c->h->store, &c->h->rule, &c->h->key, 1,
+                                 c->now_ms, &d, NULL) != SUSPECT_OK) {
+            __atomic_add_fetch(&c->h->errors, 1, __ATOMIC_RELAXED);
+        } else if (d.allowed) {
+            __atomic_add_fetch(&c->h->admitted, 1, __ATOMIC_RELAXED);
+        } else if (d.restriction_end_ms <= c->now_ms) {
+            __atomic_add_fetch(&c->h->locked_bad, 1, __ATOMIC_RELAXED);
+        }
+    }
+    return NULL;
+}
+
+/* OTP_CLIENTS threads send at once at now; returns the sends admitted. */
+static long otp_round(hammer_t *h, int64_t now_ms)
+{
+    static pthread_t threads[OTP_CLIENTS];
+    static otp_client_t clients[OTP_CLIENTS];
+    pthread_barrier_t start;
+
+    h->admitted = 0;
+    pthread_barrier_init(&start, NULL, OTP_CLIENTS);
+    for (int i = 0; i < OTP_CLIENTS; i++) {
+        clients[i] = (otp_client_t){h, now_ms, &start};
+        CU_ASSERT_EQUAL_FATAL(
+            pthread_create(&threads[i], NULL, otp_send, &clients[i]), 0);
+    }
+    join_all(threads, OTP_CLIENTS, 60);
+    pthread_barrier_destroy(&start);
+    return h->admitted;
+}
+
+/* Seed 004: one phone, a bucket of 5 refilled 5 per minute, 300 clients
+ * sending at once: 5 pass, and 12 s later exactly one more; with a cost
+ * of 2 on a capacity of 10, 5 pass. */
+static void test_otp_bucket_clients(void)
+{
+    static hammer_t h;
+
+    memset(&h, 0, sizeof(h));
+    h.store = new_store(0, 0);
+    h.rule = (suspect_rule_t){"OtpSend",           5, 60, 0, 0, 0, 0, 0,
+                              SUSPECT_ALGO_BUCKET, 0, 0};
+    h.key = test_key("OtpSend", "+886912345678");
+    CU_ASSERT_EQUAL(otp_round(&h, 1000000), 5);
+    CU_ASSERT_EQUAL(otp_round(&h, 1000000 + 11999), 0);
+    CU_ASSERT_EQUAL(otp_round(&h, 1000000 + 12000), 1);
+    h.rule.burst = 10;
+    h.rule.cost = 2;
+    h.key = test_key("OtpSend", "+886900000000");
+    CU_ASSERT_EQUAL(otp_round(&h, 1000000), 5);
+    CU_ASSERT_EQUAL(h.errors, 0);
+    CU_ASSERT_EQUAL(h.locked_bad, 0);
+    suspect_store_free(h.store);
+}
+
 int register_threads_suite(void)
 {
     CU_pSuite suite = CU_add_suite("threads", NULL, NULL);
@@ -347,7 +425,9 @@ int register_threads_suite(void)
         CU_add_test(suite, "one identity, advancing clock, block",
                     test_advancing_block) == NULL ||
         CU_add_test(suite, "several identities in opposite orders",
-                    test_opposite_orders) == NULL) {
+                    test_opposite_orders) == NULL ||
+        CU_add_test(suite, "a token bucket under 300 clients",
+                    test_otp_bucket_clients) == NULL) {
         return -1;
     }
     return 0;

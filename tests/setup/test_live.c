@@ -189,6 +189,56 @@ static void test_swap_and_refuse(void)
     mw_live_free(lv);
 }
 
+/* A route that takes 3 tokens of a bucket: a limits file that makes the
+ * action a sliding log again (which counts one hit a request) is refused,
+ * and the running pair stays. */
+static void test_cost_needs_bucket(void)
+{
+    static const char conf_text[] =
+        "<Suspect>\n"
+        "  <Server listen='unix:/tmp/s.sock' mode='auth-request'/>\n"
+        "  <Route action='One' method='POST' path='/otp' cost='3'>\n"
+        "    <Identity type='Phone' from='query:phone'/>\n"
+        "  </Route>\n"
+        "  <Limits path='limits.xml'/>\n"
+        "</Suspect>\n";
+    char conf[TEST_PATH_MAX], want[TEST_PATH_MAX + 80];
+    mw_guard_t *g0, *g1;
+    suspect_limits_t *l0, *l1;
+    mw_live_t *lv = NULL;
+
+    put("limits.xml", "<ArrayOfSuspectUsageSettingEntity>\n"
+                      "<SuspectUsageSettingEntity Action='One' LimitCount='5' "
+                      "LimitDuration='60' Algorithm='TokenBucket'/>\n"
+                      "</ArrayOfSuspectUsageSettingEntity>\n");
+    put("suspect.xml", conf_text);
+    CU_ASSERT_EQUAL_FATAL(
+        mw_live_new(path_of(conf, "suspect.xml"), &hooks, &lv, NULL),
+        SUSPECT_OK);
+    current(lv, &g0, &l0);
+    memset(&heard, 0, sizeof(heard));
+    put_limits("5");
+    CU_ASSERT_EQUAL(mw_live_reload(lv, false), 0);
+    CU_ASSERT_EQUAL(heard.refused, 1);
+    CU_ASSERT_FALSE(heard.conf);
+    snprintf(want, sizeof(want),
+             "%s:3: route cost 3: action 'One' is a "
+             "SlidingLog in limits.xml",
+             conf);
+    CU_ASSERT_NSTRING_EQUAL(heard.msg, want, strlen(want));
+    current(lv, &g1, &l1);
+    CU_ASSERT_PTR_EQUAL(g1, g0);
+    CU_ASSERT_PTR_EQUAL(l1, l0);
+    CU_ASSERT_EQUAL(suspect_limits_find(l1, "One")->algorithm,
+                    SUSPECT_ALGO_BUCKET);
+    release();
+    mw_live_free(lv);
+    /* and at start, the same pair is an error */
+    CU_ASSERT_NOT_EQUAL(
+        mw_live_new(path_of(conf, "suspect.xml"), &hooks, &lv, NULL),
+        SUSPECT_OK);
+}
+
 /* At start a bad file is an error with its file:line, and nothing runs. */
 static void test_bad_at_start(void)
 {
@@ -212,7 +262,8 @@ int register_setup_suite(void)
 {
     CU_pSuite s = CU_add_suite("setup", suite_init, suite_clean);
     if (s == NULL || !CU_add_test(s, "swap and refuse", test_swap_and_refuse) ||
-        !CU_add_test(s, "bad at start", test_bad_at_start)) {
+        !CU_add_test(s, "bad at start", test_bad_at_start) ||
+        !CU_add_test(s, "a cost needs a bucket", test_cost_needs_bucket)) {
         return -1;
     }
     return 0;

@@ -94,13 +94,13 @@ int lmdb_decide_at(suspect_store_t *store, const suspect_rule_t *rule,
 
 /* In a child: opens its own store and decides PER_CHILD times at one now;
  * writes how many passed (or -1) to fd and exits. */
-static void child_fixed_now(int fd)
+static void child_fixed_now(int fd, const suspect_rule_t *rule)
 {
     suspect_store_t *store = lmdb_open(0, NULL);
     int32_t admitted = store != NULL ? 0 : -1;
 
     for (int i = 0; store != NULL && i < PER_CHILD; i++) {
-        int r = lmdb_decide_at(store, &basic, "shared", T0);
+        int r = lmdb_decide_at(store, rule, "shared", T0);
         admitted = r < 0 || admitted < 0 ? -1 : admitted + r;
     }
     suspect_store_free(store);
@@ -117,13 +117,16 @@ static void reap(const pid_t *pids, int n)
     }
 }
 
-static void test_processes_fixed_now(void)
+/* CHILDREN processes decide rule at one now on one identity: expect
+ * pass in all, and the store then holds in_use. */
+static void processes_fixed_now(const suspect_rule_t *rule, int32_t expect,
+                                uint32_t in_use)
 {
     pid_t pids[CHILDREN];
     int fds[CHILDREN][2];
     int32_t total = 0;
     suspect_store_t *store;
-    suspect_key_t key = test_key(basic.action, "shared");
+    suspect_key_t key = test_key(rule->action, "shared");
     suspect_status_t st;
 
     for (int i = 0; i < CHILDREN; i++) {
@@ -131,7 +134,7 @@ static void test_processes_fixed_now(void)
         pids[i] = fork();
         CU_ASSERT_FATAL(pids[i] >= 0);
         if (pids[i] == 0) {
-            child_fixed_now(fds[i][1]);
+            child_fixed_now(fds[i][1], rule);
         }
         close(fds[i][1]);
     }
@@ -143,14 +146,34 @@ static void test_processes_fixed_now(void)
         close(fds[i][0]);
     }
     reap(pids, CHILDREN);
-    CU_ASSERT_EQUAL(total, (int32_t)basic.limit_count);
+    CU_ASSERT_EQUAL(total, expect);
 
     store = lmdb_open(0, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(store);
-    CU_ASSERT_EQUAL(suspect_store_status(store, &basic, &key, T0, &st, NULL),
+    CU_ASSERT_EQUAL(suspect_store_status(store, rule, &key, T0, &st, NULL),
                     SUSPECT_OK);
-    CU_ASSERT_EQUAL(st.in_window, basic.limit_count);
+    CU_ASSERT_EQUAL(st.in_window, in_use);
     suspect_store_free(store);
+}
+
+static void test_processes_fixed_now(void)
+{
+    processes_fixed_now(&basic, (int32_t)basic.limit_count, basic.limit_count);
+}
+
+/* Seed 004 across processes: OTP sends of one phone, a bucket of 5; and a
+ * bucket of 10 whose requests take 2 tokens each. */
+static void test_processes_bucket(void)
+{
+    suspect_rule_t otp = {"OtpSend",           5, 60, 0, 0, 0, 0, 0,
+                          SUSPECT_ALGO_BUCKET, 0, 0};
+    suspect_rule_t dear = otp;
+
+    processes_fixed_now(&otp, 5, 5);
+    dear.action = "Dear";
+    dear.burst = 10;
+    dear.cost = 2;
+    processes_fixed_now(&dear, 5, 10);
 }
 
 /* In a child: for each phase, waits for the parent's go, decides
@@ -493,6 +516,7 @@ int register_lmdb_suite(void)
         CU_TestFunc fn;
     } tests[] = {
         {"processes exact at one now", test_processes_fixed_now},
+        {"processes exact on a token bucket", test_processes_bucket},
         {"processes exact across windows", test_processes_across_windows},
         {"threads exact", test_threads},
         {"used after fork", test_used_after_fork},

@@ -97,7 +97,7 @@ static const suspect_rule_t example_rules[] = {
      * response (examples/suspect-login.xml) */
     {"Login", 3, 600, 600, 0, 0, 0, 0, 0, 0, 0},
     {"OtpVerify", 3, 600, 900, 0, 0, 0, 0, 0, 0, 0},
-    /* seed 004: OTP sends per phone, a token bucket */
+    /* OTP sends per phone, a token bucket */
     {"OtpSend", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0},
 };
 #define EXAMPLE_COUNT (sizeof(example_rules) / sizeof(example_rules[0]))

@@ -7,7 +7,7 @@
  *
  * Length.  Every function here runs on every store kind, so this one list
  * is what every store must do alike: the seed's scenarios, then those of
- * the token bucket and the sliding counter (seeds 002 and 004).  Split, a
+ * the token bucket and the sliding counter (OTP sends, costs).  Split, a
  * store kind could be left out of one half.
  *
  * Time is a fake clock: T0 plus offsets in ms.  T0 is deliberately not a
@@ -425,7 +425,7 @@ static void test_foreach_locked(void)
 
 /* ---- metered actions: token bucket, sliding counter --------------------- */
 
-/* Seed 004: OTP sends per phone, capacity 5, 5 per minute. */
+/* OTP sends per phone, capacity 5, 5 per minute. */
 static const suspect_rule_t otp = {"OtpSend",           5, 60, 0, 0, 0, 0, 0,
                                    SUSPECT_ALGO_BUCKET, 0, 0};
 
@@ -473,7 +473,7 @@ static void test_otp_bucket(void)
     CU_ASSERT_TRUE(decide1(&otp, "+886900000000", 12 * SEC).allowed);
 }
 
-/* Seed 002: two routes on one bucket (10, 10 per minute: a token every
+/* Two routes of different costs on one bucket (10, 10 per minute: a token every
  * 6 s), one costing 1, the other 5. */
 static void test_bucket_costs(void)
 {

@@ -15,7 +15,7 @@
  * records it at max(now, newest), in a later window).  Ticks keep "the time
  * of a decision" well defined while the threads still race within a tick.
  *
- * A token bucket (seed 004's OTP sends): 300 threads on one phone never
+ * A token bucket (OTP sends): 300 threads on one phone never
  * get more sends than the bucket holds, nor more than the tokens that
  * came back since.
  *
@@ -387,7 +387,7 @@ static long otp_round(hammer_t *h, int64_t now_ms)
     return h->admitted;
 }
 
-/* Seed 004: one phone, a bucket of 5 refilled 5 per minute, 300 clients
+/* OTP sends: one phone, a bucket of 5 refilled 5 per minute, 300 clients
  * sending at once: 5 pass, and 12 s later exactly one more; with a cost
  * of 2 on a capacity of 10, 5 pass. */
 static void test_otp_bucket_clients(void)

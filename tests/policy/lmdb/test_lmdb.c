@@ -161,7 +161,7 @@ static void test_processes_fixed_now(void)
     processes_fixed_now(&basic, (int32_t)basic.limit_count, basic.limit_count);
 }
 
-/* Seed 004 across processes: OTP sends of one phone, a bucket of 5; and a
+/* Across processes: OTP sends of one phone, a bucket of 5; and a
  * bucket of 10 whose requests take 2 tokens each. */
 static void test_processes_bucket(void)
 {

@@ -39,6 +39,13 @@ static const preset_t presets[] = {
     {"php-trim", "trim"},
     {"login", "trim casefold"},
     {"email", "trim casefold"},
+    /* sanitize_user() as wp_authenticate() and WP_User::get_data_by()
+     * each apply it (normalize_wp.c) */
+    {"wordpress-user",
+     "strip-scripts strip-tags trim remove-accents strip-octets strip-entities "
+     "trim collapse:\\s\\t\\n\\v\\f\\r "
+     "strip-scripts strip-tags trim remove-accents strip-octets strip-entities "
+     "trim collapse:\\s\\t\\n\\v\\f\\r"},
 };
 
 typedef struct step_def {
@@ -65,6 +72,11 @@ static const step_def_t step_defs[] = {
     {"only", ST_ONLY, 5},
     {"strip-tags", ST_TAGS, 0},
     {"utf8-clean", ST_UTF8, 0},
+    {"strip-scripts", ST_SCRIPTS, 0},
+    {"strip-octets", ST_OCTETS, 0},
+    {"strip-entities", ST_ENTREFS, 0},
+    {"number", ST_NUMBER, 0},
+    {"remove-accents", ST_ACCENTS, 0},
 };
 
 static void set_add(uint8_t set[32], unsigned char c)

@@ -35,7 +35,7 @@
 #include "suspect_error.h"
 
 /* Steps in one normaliser. */
-#define MW_NORM_MAX_STEPS 16
+#define MW_NORM_MAX_STEPS 32
 /* Longest normalize text accepted. */
 #define MW_NORM_MAX_TEXT 1024
 

@@ -15,7 +15,8 @@
  * punctuation, or as letters of their own); alnum and only: judge them.
  * Bytes that are not UTF-8 are dropped first (and by utf8-clean alone).
  * only: checks and copies; html-entities is normalize_html.c's,
- * strip-tags normalize_tags.c's.
+ * strip-tags normalize_tags.c's, WordPress's and Request Tracker's
+ * normalize_wp.c's.
  *
  * Invariants: the normaliser is only read (threads share it); the work
  * buffers are freed before returning, except the result handed to the
@@ -341,6 +342,25 @@ static suspect_rc_t do_unicode(const step_t *s, const char *in, size_t n,
     return SUSPECT_OK;
 }
 
+/* remove-accents from in into out. */
+static suspect_rc_t do_accents(const char *in, size_t n, wbuf_t *out)
+{
+    char *r = NULL;
+    size_t len = 0;
+    suspect_rc_t rc = mw_norm_remove_accents(in, n, &r, &len);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (r == NULL) {
+        memcpy(out->p, in, n);
+        out->len = n;
+        return SUSPECT_OK;
+    }
+    wb_adopt(out, (uint8_t *)r, len);
+    return SUSPECT_OK;
+}
+
 /* One step from in[0..n) into out (in never points into out). */
 static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
                              wbuf_t *out, wbuf_t *tmp)
@@ -376,6 +396,16 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
     case ST_UTF8:
         out->len = utf8_clean(in, n, out->p);
         return SUSPECT_OK;
+    case ST_SCRIPTS:
+    case ST_OCTETS:
+    case ST_ENTREFS:
+        mw_norm_strip_matches(s->kind, in, n, out->p, &out->len);
+        return SUSPECT_OK;
+    case ST_NUMBER:
+        mw_norm_number(in, n, out->p, &out->len);
+        return SUSPECT_OK;
+    case ST_ACCENTS:
+        return do_accents(in, n, out);
     case ST_ONLY:
         if (!only_fits(s, in, n)) {
             return SUSPECT_E_INVAL;

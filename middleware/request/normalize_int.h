@@ -33,7 +33,14 @@ typedef enum step_kind {
     ST_PREFIX,
     ST_ONLY,
     ST_TAGS,
-    ST_UTF8
+    ST_UTF8,
+    ST_SCRIPTS,
+    ST_OCTETS,
+    ST_ENTREFS,
+    ST_NUMBER,
+    ST_ACCENTS,
+    ST_COLLATE,
+    ST_ALIAS
 } step_kind_t;
 
 typedef struct map_pair {
@@ -57,6 +64,8 @@ typedef struct step {
     uint32_t lo[CLASS_MAX_RANGES];
     uint32_t hi[CLASS_MAX_RANGES];
     const char *text; /* as written, for mw_norm_describe() */
+    void *coll;       /* collate: the collator (normalize_collate.c) */
+    void *alias;      /* aliases: the table (normalize_alias.c) */
 } step_t;
 
 struct mw_norm {
@@ -80,6 +89,22 @@ struct mw_norm {
  * SUSPECT_E_INVAL for a tag strip_tags() reads by rules of its own. */
 suspect_rc_t mw_norm_strip_tags(const char *in, size_t n, char *out,
                                 size_t *out_len);
+
+/* strip-scripts, strip-octets, strip-entities (normalize_wp.c): in[0..n)
+ * without the matches of the step's expression, into out (room for n). */
+void mw_norm_strip_matches(step_kind_t kind, const char *in, size_t n,
+                           char *out, size_t *out_len);
+
+/* The remove-accents step (normalize_wp.c): in[0..n) as WordPress's
+ * remove_accents() leaves it, in a new heap block *out (the caller frees
+ * it; NULL when the value stays as it is), *out_len its length.
+ * SUSPECT_E_INVAL for a value that is not UTF-8, SUSPECT_E_NOMEM. */
+suspect_rc_t mw_norm_remove_accents(const char *in, size_t n, char **out,
+                                    size_t *out_len);
+
+/* The number step (normalize_wp.c): an all-digit in[0..n) without its
+ * leading zeros, anything else as it is, into out (room for n). */
+void mw_norm_number(const char *in, size_t n, char *out, size_t *out_len);
 
 static inline bool set_has(const uint8_t set[32], unsigned char c)
 {

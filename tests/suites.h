@@ -22,6 +22,7 @@ int register_redis_suite(void);
 int register_failover_suite(void);
 int register_request_suite(void);
 int register_normalize_suite(void);
+int register_collate_suite(void);
 int register_multipart_suite(void);
 int register_deny_suite(void);
 /* The response watcher's tests, in the deny suite (test_outcome.c). */

@@ -52,7 +52,7 @@ typedef struct step_def {
     const char *name;
     step_kind_t kind;
     int arg; /* 0 none, 1 optional set, 2 required set, 3 map, 4 bytes,
-                5 character class */
+                5 character class, 6 collation name */
 } step_def_t;
 
 static const step_def_t step_defs[] = {
@@ -77,6 +77,7 @@ static const step_def_t step_defs[] = {
     {"strip-entities", ST_ENTREFS, 0},
     {"number", ST_NUMBER, 0},
     {"remove-accents", ST_ACCENTS, 0},
+    {"collate", ST_COLLATE, 6},
 };
 
 static void set_add(uint8_t set[32], unsigned char c)
@@ -282,6 +283,31 @@ static suspect_rc_t parse_class(step_t *s, const char *p, const char *e,
     return SUSPECT_OK;
 }
 
+/* collate:NAME: the collator of NAME into s. */
+static suspect_rc_t parse_collation(step_t *s, const char *p, const char *e,
+                                    const char *tok, size_t len,
+                                    suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    if (mw_norm_collate_open == NULL) {
+        return bad(err, tok, len,
+                   "needs ICU's collation tables, which suspect-fcgi and "
+                   "libsuspect-guard link (suspect-cgi does not: "
+                   "docs/suspect-xml.md)");
+    }
+    rc = mw_norm_collate_open(p, (size_t)(e - p), &s->coll);
+    if (rc == SUSPECT_E_NOTFOUND) {
+        return bad(err, tok, len,
+                   "names an unknown collation (mysql-unicode-ci, "
+                   "mysql-unicode-520-ci, mariadb-uca1400-ai-ci, "
+                   "mysql-0900-ai-ci)");
+    }
+    return rc == SUSPECT_OK ? SUSPECT_OK
+                            : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                              "cannot open ICU's collator");
+}
+
 /* The argument of s, [arg, e), as the kind of its step wants it. */
 static suspect_rc_t parse_arg(mw_norm_t *n, step_t *s, const step_def_t *d,
                               const char *arg, const char *e, const char *tok,
@@ -302,6 +328,8 @@ static suspect_rc_t parse_arg(mw_norm_t *n, step_t *s, const step_def_t *d,
         return SUSPECT_OK;
     case 5:
         return parse_class(s, arg, e, tok, len, err);
+    case 6:
+        return parse_collation(s, arg, e, tok, len, err);
     default:
         rc = parse_set(arg, e, s->set, tok, len, err);
         s->first = (char)arg_byte(&q, e, &esc);
@@ -460,6 +488,11 @@ suspect_rc_t mw_norm_compile(const char *spec, size_t len, mw_norm_t **out,
 void mw_norm_free(mw_norm_t *n)
 {
     if (n != NULL) {
+        for (size_t i = 0; i < MW_NORM_MAX_STEPS; i++) {
+            if (n->step[i].coll != NULL) {
+                mw_norm_collate_close(n->step[i].coll);
+            }
+        }
         free(n->pool);
         free(n->pairs);
         free(n);

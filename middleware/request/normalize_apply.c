@@ -361,6 +361,20 @@ static suspect_rc_t do_accents(const char *in, size_t n, wbuf_t *out)
     return SUSPECT_OK;
 }
 
+/* collate from in into out (the key may be longer than the value). */
+static suspect_rc_t do_collate(const step_t *s, const char *in, size_t n,
+                               wbuf_t *out)
+{
+    char *r = NULL;
+    size_t len = 0;
+    suspect_rc_t rc = mw_norm_collate_key(s->coll, in, n, &r, &len);
+
+    if (rc == SUSPECT_OK) {
+        wb_adopt(out, (uint8_t *)r, len);
+    }
+    return rc;
+}
+
 /* One step from in[0..n) into out (in never points into out). */
 static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
                              wbuf_t *out, wbuf_t *tmp)
@@ -406,6 +420,8 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
         return SUSPECT_OK;
     case ST_ACCENTS:
         return do_accents(in, n, out);
+    case ST_COLLATE:
+        return do_collate(s, in, n, out);
     case ST_ONLY:
         if (!only_fits(s, in, n)) {
             return SUSPECT_E_INVAL;

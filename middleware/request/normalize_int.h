@@ -84,6 +84,11 @@ struct mw_norm {
  * files: see normalize.h. */
 #pragma weak mw_norm_html_decode
 
+/* The collate step (normalize.h) is weak too. */
+#pragma weak mw_norm_collate_open
+#pragma weak mw_norm_collate_close
+#pragma weak mw_norm_collate_key
+
 /* The strip-tags step (normalize_tags.c): in[0..n) as PHP's strip_tags()
  * leaves it, into out (room for n bytes), *out_len its length;
  * SUSPECT_E_INVAL for a tag strip_tags() reads by rules of its own. */

@@ -375,6 +375,23 @@ static suspect_rc_t do_collate(const step_t *s, const char *in, size_t n,
     return rc;
 }
 
+/* aliases from in into out: the canonical name, or in itself. */
+static suspect_rc_t do_alias(const step_t *s, const char *in, size_t n,
+                             wbuf_t *out)
+{
+    char *r = NULL;
+    size_t len = 0;
+    suspect_rc_t rc = mw_alias_lookup(s->alias, in, n, &r, &len);
+
+    if (rc == SUSPECT_OK && r != NULL) {
+        wb_adopt(out, (uint8_t *)r, len);
+    } else if (rc == SUSPECT_OK) {
+        memcpy(out->p, in, n);
+        out->len = n;
+    }
+    return rc;
+}
+
 /* One step from in[0..n) into out (in never points into out). */
 static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
                              wbuf_t *out, wbuf_t *tmp)
@@ -422,6 +439,8 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
         return do_accents(in, n, out);
     case ST_COLLATE:
         return do_collate(s, in, n, out);
+    case ST_ALIAS:
+        return do_alias(s, in, n, out);
     case ST_ONLY:
         if (!only_fits(s, in, n)) {
             return SUSPECT_E_INVAL;
@@ -471,6 +490,16 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
                            char *buf, size_t size, const char **out,
                            size_t *out_len, char **heap)
 {
+    return mw_norm_apply_steps(n, n != NULL ? n->nsteps : 0, in, len, buf, size,
+                               out, out_len, heap);
+}
+
+/* The first nsteps steps: see normalize_int.h. */
+suspect_rc_t mw_norm_apply_steps(const mw_norm_t *n, size_t nsteps,
+                                 const char *in, size_t len, char *buf,
+                                 size_t size, const char **out, size_t *out_len,
+                                 char **heap)
+{
     char stack[3][WORK_STACK];
     wbuf_t w[3] = {{stack[0], 0, WORK_STACK, NULL},
                    {stack[1], 0, WORK_STACK, NULL},
@@ -481,7 +510,7 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
     int next = 0;
 
     *heap = NULL;
-    for (size_t i = 0; n != NULL && i < n->nsteps && rc == SUSPECT_OK; i++) {
+    for (size_t i = 0; n != NULL && i < nsteps && rc == SUSPECT_OK; i++) {
         rc = run_step(&n->step[i], cur, cur_len, &w[next], &w[2]);
         cur = w[next].p;
         cur_len = w[next].len;

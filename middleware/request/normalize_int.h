@@ -111,6 +111,36 @@ suspect_rc_t mw_norm_remove_accents(const char *in, size_t n, char **out,
  * leading zeros, anything else as it is, into out (room for n). */
 void mw_norm_number(const char *in, size_t n, char *out, size_t *out_len);
 
+/* The aliases step (normalize_alias.c).  mw_alias_key_fn reads a name of
+ * the table as the steps before the aliases step do: a new heap block
+ * *out (the caller frees it), *out_len its length; SUSPECT_E_INVAL when
+ * the steps refuse it. */
+typedef suspect_rc_t (*mw_alias_key_fn)(const void *ctx, const char *in,
+                                        size_t n, char **out, size_t *out_len);
+typedef struct mw_alias mw_alias_t;
+
+/* Reads the table of the file path[0..len) (absolute) into *out, names
+ * read by fn(ctx, ...).  SUSPECT_E_CONFIG (err: the file, the line, why)
+ * when it cannot be read or has a bad line, SUSPECT_E_NOMEM. */
+suspect_rc_t mw_alias_open(const char *path, size_t len, mw_alias_key_fn fn,
+                           const void *ctx, mw_alias_t **out,
+                           suspect_err_t *err);
+void mw_alias_free(mw_alias_t *a); /* NULL is a no-op */
+
+/* The canonical name of in[0..n) in a new heap block *out (the caller
+ * frees it), *out_len its length; *out NULL when the table lacks it.
+ * Reads the file again first when a second has passed and it changed.
+ * SUSPECT_OK or SUSPECT_E_NOMEM. */
+suspect_rc_t mw_alias_lookup(mw_alias_t *a, const char *in, size_t n,
+                             char **out, size_t *out_len);
+
+/* The value of in[0..len) after the first nsteps steps of n, as
+ * mw_norm_apply() (normalize_apply.c). */
+suspect_rc_t mw_norm_apply_steps(const mw_norm_t *n, size_t nsteps,
+                                 const char *in, size_t len, char *buf,
+                                 size_t size, const char **out, size_t *out_len,
+                                 char **heap);
+
 static inline bool set_has(const uint8_t set[32], unsigned char c)
 {
     return (set[c >> 3] & (1u << (c & 7))) != 0;

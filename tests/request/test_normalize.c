@@ -467,7 +467,7 @@ int register_normalize_suite(void)
         CU_add_test(s, "default trim", test_trim_default) == NULL ||
         CU_add_test(s, "strip-tags reads as PHP's strip_tags()",
                     test_strip_tags_as_php) == NULL ||
-        normalize_register_wp(s) != 0) {
+        normalize_register_wp(s) != 0 || normalize_register_alias(s) != 0) {
         return -1;
     }
     return 0;

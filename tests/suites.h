@@ -40,6 +40,7 @@ int register_redis_scan_suite(void);
 int register_suspect_cgi_suite(void);
 int register_suspect_cgi_policy_suite(void);
 int register_abuse_suite(void);
+int register_wordpress_suite(void);
 int register_faults_suite(void);
 int register_dropins_suite(void);
 int register_libfcgi_suite(void);

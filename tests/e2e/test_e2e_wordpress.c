@@ -11,7 +11,11 @@
  * application must say it is account 1: the spelling is real); then an
  * attacker cycles the spellings with wrong passwords: the application
  * must have checked alice's password no more than the limit (3), and bob
- * must still log in.
+ * must still log in.  (With trim alone WordPress checks it 96 times,
+ * without the collation 54, without the alias table 6.)  Not among the
+ * spellings: "al<U+00AD>ice", which MariaDB's utf8mb4_unicode_520_ci
+ * weighs (a soft hyphen) and ICU ignores: another account to WordPress,
+ * the same counter here (an over-count, the direction allowed).
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -42,6 +46,27 @@ static const char *const spellings[] = {
     "al\xe2\x80\x8fice",
     "alice\xc2\xa0",
     "\xc3\xa1lice",
+    "\xef\xbc\xa1\xef\xbc\xac\xef\xbc\xa9\xef\xbc\xa3\xef\xbc\xa5",
+    "\xe2\x92\xb6\xe2\x93\x81\xe2\x92\xbe\xe2\x92\xb8\xe2\x92\xba",
+    "\xef\xbd\x81\xef\xbd\x8c\xef\xbd\x89\xef\xbd\x83\xef\xbd\x85@example.org",
+    "\xe2\x80\x8e"
+    "alice",
+    "al\xef\xbb\xbfice",
+    "al\xe2\x81\xa0ice",
+    "al\xe2\x80\x8cice",
+    "\xe2\x80\xaa"
+    "alice\xe2\x80\xac",
+    "alice\xe3\x80\x80",
+    "al<!--x-->ice",
+    "al<script>x</script>ice",
+    "AL&amp;ICE",
+    "alice%20",
+    "AL\xc4\xb0"
+    "CE",
+    "al\xc4\xb1"
+    "ce",
+    "a\xcc\x81lic\xc3\xa9",
+    "<b>alice@example.org</b>",
 };
 #define NSPELL (sizeof(spellings) / sizeof(spellings[0]))
 

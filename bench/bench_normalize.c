@@ -13,6 +13,9 @@
  *                                   the lookups copy a canonical name);
  *   wordpress-user                  sanitize_user(), twice;
  *   wordpress-user collate aliases  the identity of examples/wordpress.
+ * Also printed: the time to read the table (each of its names through
+ * the steps before aliases), what the request that finds the file
+ * changed waits.
  * How: each row runs RUN_MS of wall time, best of ROUNDS, the rounds of
  * all rows interleaved (a machine that changes speed moves them alike).
  */
@@ -116,10 +119,16 @@ int main(void)
 
         snprintf(spec, sizeof(spec), "%.*s%s", (int)(at ? at - specs[r] : 255),
                  specs[r], at ? path : "");
+        double t0 = now_s();
+
         suspect_err_clear(&err);
         if (mw_norm_compile(spec, strlen(spec), &norm[r], &err) != SUSPECT_OK) {
             fprintf(stderr, "bench-normalize: %s: %s\n", spec, err.text);
             return 1;
+        }
+        if (at != NULL) {
+            printf("%s: the table of %d lines read in %.0f ms\n", specs[r],
+                   TABLE, (now_s() - t0) * 1e3);
         }
         for (int s = 0; s < NSPELLS; s++) {
             best[r][s] = 1e9;

@@ -29,7 +29,7 @@
 
 #include "bench.h"
 #include "forward/fwd_params.h"
-#include "forward/upstream_int.h"
+#include "forward/upstream_internal.h"
 
 #define RUN_MS 200
 #define ROUNDS 9

@@ -37,7 +37,7 @@
 #include "guard/guard.h"
 #include "inproc/suspect_guard.h"
 #include "setup/setup.h"
-#include "setup/store.h"
+#include "setup/open_store.h"
 
 #define NAMES  4096
 #define NVARS  24

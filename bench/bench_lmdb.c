@@ -28,7 +28,7 @@
 #define IDENTITIES 10000
 #define T0         1710000012345LL
 
-static const suspect_rule_t rule = {"Bench", 5, 60, 0, 0, 0, 0, 0};
+static const suspect_rule_t rule = {"Bench", 5, 60, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /* Runs n decisions on the store at path, counting the allowed ones in
  * *allowed; 0 on success. */

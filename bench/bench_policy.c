@@ -268,7 +268,7 @@ static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
 {
     static char label[128];
     suspect_rule_t rule = {
-        "BankAccountUpdate", limit, WINDOW_S, block_s, 0, 0, 0, 0};
+        "BankAccountUpdate", limit, WINDOW_S, block_s, 0, 0, 0, 0, 0, 0, 0};
     size_t rss0 = rss_bytes();
     suspect_store_t *store = new_store(ks->n > 16 ? 2 * ks->n : 0);
     run_t r;
@@ -308,7 +308,8 @@ static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
  * not (then the bench is wrong, and says so). */
 static double bench_headline(const keyset_t *ks)
 {
-    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {
+        "BankAccountUpdate", 100, WINDOW_S, 0, 0, 0, 0, 0, 0, 0, 0};
     run_t r;
     double rate, share;
 
@@ -338,7 +339,8 @@ static double bench_headline(const keyset_t *ks)
  * decision evicts a live counter.  Returns decisions per second. */
 static double fresh_inserts(const keyset_t *ks, size_t max_entries)
 {
-    suspect_rule_t rule = {"BankAccountUpdate", 10, WINDOW_S, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {
+        "BankAccountUpdate", 10, WINDOW_S, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key;
     suspect_decision_t d;
     run_t r;
@@ -387,7 +389,8 @@ static void bench_full_store(const keyset_t *ks)
 /* The row that builds each key inside the timed loop. */
 static void bench_key_building(const keyset_t *ks)
 {
-    suspect_rule_t rule = {"BankAccountUpdate", 100, WINDOW_S, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {
+        "BankAccountUpdate", 100, WINDOW_S, 0, 0, 0, 0, 0, 0, 0, 0};
     run_t r;
     double rate, share;
 

@@ -50,7 +50,8 @@ extern const char redis_lua_decide[];
  * options. */
 static char store_url[700], bench_addr[600];
 
-static const suspect_rule_t rule = {"Bench", 1000000, 60, 0, 0, 0, 0, 0};
+static const suspect_rule_t rule = {"Bench", 1000000, 60, 0, 0, 0,
+                                    0,       0,       0,  0, 0};
 
 typedef struct worker {
     suspect_store_t *store;
@@ -190,7 +191,7 @@ static double run_benchmark(test_redis_t *srv, int clients, long requests)
 static double run_lock_cache(test_redis_t *srv, long requests)
 {
     suspect_redis_opts_t opts = {store_url, 1000, 1000, 0, NULL};
-    suspect_rule_t otp = {"BenchOtp", 1, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t otp = {"BenchOtp", 1, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("BenchOtp", "locked");
     suspect_store_t *redis = NULL, *mem = NULL, *s = NULL;
     suspect_decision_t d;

@@ -42,7 +42,8 @@
 #define LOADS   2
 #define MAX_R   99
 
-static const suspect_rule_t rule = {"BenchC", 1000000, 60, 0, 0, 0, 0, 0};
+static const suspect_rule_t rule = {"BenchC", 1000000, 60, 0, 0, 0,
+                                    0,        0,       0,  0, 0};
 static const suspect_keyopts_t tagged = {SUSPECT_KEYS_SEED, NULL, 0, true};
 
 typedef struct cworker {

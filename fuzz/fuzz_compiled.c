@@ -7,7 +7,7 @@
  * Input: the payload of a compiled file (what follows its 40-byte
  * header).  The harness writes the header itself, version, length and
  * checksum right, so mutations reach the structure instead of dying at
- * the checksum; the seeds (fuzz/corpus/compiled) are payloads of files
+ * the checksum; the corpus inputs (fuzz/corpus/compiled) are payloads of files
  * suspect-cgi-compile wrote, lists and list files included, packed as the
  * guard compiled them (then a request's guard searches them in place).  A
  * payload that decodes must keep the loader's promises (counts within their
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiled/compiled_int.h"
+#include "compiled/compiled_internal.h"
 #include "guard/guard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

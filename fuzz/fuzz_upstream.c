@@ -27,7 +27,7 @@
 
 #include "helpers/fakereq.h"
 #include "log/log.h"
-#include "forward/upstream_int.h"
+#include "forward/upstream_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -319,7 +319,7 @@ static suspect_rc_t send_lock(suspect_store_t *primary,
                               const carry_ident_t *ident, int64_t now_ms,
                               uint64_t *locks, suspect_err_t *err)
 {
-    static const suspect_rule_t any = {"Carry", 1, 1, 0, 0, 0, 0, 0};
+    static const suspect_rule_t any = {"Carry", 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_status_t st;
     suspect_key_t key;
     suspect_rc_t rc;

@@ -8,14 +8,16 @@
  * the rules here, without I/O and with the clock as a parameter, is what
  * makes the stores agree and lets the tests drive time by hand.
  *
- * Per identity i, at now:
+ * Per identity i, at now, with cap the rule's capacity (its limit, or a
+ * bucket's burst) and cost what the request takes (1 but for buckets and
+ * counters, whose stores report tokens in use as in_window: meter.c):
  *   - a live lock (lock_until > now) denies until lock_until, whatever the
  *     rule's strategy: operators may block any identity;
- *   - otherwise a full window (in_window >= limit) denies: with a block
- *     rule it creates a lock until now + block and denies until then; with a
- *     basic rule it denies until free_at (the moment one more hit fits);
- *   - otherwise it allows, with limit - in_window - 1 hits left after this
- *     one.
+ *   - otherwise a window without room for the cost (in_window + cost > cap)
+ *     denies: with a block rule it creates a lock until now + block and
+ *     denies until then; with a basic rule it denies until free_at (the
+ *     moment the cost fits);
+ *   - otherwise it allows, with cap - in_window - cost left after it.
  * Reservations (a request whose response says whether it counts): a slot
  * in flight fills the window like a hit, so the limit holds however many
  * requests run at once, but only hits lock.  So with in_window hits and
@@ -42,6 +44,18 @@
 /* Guards the escalation loop: a factor of at least 1.01 reaches a year
  * from one second in under 2,500 steps. */
 #define MAX_STEPS 4096
+
+uint32_t suspect_rule_capacity(const suspect_rule_t *rule)
+{
+    return rule->algorithm == SUSPECT_ALGO_BUCKET && rule->burst != 0
+               ? rule->burst
+               : rule->limit_count;
+}
+
+uint32_t suspect_rule_cost(const suspect_rule_t *rule)
+{
+    return rule->cost != 0 ? rule->cost : 1;
+}
 
 bool suspect_rule_escalates(const suspect_rule_t *rule)
 {
@@ -91,6 +105,8 @@ static void identity_verdict(const suspect_rule_t *rule,
                              const suspect_window_state_t *st, int64_t now_ms,
                              verdict_t *v)
 {
+    uint64_t cap = suspect_rule_capacity(rule);
+    uint64_t cost = suspect_rule_cost(rule);
     uint64_t used = (uint64_t)st->in_window + st->pending;
 
     memset(v, 0, sizeof(*v));
@@ -99,10 +115,10 @@ static void identity_verdict(const suspect_rule_t *rule,
         v->until = st->lock_until_ms;
         return;
     }
-    if (used < rule->limit_count) {
+    if (used + cost <= cap) {
         return;
     }
-    if (st->in_window < rule->limit_count) {
+    if (st->in_window + cost <= cap) {
         int64_t end =
             st->pending_end_ms > now_ms ? st->pending_end_ms : now_ms + 1;
         v->busy = true;
@@ -130,13 +146,14 @@ void suspect_policy_evaluate(const suspect_rule_t *rule,
                              int64_t now_ms, suspect_plan_t *plan,
                              suspect_decision_t *out)
 {
-    uint32_t remaining = rule->limit_count;
+    uint32_t cap = suspect_rule_capacity(rule);
+    uint32_t remaining = cap;
     int64_t end = 0;
 
     memset(plan, 0, sizeof(*plan));
     memset(out, 0, sizeof(*out));
     out->tripped = -1;
-    out->limit = rule->limit_count;
+    out->limit = cap;
 
     for (size_t i = 0; i < n && i < SUSPECT_MAX_IDENTITIES; i++) {
         verdict_t v;
@@ -153,7 +170,7 @@ void suspect_policy_evaluate(const suspect_rule_t *rule,
         }
         if (v.until == 0) {
             uint32_t left =
-                rule->limit_count - st[i].in_window - st[i].pending - 1;
+                cap - st[i].in_window - st[i].pending - suspect_rule_cost(rule);
             remaining = left < remaining ? left : remaining;
         } else if (v.until > end) {
             end = v.until;

@@ -25,7 +25,7 @@ typedef struct hit_ids {
 
 #define HIT_ID_LEN 36
 
-/* Seeds ids with a fresh random salt: SUSPECT_OK, or SUSPECT_E_IO when
+/* Gives ids a fresh random salt: SUSPECT_OK, or SUSPECT_E_IO when
  * the kernel gives no random bytes (random.h). */
 static inline suspect_rc_t hit_ids_init(hit_ids_t *ids, suspect_err_t *err)
 {

@@ -8,8 +8,34 @@
 
 #include "random.h"
 
-/* SUSPECT_OK when rule can be decided on, else SUSPECT_E_INVAL. */
-static suspect_rc_t check_rule(const suspect_rule_t *rule, suspect_err_t *err)
+/* SUSPECT_OK when rule's algorithm, burst and cost make sense and store
+ * can count that way. */
+static suspect_rc_t check_algorithm(const suspect_store_t *store,
+                                    const suspect_rule_t *rule,
+                                    suspect_err_t *err)
+{
+    bool metered = rule->algorithm == SUSPECT_ALGO_BUCKET ||
+                   rule->algorithm == SUSPECT_ALGO_COUNTER;
+
+    if (rule->algorithm > SUSPECT_ALGO_COUNTER ||
+        rule->burst > SUSPECT_LIMIT_COUNT_MAX ||
+        (rule->burst != 0 && rule->algorithm != SUSPECT_ALGO_BUCKET) ||
+        rule->cost > SUSPECT_COST_MAX || (rule->cost > 1 && !metered) ||
+        suspect_rule_cost(rule) > suspect_rule_capacity(rule)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: algorithm, burst or cost out of range");
+    }
+    if (metered && !suspect_store_supports(store, SUSPECT_STORE_CAN_METER)) {
+        return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
+                               "store: %s keeps no token buckets or counters",
+                               store->ops->name);
+    }
+    return SUSPECT_OK;
+}
+
+/* SUSPECT_OK when rule can be decided on by store, else SUSPECT_E_INVAL. */
+static suspect_rc_t check_rule(const suspect_store_t *store,
+                               const suspect_rule_t *rule, suspect_err_t *err)
 {
     if (rule == NULL || rule->limit_count < 1 ||
         rule->limit_count > SUSPECT_LIMIT_COUNT_MAX || rule->window_s < 1 ||
@@ -18,7 +44,7 @@ static suspect_rc_t check_rule(const suspect_rule_t *rule, suspect_err_t *err)
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "store: rule out of range");
     }
-    return SUSPECT_OK;
+    return check_algorithm(store, rule, err);
 }
 
 static bool same_key(const suspect_key_t *a, const suspect_key_t *b)
@@ -75,7 +101,7 @@ suspect_rc_t suspect_store_decide(suspect_store_t *store,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "store: no store or negative time");
     }
-    rc = check_rule(rule, err);
+    rc = check_rule(store, rule, err);
     if (rc == SUSPECT_OK) {
         rc = check_keys(keys, n, err);
     }
@@ -100,7 +126,7 @@ suspect_rc_t suspect_store_status(suspect_store_t *store,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "store: no store or negative time");
     }
-    rc = check_rule(rule, err);
+    rc = check_rule(store, rule, err);
     if (rc == SUSPECT_OK) {
         rc = check_keys(key, 1, err);
     }
@@ -155,7 +181,7 @@ suspect_rc_t suspect_store_unblock(suspect_store_t *store,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "store %s: cannot unblock", store->ops->name);
     }
-    rc = check_rule(rule, err);
+    rc = check_rule(store, rule, err);
     if (rc == SUSPECT_OK) {
         rc = check_keys(key, 1, err);
     }
@@ -227,7 +253,7 @@ suspect_rc_t suspect_store_reserve(suspect_store_t *store,
                                "store %s: cannot hold slots in flight",
                                store->ops->name);
     }
-    rc = check_rule(rule, err);
+    rc = check_rule(store, rule, err);
     if (rc == SUSPECT_OK) {
         rc = check_keys(keys, n, err);
     }
@@ -262,7 +288,7 @@ suspect_rc_t suspect_store_settle(suspect_store_t *store,
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
                                "store: cannot settle here");
     }
-    rc = check_rule(rule, err);
+    rc = check_rule(store, rule, err);
     if (rc == SUSPECT_OK) {
         rc = check_keys(keys, n, err);
     }

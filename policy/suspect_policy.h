@@ -20,7 +20,7 @@
  *     over, record the hit on all of them only when the request is allowed;
  *   - denied hits are never recorded and never extend a lock.
  *
- * Beyond the seeds (docs/policy.md):
+ * Beyond the .NET system (docs/policy.md):
  *   - reservations: a request whose outcome only its response tells (count
  *     only failed logins) holds a slot on every identity while it runs; a
  *     slot in flight counts against the limit like a hit, but never locks;
@@ -77,7 +77,30 @@ typedef struct suspect_rule {
     uint32_t block_max_s; /* MaxBlockDuration; 0 = SUSPECT_DURATION_MAX */
     uint32_t offence_s;   /* OffenceDuration; 0 = block_max_s */
     uint32_t fail_mode;   /* SUSPECT_RULE_FAIL_*, set per decision */
+    /* How the action counts (SUSPECT_ALGO_*; 0 = the seed's sliding log)
+     * and, for a token bucket, its capacity (0 = limit_count). */
+    uint32_t algorithm;
+    uint32_t burst;
+    /* Tokens (or hits) this request takes; 0 = 1.  Set per decision, like
+     * fail_mode; more than 1 only with a bucket or a counter. */
+    uint32_t cost;
 } suspect_rule_t;
+
+/* How an action counts (suspect_rule_t.algorithm; docs/limits-file.md). */
+#define SUSPECT_ALGO_LOG    0 /* exact sliding log of hits (the seed's) */
+#define SUSPECT_ALGO_BUCKET 1 /* token bucket (GCRA): exact, one number */
+#define SUSPECT_ALGO_COUNTER                                                   \
+    2 /* two-window sliding counter: approximate,                              \
+         three numbers */
+
+/* The most a request may take (suspect_rule_t.cost). */
+#define SUSPECT_COST_MAX 1000u
+
+/* What a request may hold at most: the bucket's capacity, else the limit. */
+uint32_t suspect_rule_capacity(const suspect_rule_t *rule);
+
+/* What this request takes: rule->cost, or 1. */
+uint32_t suspect_rule_cost(const suspect_rule_t *rule);
 
 /* True when rule escalates its locks (and so keeps offence counts). */
 bool suspect_rule_escalates(const suspect_rule_t *rule);

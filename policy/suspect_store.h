@@ -45,6 +45,8 @@ typedef struct suspect_status {
     uint32_t pending;         /* slots in flight (reservations) */
     uint32_t offences;        /* offences remembered (escalating rules) */
     int64_t offence_until_ms; /* when they are forgotten, 0 = none */
+    int64_t full_at_ms;       /* a token bucket or counter: when it holds
+                                 nothing any more (0 = now); else 0 */
 } suspect_status_t;
 
 /* What suspect_store_reset() clears. */
@@ -121,6 +123,9 @@ suspect_rc_t suspect_store_settle(suspect_store_t *store,
 /* Features beyond the seed's semantics, for suspect_store_supports(). */
 #define SUSPECT_STORE_CAN_RESERVE  1u /* slots in flight (reserve, settle) */
 #define SUSPECT_STORE_CAN_ESCALATE 2u /* offence counts (BlockFactor) */
+#define SUSPECT_STORE_CAN_METER                                                \
+    4u /* token buckets and sliding counters                                   \
+          (suspect_rule_t.algorithm) */
 
 /* True when store gives every feature of what (SUSPECT_STORE_CAN_*): a
  * caller refuses a configuration that needs one it lacks rather than let

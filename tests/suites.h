@@ -10,6 +10,7 @@ int register_error_suite(void);
 int register_random_suite(void);
 int register_setup_suite(void);
 int register_evaluate_suite(void);
+int register_meter_suite(void);
 int register_keys_suite(void);
 int register_memstore_suite(void);
 int register_scenarios_suite(void);

@@ -1,6 +1,6 @@
 /*
- * compiled.c - the field tables of compiled configurations (compiled_int.h)
- * and the small helpers of compiled.h.
+ * compiled.c - the field tables of compiled configurations
+ * (compiled_internal.h) and the small helpers of compiled.h.
  *
  * The tables list every field of suspect_conf_t and suspect_conf_route_t
  * that is a number, a flag, an enumeration or a string, in declaration
@@ -8,7 +8,7 @@
  * structures changes size, as a reminder that a new field must be added
  * here (and COMPILED_VERSION raised), or suspect-cgi would silently lose it.
  */
-#include "compiled_int.h"
+#include "compiled_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +23,7 @@ _Static_assert(sizeof(suspect_conf_t) == 576 &&
                    sizeof(suspect_conf_route_t) == 392 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_conf_outcome_t) == 128 &&
-                   sizeof(suspect_rule_t) == 40,
+                   sizeof(suspect_rule_t) == 48,
                "a configuration structure changed: update the tables of "
                "compiled.c and the code of compiled_enc.c and compiled_dec.c, "
                "and raise COMPILED_VERSION");
@@ -121,7 +121,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_BOOL, ROFF(prefix), 0},
     {COMPILED_STR, ROFF(param_name), 0},
     {COMPILED_STR, ROFF(param_value), 0},
-    {COMPILED_ENUM, ROFF(param_in), SUSPECT_PARAM_ANY},
+    {COMPILED_ENUM, ROFF(param_in), SUSPECT_PARAM_REQUEST},
     {COMPILED_ENUM, ROFF(missing), SUSPECT_MISSING_REJECT},
     {COMPILED_INT, ROFF(status), 0},
     {COMPILED_INT, ROFF(line), 0},

@@ -48,7 +48,7 @@
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
-#define COMPILED_VERSION   13u
+#define COMPILED_VERSION   14u
 #define COMPILED_MAX_BYTES (16u << 20) /* a larger file is refused */
 
 /* The sources, in the order of compiled_t.id[]. */
@@ -65,9 +65,9 @@ typedef struct compiled_blob {
     size_t len;
 } compiled_blob_t;
 
-/* The slot of a list in compiled_t.packed: the global <Allow> and <Deny>,
+/* The index of a list in compiled_t.packed: the global <Allow> and <Deny>,
  * then each route's. */
-#define COMPILED_PACK_SLOT(route, deny)                                        \
+#define COMPILED_PACK_INDEX(route, deny)                                       \
     ((route) < 0 ? (size_t)(deny) : 2 + 2 * (size_t)(route) + (size_t)(deny))
 
 typedef struct compiled {
@@ -76,7 +76,7 @@ typedef struct compiled {
     char *conf_path;            /* suspect.xml, absolute (malloc) */
     file_id_t id[COMPILED_NSRC];
     /* The lists as the guard compiled them, to be saved in place of their
-     * texts (COMPILED_PACK_SLOT() order; npacked 0: none, the texts are
+     * texts (COMPILED_PACK_INDEX() order; npacked 0: none, the texts are
      * saved).  Set by suspect-cgi-compile before saving; owned. */
     compiled_blob_t *packed;
     size_t npacked;

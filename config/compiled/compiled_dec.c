@@ -21,7 +21,7 @@
  */
 #include "config.h"
 
-#include "compiled_int.h"
+#include "compiled_internal.h"
 #include "conf/conf_internal.h"
 
 #include <stdlib.h>
@@ -432,8 +432,8 @@ static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
     suspect_rc_t rc;
     int *lines;
 
-    /* each rule takes at least 33 bytes: no allocation beyond the file */
-    if (r->bad || count > r->left / 33) {
+    /* each rule takes at least 41 bytes: no allocation beyond the file */
+    if (r->bad || count > r->left / 41) {
         return SUSPECT_E_PARSE;
     }
     rules = suspect_calloc(count > 0 ? count : 1, sizeof(*rules));
@@ -446,6 +446,8 @@ static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
         rules[i].block_factor_pct = rd_u32(r);
         rules[i].block_max_s = rd_u32(r);
         rules[i].offence_s = rd_u32(r);
+        rules[i].algorithm = rd_u32(r);
+        rules[i].burst = rd_u32(r);
         lines[i] = (int)rd_u32(r);
     }
     if (rules == NULL || lines == NULL) {

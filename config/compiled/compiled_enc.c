@@ -11,7 +11,7 @@
  */
 #include "config.h"
 
-#include "compiled_int.h"
+#include "compiled_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -162,16 +162,15 @@ static void wr_identity(wr_t *w, const suspect_conf_identity_t *id)
     }
 }
 
-/* An <Allow> or <Deny> in slot (COMPILED_PACK_SLOT()): whether there is
+/* An <Allow> or <Deny> at index at (COMPILED_PACK_INDEX()): whether there is
  * one, then its fields, the list file's identity, then its text and no
- * pack, or, when there is a pack (the compiled_t's for the slot, else the
+ * pack, or, when there is a pack (the compiled_t's for that index, else the
  * one a decoded list holds), no text and the pack. */
-static void wr_list(wr_t *w, const suspect_conf_list_t *l, size_t slot)
+static void wr_list(wr_t *w, const suspect_conf_list_t *l, size_t at)
 {
-    const compiled_blob_t *b =
-        slot < w->s->npacked && w->s->packed[slot].p != NULL
-            ? &w->s->packed[slot]
-            : NULL;
+    const compiled_blob_t *b = at < w->s->npacked && w->s->packed[at].p != NULL
+                                   ? &w->s->packed[at]
+                                   : NULL;
     const unsigned char *pack = b != NULL ? b->p : NULL;
     size_t pack_len = b != NULL ? b->len : 0;
 
@@ -231,8 +230,8 @@ static void wr_route(wr_t *w, const suspect_conf_route_t *r, int index)
     for (size_t i = 0; i < r->noutcomes; i++) {
         wr_outcome(w, &r->outcomes[i]);
     }
-    wr_list(w, r->allow, COMPILED_PACK_SLOT(index, 0));
-    wr_list(w, r->deny, COMPILED_PACK_SLOT(index, 1));
+    wr_list(w, r->allow, COMPILED_PACK_INDEX(index, 0));
+    wr_list(w, r->deny, COMPILED_PACK_INDEX(index, 1));
 }
 
 static void wr_conf(wr_t *w, const suspect_conf_t *c)
@@ -243,8 +242,8 @@ static void wr_conf(wr_t *w, const suspect_conf_t *c)
     for (size_t i = 0; i < c->nroutes; i++) {
         wr_route(w, &c->routes[i], (int)i);
     }
-    wr_list(w, c->allow, COMPILED_PACK_SLOT(-1, 0));
-    wr_list(w, c->deny, COMPILED_PACK_SLOT(-1, 1));
+    wr_list(w, c->allow, COMPILED_PACK_INDEX(-1, 0));
+    wr_list(w, c->deny, COMPILED_PACK_INDEX(-1, 1));
 }
 
 static void wr_limits(wr_t *w, const suspect_limits_t *lim)
@@ -262,6 +261,8 @@ static void wr_limits(wr_t *w, const suspect_limits_t *lim)
         wr_u32(w, r->block_factor_pct);
         wr_u32(w, r->block_max_s);
         wr_u32(w, r->offence_s);
+        wr_u32(w, r->algorithm);
+        wr_u32(w, r->burst);
         wr_u32(w, (uint32_t)suspect_limits_line(lim, i));
     }
 }

@@ -62,22 +62,22 @@ static const conf_attr_t deny_attrs[] = {
 static suspect_rc_t list_begin(conf_build_t *b, int line, void **obj, bool deny)
 {
     suspect_conf_list_t *l = conf_alloc(b, sizeof(*l));
-    const suspect_conf_list_t **slot;
+    const suspect_conf_list_t **place;
 
     if (l == NULL) {
         return conf_nomem(b, line);
     }
     if (*obj == (void *)b->conf) {
-        slot = deny ? &b->conf->deny : &b->conf->allow;
+        place = deny ? &b->conf->deny : &b->conf->allow;
     } else {
         suspect_conf_route_t *r = *obj;
-        slot = deny ? &r->deny : &r->allow;
+        place = deny ? &r->deny : &r->allow;
     }
-    if (*slot != NULL) {
+    if (*place != NULL) {
         return conf_fail(b, line, "<%s> given twice here (line %d)",
-                         deny ? "Deny" : "Allow", (*slot)->line);
+                         deny ? "Deny" : "Allow", (*place)->line);
     }
-    *slot = l;
+    *place = l;
     *obj = l;
     return SUSPECT_OK;
 }

@@ -29,7 +29,7 @@
 #include "suspect_failover.h"
 
 /* Adds "file: warning: N more warnings not shown" when some were dropped
- * (warnings[] has a spare slot for it). */
+ * (warnings[] has a spare entry for it). */
 static suspect_rc_t add_dropped_line(conf_build_t *b)
 {
     conf_snap_t *s = b->snap;

@@ -1,7 +1,7 @@
 /*
  * conf_outcome.c - <Failure> and <Success> of a <Route>: counting only the
- * attempts the application's response says failed (seed 004: lock after
- * three failed verifications).
+ * attempts the application's response says failed (a one-time code: lock
+ * after three failed verifications).
  *
  * Each element is one pattern; it matches a response when every criterion
  * it gives holds: status (a list of 100..599), location (a path, and
@@ -186,7 +186,7 @@ static const conf_attr_t outcome_attrs[] = {
     [OC_HEADER] = {"header", set_header, 0, NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next outcome slot of the current route, of kind count. */
+/* The next outcome entry of the current route, of kind count. */
 static suspect_rc_t outcome_begin(conf_build_t *b, int line, void **obj,
                                   suspect_count_t count, const char *name)
 {

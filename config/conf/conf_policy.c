@@ -38,7 +38,7 @@ static const conf_attr_t action_attrs[] = {
     {"failMode", conf_set_enum, AOFF(fail_mode), &conf_rule_fail_enum, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next action slot: the array is sized on the first one for the
+/* The next action entry: the array is sized on the first one for the
  * root's child elements, an upper bound. */
 static suspect_rc_t action_begin(conf_build_t *b, int line, size_t nchildren,
                                  void **obj)

@@ -135,6 +135,7 @@ static const conf_enum_item_t param_in_items[] = {
     {"query", SUSPECT_PARAM_QUERY},
     {"form", SUSPECT_PARAM_FORM},
     {"any", SUSPECT_PARAM_ANY},
+    {"request", SUSPECT_PARAM_REQUEST},
     {NULL, 0}};
 static const conf_enum_t param_in_enum = {param_in_items, 0};
 
@@ -158,7 +159,7 @@ static const conf_attr_t identity_attrs[] = {
     {"shared", conf_set_bool, IOFF(shared), NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next identity slot of the current route. */
+/* The next identity entry of the current route. */
 static suspect_rc_t identity_begin(conf_build_t *b, int line, size_t nchildren,
                                    void **obj)
 {
@@ -227,7 +228,7 @@ static const conf_attr_t route_attrs[] = {
                       &conf_rule_fail_enum, 0},
     {NULL, NULL, 0, NULL, 0}};
 
-/* The next route slot, with its identity slots. */
+/* The next route entry, with its identity entries. */
 static suspect_rc_t route_begin(conf_build_t *b, int line, size_t nchildren,
                                 void **obj)
 {
@@ -323,7 +324,9 @@ suspect_rc_t conf_routes_check(conf_build_t *b)
             return conf_fail(b, r->line,
                              "Route: paramIn=\"%s\" " BODY_IN_AUTH
                              "gets; use paramIn=\"query\"",
-                             r->param_in == SUSPECT_PARAM_FORM ? "form" : "any",
+                             r->param_in == SUSPECT_PARAM_FORM      ? "form"
+                             : r->param_in == SUSPECT_PARAM_REQUEST ? "request"
+                                                                    : "any",
                              mode);
         }
         for (size_t j = 0; j < r->nwhen; j++) {

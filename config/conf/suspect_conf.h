@@ -87,7 +87,10 @@ typedef enum suspect_missing {
 typedef enum suspect_param_in {
     SUSPECT_PARAM_QUERY = 1,
     SUSPECT_PARAM_FORM = 2,
-    SUSPECT_PARAM_ANY = 3 /* query, then form */
+    SUSPECT_PARAM_ANY = 3, /* query, then form */
+    SUSPECT_PARAM_COOKIE = 4,
+    /* PHP's $_REQUEST: query, form and cookie, every copy agreeing */
+    SUSPECT_PARAM_REQUEST = 7
 } suspect_param_in_t;
 
 /* <Failure> and <Success> of a route (docs/suspect-xml.md): what in the

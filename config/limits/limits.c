@@ -72,8 +72,8 @@ static size_t hash_bytes(const char *s, size_t len)
     return (size_t)h;
 }
 
-/* The hash slot holding action, or the empty slot where it would go. */
-static size_t hash_slot(const suspect_limits_t *lim, const char *action,
+/* The hash cell holding action, or the empty cell where it would go. */
+static size_t hash_cell(const suspect_limits_t *lim, const char *action,
                         size_t len)
 {
     size_t mask = lim->hash_cap - 1;
@@ -105,7 +105,7 @@ static suspect_rc_t hash_grow(suspect_limits_t *lim)
     for (size_t i = 0; i < old_cap; i++) {
         if (old[i] != 0) {
             const char *a = lim->rules[old[i] - 1].action;
-            fresh[hash_slot(lim, a, strlen(a))] = old[i];
+            fresh[hash_cell(lim, a, strlen(a))] = old[i];
         }
     }
     free(old);
@@ -141,18 +141,18 @@ suspect_rc_t limits_add_rule(suspect_limits_t *lim, const char *action,
                              size_t len, const suspect_rule_t *values, int line,
                              suspect_err_t *err)
 {
-    size_t slot;
+    size_t cell;
     char *copy;
 
     if ((lim->count + 1) * 2 > lim->hash_cap && hash_grow(lim) != 0) {
         return suspect_err_set(err, SUSPECT_E_NOMEM, lim->name, line,
                                "out of memory");
     }
-    slot = hash_slot(lim, action, len);
-    if (lim->hash[slot] != 0) {
+    cell = hash_cell(lim, action, len);
+    if (lim->hash[cell] != 0) {
         return suspect_err_set(err, SUSPECT_E_CONFIG, lim->name, line,
                                "Action: '%.*s' duplicates line %d", (int)len,
-                               action, lim->lines[lim->hash[slot] - 1]);
+                               action, lim->lines[lim->hash[cell] - 1]);
     }
     if (rules_reserve(lim) != 0 ||
         (copy = suspect_strndup(action, len)) == NULL) {
@@ -163,7 +163,7 @@ suspect_rc_t limits_add_rule(suspect_limits_t *lim, const char *action,
     lim->rules[lim->count].action = copy;
     lim->lines[lim->count] = line;
     lim->count++;
-    lim->hash[slot] = lim->count;
+    lim->hash[cell] = lim->count;
     return SUSPECT_OK;
 }
 
@@ -190,7 +190,7 @@ suspect_rc_t limits_add_warning(suspect_limits_t *lim, int line,
     if (n < 0 || grown == NULL) {
         return SUSPECT_E_NOMEM;
     }
-    lim->warnings = grown; /* one spare slot, for the closing line */
+    lim->warnings = grown; /* one spare entry, for the closing line */
     w = suspect_malloc((size_t)n + 1);
     if (w == NULL) {
         return SUSPECT_E_NOMEM;
@@ -201,7 +201,7 @@ suspect_rc_t limits_add_warning(suspect_limits_t *lim, int line,
 }
 
 /* Adds "name: warning: N more warnings not shown" when some were dropped;
- * limits_add_warning() left a slot for it. */
+ * limits_add_warning() left room for it. */
 static suspect_rc_t add_dropped_line(suspect_limits_t *lim)
 {
     int n;

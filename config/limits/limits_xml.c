@@ -426,7 +426,7 @@ static suspect_rc_t check_action(const char *p, size_t n, int line,
 static suspect_rc_t make_rule(const field_val_t *vals, int line,
                               suspect_limits_t *lim, suspect_err_t *err)
 {
-    suspect_rule_t rule = {NULL, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     uint32_t *num[F_COUNT_ALL] = {
         NULL,           &rule.limit_count,      &rule.window_s,
         &rule.block_s,  &rule.block_factor_pct, &rule.block_max_s,

@@ -1,62 +1,45 @@
 <?php
 /*
- * wp-login.php - WordPress's reading of a login, for the tests of
- * examples/wordpress/suspect.xml: the name as wp_authenticate() reads it
- * (WordPress's own sanitize_user(), from Debian's wordpress package,
- * twice: wp_authenticate() and WP_User::get_data_by()), looked up in a
- * real MariaDB wp_users table under its collation, then, as
- * wp_authenticate_email_password() does, by e-mail address.
+ * wp-login.php - one script, two actions, told apart as WordPress's
+ * wp-login.php tells them: $_REQUEST['action'].
  *
- *   POST log, pwd   302 to /wp-admin/ on success; 200 with the form and
- *                   "incorrect" on failure (as WordPress answers)
+ *   action=lostpassword  user_login   200 "Reset mail sent" (always)
+ *   anything else        log, pwd     200 "Welcome <log>" on success,
+ *                                     401 "Invalid password" on failure
  *
- * The database is on 127.0.0.1, port $WP_DB_PORT, database wordpress,
- * user root without a password (the tests' throwaway server).  Every
- * attempt is appended to attempts.log beside it: "login fail 1", the
- * account's ID, or "login fail -" when no account matched, so a test can
- * compare what the application checked with what was counted.
+ * $_REQUEST is built as PHP builds it without a php.ini (request_order
+ * unset, variables_order "EGPCS"): GET, POST, then cookies, the last
+ * winning, whatever this php.ini says.  alice's password is "correct
+ * horse".  Every password check and reset is appended to attempts.log
+ * beside it ("wplogin fail alice", "reset ok alice"), so a test can
+ * compare what the application performed with what was counted.
  */
 
-/* formatting.php wants these of WordPress's other files. */
-function apply_filters($tag, $value) { return $value; }
-function get_locale() { return 'en_US'; }
-function mbstring_binary_safe_encoding($reset = false) {}
-function reset_mbstring_encoding() {}
-require '/usr/share/wordpress/wp-includes/formatting.php';
+$request = array_merge($_GET, $_POST, $_COOKIE);
+$action = (string)($request['action'] ?? 'login');
 
-function attempt_log($ok, $id)
+function performed($what, $ok, $user)
 {
     file_put_contents(__DIR__ . '/attempts.log',
-                      sprintf("login %s %s\n", $ok ? 'ok' : 'fail', $id),
+                      sprintf("%s %s %s\n", $what, $ok ? 'ok' : 'fail',
+                              preg_replace('/[^A-Za-z0-9_.-]/', '?', $user)),
                       FILE_APPEND | LOCK_EX);
 }
 
-function find_user($db, $column, $value)
-{
-    $st = $db->prepare("SELECT ID, user_pass FROM wp_users WHERE $column = ?");
-    $st->bind_param('s', $value);
-    $st->execute();
-    $row = $st->get_result()->fetch_assoc();
-    return $row ?: null;
+header('Cache-Control: no-store');
+header('Content-Type: text/plain; charset=utf-8');
+if ($action === 'lostpassword') {
+    performed('reset', true, (string)($request['user_login'] ?? ''));
+    echo "Reset mail sent\n";
+    exit(0);
 }
-
-if ($_SERVER['REQUEST_METHOD'] === 'POST') {
-    $name = sanitize_user((string)($_POST['log'] ?? ''));
-    $db = new mysqli('127.0.0.1', 'root', '', 'wordpress',
-                     (int)getenv('WP_DB_PORT'));
-    $db->set_charset('utf8mb4');
-    $user = find_user($db, 'user_login', sanitize_user($name));
-    if ($user === null && strpos($name, '@') !== false) {
-        $user = find_user($db, 'user_email', $name);
-    }
-    $ok = $user !== null &&
-          hash_equals($user['user_pass'], (string)($_POST['pwd'] ?? ''));
-    attempt_log($ok, $user !== null ? $user['ID'] : '-');
-    if ($ok) {
-        header('Location: /wp-admin/', true, 302);
-        exit(0);
-    }
+$log = (string)($request['log'] ?? '');
+$ok = $log === 'alice' &&
+      hash_equals('correct horse', (string)($request['pwd'] ?? ''));
+performed('wplogin', $ok, $log);
+if (!$ok) {
+    header('Status: 401 Unauthorized');
+    echo "Invalid password\n";
+    exit(0);
 }
-header('Content-Type: text/html; charset=utf-8');
-echo "<form method=post><p>The username or password you entered is ",
-     "incorrect.</p><input name=log><input name=pwd type=password></form>\n";
+echo "Welcome ", htmlspecialchars($log), "\n";

@@ -105,16 +105,16 @@ static void serve(const cgi_opts_t *o, compiled_t *s)
     s->conf = NULL;
     s->limits = NULL;
     suspect_err_clear(&err);
-    if (mw_cgi_front_new(environ, STDIN_FILENO, STDOUT_FILENO, &r.front_end,
-                         &err) != SUSPECT_OK) {
+    if (mw_cgi_io_new(environ, STDIN_FILENO, STDOUT_FILENO, &r.io, &err) !=
+        SUSPECT_OK) {
         mw_log(MW_LOG_ERROR, "out of memory");
         cgi_bare_500();
     } else {
-        r.req = mw_cgi_front_req(r.front_end);
+        r.req = mw_cgi_io_req(r.io);
         cgi_serve(&r);
     }
     cgi_release(&r);
-    mw_cgi_front_free(r.front_end);
+    mw_cgi_io_free(r.io);
 }
 
 int main(int argc, char **argv)

@@ -131,13 +131,13 @@ static void serve(cgi_req_t *r)
     suspect_err_t err;
 
     suspect_err_clear(&err);
-    if (mw_cgi_front_new(environ, STDIN_FILENO, STDOUT_FILENO, &r->front_end,
-                         &err) != SUSPECT_OK) {
+    if (mw_cgi_io_new(environ, STDIN_FILENO, STDOUT_FILENO, &r->io, &err) !=
+        SUSPECT_OK) {
         mw_log(MW_LOG_ERROR, "out of memory");
         cgi_bare_500();
         return;
     }
-    r->req = mw_cgi_front_req(r->front_end);
+    r->req = mw_cgi_io_req(r->io);
     if (load(r) == 0) {
         cgi_serve(r);
     }
@@ -145,7 +145,7 @@ static void serve(cgi_req_t *r)
 
 int main(int argc, char **argv)
 {
-    char front[PATH_MAX];
+    char wrapper[PATH_MAX];
     cgi_opts_t o;
     cgi_req_t r;
     int rc;
@@ -163,10 +163,10 @@ int main(int argc, char **argv)
         return rc;
     }
     r.o = &o;
-    r.front_path = realpath(argv[0], front) != NULL ? front : NULL;
+    r.wrapper_path = realpath(argv[0], wrapper) != NULL ? wrapper : NULL;
     serve(&r);
     cgi_release(&r);
-    mw_cgi_front_free(r.front_end);
+    mw_cgi_io_free(r.io);
     cgi_opts_free(&o);
     return 0;
 }

@@ -16,7 +16,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "wrap_front.h"
+#include "wrap_io.h"
 #include "guard/guard.h"
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"
@@ -35,7 +35,7 @@ typedef struct cgi_opts {
     int verbose;
     char **prog;  /* the program named by the operands and its arguments,
                      or NULL */
-    char **extra; /* with no program named: the slot before the request's
+    char **extra; /* with no program named: the place before the request's
                      own arguments, then them (NULL-terminated) */
     char **args;  /* the expanded argument vector (owned) */
     char *split;  /* the copy of the #! argument it points into */
@@ -50,17 +50,17 @@ typedef struct cgi_opts {
 int cgi_opts_parse(int argc, char **argv, cgi_opts_t *o);
 void cgi_opts_free(cgi_opts_t *o);
 
-/* Answers 500 without a front end (it could not be made, or the command
+/* Answers 500 without the request's I/O (it could not be made, or the command
  * line is broken and the web server still needs an answer). */
 void cgi_bare_500(void);
 
 /* One request. */
 typedef struct cgi_req {
     const cgi_opts_t *o;
-    const char *front_path; /* the suspect-cgi that executed this program,
+    const char *wrapper_path; /* the suspect-cgi that executed this program,
                                or NULL: a program that would start it
                                again is refused too (wrap_serve.c) */
-    mw_cgi_front_t *front_end;
+    mw_cgi_io_t *io;
     mw_req_t *req;
     mw_setup_t setup; /* conf and limits the loader's; all owned */
     char script[PATH_MAX];
@@ -104,14 +104,14 @@ int cgi_compile_guard(cgi_req_t *r);
  */
 void cgi_serve(cgi_req_t *r);
 
-/* A request of a route that counts by the response, allowed with a slot
+/* A request of a route that counts by the response, allowed with a reservation
  * (v->ticket.id != 0): the program run as suspect-cgi's child, its
- * response relayed and read, the slot settled by what it said
+ * response relayed and read, the reservation settled by what it said
  * (wrap_watch.c).  Answers every failure itself. */
 void cgi_run_watched(cgi_req_t *r, const mw_resolution_t *res,
                      const mw_verdict_t *v);
 
-/* Frees what r holds but its front end. */
+/* Frees what r holds but its I/O. */
 void cgi_release(cgi_req_t *r);
 
 #endif

@@ -43,7 +43,7 @@
 #include "wrap.h"
 #include "response/error_page.h"
 #include "log/log.h"
-#include "setup/store.h"
+#include "setup/open_store.h"
 #include "suspect_failover.h"
 
 /* Entries of the per-request local store: SUSPECT_MAX_IDENTITIES keys and
@@ -117,21 +117,21 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
     return SUSPECT_OK;
 }
 
-/* Whether path resolves to self or to front (NULL: only self). */
-static bool is_us(const char *path, const char *self, const char *front)
+/* Whether path resolves to self or to wrapper (NULL: only self). */
+static bool is_us(const char *path, const char *self, const char *wrapper)
 {
     char real[PATH_MAX];
 
     return strcmp(path, self) == 0 ||
-           (front != NULL && strcmp(path, front) == 0) ||
+           (wrapper != NULL && strcmp(path, wrapper) == 0) ||
            (realpath(path, real) != NULL &&
             (strcmp(real, self) == 0 ||
-             (front != NULL && strcmp(real, front) == 0)));
+             (wrapper != NULL && strcmp(real, wrapper) == 0)));
 }
 
 /* Whether script (resolved) would start suspect-cgi again: it is this
- * program or front, or a #! script whose interpreter is. */
-static bool runs_self(const char *script, const char *front)
+ * program or wrapper, or a #! script whose interpreter is. */
+static bool runs_self(const char *script, const char *wrapper)
 {
     char self[PATH_MAX], head[256];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -142,7 +142,7 @@ static bool runs_self(const char *script, const char *front)
         return false;
     }
     self[n] = '\0';
-    if (is_us(script, self, front)) {
+    if (is_us(script, self, wrapper)) {
         return true;
     }
     f = fopen(script, "re");
@@ -156,7 +156,7 @@ static bool runs_self(const char *script, const char *front)
     }
     p = head + 2 + strspn(head + 2, " \t");
     p[strcspn(p, " \t\r\n")] = '\0';
-    return is_us(p, self, front);
+    return is_us(p, self, wrapper);
 }
 
 /*
@@ -216,7 +216,7 @@ static int resolve_target(cgi_req_t *r)
             : st == 403 ? "not an executable file inside <Cgi root>"
                         : "no <Cgi root> to look in");
     }
-    if (runs_self(r->script, r->front_path)) {
+    if (runs_self(r->script, r->wrapper_path)) {
         return cgi_refuse(r, 500,
                           "program %s would start suspect-cgi again: name "
                           "the real program on the #! line, in "
@@ -349,8 +349,7 @@ static int exec_target(cgi_req_t *r)
     int st;
 
     suspect_err_clear(&err);
-    if (mw_cgi_front_rewind(r->front_end, CGI_BODY_MAX, &st, &err) !=
-        SUSPECT_OK) {
+    if (mw_cgi_io_rewind(r->io, CGI_BODY_MAX, &st, &err) != SUSPECT_OK) {
         return cgi_refuse_err(r, st, "", &err);
     }
     memcpy(dir, r->script, sizeof(dir));
@@ -374,7 +373,7 @@ suspect_rc_t cgi_guard_new(cgi_req_t *r, suspect_err_t *err)
         rc = mw_guard_new(r->setup.conf, &r->setup.guard, err);
     }
     if (rc == SUSPECT_OK) {
-        mw_cgi_front_set_timeout(r->front_end, r->setup.conf->io_timeout_ms);
+        mw_cgi_io_set_timeout(r->io, r->setup.conf->io_timeout_ms);
     }
     return rc;
 }

@@ -11,7 +11,7 @@
  * whole process group killed at <Cgi timeout>.  Its environment is then
  * the CGI/1.1 variables, the request's headers and <Cgi passEnv>, not
  * the whole environment the web server gave suspect-cgi (the exec path
- * passes that on unchanged).  The store stays open until the slot is
+ * passes that on unchanged).  The store stays open until the reservation is
  * settled.  Cost: a fork and the relay over the exec; BENCHMARKS.md.
  */
 #include "wrap.h"

@@ -16,7 +16,7 @@
  * unblock or reset clears it at once, from the store directly it reaches
  * it within that second.
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
  * Only suspect.xml is read here (to find the socket): a limits file being
  * edited is the daemon's to judge, and reload says what it found.
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #include <string.h>
 

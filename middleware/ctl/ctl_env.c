@@ -21,7 +21,7 @@
  * `suspectctl locked` lists it), for values whose raw form cannot be typed
  * or was capped.
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #include <errno.h>
 #include <string.h>
@@ -128,7 +128,7 @@ static int open_redis(ctl_t *c)
     return CTL_OK;
 }
 
-/* Opens the store of suspect.xml (see ctl_int.h). */
+/* Opens the store of suspect.xml (see ctl_internal.h). */
 int ctl_open_store(ctl_t *c, bool memory_ok)
 {
     switch (c->setup.conf->store) {
@@ -151,7 +151,7 @@ int ctl_open_store(ctl_t *c, bool memory_ok)
 
 /* ---- keys --------------------------------------------------------------- */
 
-/* Cuts a window key into prefix, action, type and value (see ctl_int.h). */
+/* Cuts a window key into prefix, action, type and value (ctl_internal.h). */
 bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
                    ctl_keyparts_t *p)
 {
@@ -194,7 +194,7 @@ bool ctl_key_split(const ctl_t *c, const char *key, size_t len,
     return p->value_len > 0 && suspect_name_valid(p->action, p->action_len);
 }
 
-/* Decodes the %XX escapes of a key value (see ctl_int.h). */
+/* Decodes the %XX escapes of a key value (see ctl_internal.h). */
 bool ctl_key_unescape(const char *value, size_t len, char *buf, size_t size,
                       size_t *out_len)
 {
@@ -362,7 +362,7 @@ static int target_from_key(ctl_t *c, bool need_rule, ctl_target_t *t)
     return CTL_OK;
 }
 
-/* Builds the target of ACTION IDENTITY [TYPE] or -k KEY (see ctl_int.h). */
+/* Builds the target of ACTION IDENTITY [TYPE] or -k KEY (ctl_internal.h). */
 int ctl_target(ctl_t *c, const char *action, const char *identity,
                const char *type, bool need_rule, ctl_target_t *t)
 {

@@ -12,7 +12,7 @@
  * for --json, cut into action, type and the identity's raw value (null
  * when the key holds only a digest of it: use the key with -k).
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
  * RFC 8259 requires; bytes that are not valid UTF-8 become U+FFFD, so the
  * output is valid JSON whatever a request or a store held.
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 #include "text.h"
 
 #include <stdarg.h>

@@ -16,7 +16,7 @@
  * exactly as the guard builds it) and answer from the daemon or the store
  * alike, so the commands print the same either way.
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * store itself; with the memory store and no daemon answering, the route,
  * identities and keys are shown, the decision is "unknown".
  */
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * through the running daemon's control socket when one answers, for every
  * store, else on the store suspect.xml configures (lmdb or redis; the
  * memory store lives inside the daemon).  This file is the command line:
- * the options, a table of commands, and the exit status (ctl_int.h: 0 ok,
+ * the options, a table of commands, and the exit status (ctl_internal.h: 0 ok,
  * 1 configuration, 2 usage, 3 store, 4 not found).  The commands live in
  * ctl_cmds.c, ctl_locked.c, ctl_simulate.c and ctl_daemon.c; loading and
  * the store in ctl_env.c; the daemon in ctl_remote.c; output in
@@ -32,7 +32,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "ctl_int.h"
+#include "ctl_internal.h"
 
 #define DEFAULT_CONF "/etc/suspect/suspect.xml"
 

@@ -11,9 +11,9 @@
  * forwarding error is logged and answered with the status the forwarder
  * chose, unless the application's output had already started.
  *
- * A route that counts by the response (<Failure>, <Success>) holds a slot
- * in flight from the decision on (mw_guard_finish()); the response is
- * watched as it is relayed (outcome.h) and the slot settled when the
+ * A route that counts by the response (<Failure>, <Success>) holds a
+ * reservation in flight from the decision on (mw_guard_finish()); the response
+ * is watched as it is relayed (outcome.h) and the reservation settled when the
  * forwarder returns: dropped only when the application's whole response
  * said the attempt succeeded; a failure, a response that never came or
  * was cut, a client gone before the end all count.
@@ -112,8 +112,8 @@ static bool forward(mw_runtime_t *rt, const suspect_conf_t *c, mw_req_t *req,
     return rc == SUSPECT_OK && res.complete;
 }
 
-/* Forwards a request that holds a slot in flight, watching the response,
- * and settles the slot by what it said (guard_watch.c). */
+/* Forwards a request that holds a reservation, watching the response,
+ * and settles the reservation by what it said (guard_watch.c). */
 static void forward_settled(mw_runtime_t *rt, const mw_guard_t *g,
                             const suspect_conf_t *c, mw_req_t *req,
                             const mw_resolution_t *res, const mw_verdict_t *v)
@@ -187,7 +187,7 @@ void mw_handler_request(mw_req_t *req, void *arg)
     mw_guard_t *g;
     suspect_limits_t *l;
     const suspect_conf_t *c;
-    mw_resolution_t res; /* its keys settle a slot after the forward */
+    mw_resolution_t res; /* its keys settle a reservation after the forward */
     mw_verdict_t v;
     suspect_err_t err;
 

@@ -37,7 +37,7 @@
 #include "log/log.h"
 #include "random.h"
 #include "setup/live.h"
-#include "setup/store.h"
+#include "setup/open_store.h"
 #include "suspect_failover.h"
 #include "forward/upstream.h"
 #include "text.h"

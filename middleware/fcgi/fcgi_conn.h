@@ -66,8 +66,8 @@ enum { FC_NEXT_KEEP, FC_NEXT_LINGER, FC_NEXT_CLOSE };
 enum {
     FC_AT_IDLE,    /* waiting for BEGIN_REQUEST (idle_timeout_ms) */
     FC_AT_PENDING, /* a request arriving (request_timeout_ms) */
-    FC_AT_SLOT,    /* arrived but for a body still coming, waiting for a
-                      worker that may stream it */
+    FC_AT_STREAM,  /* arrived but for a body still coming, waiting for a
+                    worker that may stream it */
     FC_AT_LINGER,  /* half-closed, draining what the peer still sends */
     FC_AT_QUEUED,  /* ready, in the workers' queue */
     FC_AT_WORKER,  /* being served */

@@ -23,7 +23,7 @@
  *            a body as it arrives (half of them) is free; closed when the
  *            whole request has not arrived within request_timeout_ms of
  *            its BEGIN_REQUEST;
- *   SLOT     PARAMS in, body still coming, no streaming worker free: the
+ *   STREAM   PARAMS in, body still coming, no streaming worker free: the
  *            body is read ahead into the connection's buffer (one record,
  *            64 KiB), and the request goes to the workers as soon as it
  *            is all in, or a streaming worker is free; a full buffer is
@@ -96,16 +96,16 @@ struct fc_front {
     bool listening;
     bool started;
     pthread_t thread;
-    fc_list_t idle, pending, slot, linger; /* the front thread's */
-    fc_list_t dead;                        /* closed, to free */
-    size_t held;                           /* bytes buffered in the front */
-    pthread_mutex_t mu;                    /* guards what follows */
-    pthread_cond_t cv;                     /* a request is ready, or done */
-    fc_list_t ready;                       /* for the workers */
-    fc_list_t back;                        /* given back by workers */
-    bool stop;                             /* refuse new connections */
-    bool done;                             /* the thread has ended */
-    bool stopping;                         /* the front thread's copy of stop */
+    fc_list_t idle, pending, waiting, linger; /* the front thread's */
+    fc_list_t dead;                           /* closed, to free */
+    size_t held;                              /* bytes buffered in the front */
+    pthread_mutex_t mu;                       /* guards what follows */
+    pthread_cond_t cv;                        /* a request is ready, or done */
+    fc_list_t ready;                          /* for the workers */
+    fc_list_t back;                           /* given back by workers */
+    bool stop;                                /* refuse new connections */
+    bool done;                                /* the thread has ended */
+    bool stopping; /* the front thread's copy of stop */
 };
 
 /* epoll tags of the two descriptors that are not connections. */
@@ -150,8 +150,8 @@ static fc_list_t *list_of(fc_front_t *f, int at)
         return &f->idle;
     case FC_AT_PENDING:
         return &f->pending;
-    case FC_AT_SLOT:
-        return &f->slot;
+    case FC_AT_STREAM:
+        return &f->waiting;
     case FC_AT_LINGER:
         return &f->linger;
     default:
@@ -234,7 +234,7 @@ static void drop_request(fc_front_t *f, conn_t *c, atomic_uint_fast64_t *stat)
  * arriving or waiting one.  False when every connection is a worker's. */
 static bool evict_one(fc_front_t *f)
 {
-    fc_list_t *order[] = {&f->idle, &f->linger, &f->pending, &f->slot};
+    fc_list_t *order[] = {&f->idle, &f->linger, &f->pending, &f->waiting};
 
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         if (order[i]->head != NULL) {
@@ -250,8 +250,9 @@ static bool evict_one(fc_front_t *f)
 static void enforce_budget(fc_front_t *f)
 {
     while (f->held > f->sh->buffer_max &&
-           (f->pending.head != NULL || f->slot.head != NULL)) {
-        conn_t *old = f->pending.head != NULL ? f->pending.head : f->slot.head;
+           (f->pending.head != NULL || f->waiting.head != NULL)) {
+        conn_t *old =
+            f->pending.head != NULL ? f->pending.head : f->waiting.head;
 
         drop_request(f, old, &f->sh->evicted);
     }
@@ -260,10 +261,10 @@ static void enforce_budget(fc_front_t *f)
 /* ---- epoll ------------------------------------------------------------------
  */
 
-/* Whether c waits for its socket: not a SLOT whose buffer is full. */
+/* Whether c waits for its socket: not a STREAM waiter whose buffer is full. */
 static bool wants_events(const conn_t *c)
 {
-    return !(c->at == FC_AT_SLOT && c->in_len - c->in_off >= FC_IN_CAP);
+    return !(c->at == FC_AT_STREAM && c->in_len - c->in_off >= FC_IN_CAP);
 }
 
 /* Puts c in the epoll set (when it wants events), or takes it out.  A
@@ -307,8 +308,8 @@ static void queue(fc_front_t *f, conn_t *c)
     pthread_mutex_unlock(&f->mu);
 }
 
-/* Takes a streaming slot for c: true when one was free. */
-static bool take_slot(fc_front_t *f, conn_t *c)
+/* Takes one of the streams for c: true when one was free. */
+static bool take_stream(fc_front_t *f, conn_t *c)
 {
     unsigned n = atomic_load(&f->sh->streaming);
 
@@ -323,10 +324,10 @@ static bool take_slot(fc_front_t *f, conn_t *c)
 
 /*
  * c's PARAMS have arrived: it goes to the workers when its body is in the
- * buffer (or it has none), or when a streaming slot is free (the worker
- * then reads the body as it comes).  Otherwise it waits in SLOT, still
+ * buffer (or it has none), or when one of the streams is free (the worker
+ * then reads the body as it comes).  Otherwise it waits in STREAM, still
  * read ahead, so a body that arrives a moment after its PARAMS needs no
- * slot; once the buffer is full it is no longer read, and waits for one.
+ * stream; once the buffer is full it is no longer read, and waits for one.
  * True when c waits; false when it was handed over.
  */
 static bool body_ahead(fc_front_t *f, conn_t *c)
@@ -341,11 +342,11 @@ static bool body_ahead(fc_front_t *f, conn_t *c)
         queue(f, c);
         return false;
     }
-    if (take_slot(f, c)) {
+    if (take_stream(f, c)) {
         queue(f, c);
         return false;
     }
-    move_to(f, c, FC_AT_SLOT, c->deadline_ms);
+    move_to(f, c, FC_AT_STREAM, c->deadline_ms);
     if (!wants_events(c)) {
         unwatch(f, c);
     }
@@ -572,13 +573,13 @@ static void take_back_all(fc_front_t *f)
 static int expire(fc_front_t *f)
 {
     long long now = mono_ms(), next = -1;
-    fc_list_t *lists[] = {&f->idle, &f->pending, &f->slot, &f->linger};
+    fc_list_t *lists[] = {&f->idle, &f->pending, &f->waiting, &f->linger};
 
     for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
         fc_list_t *l = lists[i];
 
         while (l->head != NULL && l->head->deadline_ms <= now) {
-            if (l == &f->pending || l == &f->slot) {
+            if (l == &f->pending || l == &f->waiting) {
                 drop_request(f, l->head, &f->sh->timed_out);
             } else {
                 close_conn(f, l->head);
@@ -591,11 +592,11 @@ static int expire(fc_front_t *f)
     return next < 0 ? -1 : (int)(next - now + 1);
 }
 
-/* Queues the requests of SLOT whose turn came (a streaming slot freed). */
+/* Queues the waiting requests whose turn came (a stream freed). */
 static void admit_waiting(fc_front_t *f)
 {
-    while (f->slot.head != NULL && take_slot(f, f->slot.head)) {
-        queue(f, f->slot.head);
+    while (f->waiting.head != NULL && take_stream(f, f->waiting.head)) {
+        queue(f, f->waiting.head);
     }
 }
 
@@ -734,7 +735,7 @@ void mw_fc_front_give_back(fc_front_t *f, conn_t *c, int next)
     bool stop;
 
     /* A connection that closes needs nothing of the front, unless it held
-     * a streaming slot (the front hands it on): the worker closes it, and
+     * one of the streams (the front hands it on): the worker closes it, and
      * wakes the front only while it stops (it ends when none is left). */
     if (next == FC_NEXT_CLOSE && !c->streaming) {
         mw_fc_conn_free(c);
@@ -776,7 +777,7 @@ void mw_fc_front_join(fc_front_t *f)
 
 void mw_fc_front_free(fc_front_t *f)
 {
-    fc_list_t *lists[] = {&f->idle,  &f->pending, &f->slot, &f->linger,
+    fc_list_t *lists[] = {&f->idle,  &f->pending, &f->waiting, &f->linger,
                           &f->ready, &f->back,    &f->dead};
 
     if (f == NULL) {

@@ -25,7 +25,7 @@ conn_t *mw_fc_front_take(fc_front_t *f);
 void mw_fc_front_give_back(fc_front_t *f, conn_t *c, int next);
 
 /* No new connection from now on (the caller shuts the listening socket
- * down); the front ends once no connection is left. */
+ * down); the front thread ends once no connection is left. */
 void mw_fc_front_refuse(fc_front_t *f);
 
 /* Waits for the thread to end (call mw_fc_front_refuse() first); then

@@ -23,7 +23,7 @@
  * values.
  *
  * Algorithm: one pass hashes every name (SipHash-2-4 under a secret each
- * worker draws once, so a client cannot aim names at one slot) into an
+ * worker draws once, so a client cannot aim names at one cell) into an
  * open-addressing table at most two thirds full, and chains each repeat
  * after the previous copy of its name.  Without repeats that is all.
  * With them, a second pass walks each first copy's chain, writes the
@@ -54,13 +54,13 @@
 /* Pair indices are 32-bit: far above any pairs_max that fits in memory. */
 #define PAIRS_HARD_MAX (1u << 26)
 
-/* One slot of the name table: first copy of a name (index + 1, 0 for an
- * empty slot), its latest copy so far, and the name's hash. */
-typedef struct name_slot {
+/* One cell of the name table: first copy of a name (index + 1, 0 for an
+ * empty cell), its latest copy so far, and the name's hash. */
+typedef struct name_cell {
     uint32_t first;
     uint32_t last;
     uint32_t hash;
-} name_slot_t;
+} name_cell_t;
 
 /* How repeats of a name are merged. */
 typedef struct merge_rule {
@@ -99,9 +99,9 @@ int mw_fc_add_params(conn_t *c, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Table slots for cap pairs: a power of two, at least 1.5 * cap (so the
+/* Table cells for cap pairs: a power of two, at least 1.5 * cap (so the
  * table is at most two thirds full). */
-static size_t table_slots(size_t cap)
+static size_t table_cells(size_t cap)
 {
     size_t s = 16;
 
@@ -115,7 +115,7 @@ static size_t table_slots(size_t cap)
 static size_t block_size(size_t cap, size_t mcap)
 {
     return cap * (sizeof(mw_param_t) + sizeof(uint32_t)) +
-           table_slots(cap) * sizeof(name_slot_t) + mcap;
+           table_cells(cap) * sizeof(name_cell_t) + mcap;
 }
 
 /* The chain links of the block: links[i] is the next copy of pair i's
@@ -125,14 +125,14 @@ static uint32_t *block_links(conn_t *c)
     return (uint32_t *)(void *)(c->params + c->params_cap);
 }
 
-static name_slot_t *block_table(conn_t *c)
+static name_cell_t *block_table(conn_t *c)
 {
-    return (name_slot_t *)(void *)(block_links(c) + c->params_cap);
+    return (name_cell_t *)(void *)(block_links(c) + c->params_cap);
 }
 
 static char *block_merge_area(conn_t *c)
 {
-    return (char *)(block_table(c) + table_slots(c->params_cap));
+    return (char *)(block_table(c) + table_cells(c->params_cap));
 }
 
 /* Makes room for one more pair in the params array. */
@@ -193,7 +193,7 @@ static int grow_merge_area(conn_t *c, size_t need)
 /* Draws the connection's secret hash key once: 0, or -EIO when the
  * kernel gives no random bytes (random.h; the request is then refused
  * rather than hashed under a key a client could guess and aim names at
- * one slot with). */
+ * one cell with). */
 static int hash_key(conn_t *c)
 {
     if (c->hkey_set) {
@@ -230,10 +230,10 @@ static merge_rule_t merge_rule(const mw_param_t *p)
 }
 
 /*
- * Finds p's name (hash h) in the table of mask + 1 slots: the slot that
- * holds it, or the empty slot where it belongs.
+ * Finds p's name (hash h) in the table of mask + 1 cells: the cell that
+ * holds it, or the empty cell where it belongs.
  */
-static name_slot_t *table_find(conn_t *c, name_slot_t *tab, size_t mask,
+static name_cell_t *table_find(conn_t *c, name_cell_t *tab, size_t mask,
                                uint32_t h, const mw_param_t *p)
 {
     size_t s = h & mask;
@@ -261,15 +261,15 @@ static name_slot_t *table_find(conn_t *c, name_slot_t *tab, size_t mask,
 static size_t link_repeats(conn_t *c, size_t n, size_t *need)
 {
     uint32_t *links = block_links(c);
-    name_slot_t *tab = block_table(c);
-    size_t mask = table_slots(n) - 1, repeats = 0;
+    name_cell_t *tab = block_table(c);
+    size_t mask = table_cells(n) - 1, repeats = 0;
 
     *need = 0;
     memset(tab, 0, (mask + 1) * sizeof(*tab));
     for (size_t i = 0; i < n; i++) {
         const mw_param_t *p = &c->params[i];
         uint32_t h = name_hash(c, p);
-        name_slot_t *s = table_find(c, tab, mask, h, p);
+        name_cell_t *s = table_find(c, tab, mask, h, p);
 
         links[i] = 0;
         if (s->first == 0) {

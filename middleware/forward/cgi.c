@@ -12,7 +12,7 @@
  * usable CONTENT_LENGTH (a chunked body, or an empty value) the body is
  * read first, up to CGI_BODY_MAX (else 413), and CONTENT_LENGTH is set to
  * its size, so the environment always matches the bytes on stdin.  What
- * the program left unread when it ends is the front end's to drain.
+ * the program left unread when it ends is the request I/O's to drain.
  *
  * Ends: the timeout (the program's whole run), a client that went away (a
  * failed write or flush, or the web server hanging up the request's
@@ -27,12 +27,12 @@
  * response cut (mw_req_t.cut): the web server is not told it ended well.
  *
  * Hang-up: a script may print nothing for minutes, so a failed write
- * cannot be the only sign that the client left.  When the front end has a
+ * cannot be the only sign that the client left.  When the request I/O has a
  * connection (mw_req_t.has_conn: FastCGI), the loop polls it for
  * POLLRDHUP for the whole run, body or not, and never reads it.  Only a
  * real hang-up counts: a kept connection (FCGI_KEEP_CONN) that stays open
  * and silent is not one, and bytes the web server sends after the body
- * are left to the front end.  nginx closes the connection when its client
+ * are left to the request I/O.  nginx closes the connection when its client
  * aborts, with or without keep-conn.
  *
  * SIGPIPE is blocked in the calling thread for the duration (a child that
@@ -109,7 +109,7 @@ static bool wait_events(cgi_run_t *r, bool busy)
 
         watch(pf, &n, fd, POLLIN);
         if (fd < 0 && left > 10) {
-            left = 10; /* a front end that cannot be polled: retry soon */
+            left = 10; /* a request I/O that cannot be polled: retry soon */
         }
     }
     if (!r->out_eof) {

@@ -2,7 +2,7 @@
  * cgi_io.c - the three pipes of a running CGI program.
  *
  *   request body -> child stdin   read without waiting (the loop polls the
- *       front end's descriptor when it has one), written to a non-blocking
+ *       request I/O's descriptor when it has one), written to a non-blocking
  *       pipe; at the body's end (or CONTENT_LENGTH bytes) the pipe is
  *       closed.  A child that closes its stdin early (EPIPE) gets nothing
  *       more; the rest of the body is read and dropped while it runs.  A

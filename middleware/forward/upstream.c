@@ -55,7 +55,7 @@
 #include "alloc.h"
 #include "fcgi/listen.h"
 #include "log/log.h"
-#include "upstream_int.h"
+#include "upstream_internal.h"
 
 #define DEF_CONNECT_TIMEOUT_MS 1000
 #define DEF_TIMEOUT_MS         30000
@@ -246,7 +246,7 @@ static suspect_rc_t conclude(mw_upstream_t *u, const up_xchg_t *x, up_end_t end,
     }
     res->status = x->wrote ? 0 : (late ? 504 : 502);
     if (x->wrote) {
-        x->req->cut = true; /* the front end must not end it as complete */
+        x->req->cut = true; /* the request I/O must not end it as complete */
     }
     atomic_fetch_add(&u->failures, 1);
     return rc;

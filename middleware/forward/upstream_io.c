@@ -32,7 +32,7 @@
  * still working ends the exchange at once (UP_CLIENT), and so does the
  * stop once its grace period is over (UP_STOPPED).
  */
-#include "upstream_int.h"
+#include "upstream_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -425,7 +425,7 @@ static up_end_t pump(up_xchg_t *x, bool *body_wait, bool *progress)
 }
 
 /* Flushes relayed output before we may block, so a slow response
- * streams instead of sitting in the front end's buffer. */
+ * streams instead of sitting in the request I/O's buffer. */
 static up_end_t flush_out(up_xchg_t *x)
 {
     int r;

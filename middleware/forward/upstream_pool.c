@@ -22,7 +22,7 @@
  * possible; upstream.c decides whether such a failure may be retried.
  * max_idle 0 keeps no connection: every request connects.
  */
-#include "upstream_int.h"
+#include "upstream_internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -147,7 +147,7 @@ suspect_rc_t up_pool_init(up_pool_t *p, unsigned max_idle,
     memset(p, 0, sizeof(*p));
     p->max_idle = max_idle;
     p->idle_timeout_ms = idle_timeout_ms;
-    /* max_idle 0 pools nothing; one slot keeps the allocation valid. */
+    /* max_idle 0 pools nothing; one place keeps the allocation valid. */
     p->idle = suspect_calloc(max_idle > 0 ? max_idle : 1, sizeof(*p->idle));
     if (p->idle == NULL) {
         return SUSPECT_E_NOMEM;

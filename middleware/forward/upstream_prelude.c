@@ -19,7 +19,7 @@
 
 #include "alloc.h"
 #include "fwd_params.h"
-#include "upstream_int.h"
+#include "upstream_internal.h"
 
 /* Writes PARAMS records into buf, tracking the open record. */
 typedef struct pwriter {

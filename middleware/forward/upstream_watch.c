@@ -14,11 +14,11 @@
  * peeked, never read, and an ABORT_REQUEST among them ends the exchange;
  * the rest of the request's STDIN stream (its empty record) is read
  * through the request, so that an ABORT_REQUEST behind it comes to the
- * top; any other byte belongs to the front end, and from then on only the
+ * top; any other byte belongs to the request I/O, and from then on only the
  * hang-up is watched (poll() would report those bytes again and again).
  * Before the body is sent, an ABORT_REQUEST shows up as a failed body
  * read.  A kept connection (FCGI_KEEP_CONN) that stays open and silent is
- * no sign of anything.  An ABORT_REQUEST the front end had already read
+ * no sign of anything.  An ABORT_REQUEST the request I/O had already read
  * into its buffer before the exchange looked is not seen (web servers
  * send it long after the request, when their client leaves).
  *
@@ -28,7 +28,7 @@
  * response) instead of waiting for a hung app up to timeout_ms.  The
  * eventfd is made once per process and never closed.
  */
-#include "upstream_int.h"
+#include "upstream_internal.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -107,11 +107,11 @@ up_end_t up_on_client(up_xchg_t *x, short revents)
         return gone(x, 0, "the web server aborted the request");
     }
     if (x->req->body_done) {
-        x->client_quiet = true; /* the front end's bytes, not ours */
+        x->client_quiet = true; /* the request I/O's bytes, not ours */
         return UP_MORE;
     }
     /* The end of the STDIN stream (or bytes past CONTENT_LENGTH, which
-     * the front end would drop anyway). */
+     * the request I/O would drop anyway). */
     r = mw_req_read(x->req, rest, sizeof(rest), false);
     if (r < 0 && r != -EAGAIN) {
         return gone(x, (int)-r,

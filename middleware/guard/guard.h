@@ -74,7 +74,7 @@ typedef struct mw_verdict {
     int64_t now_ms;
     int status;      /* HTTP status for DENY/REJECT/UNAVAILABLE */
     const char *why; /* short reason for the log (never a value) */
-    /* ALLOW of a route that counts by the response: the slot in flight
+    /* ALLOW of a route that counts by the response: the reservation
      * to settle once the response is known (id 0: none held) */
     suspect_ticket_t ticket;
     bool shadow;     /* the route is in shadow mode */
@@ -99,7 +99,7 @@ typedef struct mw_verdict {
 
 typedef struct mw_resolution {
     mw_verdict_t verdict;
-    /* > 0: the route counts by the response, so the store reserves a slot
+    /* > 0: the route counts by the response, so the store makes a reservation
      * that lives this long (the forwarding timeout and 10 s) */
     int64_t reserve_ttl_ms;
     size_t nkeys;
@@ -141,24 +141,24 @@ void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
                      mw_verdict_t *out);
 
 /*
- * Settles the slot of an ALLOW verdict v that holds one (v->ticket.id !=
+ * Settles the reservation of an ALLOW verdict v that holds one (v->ticket.id !=
  * 0), made by mw_guard_finish() on res: a hit when failed (the response
  * said the attempt failed, or did not say), else dropped.  A no-op for a
- * verdict without a slot.  The store's error is returned (the slot then
- * becomes a hit at its end).
+ * verdict without a reservation.  The store's error is returned (the
+ * reservation then becomes a hit at its end).
  */
 suspect_rc_t mw_guard_settle(suspect_store_t *store, const mw_resolution_t *res,
                              const mw_verdict_t *v, bool failed, int64_t now_ms,
                              suspect_err_t *err);
 
 /*
- * An allowed attempt that holds a slot (v->ticket.id != 0), from its
+ * An allowed attempt that holds a reservation (v->ticket.id != 0), from its
  * forward to its settlement (guard_watch.c).  mw_guard_watch_start()
  * before the response is relayed: req's output is watched (and on a route
  * that binds device cookies its head held, so that a success gets one);
  * s, res, v and req must live until mw_guard_watch_settle(), called once
  * the response ended (complete: the application answered it all), which
- * stops watching, lets go what is held and settles the slot in store by
+ * stops watching, lets go what is held and settles the reservation in store by
  * what the response said (a hit unless it said it succeeded), logging a
  * settlement the store refused.
  */
@@ -253,8 +253,8 @@ int mw_guard_respond(const mw_guard_t *g, mw_req_t *req, const mw_verdict_t *v);
 
 /*
  * g's allow and deny lists packed for suspect-cgi's compiled configuration
- * into s->packed (COMPILED_PACK_SLOT() order, a slot without a list left
- * empty; s must hold none yet, and gets them to own), so that a request
+ * into s->packed (COMPILED_PACK_INDEX() order, an index without a list
+ * left empty; s must hold none yet, and gets them to own), so that a request
  * takes them as they are instead of parsing and sorting them.  g must
  * have been compiled from s->conf.  SUSPECT_E_NOMEM (s unchanged).
  */

@@ -38,7 +38,7 @@
  *     pass (challenge.c);
  *  6. one suspect_store_decide() for all keys, or for a route that
  *     counts by the response (<Failure>, <Success>) one
- *     suspect_store_reserve(): an allowed request then holds a slot in
+ *     suspect_store_reserve(): an allowed request then holds a reservation in
  *     flight, which the caller settles with mw_guard_settle() once the
  *     response is known.  Such a route refuses a request whose response
  *     it will not see (an authorizer's: REJECT 500).  A store error (a
@@ -280,9 +280,9 @@ static void store_verdict(suspect_store_t *store, const suspect_key_t *keys,
     }
 }
 
-/* How long a slot of a route that counts by the response lives: the
+/* How long a reservation of a route that counts by the response lives: the
  * forwarding timeout, and 10 s for the response's last bytes and the
- * settlement; past it the slot is a hit. */
+ * settlement; past it the reservation is a hit. */
 static int64_t reserve_ttl_ms(const suspect_conf_t *conf)
 {
     unsigned t =
@@ -468,7 +468,7 @@ void mw_guard_finish(suspect_store_t *store, const mw_resolution_t *res,
     }
 }
 
-/* Settles a verdict's slot: see guard.h. */
+/* Settles a verdict's reservation: see guard.h. */
 suspect_rc_t mw_guard_settle(suspect_store_t *store, const mw_resolution_t *res,
                              const mw_verdict_t *v, bool failed, int64_t now_ms,
                              suspect_err_t *err)

@@ -223,7 +223,7 @@ bool guard_call_app_elsewhere(const guard_call_t *c);
 
 /* True when the app reads a repeated variable's copies as they came, not
  * the value the guard sees: where the app is handed the request
- * elsewhere, and where the front end left the copies apart
+ * elsewhere, and where the request I/O left the copies apart
  * (mw_req_t.copies_apart). */
 bool guard_call_copies_apart(const guard_call_t *c);
 

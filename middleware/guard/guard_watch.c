@@ -3,14 +3,14 @@
  * response, from the forward to the settlement (guard.h): the response
  * watched as it is relayed, its head held on a route that binds device
  * cookies (so that a success gets one, device.c), then what it said
- * settles the slot the decision reserved.  suspect-fcgi (the daemon's
+ * settles the reservation the decision made.  suspect-fcgi (the daemon's
  * forwarders) and suspect-cgi (the program run as its child) both go
  * through here, so they judge and settle alike.
  *
  * An attempt counts unless its response was whole and said it
  * succeeded: cut, unread (no memory for the watcher), undecided or
- * failed, the slot becomes a hit.  A settlement the store refuses is
- * logged; the slot then becomes a hit when it ends.
+ * failed, the reservation becomes a hit.  A settlement the store refuses is
+ * logged; the reservation then becomes a hit when it ends.
  */
 #include "guard_internal.h"
 
@@ -85,8 +85,8 @@ void mw_guard_watch_settle(mw_settling_t *s, mw_req_t *req,
 
         suspect_err_format(&err, msg, sizeof(msg));
         mw_log(MW_LOG_WARNING,
-               "settle %s: %s; the attempt counts when its slot ends", action,
-               msg);
+               "settle %s: %s; the attempt counts when its reservation ends",
+               action, msg);
     }
     if (complete && why != NULL) {
         mw_log(MW_LOG_NOTICE, "settle %s: response not judged (%s): counted",

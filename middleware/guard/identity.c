@@ -28,7 +28,7 @@
  * keeps the last), while the value here is the copies joined, so a
  * client could put its victim last and vary the first.  In forward mode
  * the app gets the joined value that was counted, so it is accepted.  A
- * front end that leaves the copies apart (the in-process guard: the app
+ * request I/O that leaves the copies apart (the in-process guard: the app
  * reads the web server's variables itself, either copy) refuses any
  * source read from a repeated variable: header, env, cookie or
  * Authorization.

@@ -46,6 +46,15 @@
  *    and split as for param), a header, a cookie (named as any parser
  *    names it, CGI::Cookie's reading too: lookup.h); what makes the
  *    application check a password ("u" present), whatever its value;
+ *  - paramIn="request" (PHP's $_REQUEST): the parameter is also looked
+ *    for in the Cookie header, and a value condition that holds must
+ *    hold for every copy: $_REQUEST takes one copy from the query, the
+ *    body or a cookie, which one by php.ini (request_order,
+ *    variables_order), so copies that disagree, or a value given only in
+ *    a cookie (in $_REQUEST or not, by php.ini), make the request
+ *    ambiguous (SUSPECT_E_INVAL, a 400): "?action=lostpassword" with
+ *    "Cookie: action=login" would run the login under "request_order=GPC"
+ *    while the reset route counted it;
  * Matching more has one catch: the first route wins, so a request could
  * meet an earlier route's condition while the app runs a later one's
  * ("?op=login&op=promo": PHP reads the last op, promo, while the login
@@ -158,9 +167,76 @@ static suspect_rc_t cookie_in(const char *hdr, size_t len,
     return rc == SUSPECT_E_FULL ? SUSPECT_OK : rc;
 }
 
+/* paramIn="request": whether every copy of the route's parameter in s (a
+ * query or a body), split either way, has the route's value: SUSPECT_OK
+ * (*seen set when there is one), else SUSPECT_E_INVAL. */
+static suspect_rc_t copies_agree(const guard_route_t *r, const char *s,
+                                 size_t s_len, bool *seen)
+{
+    const suspect_conf_route_t *cr = r->conf;
+    static const unsigned splits[] = {0, MW_PARAM_SEMICOLON};
+
+    for (size_t i = 0; i < sizeof(splits) / sizeof(splits[0]); i++) {
+        char one;
+        size_t n = 0;
+        suspect_rc_t rc = mw_param_find(s, s_len, splits[i], cr->param_name,
+                                        r->param_name_len, &one, 1, &n);
+
+        if (rc == SUSPECT_E_NOTFOUND) {
+            continue;
+        }
+        if (mw_param_ambiguous(s, s_len, splits[i], cr->param_name,
+                               r->param_name_len) ||
+            mw_param_match(s, s_len, splits[i], cr->param_name,
+                           r->param_name_len, cr->param_value,
+                           r->param_value_len) != SUSPECT_OK) {
+            return SUSPECT_E_INVAL;
+        }
+        *seen = true;
+    }
+    return SUSPECT_OK;
+}
+
+/* paramIn="request", a value condition that holds: PHP's $_REQUEST takes
+ * one copy of the parameter from the query, the body or a cookie, which
+ * one by php.ini (request_order, variables_order), so every copy must
+ * have the value, and a cookie alone, which $_REQUEST holds or not by
+ * php.ini, does not decide: SUSPECT_OK, else SUSPECT_E_INVAL (a 400,
+ * as an ambiguous route), or an error reading the body. */
+static suspect_rc_t request_copies(guard_call_t *c, const guard_route_t *r)
+{
+    const suspect_conf_route_t *cr = r->conf;
+    const char *s = NULL;
+    size_t len = 0, n = 0;
+    bool seen = false;
+    char value[256];
+    suspect_rc_t rc = guard_call_query(c, &s, &len);
+
+    rc = rc == SUSPECT_OK ? copies_agree(r, s, len, &seen) : rc;
+    if (rc == SUSPECT_OK) {
+        rc = guard_call_body(c, &s, &len);
+        rc = rc == SUSPECT_OK ? copies_agree(r, s, len, &seen) : rc;
+    }
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (guard_call_cookie(c, &s, &len) == SUSPECT_OK && s != NULL) {
+        rc = mw_cookie_find(s, len, cr->param_name, r->param_name_len, value,
+                            sizeof(value), &n);
+        if (rc != SUSPECT_E_NOTFOUND &&
+            (rc != SUSPECT_OK || n != r->param_value_len ||
+             memcmp(value, cr->param_value, n) != 0 ||
+             mw_cookie_ambiguous(s, len, cr->param_name, r->param_name_len))) {
+            return SUSPECT_E_INVAL;
+        }
+    }
+    return seen ? SUSPECT_OK : SUSPECT_E_INVAL;
+}
+
 /* Whether the parameter condition of r holds: SUSPECT_OK,
- * SUSPECT_E_NOTFOUND, SUSPECT_E_FULL (the body is too long to tell), or an
- * error reading the body. */
+ * SUSPECT_E_NOTFOUND, SUSPECT_E_FULL (the body is too long to tell),
+ * SUSPECT_E_INVAL (paramIn="request": copies disagree), or an error
+ * reading the body. */
 static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
 {
     const suspect_conf_route_t *cr = r->conf;
@@ -187,6 +263,22 @@ static suspect_rc_t param_match(guard_call_t *c, const guard_route_t *r)
         if (rc == SUSPECT_OK) {
             rc = param_in(r, body, body_len);
         }
+    }
+    if (rc == SUSPECT_E_NOTFOUND &&
+        (cr->param_in & SUSPECT_PARAM_COOKIE) != 0) {
+        const char *hdr = NULL;
+        size_t hdr_len = 0;
+        guard_source_t w = {0};
+
+        w.name = cr->param_name;
+        w.name_len = r->param_name_len;
+        rc = guard_call_cookie(c, &hdr, &hdr_len);
+        rc = rc == SUSPECT_OK ? cookie_in(hdr, hdr_len, &w) : rc;
+        rc = rc == SUSPECT_E_INVAL ? SUSPECT_E_NOTFOUND : rc;
+    }
+    if (rc == SUSPECT_OK && cr->param_in == SUSPECT_PARAM_REQUEST &&
+        cr->param_value != NULL) {
+        rc = request_copies(c, r);
     }
     return rc;
 }

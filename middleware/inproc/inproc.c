@@ -5,7 +5,7 @@
  * A handle is what suspect-fcgi's runtime is without a listener or a
  * forwarder: the live pair of suspect.xml and its limits file
  * (setup/live.h: the same loaders, the same reload rule) and the store of
- * <Store> (setup/store.h).  Its own part is which suspect.xml it takes,
+ * <Store> (setup/open_store.h).  Its own part is which suspect.xml it takes,
  * at open and on every reload (accept_conf()): forward mode only, no
  * <Cgi>, and no change to what the store was built on.
  *
@@ -18,14 +18,14 @@
  * to the application's callback, or nowhere (a library writes nothing of
  * its own accord).  The sink is process-wide, as the log is.
  */
-#include "inproc_int.h"
+#include "inproc_internal.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "alloc.h"
 #include "log/log.h"
-#include "setup/store.h"
+#include "setup/open_store.h"
 #include "suspect_failover.h"
 
 /* ---- the log ------------------------------------------------------------- */

@@ -25,14 +25,14 @@
  * request's buffer (request.c) and comes first to suspect_guard_req_read().
  *
  * A held attempt (a route that counts by the response): the watcher of
- * response/outcome.h is fed what the application observes, and the slot
+ * response/outcome.h is fed what the application observes, and the reservation
  * is settled by suspect_guard_req_settle(), or counted at free.
  *
  * Ownership: the request owns its variables' array, the watcher, the
  * response buffer and a reference to the guard and limits it was decided
  * on, all released by suspect_guard_req_free().
  */
-#include "inproc_int.h"
+#include "inproc_internal.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -99,9 +99,9 @@ static int ip_flush(mw_req_t *req)
 static const mw_req_ops_t ip_ops = {ip_read, ip_read_fd, ip_write, ip_flush};
 
 /* Up to this many variables, repeats are found with a table on the stack
- * of SMALL_SLOTS slots (at most half full); beyond, by sorting an index. */
+ * of SMALL_CELLS cells (at most half full); beyond, by sorting an index. */
 #define SMALL_VARS  127
-#define SMALL_SLOTS 256
+#define SMALL_CELLS 256
 
 /* One entry of the name index. */
 typedef struct name_ix {
@@ -138,12 +138,12 @@ static int mark_pair(mw_param_t *p, size_t first, size_t i)
 }
 
 /* mark_repeats() for n <= SMALL_VARS: an open-addressing table of the
- * names on the stack (FNV-1a; a slot holds the first copy's index + 1).
- * At most SMALL_VARS names probe at most SMALL_VARS slots each, whatever
+ * names on the stack (FNV-1a; a cell holds the first copy's index + 1).
+ * At most SMALL_VARS names probe at most SMALL_VARS cells each, whatever
  * they hash to. */
 static int mark_repeats_small(mw_param_t *p, size_t n)
 {
-    uint8_t slot[SMALL_SLOTS] = {0};
+    uint8_t cell[SMALL_CELLS] = {0};
     int any = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -153,17 +153,17 @@ static int mark_repeats_small(mw_param_t *p, size_t n)
         for (size_t j = 0; j < p[i].name_len; j++) {
             h = (h ^ (unsigned char)p[i].name[j]) * 16777619u;
         }
-        for (k = h % SMALL_SLOTS; slot[k] != 0; k = (k + 1) % SMALL_SLOTS) {
-            const mw_param_t *q = &p[slot[k] - 1];
+        for (k = h % SMALL_CELLS; cell[k] != 0; k = (k + 1) % SMALL_CELLS) {
+            const mw_param_t *q = &p[cell[k] - 1];
 
             if (q->name_len == p[i].name_len &&
                 memcmp(q->name, p[i].name, q->name_len) == 0) {
-                any |= mark_pair(p, slot[k] - 1u, i);
+                any |= mark_pair(p, cell[k] - 1u, i);
                 break;
             }
         }
-        if (slot[k] == 0) {
-            slot[k] = (uint8_t)(i + 1);
+        if (cell[k] == 0) {
+            cell[k] = (uint8_t)(i + 1);
         }
     }
     return any;
@@ -461,9 +461,10 @@ void suspect_guard_req_free(suspect_guard_req_t *r)
             char msg[600];
 
             suspect_err_format(&err, msg, sizeof(msg));
-            mw_log(MW_LOG_WARNING,
-                   "settle %s: %s; the attempt counts when its slot ends",
-                   r->v.route->action, msg);
+            mw_log(
+                MW_LOG_WARNING,
+                "settle %s: %s; the attempt counts when its reservation ends",
+                r->v.route->action, msg);
         }
     }
     mw_req_release(&r->req);

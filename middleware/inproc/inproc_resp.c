@@ -13,7 +13,7 @@
  * then split in place: the Status line gives the status and reason, the
  * lines up to the blank line are the headers, the rest is the body.
  */
-#include "inproc_int.h"
+#include "inproc_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

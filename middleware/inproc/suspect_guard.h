@@ -263,7 +263,7 @@ void suspect_guard_req_observe(suspect_guard_req_t *r, const void *buf,
  * response matched <Success> (or not <Failure>), counted otherwise;
  * complete: the whole response was written (a cut one always counts).
  * A no-op returning SUSPECT_OK when r holds nothing or was settled.  A
- * store error is returned (the attempt then counts when its slot ends).
+ * store error is returned (the attempt then counts when its reservation ends).
  */
 suspect_rc_t suspect_guard_req_settle(suspect_guard_req_t *r, bool complete,
                                       suspect_err_t *err);

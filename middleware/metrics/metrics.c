@@ -3,7 +3,7 @@
  * Prometheus text format writer (metrics.h).
  *
  * Actions to rows: an open-addressing table of 2 x MW_METRICS_ACTIONS
- * slots, indexed by the FNV-1a hash of the name.  A slot's name pointer is
+ * cells, indexed by the FNV-1a hash of the name.  A cell's name pointer is
  * published last (release) after its row index; readers load it
  * (acquire) and compare strings, so the request path takes no lock.  Only
  * an action met for the first time takes the mutex, to add it.  Names are
@@ -65,8 +65,8 @@ struct mw_metrics {
     char store[STORE_NAME];
     mw_target_t target;
     pthread_mutex_t mu; /* adding an action */
-    _Atomic(const char *) slot_name[TABLE];
-    int slot_row[TABLE];
+    _Atomic(const char *) cell_name[TABLE];
+    int cell_row[TABLE];
     atomic_int nrows;
     char *names[MW_METRICS_ACTIONS];
     row_t rows[MW_METRICS_ACTIONS + 1];
@@ -143,41 +143,41 @@ static uint32_t fnv1a(const char *s)
     return h;
 }
 
-/* The row of name if it is in the table, else -1; *free_slot gets the
- * first empty slot met (-1 when the table is full). */
-static int find(mw_metrics_t *m, const char *name, uint32_t h, int *free_slot)
+/* The row of name if it is in the table, else -1; *free_cell gets the
+ * first empty cell met (-1 when the table is full). */
+static int find(mw_metrics_t *m, const char *name, uint32_t h, int *free_cell)
 {
     for (uint32_t i = 0; i < TABLE; i++) {
         uint32_t k = (h + i) & (TABLE - 1);
         const char *n =
-            atomic_load_explicit(&m->slot_name[k], memory_order_acquire);
+            atomic_load_explicit(&m->cell_name[k], memory_order_acquire);
 
         if (n == NULL) {
-            *free_slot = (int)k;
+            *free_cell = (int)k;
             return -1;
         }
         if (strcmp(n, name) == 0) {
-            return m->slot_row[k];
+            return m->cell_row[k];
         }
     }
-    *free_slot = -1;
+    *free_cell = -1;
     return -1;
 }
 
 /* Adds name under the mutex (another thread may have added it first). */
 static int add(mw_metrics_t *m, const char *name, uint32_t h)
 {
-    int slot, row, n;
+    int cell, row, n;
     char *copy;
 
     pthread_mutex_lock(&m->mu);
-    row = find(m, name, h, &slot);
+    row = find(m, name, h, &cell);
     n = atomic_load(&m->nrows);
-    if (row < 0 && slot >= 0 && n < MW_METRICS_ACTIONS &&
+    if (row < 0 && cell >= 0 && n < MW_METRICS_ACTIONS &&
         (copy = suspect_strdup(name)) != NULL) {
         m->names[n] = copy;
-        m->slot_row[slot] = n;
-        atomic_store_explicit(&m->slot_name[slot], copy, memory_order_release);
+        m->cell_row[cell] = n;
+        atomic_store_explicit(&m->cell_name[cell], copy, memory_order_release);
         atomic_store(&m->nrows, n + 1);
         row = n;
     }
@@ -188,7 +188,7 @@ static int add(mw_metrics_t *m, const char *name, uint32_t h)
 int mw_metrics_action(mw_metrics_t *m, const char *action)
 {
     uint32_t h = fnv1a(action);
-    int slot, row = find(m, action, h, &slot);
+    int cell, row = find(m, action, h, &cell);
 
     return row >= 0 ? row : add(m, action, h);
 }

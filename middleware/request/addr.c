@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lookup_int.h"
+#include "lookup_internal.h"
 
 #define ADDR_TEXT_IN 64 /* longest address text we parse (with zone) */
 
@@ -418,11 +418,11 @@ suspect_rc_t mw_client_addr(const mw_client_src_t *src, mw_addr_t *out)
     stop = hp.n > MW_HOPS_MAX ? hp.n - MW_HOPS_MAX : 0;
     for (size_t i = hp.n; i > stop && mw_trust_contains(src->trust, &cur);
          i--) {
-        size_t slot = (i - 1) % MW_HOPS_MAX;
-        if (!hp.h[slot].ok) {
+        size_t at = (i - 1) % MW_HOPS_MAX;
+        if (!hp.h[at].ok) {
             break;
         }
-        cur = hp.h[slot].addr;
+        cur = hp.h[at].addr;
     }
     *out = cur;
     return SUSPECT_OK;

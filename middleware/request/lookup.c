@@ -71,7 +71,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lookup_int.h"
+#include "lookup_internal.h"
 #include "text.h"
 
 static bool span_eq(span_t s, const char *name, size_t name_len)

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "multipart.h"
-#include "multipart_int.h"
+#include "multipart_internal.h"
 
 enum {
     ST_PREAMBLE,

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "multipart.h"
-#include "multipart_int.h"
+#include "multipart_internal.h"
 
 /* RFC 9110 tchar. */
 static bool is_tchar(unsigned char c)
@@ -346,7 +346,7 @@ static bool nested_type(const char *s, size_t len)
            ieq(s, n, "application/x-www-form-urlencoded");
 }
 
-/* Reads one part's header block: see multipart_int.h. */
+/* Reads one part's header block: see multipart_internal.h. */
 suspect_rc_t mp_head_read(const char *blk, size_t len, bool crlf, mp_head_t *h,
                           const char **why)
 {

@@ -15,7 +15,7 @@
  * Invariants: a compiled normaliser never changes (shared by threads);
  * it owns its pool and pairs, freed by mw_norm_free().
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -340,7 +340,7 @@ static suspect_rc_t parse_arg(mw_norm_t *n, step_t *s, const step_def_t *d,
     }
 }
 
-/* The step of token [tok, tok + len) into a new slot of n. */
+/* The step of token [tok, tok + len) into a new entry of n. */
 static suspect_rc_t parse_step(mw_norm_t *n, const char *tok, size_t len,
                                suspect_err_t *err)
 {

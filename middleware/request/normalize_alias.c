@@ -37,7 +37,7 @@
  * only to swap the table; the old one is freed after.  The alias object
  * is the one mutable part of a compiled normaliser.
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -289,7 +289,7 @@ static suspect_rc_t read_file(const mw_alias_t *a, table_t **out, file_id_t *id,
     return rc;
 }
 
-/* Opens the step's table: see normalize_int.h. */
+/* Opens the step's table: see normalize_internal.h. */
 suspect_rc_t mw_alias_open(const char *path, size_t len, mw_alias_key_fn fn,
                            const void *ctx, mw_alias_t **out,
                            suspect_err_t *err)
@@ -374,7 +374,7 @@ static void maybe_reload(mw_alias_t *a)
     pthread_mutex_unlock(&a->reload);
 }
 
-/* The canonical name of in: see normalize_int.h. */
+/* The canonical name of in: see normalize_internal.h. */
 suspect_rc_t mw_alias_lookup(mw_alias_t *a, const char *in, size_t n,
                              char **out, size_t *out_len)
 {

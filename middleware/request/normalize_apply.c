@@ -22,7 +22,7 @@
  * buffers are freed before returning, except the result handed to the
  * caller in *heap.
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -494,7 +494,7 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
                                out, out_len, heap);
 }
 
-/* The first nsteps steps: see normalize_int.h. */
+/* The first nsteps steps: see normalize_internal.h. */
 suspect_rc_t mw_norm_apply_steps(const mw_norm_t *n, size_t nsteps,
                                  const char *in, size_t len, char *buf,
                                  size_t size, const char **out, size_t *out_len,

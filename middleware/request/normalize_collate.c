@@ -43,7 +43,7 @@
  * collator is shared by the threads that apply a normaliser: sort keys
  * are read-only use of it (ICU's thread-safety guide: const methods).
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +98,7 @@ typedef struct mw_coll {
     int32_t space_len;
 } mw_coll_t;
 
-/* Opens the collator of the collation name[0..len): see normalize_int.h. */
+/* Opens the collator of name[0..len): see normalize_internal.h. */
 suspect_rc_t mw_norm_collate_open(const char *name, size_t len, void **out)
 {
     const coll_def_t *def = NULL;
@@ -226,7 +226,7 @@ static suspect_rc_t sort_key(const mw_coll_t *c, const UChar *u, int32_t n,
     }
 }
 
-/* The collate step: see normalize_int.h. */
+/* The collate step: see normalize_internal.h. */
 suspect_rc_t mw_norm_collate_key(const void *coll, const char *in, size_t n,
                                  char **out, size_t *out_len)
 {

@@ -112,7 +112,7 @@ static size_t named_ref(const char *p, const char *e, ucs4_t *uc)
     return len + 2;
 }
 
-/* The html-entities step: see the file comment and normalize_int.h. */
+/* The html-entities step: see the file comment and normalize_internal.h. */
 suspect_rc_t mw_norm_html_decode(const char *in, size_t n, char *out,
                                  size_t *out_len)
 {

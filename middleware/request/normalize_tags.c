@@ -27,7 +27,7 @@
  *
  * Cost: one pass; the output is never longer than the input.
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <string.h>
 

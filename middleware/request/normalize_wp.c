@@ -39,7 +39,7 @@
  *
  * Cost: one pass each; the output is never longer than the input.
  */
-#include "normalize_int.h"
+#include "normalize_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

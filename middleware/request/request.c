@@ -1,6 +1,6 @@
 /*
- * request.c - the front-end independent part of a request: variable lookup
- * and the prefetch buffer that lets form parameters be read before the
+ * request.c - the part independent of the request I/O of a request: variable
+ * lookup and the prefetch buffer that lets form parameters be read before the
  * decision while the app still receives the body untouched, and the body
  * filter that checks the rest on its way to the app.
  *
@@ -260,7 +260,7 @@ static ssize_t filter_read(mw_req_t *req, void *buf, size_t n, bool wait)
             return -EMSGSIZE;
         }
         if (f->ended && f->judged_end) {
-            /* All passed and returned: what the front end still says. */
+            /* All passed and returned: what the request I/O still says. */
             return req->body_done ? 0 : req->ops->read(req, buf, n, wait);
         }
         r = f->ended ? 0 : filter_pull(req, wait);

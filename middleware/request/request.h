@@ -1,7 +1,7 @@
 /*
  * request.h - one request as the middleware sees it, whatever carried it.
  *
- * The FastCGI server (fcgi_server.c) and, later, the CGI front end fill an
+ * The FastCGI server (fcgi_server.c) and, later, the CGI request I/O fill an
  * mw_req_t: the request's CGI variables, a body reader and a response
  * writer.  Everything above (routing, identities, the decision, the CGI
  * spawner, the upstream FastCGI client, denial responses) uses only this
@@ -18,7 +18,7 @@
  * (reads fail with -EMSGSIZE; the forwarder answers req->refused).
  *
  * Output: CGI response bytes (header lines, a blank line, the body) exactly
- * as a CGI program writes them; the front end frames them (FastCGI STDOUT
+ * as a CGI program writes them; the request I/O frames them (FastCGI STDOUT
  * records) and the web server parses the Status: line.
  *
  * Threads: a request is used by one thread at a time.
@@ -69,11 +69,11 @@ typedef struct mw_body_filter {
 /* The state of a body filter on a request (request.c). */
 typedef struct mw_req_filter mw_req_filter_t;
 
-/* What a front end implements. */
+/* What a request I/O implements. */
 typedef struct mw_req_ops {
     /*
      * Reads up to n body bytes into buf.  With wait, blocks until at least
-     * one byte, the end of the body, an error or the front end's I/O
+     * one byte, the end of the body, an error or the request I/O's own
      * timeout; without, returns -EAGAIN when nothing can be read now.
      * Returns the bytes read, 0 at the end of the body, or -errno.
      */
@@ -103,23 +103,23 @@ struct mw_req {
      * why: a forwarder that meets -EMSGSIZE answers it. */
     int refused;
     const char *refused_why;
-    bool body_done;      /* the front end has reported the body's end */
+    bool body_done;      /* the request I/O has reported the body's end */
     bool output_started; /* something was written: too late for a 502 */
     /* Set by a forwarder when the response stopped short after output had
-     * started (the app died or timed out, the daemon stopped): the front
-     * end must not end it as a complete one.  FastCGI: no END_REQUEST, the
+     * started (the app died or timed out, the daemon stopped): the request
+     * I/O must not end it as a complete one.  FastCGI: no END_REQUEST, the
      * connection is closed, so the web server sees a cut response (nginx
      * closes its client's connection without the last chunk). */
     bool cut;
-    /* Set by a front end whose requests arrive on a connection from the
+    /* Set by a request I/O whose requests arrive on a connection from the
      * web server (FastCGI): conn_fd is that connection.  Once it hangs up
      * (POLLRDHUP or POLLHUP, whatever is still unread) the client is gone,
      * so a forwarder may watch it (never read it) while the app runs.  A
-     * CGI front end leaves has_conn false: its stdin ends with the body,
+     * CGI request I/O leaves has_conn false: its stdin ends with the body,
      * and the web server itself ends the program when the client leaves. */
     bool has_conn;
     int conn_fd;
-    /* Set by a front end that leaves the web server's variables as they
+    /* Set by a request I/O that leaves the web server's variables as they
      * came (the in-process guard: the application reads its own copy of
      * them): a name repeated with different values was not merged, its
      * first entry is marked repeated, and the application may read either
@@ -218,7 +218,7 @@ bool mw_req_hold(mw_req_t *req, mw_hold_fn fn, void *arg);
  * its place).  0 or the write's -errno. */
 int mw_req_hold_end(mw_req_t *req, bool flush);
 
-/* Frees the prefetch buffer and the filter (the front end calls it when
+/* Frees the prefetch buffer and the filter (the request I/O calls it when
  * the request ends). */
 void mw_req_release(mw_req_t *req);
 

@@ -16,7 +16,7 @@
  * Ownership.  Keys and rules are borrowed for the call; values LMDB
  * returns are valid only inside their transaction and are never kept.
  */
-#include "lmdb_int.h"
+#include "lmdb_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

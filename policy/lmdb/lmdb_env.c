@@ -23,7 +23,7 @@
  * buffer where records are built is only touched inside a write
  * transaction, which LMDB already serialises.
  */
-#include "lmdb_int.h"
+#include "lmdb_internal.h"
 
 #include <errno.h>
 #include <string.h>

@@ -30,7 +30,7 @@
  * lock is deleted instead.  Views point into LMDB's pages and are valid
  * only inside their transaction.
  */
-#include "lmdb_int.h"
+#include "lmdb_internal.h"
 
 #include <string.h>
 

@@ -36,7 +36,7 @@
  * callers' clock (lm_free_dead(), lm_free_counters()): in a map full of
  * live records, every decision would otherwise walk the whole map.
  */
-#include "lmdb_int.h"
+#include "lmdb_internal.h"
 
 #include <stdint.h>
 #include <stdlib.h>

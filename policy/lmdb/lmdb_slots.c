@@ -6,7 +6,7 @@
  * the request in one write transaction.  The record's layout is
  * lmdb_rec.c's; reservations themselves are decisions (lmdbstore.c).
  */
-#include "lmdb_int.h"
+#include "lmdb_internal.h"
 
 #include <stdlib.h>
 

@@ -10,7 +10,7 @@
  * file), so doing the whole decision in one write transaction makes it
  * exact.  Committed state is in the file: it survives restarts.
  *
- * The store is six files (lmdb_int.h lists what they share): this one
+ * The store is six files (lmdb_internal.h lists what they share): this one
  * (decisions, life cycle, listing), lmdb_admin.c (the operator's status,
  * reset, block, unblock), lmdb_env.c (the file, fork, locking,
  * transactions), lmdb_rec.c (records and stored keys), lmdb_scan.c (the
@@ -72,7 +72,7 @@
  * and rules are borrowed for the call; values LMDB returns are valid only
  * inside their transaction and are never kept.
  */
-#include "lmdb_int.h"
+#include "lmdb_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

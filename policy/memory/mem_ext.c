@@ -1,7 +1,7 @@
 /*
  * mem_ext.c - what only some entries of the memory store hold: slots in
  * flight (reservations of requests whose response decides whether they
- * count) and an offence count (escalating rules).  See mem_int.h.
+ * count) and an offence count (escalating rules).  See mem_internal.h.
  *
  * Slots.  An unordered array (there are at most LimitCount of them: a
  * reservation is refused once hits and slots fill the window), grown by
@@ -17,7 +17,7 @@
  * Ownership: the extension belongs to its entry; everything here runs
  * under the entry's shard mutex.
  */
-#include "mem_int.h"
+#include "mem_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

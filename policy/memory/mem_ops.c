@@ -15,7 +15,7 @@
  * listing copies one shard's live named locks under its mutex and calls
  * back outside it, so a slow callback never holds a shard.
  */
-#include "mem_int.h"
+#include "mem_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * (to a power of two) when max_entries is smaller than S, so the store holds
  * at most max_entries + S - 1.  An entry is held when it has a live lock,
  * slots in flight, a live offence count, or a count at its rule's limit
- * (mem_int.h, entry_at_limit(): the next request is denied, and without
+ * (mem_internal.h, entry_at_limit(): the next request is denied, and without
  * BlockDuration that count is the lock); the others are counters.  A
  * shard keeps one LRU list of held entries and NRANKS of counters, one per
  * rank: a counter's rank is its hits in the window at its last decision
@@ -39,7 +39,7 @@
  * holds nothing else it goes over its bound by at most n - 1 entries
  * until the next insert expires or evicts them.
  *
- * Names.  The keys of locked entries (mem_int.h) use at most
+ * Names.  The keys of locked entries (mem_internal.h) use at most
  * ms->names_max bytes per shard: past that a new lock keeps no name, so a
  * flood of locked hostile values cannot grow the store past its bound by
  * more than that budget.  A name goes with its entry.
@@ -47,7 +47,7 @@
  * Every function here runs under the shard's mutex, held by the caller
  * (memstore.c), and keeps the shard's entry and byte counters exact.
  */
-#include "mem_int.h"
+#include "mem_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

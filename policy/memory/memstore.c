@@ -18,7 +18,7 @@
  *
  * Layout.  S shards (a power of two, default 64), each with its own mutex,
  * hash table and LRU lists; an entry per identity holds a ring of its hit
- * timestamps and the end of its lock (mem_int.h draws them).  The tables
+ * timestamps and the end of its lock (mem_internal.h draws them).  The tables
  * and the bounds that keep them within max_entries are mem_table.c's.
  *
  * A decision (ms_decide):
@@ -42,7 +42,7 @@
  * borrowed for the call.  Everything is reached under the shard's mutex,
  * including the byte and entry counters that size() and bytes() add up.
  */
-#include "mem_int.h"
+#include "mem_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

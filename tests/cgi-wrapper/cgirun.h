@@ -88,12 +88,12 @@ bool cgirun_one_log_line(const cgi_out_t *r, const char *text);
  */
 int cgirun_start_lighttpd(void);
 
-/* Adds the front end's tests (test_wrap_front.c), the compiled
+/* Adds the request I/O's tests (test_wrap_io.c), the compiled
  * configuration's (test_compiled.c), the runs that use it
  * (test_compiled_runs.c) and a CGI.pm program attacked
  * (test_suspect_cgi_cgipm.c) to s; 0 or -1. */
 struct CU_Suite;
-int cgirun_add_front_tests(struct CU_Suite *s);
+int cgirun_add_io_tests(struct CU_Suite *s);
 int cgirun_add_snap_tests(struct CU_Suite *s);
 int cgirun_add_snap_run_tests(struct CU_Suite *s);
 int cgirun_add_cgipm_tests(struct CU_Suite *s);

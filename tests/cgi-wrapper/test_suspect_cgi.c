@@ -1,7 +1,7 @@
 /*
  * test_suspect_cgi.c - suite "suspect-cgi": the built suspect-cgi run the
  * way a web server runs a CGI program (cgirun.h), once behind a real
- * lighttpd as examples/ deploy it, and its front end (wrap_front.h) in
+ * lighttpd as examples/ deploy it, and its request I/O (wrap_io.h) in
  * process, for the sanitizers and valgrind.
  *
  * The program it wraps is a sh script that touches a marker file and
@@ -11,8 +11,8 @@
  * checked byte for byte, "the body was not copied" by fd 0 being the
  * original pipe, and "never ran" by the marker's absence.  Counts live in
  * DIR/suspect.lmdb, so every run is a separate process sharing them.
- * No value a request carries reaches a log line.  The front end's own
- * tests are in test_wrap_front.c.
+ * No value a request carries reaches a log line.  The request I/O's own
+ * tests are in test_wrap_io.c.
  *
  * Length.  About 780 lines: every test here runs the one wrapped script
  * and compares what it printed with what was sent (same_env(),
@@ -806,7 +806,7 @@ int register_suspect_cgi_suite(void)
             return -1;
         }
     }
-    return cgirun_add_front_tests(s) || cgirun_add_snap_tests(s) ||
+    return cgirun_add_io_tests(s) || cgirun_add_snap_tests(s) ||
                    cgirun_add_snap_run_tests(s) || cgirun_add_cgipm_tests(s) ||
                    cgirun_add_watched_tests(s)
                ? -1

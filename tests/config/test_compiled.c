@@ -29,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiled/compiled_int.h"
+#include "compiled/compiled_internal.h"
 #include "guard/guard_internal.h"
 #include "cgi-wrapper/cgirun.h"
 #include "helpers/e2e.h"
@@ -738,8 +738,8 @@ static void test_racy(void)
  * the loader, lines kept, lookups built. */
 static void test_from_rules(void)
 {
-    suspect_rule_t rules[] = {{"A", 2, 60, 0, 0, 0, 0, 0},
-                              {"B.x", 1, 1, 30, 0, 0, 0, 0}};
+    suspect_rule_t rules[] = {{"A", 2, 60, 0, 0, 0, 0, 0, 0, 0, 0},
+                              {"B.x", 1, 1, 30, 0, 0, 0, 0, 0, 0, 0}};
     const int lines[] = {3, 9};
     suspect_limits_t *lim = NULL;
     suspect_err_t err;

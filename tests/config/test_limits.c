@@ -42,17 +42,17 @@
 
 /* Expected rules of examples/limits.xml, in file order. */
 static const suspect_rule_t example_rules[] = {
-    {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0},
-    {"ComposeMessage", 5, 1800, 0, 0, 0, 0, 0},
-    {"SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0},
-    {"SecureChangeEmail", 3, 1800, 1800, 0, 0, 0, 0},
-    {"SecureLoginForceForgotAccount", 2, 86400, 86400, 0, 0, 0, 0},
-    {"PromoQuery", 10, 60, 0, 0, 0, 0, 0},
-    {"LoginVerificationResend", 3, 600, 900, 0, 0, 0, 0},
+    {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"ComposeMessage", 5, 1800, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0},
+    {"SecureChangeEmail", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0},
+    {"SecureLoginForceForgotAccount", 2, 86400, 86400, 0, 0, 0, 0, 0, 0, 0},
+    {"PromoQuery", 10, 60, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"LoginVerificationResend", 3, 600, 900, 0, 0, 0, 0, 0, 0, 0},
     /* examples/limits.xml only (after the seed's seven): counted by the
      * response (examples/suspect-login.xml) */
-    {"Login", 3, 600, 600, 0, 0, 0, 0},
-    {"OtpVerify", 3, 600, 900, 0, 0, 0, 0},
+    {"Login", 3, 600, 600, 0, 0, 0, 0, 0, 0, 0},
+    {"OtpVerify", 3, 600, 900, 0, 0, 0, 0, 0, 0, 0},
 };
 #define EXAMPLE_COUNT (sizeof(example_rules) / sizeof(example_rules[0]))
 #define SEED_COUNT    7 /* the seed system's, the test data's tables */
@@ -728,9 +728,9 @@ static void test_escalation_fields(void)
     char data[TEST_PATH_MAX];
     suspect_limits_t *lim = NULL;
     const suspect_rule_t *r;
-    suspect_rule_t mem[1] = {{"M", 1, 1, 10, 200, 0, 0, 3}};
-    suspect_rule_t full[1] = {{"M", 1, 1, 10, 200, 600, 700, 3}};
-    suspect_rule_t bad[1] = {{"B", 1, 1, 0, 200, 0, 0, 0}};
+    suspect_rule_t mem[1] = {{"M", 1, 1, 10, 200, 0, 0, 3, 0, 0, 0}};
+    suspect_rule_t full[1] = {{"M", 1, 1, 10, 200, 600, 700, 3, 0, 0, 0}};
+    suspect_rule_t bad[1] = {{"B", 1, 1, 0, 200, 0, 0, 0, 0, 0, 0}};
     suspect_err_t err;
 
     CU_ASSERT_EQUAL_FATAL(

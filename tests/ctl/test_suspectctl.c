@@ -53,7 +53,7 @@ static void lmdb_hits(const char *action, uint32_t limit, const char *value,
                       int n)
 {
     suspect_lmdb_opts_t o = {path_db, 0, 0, 0, 0};
-    suspect_rule_t rule = {action, limit, 120, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {action, limit, 120, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key(action, value);
     suspect_store_t *s = NULL;
     suspect_decision_t d;

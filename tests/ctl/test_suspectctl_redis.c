@@ -51,7 +51,7 @@ static int redis_hits(const char *url, const char *value, int n)
                               "app1:"};
     suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0, false};
     suspect_identity_t id = test_identity("MemberCode", value);
-    suspect_rule_t rule = {"Login", 3, 60, 300, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Login", 3, 60, 300, 0, 0, 0, 0, 0, 0, 0};
     suspect_store_t *s = NULL;
     suspect_key_t key;
     suspect_decision_t d;

@@ -32,7 +32,7 @@
 #define EX_MAX_ARGS 8
 
 static const suspect_rule_t forgot = {
-    "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0};
+    "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0};
 
 static const char limits_xml[] =
     "<ArrayOfSuspectUsageSettingEntity>\n"

@@ -204,6 +204,54 @@ static void test_php_cookie_in_request(void)
                     429);
 }
 
+/* PHP: one script, two actions by $_REQUEST['action'] (WordPress's
+ * wp-login.php): a reset route for action=lostpassword, paramIn="request",
+ * and the login for the rest.  Each guess alternates a plain login with
+ * one disguised as a reset ("?action=lostpassword" and a cookie
+ * "action=login", which wins in $_REQUEST): the disguised ones are
+ * refused, so alice's password is checked 3 times (the limit), where a
+ * reset route reading the query and body alone let its own 3 through as
+ * well (6). */
+static void test_php_two_actions_one_script(void)
+{
+    char src[TEST_PATH_MAX], app[TEST_PATH_MAX], body[64], url[E2E_URL];
+    const char *edits[] = {
+        "</Suspect>",
+        "  <Route action=\"SecureForgotAccount\" path=\"/wp-login.php\"\n"
+        "         param=\"action=lostpassword\" paramIn=\"request\">\n"
+        "    <Identity type=\"ClientIp\" from=\"client-ip\"/>\n"
+        "  </Route>\n"
+        "  <Route action=\"Login\" path=\"/wp-login.php\" "
+        "when=\"request:log\">\n"
+        "    <Identity type=\"LoginId\" from=\"request:log\"/>\n"
+        "    <Failure status=\"401\"/>\n"
+        "  </Route>\n</Suspect>",
+        NULL};
+    int refused = 0;
+
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
+    snprintf(app, sizeof(app), "%s/wp-login.php", e2e.app);
+    CU_ASSERT_FATAL(test_copy_file(e2e_src(src, "examples/app/wp-login.php"),
+                                   app, 0644) == 0);
+    e2e_url(url, "/wp-login.php?action=lostpassword");
+    for (int i = 0; i < 20; i++) {
+        const char *args[] = {"-b", "action=login", "-d", body, url, NULL};
+
+        snprintf(body, sizeof(body), "log=alice&pwd=guess%d", i);
+        if (i % 2 == 0) {
+            post("/wp-login.php", body);
+        } else {
+            refused += e2e_status(args) == 400;
+        }
+    }
+    CU_ASSERT_EQUAL(attempts("wplogin fail alice"), 3);
+    CU_ASSERT_EQUAL(refused, 10);
+    /* a reset as a browser sends it still works */
+    CU_ASSERT_EQUAL(post("/wp-login.php?action=lostpassword", "user_login=bob"),
+                    200);
+    CU_ASSERT_EQUAL(attempts("reset ok bob"), 1);
+}
+
 /* CGI: login.cgi answers 303 to /welcome or 401; counted unless it says
  * it succeeded; 100 at once reach it at most 3 times. */
 static void test_cgi_wrong_guesses_at_once(void)
@@ -673,6 +721,8 @@ int e2e_add_failure_tests(CU_pSuite s)
                    CU_add_test(s,
                                "failures: a Location the client spells (php)",
                                test_php_location_spelled_by_client) == NULL ||
+                   CU_add_test(s, "failures: two actions in one script (php)",
+                               test_php_two_actions_one_script) == NULL ||
                    CU_add_test(s, "failures: a cookie in $_REQUEST (php)",
                                test_php_cookie_in_request) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",

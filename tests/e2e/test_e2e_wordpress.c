@@ -3,7 +3,7 @@
  * every spelling WordPress logs it in with, counted once.
  *
  * examples/wordpress/suspect.xml as shipped: nginx -> suspect-fcgi ->
- * php-cgi running examples/app/wp-login.php, which reads the login with
+ * php-cgi running examples/wordpress/wp-login.php, which reads the login with
  * WordPress's own sanitize_user() and looks it up in a real MariaDB
  * wp_users table (utf8mb4_unicode_520_ci), then by e-mail address; the
  * alias table is written by examples/wordpress/wp-aliases from that
@@ -123,8 +123,8 @@ static int start_wordpress(test_proc_t *db)
     }
     snprintf(env_port, sizeof(env_port), "WP_DB_PORT=%d", port);
     snprintf(app, sizeof(app), "%s/wp-login.php", e2e.app);
-    if (test_copy_file(e2e_src(src, "examples/app/wp-login.php"), app, 0644) !=
-            0 ||
+    if (test_copy_file(e2e_src(src, "examples/wordpress/wp-login.php"), app,
+                       0644) != 0 ||
         test_php_start(&e2e.php, e2e.dir, e2e.php_sock, env) != 0 ||
         e2e_start_suspect() != 0) {
         return -1;

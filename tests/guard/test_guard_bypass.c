@@ -243,6 +243,100 @@ static void test_rival_routes(void)
     gt_close(&f);
 }
 
+/* ---- PHP's $_REQUEST ---------------------------------------------------- */
+
+/* The action a POST of body to uri with Cookie header cookie (NULL: none)
+ * is counted as, "-" for none, "400" for a refusal. */
+static const char *request_action(gt_fixture_t *f, const char *uri,
+                                  const char *body, const char *cookie)
+{
+    char u[256], q[256], l[64], c[256];
+    const char *qs = strchr(uri, '?');
+    const char *vars[] = {"REQUEST_METHOD=POST",
+                          u,
+                          q,
+                          l,
+                          "CONTENT_TYPE=application/x-www-form-urlencoded",
+                          "REMOTE_ADDR=192.0.2.1",
+                          cookie != NULL ? c : NULL,
+                          NULL};
+    fakereq_t r;
+    mw_verdict_t v;
+
+    snprintf(u, sizeof(u), "REQUEST_URI=%s", uri);
+    snprintf(q, sizeof(q), "QUERY_STRING=%s", qs != NULL ? qs + 1 : "");
+    snprintf(l, sizeof(l), "CONTENT_LENGTH=%zu", strlen(body));
+    snprintf(c, sizeof(c), "HTTP_COOKIE=%s", cookie != NULL ? cookie : "");
+    fakereq_init(&r, vars, body, strlen(body));
+    CU_ASSERT_EQUAL(
+        mw_guard_decide(f->g, f->lim, f->store, &r.req, GT_NOW, &v, NULL),
+        SUSPECT_OK);
+    fakereq_free(&r);
+    if (v.kind == MW_VERDICT_REJECT) {
+        CU_ASSERT_EQUAL(v.status, 400);
+        return "400";
+    }
+    return v.route != NULL ? v.route->action : "-";
+}
+
+/* WordPress's wp-login.php runs $_REQUEST['action']: a reset route for
+ * action=lostpassword (paramIn="request"), the login for the rest.  A
+ * copy that disagrees, in the query, the body or a cookie, or a value
+ * only in a cookie, could run the login under some php.ini while the
+ * reset counted it: refused. */
+static void test_request_copies(void)
+{
+    suspect_conf_identity_t ids[] = {gt_ident("ClientIp", "client-ip")};
+    suspect_conf_route_t routes[] = {gt_route("One", "/wp-login.php", ids, 1),
+                                     gt_route("Two", "/wp-login.php", ids, 1)};
+    suspect_conf_t conf = gt_conf(routes, 2);
+    static const struct {
+        const char *uri, *body, *cookie;
+        const char *want; /* One = reset, Two = login */
+    } cases[] = {
+        {"/wp-login.php?action=lostpassword", "user_login=alice", NULL, "One"},
+        {"/wp-login.php", "action=lostpassword&user_login=a", NULL, "One"},
+        {"/wp-login.php?action=lostpassword", "action=lostpassword",
+         "action=lostpassword", "One"},
+        {"/wp-login.php", "log=alice&pwd=x", NULL, "Two"},
+        {"/wp-login.php?action=login", "log=alice&pwd=x", NULL, "Two"},
+        {"/wp-login.php?action=lostpassword", "log=alice&pwd=x", "action=login",
+         "400"},
+        {"/wp-login.php?action=lostpassword", "action=login&log=a&pwd=x", NULL,
+         "400"},
+        {"/wp-login.php?action=lostpassword&action=login", "log=a", NULL,
+         "400"},
+        {"/wp-login.php?action=lostpassword;action=login", "log=a", NULL,
+         "400"},
+        {"/wp-login.php?+action=lostpassword", "action[]=login", NULL, "400"},
+        {"/wp-login.php", "log=alice&pwd=x", "action=lostpassword", "400"},
+        {"/wp-login.php?action=lostpassword", "log=a",
+         "action=lostpassword; action=login", "One"},
+        {"/wp-login.php?action=lostpassword", "log=a",
+         "act%69on=login; action=lostpassword", "400"},
+    };
+    gt_fixture_t f;
+
+    routes[0].param_name = "action";
+    routes[0].param_value = "lostpassword";
+    routes[0].param_in = SUSPECT_PARAM_REQUEST;
+    if (gt_open(&f, &conf) != 0) {
+        CU_FAIL("fixture");
+        return;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *got =
+            request_action(&f, cases[i].uri, cases[i].body, cases[i].cookie);
+
+        CU_ASSERT_STRING_EQUAL(got, cases[i].want);
+        if (strcmp(got, cases[i].want) != 0) {
+            fprintf(stderr, "\n  %s %s [%s]: got %s\n", cases[i].uri,
+                    cases[i].body, cases[i].cookie ? cases[i].cookie : "", got);
+        }
+    }
+    gt_close(&f);
+}
+
 /* ---- the media type ---------------------------------------------------- */
 
 /* PHP's media type ends at ';', ',' or a space, in any case; CGI.pm
@@ -547,6 +641,7 @@ int guard_register_bypass(CU_pSuite s)
         {"PHP names in identities", test_php_names_identity},
         {"';' in conditions", test_semicolon_conditions},
         {"rival routes", test_rival_routes},
+        {"paramIn=request: every copy agrees", test_request_copies},
         {"media type as PHP reads it", test_content_type},
         {"cookie values decoded", test_cookie_decoded},
         {"form over formMax: identity", test_form_over_max_identity},

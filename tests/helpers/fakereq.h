@@ -1,6 +1,6 @@
 /*
  * fakereq.h - an in-memory mw_req_t for tests of what sits above the
- * front ends (guard, CGI spawner, upstream client): variables from
+ * request I/Os (guard, CGI spawner, upstream client): variables from
  * "NAME=value" strings, a body from memory, the output collected.
  */
 #ifndef SUSPECT_TESTS_FAKEREQ_H

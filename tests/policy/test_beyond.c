@@ -27,10 +27,10 @@ static suspect_store_t *store;
 
 /* 3 per 10 min, then 30 min, 2 h, 8 h, a day at most; remembered a day
  * after each lock ends. */
-static const suspect_rule_t login = {"Login", 3,     600,   1800,
-                                     400,     86400, 86400, 0};
+static const suspect_rule_t login = {"Login", 3, 600, 1800, 400, 86400,
+                                     86400,   0, 0,   0,    0};
 /* 3 failures per 10 min, then 10 min locked. */
-static const suspect_rule_t otp = {"Otp", 3, 600, 600, 0, 0, 0, 0};
+static const suspect_rule_t otp = {"Otp", 3, 600, 600, 0, 0, 0, 0, 0, 0, 0};
 
 static suspect_decision_t decide(const suspect_rule_t *rule, const char *id,
                                  int64_t at_ms)

@@ -11,9 +11,9 @@
 #define NOW 1710000000000LL
 
 static const suspect_rule_t basic = {
-    "BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0};
+    "BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0, 0, 0, 0};
 static const suspect_rule_t locking = {
-    "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0};
+    "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0};
 
 static suspect_window_state_t state(int64_t lock_until, uint32_t in_window,
                                     int64_t free_at)
@@ -247,8 +247,8 @@ static void test_settle_counts(void)
 /* ---- repeat offenders ------------------------------------------------- */
 
 /* 30 min, then x4 up to a day, remembered a day after each lock. */
-static const suspect_rule_t escalating = {"Login", 3,     600,   1800,
-                                          400,     86400, 86400, 0};
+static const suspect_rule_t escalating = {"Login", 3, 600, 1800, 400, 86400,
+                                          86400,   0, 0,   0,    0};
 
 static suspect_window_state_t offender(uint32_t offences)
 {
@@ -271,7 +271,7 @@ static void test_lock_durations_escalate_to_the_ceiling(void)
 
 static void test_fractional_factor_rounds_down_each_step(void)
 {
-    suspect_rule_t r = {"Otp", 3, 60, 7, 150, 3600, 0, 0};
+    suspect_rule_t r = {"Otp", 3, 60, 7, 150, 3600, 0, 0, 0, 0, 0};
 
     /* 7 s, 10.5 s, 15.75 s, 23.625 s (ms: floor each step) */
     CU_ASSERT_EQUAL(suspect_rule_lock_ms(&r, 2), 10500);

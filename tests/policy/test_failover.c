@@ -149,9 +149,9 @@ static void test_modes(void)
     suspect_failover_opts_t opts = {
         SUSPECT_FAIL_LOCAL, ovr, 2, 0, 0, 0, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
-    suspect_rule_t pay = {"Pay", 2, 60, 0, 0, 0, 0, 0},
-                   feed = {"Feed", 2, 60, 0, 0, 0, 0, 0};
-    suspect_rule_t login = {"Login", 2, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t pay = {"Pay", 2, 60, 0, 0, 0, 0, 0, 0, 0, 0},
+                   feed = {"Feed", 2, 60, 0, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t login = {"Login", 2, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
     suspect_decision_t d;
 
@@ -233,7 +233,7 @@ static void test_breaker(void)
     suspect_failover_opts_t opts = {
         SUSPECT_FAIL_OPEN, NULL, 0, 3, 500, 4000, 0, on_breaker, NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
-    suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
     suspect_decision_t d;
 
@@ -293,7 +293,7 @@ static void test_full_primary(void)
         SUSPECT_FAIL_LOCAL, NULL, 0, 3,   500, 4000, 0,
         on_breaker,         NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
-    suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t r = {"Login", 1000, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
     suspect_decision_t d;
 
@@ -329,7 +329,7 @@ static void test_local_seeded(void)
     suspect_failover_opts_t opts = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 1, 500, 4000, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s = wrap(&opts);
-    suspect_rule_t r = {"Promo", 10, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t r = {"Promo", 10, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t pair[2] = {test_key("Promo", "m"), test_key("Promo", "ip")};
     suspect_key_t reset = test_key("Promo", "reset");
     suspect_decision_t d;
@@ -389,7 +389,7 @@ static void test_local_seeded(void)
 static void test_lock_cache(void)
 {
     suspect_store_t *s = wrap(NULL);
-    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "u");
     suspect_failover_stats_t st;
     suspect_decision_t d;
@@ -437,7 +437,7 @@ static void test_lock_cache_ttl(void)
     suspect_failover_opts_t o = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 0, 0, 0, 0, NULL, NULL, 50, NULL};
     suspect_store_t *s = wrap(&o);
-    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "u");
 
     CU_ASSERT_TRUE(decide(s, &r, "u", 0).allowed);
@@ -470,7 +470,7 @@ static void test_carry_generic(void)
     suspect_failover_opts_t o = {
         SUSPECT_FAIL_LOCAL, NULL, 0, 1, 20, 20, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s = wrap(&o);
-    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t v = test_key("Otp", "v");
     suspect_failover_stats_t st;
     suspect_status_t ps;

@@ -15,7 +15,7 @@
 #include "suspect_failover.h"
 #include "suspect_store.h"
 
-static const suspect_rule_t otp = {"Otp", 3, 600, 600, 0, 0, 0, 0};
+static const suspect_rule_t otp = {"Otp", 3, 600, 600, 0, 0, 0, 0, 0, 0, 0};
 
 static void test_draws_differ(void)
 {

@@ -23,12 +23,14 @@
 static const test_store_kind_t *kind;
 static suspect_store_t *store;
 
-static const suspect_rule_t bank = {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0};
+static const suspect_rule_t bank = {
+    "BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0, 0, 0, 0};
 static const suspect_rule_t forgot = {
-    "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0};
+    "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0};
 static const suspect_rule_t login = {
-    "SecureLoginForceForgotAccount", 2, 86400, 86400, 0, 0, 0, 0};
-static const suspect_rule_t promo = {"PromoQuery", 3, 60, 0, 0, 0, 0, 0};
+    "SecureLoginForceForgotAccount", 2, 86400, 86400, 0, 0, 0, 0, 0, 0, 0};
+static const suspect_rule_t promo = {
+    "PromoQuery", 3, 60, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /* The key of value for action, with the kind's key options. */
 static suspect_key_t skey(const char *action, const char *value)
@@ -151,7 +153,8 @@ static void test_no_burst_at_bucket_edges(void)
     CU_ASSERT_EQUAL(allowed, 2);
 }
 
-/* Denied hits are never recorded (seed 002's MULTI pitfall). */
+/* Denied hits are never recorded (the MULTI pitfall of a hand-written
+ * Redis limiter). */
 static void test_denied_hits_not_recorded(void)
 {
     CU_ASSERT_TRUE(decide1(&bank, "spam", 0).allowed);
@@ -419,7 +422,7 @@ static void test_foreach_locked(void)
 static void test_invalid_calls(void)
 {
     suspect_key_t keys[2] = {skey("A", "x"), skey("A", "x")};
-    suspect_rule_t zero = {"A", 0, 10, 0, 0, 0, 0, 0};
+    suspect_rule_t zero = {"A", 0, 10, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_decision_t d;
 
     CU_ASSERT_EQUAL(suspect_store_decide(store, &bank, keys, 2, T0, &d, NULL),

@@ -126,7 +126,8 @@ static void fixed_now(uint32_t limit, uint32_t block_s)
 
     memset(&h, 0, sizeof(h));
     h.store = new_store(0, 0);
-    h.rule = (suspect_rule_t){"Hammer", limit, 60, block_s, 0, 0, 0, 0};
+    h.rule =
+        (suspect_rule_t){"Hammer", limit, 60, block_s, 0, 0, 0, 0, 0, 0, 0};
     h.key = test_key("Hammer", "one");
     h.now_ms = 1000000;
     h.start = &start;
@@ -211,7 +212,8 @@ static void advancing(uint32_t limit, uint32_t block_s)
 
     memset(&t, 0, sizeof(t));
     t.store = new_store(0, 0);
-    t.rule = (suspect_rule_t){"Tick", limit, WINDOW_S, block_s, 0, 0, 0, 0};
+    t.rule =
+        (suspect_rule_t){"Tick", limit, WINDOW_S, block_s, 0, 0, 0, 0, 0, 0, 0};
     t.key = test_key("Tick", "one");
     t.clock_ms = 5000;
     pthread_barrier_init(&t.tick, NULL, NTHREADS);
@@ -310,7 +312,7 @@ static void opposite_orders(unsigned shards)
 
     memset(&m, 0, sizeof(m));
     m.store = new_store(1000, shards);
-    m.rule = (suspect_rule_t){"Multi", 500, 60, 0, 0, 0, 0, 0};
+    m.rule = (suspect_rule_t){"Multi", 500, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     m.shared[0] = test_key("Multi", "a");
     m.shared[1] = test_key("Multi", "b");
     m.shared[2] = test_key("Multi", "c");

@@ -18,7 +18,8 @@
 
 #define NOW 1700000000000LL
 
-static suspect_rule_t rule = {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0};
+static suspect_rule_t rule = {
+    "BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /* A denial at NOW that ends retry_ms later. */
 static suspect_decision_t denial(int64_t retry_ms)
@@ -349,7 +350,7 @@ static void test_bad_arguments(void)
 {
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, NULL);
-    suspect_rule_t noname = {"", 1, 1, 0, 0, 0, 0, 0};
+    suspect_rule_t noname = {"", 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     char buf[64];
     size_t len;
 
@@ -526,7 +527,8 @@ static void test_hostile_action_escaped(void)
 {
     char value[VALUE_MAX];
     char resp[RESPONSE_MAX];
-    suspect_rule_t evil = {"Ev\"il\\<b>&'\x01\n", 3, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t evil = {
+        "Ev\"il\\<b>&'\x01\n", 3, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, "application/json");
     const char *r;
@@ -587,7 +589,7 @@ static void test_template_escapes_values(void)
 {
     char value[VALUE_MAX];
     char resp[RESPONSE_MAX];
-    suspect_rule_t evil = {"A<b>&\"'", 1, 1, 0, 0, 0, 0, 0};
+    suspect_rule_t evil = {"A<b>&\"'", 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_decision_t dec = denial(1000);
     mw_deny_t d = request(&dec, "text/html");
 

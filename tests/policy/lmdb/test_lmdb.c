@@ -40,9 +40,11 @@
 static char *dir;
 static char path[4096];
 
-static const suspect_rule_t basic = {"Burst", 100, 3600, 0, 0, 0, 0, 0};
-static const suspect_rule_t phased = {"Phased", 50, 10, 0, 0, 0, 0, 0};
-static const suspect_rule_t login = {"Login", 2, 86400, 86400, 0, 0, 0, 0};
+static const suspect_rule_t basic = {"Burst", 100, 3600, 0, 0, 0,
+                                     0,       0,   0,    0, 0};
+static const suspect_rule_t phased = {"Phased", 50, 10, 0, 0, 0, 0, 0, 0, 0, 0};
+static const suspect_rule_t login = {"Login", 2, 86400, 86400, 0, 0,
+                                     0,       0, 0,     0,     0};
 
 static void make_dir(void)
 {

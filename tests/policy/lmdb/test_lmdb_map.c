@@ -31,9 +31,11 @@
 
 static const char *path; /* the test's store file */
 
-static const suspect_rule_t basic = {"Burst", 100, 3600, 0, 0, 0, 0, 0};
-static const suspect_rule_t login = {"Login", 2, 86400, 86400, 0, 0, 0, 0};
-static const suspect_rule_t brief = {"Brief", 1, 1, 0, 0, 0, 0, 0};
+static const suspect_rule_t basic = {"Burst", 100, 3600, 0, 0, 0,
+                                     0,       0,   0,    0, 0};
+static const suspect_rule_t login = {"Login", 2, 86400, 86400, 0, 0,
+                                     0,       0, 0,     0,     0};
+static const suspect_rule_t brief = {"Brief", 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /* 50,000 identities of one hit each, a 1 s window, 100 ms apart: without
  * purging they would need several MiB; the map has 512 KiB. */

@@ -134,7 +134,8 @@ static suspect_store_t *new_store(size_t max_entries, unsigned shards)
 static suspect_rule_t rule_of(const char *action, uint32_t limit,
                               uint32_t window_s, uint32_t block_s)
 {
-    suspect_rule_t rule = {action, limit, window_s, block_s, 0, 0, 0, 0};
+    suspect_rule_t rule = {action, limit, window_s, block_s, 0, 0,
+                           0,      0,     0,        0,       0};
     return rule;
 }
 
@@ -826,7 +827,7 @@ static void test_small_max_lowers_shards(void)
  */
 
 /* A locked entry's name: the list link, two hashes, the length, then the
- * key (memstore_int.h, lock_name_t). */
+ * key (mem_internal.h, lock_name_t). */
 #define NAME_BYTES(len) (8 + 16 + 8 + (size_t)(len))
 
 static void test_size_and_bytes(void)

@@ -156,7 +156,7 @@ static void test_routing(void)
 {
     char url[128], value[32];
     suspect_store_t *store;
-    suspect_rule_t rule = {"Route", 5, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Route", 5, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_redis_stats_t st;
     int on[3] = {0, 0, 0};
 
@@ -197,7 +197,7 @@ static void test_script_flush(void)
 {
     suspect_store_t *store =
         test_redis_store(cl.url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
-    suspect_rule_t rule = {"Flush", 5, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Flush", 5, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_redis_stats_t st;
     char value[32];
 
@@ -230,7 +230,7 @@ static void test_reserved_no_lock(void)
 {
     suspect_store_t *store =
         test_redis_store(cl.url, 5000, SUSPECT_REDIS_CLOCK_CALLER, NULL);
-    suspect_rule_t rule = {"Reserved", 2, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Reserved", 2, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t k = cluster_key(rule.action, "m1");
     int64_t t0 = 1710000012345LL;
     int slot = cluster_key_slot(&cl, k.buf, k.window_len);

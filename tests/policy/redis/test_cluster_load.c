@@ -37,7 +37,8 @@ static test_cluster_t *cl;
 /* ---- exactness -----------------------------------------------------------
  */
 
-static const suspect_rule_t ex_rule = {"ExactC", EX_LIMIT, 1, 0, 0, 0, 0, 0};
+static const suspect_rule_t ex_rule = {"ExactC", EX_LIMIT, 1, 0, 0, 0,
+                                       0,        0,        0, 0, 0};
 
 static void flush_all(void)
 {
@@ -111,7 +112,8 @@ typedef struct mover {
     long allowed, errors, decisions;
 } mover_t;
 
-static const suspect_rule_t move_rule = {"Move", 1000000, 600, 0, 0, 0, 0, 0};
+static const suspect_rule_t move_rule = {"Move", 1000000, 600, 0, 0, 0,
+                                         0,      0,       0,   0, 0};
 
 static void *move_load(void *arg)
 {
@@ -352,7 +354,8 @@ typedef struct victim {
     long long last_degraded;
 } victim_t;
 
-static const suspect_rule_t kill_rule = {"Killed", 1000000, 600, 0, 0, 0, 0, 0};
+static const suspect_rule_t kill_rule = {"Killed", 1000000, 600, 0, 0, 0,
+                                         0,        0,       0,   0, 0};
 
 static void *victim_load(void *arg)
 {

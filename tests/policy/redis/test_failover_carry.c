@@ -82,8 +82,8 @@ static void redis_get(const char *key, char *buf, size_t size)
 
 static void test_carry_back(void)
 {
-    suspect_rule_t otp = {"CarryOtp", 2, 600, 600, 0, 0, 0, 0};
-    suspect_rule_t feed = {"CarryFeed", 3, 600, 0, 0, 0, 0, 0};
+    suspect_rule_t otp = {"CarryOtp", 2, 600, 600, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t feed = {"CarryFeed", 3, 600, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t freed = test_key("CarryOtp", "unblocked");
     suspect_store_t *a, *b;
     suspect_failover_stats_t st;
@@ -193,7 +193,7 @@ static void test_carry_bounds(void)
         SUSPECT_FAIL_LOCAL, NULL, 0, 1, 60000, 60000, 0, NULL, NULL, 0, NULL};
     suspect_store_t *s =
         test_redis_failover("unix:///nonexistent/redis.sock", 50, &fo);
-    suspect_rule_t r = {"Feed", 100000, 3600, 0, 0, 0, 0, 0};
+    suspect_rule_t r = {"Feed", 100000, 3600, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_failover_stats_t st;
     char id[32];
 

@@ -49,7 +49,7 @@ static suspect_store_t *redis_failover(unsigned timeout_ms,
 static void test_redis_lock_cache(void)
 {
     suspect_store_t *s = redis_failover(5000, SUSPECT_FAIL_LOCAL);
-    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t r = {"Otp", 1, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Otp", "cached");
     suspect_decision_t d;
     long long before, after;
@@ -111,7 +111,7 @@ static bool wait_count(long *counter, long n)
 static void *load_run(void *p)
 {
     load_t *l = p;
-    suspect_rule_t r = {"Load", 1000000, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t r = {"Load", 1000000, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Load", "x");
 
     while (!__atomic_load_n(&l->stop, __ATOMIC_RELAXED)) {

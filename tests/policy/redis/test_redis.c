@@ -159,7 +159,7 @@ static void test_tcp_and_db(void)
     char url[128];
     suspect_store_t *store;
     suspect_key_t key = test_key("DbTest", "u1");
-    suspect_rule_t rule = {"DbTest", 5, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"DbTest", 5, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_decision_t d;
     redisReply *rep;
 
@@ -187,7 +187,8 @@ static void test_tcp_and_db(void)
 static void test_dotnet_reads_suspect(void)
 {
     suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
-    suspect_rule_t rule = {"SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0};
+    suspect_rule_t rule = {
+        "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key(rule.action, "user123");
     int64_t t = wall_ms();
     suspect_decision_t d;
@@ -240,8 +241,9 @@ static void test_dotnet_reads_suspect(void)
 static void test_suspect_reads_dotnet(void)
 {
     suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
-    suspect_rule_t bank = {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0};
-    suspect_rule_t forgot = {"SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0};
+    suspect_rule_t bank = {"BankAccountUpdate", 2, 120, 0, 0, 0, 0, 0, 0, 0, 0};
+    suspect_rule_t forgot = {
+        "SecureForgotAccount", 3, 1800, 1800, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t k1 = test_key(bank.action, "192.168.1.1");
     suspect_key_t k2 = test_key(forgot.action, "user9");
     int64_t t = wall_ms();
@@ -294,7 +296,7 @@ static void test_same_ms_unique(void)
 {
     suspect_store_t *a = test_redis_store(srv.url, 5000, 0, NULL);
     suspect_store_t *b = test_redis_store(srv.url, 5000, 0, NULL);
-    suspect_rule_t rule = {"Same", 100, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Same", 100, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Same", "x");
     int64_t t = wall_ms();
     suspect_decision_t d;
@@ -319,7 +321,7 @@ static void test_server_clock(void)
 {
     suspect_store_t *store =
         test_redis_store(srv.url, 5000, SUSPECT_REDIS_CLOCK_SERVER, NULL);
-    suspect_rule_t rule = {"Clock", 1, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Clock", 1, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Clock", "x");
     suspect_decision_t d;
     suspect_status_t st;
@@ -345,7 +347,8 @@ static void test_server_clock(void)
  */
 
 /* The rule has window 1 s; the check is per 1 s window. */
-static const suspect_rule_t ex_rule = {"Exact", EX_LIMIT, 1, 0, 0, 0, 0, 0};
+static const suspect_rule_t ex_rule = {"Exact", EX_LIMIT, 1, 0, 0, 0,
+                                       0,       0,        0, 0, 0};
 
 static void test_exact_processes_threads(void)
 {
@@ -362,7 +365,7 @@ static void test_exact_processes_threads(void)
 static void test_script_flush(void)
 {
     suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
-    suspect_rule_t rule = {"Flush", 100, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Flush", 100, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Flush", "x");
     suspect_redis_stats_t st;
     suspect_decision_t d;
@@ -390,7 +393,7 @@ static void test_script_flush(void)
 static void test_client_kill(void)
 {
     suspect_store_t *store = test_redis_store(srv.url, 5000, 0, NULL);
-    suspect_rule_t rule = {"Kill", 100, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Kill", 100, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Kill", "x");
     suspect_redis_stats_t st;
     suspect_decision_t d;
@@ -443,7 +446,7 @@ typedef struct load {
 static void *load_run(void *p)
 {
     load_t *l = p;
-    suspect_rule_t rule = {"Load", 1000000, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Load", 1000000, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Load", "x");
     int me = __atomic_fetch_add(&l->started, 1, __ATOMIC_RELAXED) % LOADERS;
 
@@ -628,7 +631,7 @@ static void test_key_prefix(void)
     suspect_redis_opts_t opts = {srv.url, 5000, 5000, 0, "app1:"};
     suspect_keyopts_t ko = {SUSPECT_KEYS_SEED, "app1:", 0, false};
     suspect_identity_t id = test_identity("MemberCode", "M7");
-    suspect_rule_t rule = {"Otp", 1, 60, 60, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Otp", 1, 60, 60, 0, 0, 0, 0, 0, 0, 0};
     suspect_store_t *store = NULL;
     suspect_decision_t d;
     suspect_key_t key;

@@ -40,7 +40,7 @@ static suspect_rc_t decide_error(const char *url, unsigned timeout_ms,
                                  suspect_err_t *err)
 {
     suspect_store_t *store = test_redis_store(url, timeout_ms, 0, NULL);
-    suspect_rule_t rule = {"Err", 1, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"Err", 1, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key("Err", "x");
     suspect_decision_t d;
     suspect_rc_t rc;
@@ -359,7 +359,7 @@ static suspect_decision_t decide_n(suspect_store_t *s, const suspect_rule_t *r,
 
 static void test_split_answers(void)
 {
-    suspect_rule_t r = {"Split", 2, 60, 600, 0, 0, 0, 0};
+    suspect_rule_t r = {"Split", 2, 60, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t keys[8];
     suspect_redis_stats_t st;
     suspect_status_t ps;

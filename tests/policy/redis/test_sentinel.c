@@ -86,7 +86,7 @@ static int count_lock(void *ud, const char *key, size_t len, int64_t until)
 static void test_decisions(void)
 {
     suspect_store_t *store = open_url(set.url, TIMEOUT_MS);
-    suspect_rule_t rule = {"SentinelOtp", 3, 600, 600, 0, 0, 0, 0};
+    suspect_rule_t rule = {"SentinelOtp", 3, 600, 600, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key(rule.action, "alice");
     test_redis_t *m = current_master();
     int64_t t = test_ha_wall_ms();
@@ -133,7 +133,7 @@ static void test_decisions(void)
 static suspect_rc_t first_error(const char *url, char *out, size_t size)
 {
     suspect_store_t *store = open_url(url, TIMEOUT_MS);
-    suspect_rule_t rule = {"SentinelErr", 3, 60, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"SentinelErr", 3, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key(rule.action, "x");
     suspect_decision_t d;
     suspect_err_t err;
@@ -243,7 +243,7 @@ static test_redis_t *forced_failover(test_redis_t *old)
 /* Decides once on store for a fresh identity; the decision's rc. */
 static suspect_rc_t decide_once(suspect_store_t *store, const char *who)
 {
-    suspect_rule_t rule = {"SentinelSwitch", 100, 600, 0, 0, 0, 0, 0};
+    suspect_rule_t rule = {"SentinelSwitch", 100, 600, 0, 0, 0, 0, 0, 0, 0, 0};
     suspect_key_t key = test_key(rule.action, who);
     suspect_decision_t d;
 

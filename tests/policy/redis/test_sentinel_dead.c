@@ -42,7 +42,8 @@
 
 static test_sentinel_set_t *set;
 
-static const suspect_rule_t rule = {"Dead", 1000000, 600, 0, 0, 0, 0, 0};
+static const suspect_rule_t rule = {"Dead", 1000000, 600, 0, 0, 0,
+                                    0,      0,       0,   0, 0};
 
 typedef struct worker {
     suspect_store_t *store;

@@ -51,9 +51,12 @@
 
 static test_sentinel_set_t *set;
 
-static const suspect_rule_t exact = {"Exact", 1000000, 600, 0, 0, 0, 0, 0};
-static const suspect_rule_t load = {"Load", 1000000, 600, 0, 0, 0, 0, 0};
-static const suspect_rule_t probe = {"CarryProbe", 100, 600, 0, 0, 0, 0, 0};
+static const suspect_rule_t exact = {"Exact", 1000000, 600, 0, 0, 0,
+                                     0,       0,       0,   0, 0};
+static const suspect_rule_t load = {"Load", 1000000, 600, 0, 0, 0,
+                                    0,      0,       0,   0, 0};
+static const suspect_rule_t probe = {
+    "CarryProbe", 100, 600, 0, 0, 0, 0, 0, 0, 0, 0};
 
 typedef struct tally {
     long long admitted;      /* Exact allowed by Redis */

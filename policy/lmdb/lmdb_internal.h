@@ -1,5 +1,5 @@
 /*
- * lmdb_int.h - what the files of the LMDB store share: the store's state,
+ * lmdb_internal.h - what the files of the LMDB store share: the store's state,
  * a record as read from the map, a key as stored, and the functions each
  * file gives the others.
  *
@@ -16,8 +16,8 @@
  * from LMDB's codes (<= -30800) and errno values (> 0) until lm_fail()
  * turns them into a suspect_rc_t.
  */
-#ifndef SUSPECT_LMDB_INT_H
-#define SUSPECT_LMDB_INT_H
+#ifndef SUSPECT_LMDB_INTERNAL_H
+#define SUSPECT_LMDB_INTERNAL_H
 
 #include <lmdb.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /*
- * store.c - builds the store of <Store>: memory, or lmdb / redis behind
+ * open_store.c - builds the store of <Store>: memory, or lmdb / redis behind
  * the failover wrapper.
  *
  * LMDB's two files get <Store mode> and <Store group> once open: exactly
@@ -8,7 +8,7 @@
  * files this process owns are changed; files another user created are
  * left as they are (that user's daemon applies the same settings).
  */
-#include "store.h"
+#include "open_store.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * store.h - the store suspect.xml's <Store> describes.
+ * open_store.h - the store suspect.xml's <Store> describes.
  *
  * memory: the in-process store.  lmdb and redis: that store wrapped in the
  * failover store (policy/suspect_failover.h) with an in-process memory store
@@ -7,8 +7,8 @@
  * disk or a dead Redis never hangs or crashes a request.  Breaker
  * transitions are logged.
  */
-#ifndef MW_SETUP_STORE_H
-#define MW_SETUP_STORE_H
+#ifndef MW_SETUP_OPEN_STORE_H
+#define MW_SETUP_OPEN_STORE_H
 
 #include "conf/suspect_conf.h"
 #include "suspect_error.h"

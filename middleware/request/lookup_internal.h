@@ -1,11 +1,11 @@
 /*
- * lookup_int.h - what the two halves of lookup.h's implementation share:
+ * lookup_internal.h - what the two halves of lookup.h's implementation share:
  * lookup.c (cookie, query, form and header lookups) and addr.c
  * (addresses, trusted proxies, the client address).  Pieces of an input
  * string as (start, end) pointers, and blank trimming.
  */
-#ifndef MW_LOOKUP_INT_H
-#define MW_LOOKUP_INT_H
+#ifndef MW_LOOKUP_INTERNAL_H
+#define MW_LOOKUP_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

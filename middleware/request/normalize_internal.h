@@ -1,11 +1,11 @@
 /*
- * normalize_int.h - what the two halves of the normaliser share:
+ * normalize_internal.h - what the two halves of the normaliser share:
  * normalize.c (compiling a step list) and normalize_apply.c (applying it).
  * A compiled normaliser is a fixed array of steps; byte sets are 256-bit
  * tables, a map's pairs point into the normaliser's pool.
  */
-#ifndef MW_NORMALIZE_INT_H
-#define MW_NORMALIZE_INT_H
+#ifndef MW_NORMALIZE_INTERNAL_H
+#define MW_NORMALIZE_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * compiled_int.h - what the encoder and the decoder of compiled
+ * compiled_internal.h - what the encoder and the decoder of compiled
  * configurations share (compiled.h): the header layout and the field
  * tables, so both walk the same fields in the same order.
  *
@@ -9,8 +9,8 @@
  * not a plain field (the template's bytes, routes, methods, identities,
  * rules) is coded by hand in both files, in the order written here.
  */
-#ifndef SUSPECT_COMPILED_INT_H
-#define SUSPECT_COMPILED_INT_H
+#ifndef SUSPECT_COMPILED_INTERNAL_H
+#define SUSPECT_COMPILED_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * ctl_int.h - what the files of suspectctl share: the run's context, the
+ * ctl_internal.h - what the files of suspectctl share: the run's context, the
  * exit statuses, the output helpers (ctl_out.c), loading the files and the
  * store and naming an identity (ctl_env.c), and the commands (ctl_cmds.c,
  * ctl_locked.c, ctl_simulate.c).
@@ -8,8 +8,8 @@
  * guard and the store it opened; ctl_unload() frees them.  Everything else
  * a command makes lives on its stack or is freed before it returns.
  */
-#ifndef MW_CTL_INT_H
-#define MW_CTL_INT_H
+#ifndef MW_CTL_INTERNAL_H
+#define MW_CTL_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
 /*
- * inproc_int.h - what the files of the in-process guard share: the
+ * inproc_internal.h - what the files of the in-process guard share: the
  * handle (inproc.c: the files, the store, the reloads, the log) and one
  * request (inproc_req.c: the variables and body as an mw_req_t, the
  * decision, the response bytes, the settlement).
  */
-#ifndef MW_INPROC_INT_H
-#define MW_INPROC_INT_H
+#ifndef MW_INPROC_INTERNAL_H
+#define MW_INPROC_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -55,7 +55,7 @@ struct suspect_guard_req {
     mw_watch_t *watch; /* NULL unless held and not settled */
     bool held;
     /* Last, and not cleared when the request is made (8 KiB of keys):
-     * mw_guard_resolve() fills it; its keys settle a held slot. */
+     * mw_guard_resolve() fills it; its keys settle a held reservation. */
     mw_resolution_t res;
 };
 

@@ -1,5 +1,5 @@
 /*
- * wrap_front.c - the CGI request front end of suspect-cgi (wrap_front.h).
+ * wrap_io.c - the CGI request's input and output in suspect-cgi (wrap_io.h).
  *
  * Variables: one mw_param_t per "NAME=value" string of the environment,
  * pointing into it (the strings are NUL-terminated, as mw_param_t wants of
@@ -20,7 +20,7 @@
  * short writes.
  *
  * Rewind: nothing read, nothing done.  A regular file is sought back to
- * the offset it had when the front end was made.  Otherwise a memfd gets
+ * the offset it had when the request's I/O was made.  Otherwise a memfd gets
  * the prefetched bytes and the rest of the body, is rewound and dup2()'ed
  * onto in_fd; dup2() clears close-on-exec on the copy, so the memfd itself
  * is made MFD_CLOEXEC and only in_fd survives execve().  A body with a
@@ -28,7 +28,7 @@
  * whole through it first, so a body it refuses never reaches the
  * program: the refusal is answered instead.
  */
-#include "wrap_front.h"
+#include "wrap_io.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -46,8 +46,8 @@
 #define DEFAULT_TIMEOUT_MS 30000u
 #define COPY_BUF           65536
 
-struct mw_cgi_front {
-    mw_req_t req; /* first: the ops get the front end back by a cast */
+struct mw_cgi_io {
+    mw_req_t req; /* first: the ops get the request's I/O back by a cast */
     mw_param_t *params;
     int in_fd;
     int out_fd;
@@ -79,9 +79,9 @@ static int wait_fd(int fd, short events, long long deadline)
     }
 }
 
-static ssize_t front_read(mw_req_t *req, void *buf, size_t n, bool wait)
+static ssize_t io_read(mw_req_t *req, void *buf, size_t n, bool wait)
 {
-    mw_cgi_front_t *f = (mw_cgi_front_t *)req;
+    mw_cgi_io_t *f = (mw_cgi_io_t *)req;
     long long deadline = wait ? mono_ms() + f->timeout_ms : 0;
 
     if (f->clen >= 0) {
@@ -118,9 +118,9 @@ static ssize_t front_read(mw_req_t *req, void *buf, size_t n, bool wait)
     }
 }
 
-static int front_read_fd(mw_req_t *req)
+static int io_read_fd(mw_req_t *req)
 {
-    return ((mw_cgi_front_t *)req)->in_fd;
+    return ((mw_cgi_io_t *)req)->in_fd;
 }
 
 /* Writes all n bytes to fd; 0 or -errno. */
@@ -147,24 +147,23 @@ static int write_all(int fd, const void *buf, size_t n, unsigned timeout_ms)
     return 0;
 }
 
-static int front_write(mw_req_t *req, const void *buf, size_t n)
+static int io_write(mw_req_t *req, const void *buf, size_t n)
 {
-    mw_cgi_front_t *f = (mw_cgi_front_t *)req;
+    mw_cgi_io_t *f = (mw_cgi_io_t *)req;
 
     return write_all(f->out_fd, buf, n, f->timeout_ms);
 }
 
-static int front_flush(mw_req_t *req)
+static int io_flush(mw_req_t *req)
 {
     (void)req;
     return 0;
 }
 
-static const mw_req_ops_t front_ops = {front_read, front_read_fd, front_write,
-                                       front_flush};
+static const mw_req_ops_t io_ops = {io_read, io_read_fd, io_write, io_flush};
 
 /* Points f's params at the "NAME=value" strings of envp. */
-static suspect_rc_t load_params(mw_cgi_front_t *f, char *const *envp)
+static suspect_rc_t load_params(mw_cgi_io_t *f, char *const *envp)
 {
     size_t n = 0, k = 0;
 
@@ -193,17 +192,17 @@ static suspect_rc_t load_params(mw_cgi_front_t *f, char *const *envp)
     return SUSPECT_OK;
 }
 
-suspect_rc_t mw_cgi_front_new(char *const *envp, int in_fd, int out_fd,
-                              mw_cgi_front_t **out, suspect_err_t *err)
+suspect_rc_t mw_cgi_io_new(char *const *envp, int in_fd, int out_fd,
+                           mw_cgi_io_t **out, suspect_err_t *err)
 {
-    mw_cgi_front_t *f = suspect_calloc(1, sizeof(*f));
+    mw_cgi_io_t *f = suspect_calloc(1, sizeof(*f));
     struct stat st;
 
     if (f == NULL || load_params(f, envp) != SUSPECT_OK) {
-        mw_cgi_front_free(f);
+        mw_cgi_io_free(f);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
     }
-    f->req.ops = &front_ops;
+    f->req.ops = &io_ops;
     f->req.role = MW_ROLE_RESPONDER;
     f->in_fd = in_fd;
     f->out_fd = out_fd;
@@ -217,7 +216,7 @@ suspect_rc_t mw_cgi_front_new(char *const *envp, int in_fd, int out_fd,
     return SUSPECT_OK;
 }
 
-void mw_cgi_front_free(mw_cgi_front_t *f)
+void mw_cgi_io_free(mw_cgi_io_t *f)
 {
     if (f == NULL) {
         return;
@@ -227,12 +226,12 @@ void mw_cgi_front_free(mw_cgi_front_t *f)
     free(f);
 }
 
-mw_req_t *mw_cgi_front_req(mw_cgi_front_t *f)
+mw_req_t *mw_cgi_io_req(mw_cgi_io_t *f)
 {
     return &f->req;
 }
 
-void mw_cgi_front_set_timeout(mw_cgi_front_t *f, unsigned timeout_ms)
+void mw_cgi_io_set_timeout(mw_cgi_io_t *f, unsigned timeout_ms)
 {
     f->timeout_ms = timeout_ms > 0 ? timeout_ms : DEFAULT_TIMEOUT_MS;
 }
@@ -246,7 +245,7 @@ static suspect_rc_t fail(int *status, int code, suspect_rc_t rc)
 
 /* Copies the rest of the body from in_fd to fd after `have` bytes.  0, or
  * the status to answer (err filled). */
-static int copy_rest(mw_cgi_front_t *f, int fd, size_t have, size_t max,
+static int copy_rest(mw_cgi_io_t *f, int fd, size_t have, size_t max,
                      suspect_err_t *err)
 {
     char *buf = suspect_malloc(COPY_BUF);
@@ -257,7 +256,7 @@ static int copy_rest(mw_cgi_front_t *f, int fd, size_t have, size_t max,
         return 500;
     }
     while (status == 0 && !f->req.body_done) {
-        ssize_t n = front_read(&f->req, buf, COPY_BUF, true);
+        ssize_t n = io_read(&f->req, buf, COPY_BUF, true);
         int w;
 
         if (n == 0) {
@@ -281,8 +280,8 @@ static int copy_rest(mw_cgi_front_t *f, int fd, size_t have, size_t max,
     return status;
 }
 
-/* The memfd way of mw_cgi_front_rewind(). */
-static suspect_rc_t rewind_memfd(mw_cgi_front_t *f, size_t max, int *status,
+/* The memfd way of mw_cgi_io_rewind(). */
+static suspect_rc_t rewind_memfd(mw_cgi_io_t *f, size_t max, int *status,
                                  suspect_err_t *err)
 {
     const mw_req_t *req = &f->req;
@@ -320,8 +319,7 @@ static suspect_rc_t rewind_memfd(mw_cgi_front_t *f, size_t max, int *status,
 
 /* Reads the body through its filter into fd (-1: only read it); the
  * status to answer (err filled), or 0. */
-static int read_filtered(mw_cgi_front_t *f, int fd, size_t max,
-                         suspect_err_t *err)
+static int read_filtered(mw_cgi_io_t *f, int fd, size_t max, suspect_err_t *err)
 {
     mw_req_t *req = &f->req;
     char *buf = suspect_malloc(COPY_BUF);
@@ -363,7 +361,7 @@ static int read_filtered(mw_cgi_front_t *f, int fd, size_t max,
 }
 
 /* The rewind of a body with a filter: see the file comment. */
-static suspect_rc_t rewind_filtered(mw_cgi_front_t *f, size_t max, int *status,
+static suspect_rc_t rewind_filtered(mw_cgi_io_t *f, size_t max, int *status,
                                     suspect_err_t *err)
 {
     int fd = -1, st;
@@ -400,8 +398,8 @@ static suspect_rc_t rewind_filtered(mw_cgi_front_t *f, size_t max, int *status,
                : fail(status, st, st == 413 ? SUSPECT_E_FULL : SUSPECT_E_IO);
 }
 
-suspect_rc_t mw_cgi_front_rewind(mw_cgi_front_t *f, size_t max, int *status,
-                                 suspect_err_t *err)
+suspect_rc_t mw_cgi_io_rewind(mw_cgi_io_t *f, size_t max, int *status,
+                              suspect_err_t *err)
 {
     *status = 0;
     if (f->req.filter != NULL) {

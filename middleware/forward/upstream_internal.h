@@ -1,5 +1,5 @@
 /*
- * upstream_int.h - the private parts of the FastCGI client, shared by
+ * upstream_internal.h - the private parts of the FastCGI client, shared by
  * upstream.c (request preparation, retry, results), upstream_prelude.c
  * (BEGIN_REQUEST and PARAMS), upstream_pool.c (idle connections) and
  * upstream_io.c (one exchange of records over one connection).
@@ -14,8 +14,8 @@
  * UP_BODY_WINDOW bytes of a streamed body: while the body has not run past
  * it, the window is also the replay buffer for a retry.
  */
-#ifndef MW_UPSTREAM_INT_H
-#define MW_UPSTREAM_INT_H
+#ifndef MW_UPSTREAM_INTERNAL_H
+#define MW_UPSTREAM_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -75,7 +75,7 @@ suspect_rc_t up_prelude_build(up_conn_t *c, const mw_req_t *req,
 typedef struct up_pool {
     pthread_mutex_t lock;
     pthread_cond_t wake; /* CLOCK_MONOTONIC: stops the reaper */
-    up_conn_t **idle;    /* max_idle slots, the oldest at [0] */
+    up_conn_t **idle;    /* max_idle places, the oldest at [0] */
     unsigned nidle;
     unsigned max_idle;
     long long idle_timeout_ms;

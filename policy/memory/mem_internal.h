@@ -1,5 +1,5 @@
 /*
- * mem_int.h - what the files of the memory store share: an entry (one
+ * mem_internal.h - what the files of the memory store share: an entry (one
  * identity's hits and lock), a shard (a mutex, a hash table, an LRU list),
  * the store, and the table operations of mem_table.c, and the operator
  * operations of mem_ops.c that the store's table names.  The small entry and
@@ -48,8 +48,8 @@
  *
  * Everything here is reached under the entry's shard mutex.
  */
-#ifndef SUSPECT_MEM_INT_H
-#define SUSPECT_MEM_INT_H
+#ifndef SUSPECT_MEM_INTERNAL_H
+#define SUSPECT_MEM_INTERNAL_H
 
 #include <pthread.h>
 #include <stdbool.h>

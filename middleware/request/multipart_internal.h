@@ -1,10 +1,10 @@
 /*
- * multipart_int.h - what the two halves of multipart.h's reader share:
+ * multipart_internal.h - what the two halves of multipart.h's reader share:
  * multipart.c (the body's state machine) hands each part's header block
  * to multipart_head.c, which says what the part is.
  */
-#ifndef MW_MULTIPART_INT_H
-#define MW_MULTIPART_INT_H
+#ifndef MW_MULTIPART_INTERNAL_H
+#define MW_MULTIPART_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>

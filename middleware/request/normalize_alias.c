@@ -140,6 +140,7 @@ static suspect_rc_t add(const mw_alias_t *a, table_t *t, const char *name,
     size_t key_len = 0;
     suspect_rc_t rc = a->key_fn(a->key_ctx, name, n, &key, &key_len);
     slot_t *sl;
+    uint64_t h;
     long off;
 
     if (rc == SUSPECT_E_INVAL) {
@@ -148,14 +149,15 @@ static suspect_rc_t add(const mw_alias_t *a, table_t *t, const char *name,
     if (rc != SUSPECT_OK) {
         return rc;
     }
-    sl = find(t, hash_of(a, key, key_len), key, key_len);
+    h = hash_of(a, key, key_len);
+    sl = find(t, h, key, key_len);
     if (sl->hash == 0) {
         off = pool_add(t, key, key_len);
         if (off < 0) {
             free(key);
             return SUSPECT_E_NOMEM;
         }
-        sl->hash = hash_of(a, key, key_len);
+        sl->hash = h;
         sl->key_off = (uint32_t)off;
         sl->key_len = (uint32_t)key_len;
         sl->val_off = (uint32_t)val_off;
@@ -208,11 +210,15 @@ static suspect_rc_t add_line(const mw_alias_t *a, table_t *t, char *line,
 /* The number of lines of f, and f rewound. */
 static size_t count_lines(FILE *f)
 {
+    char buf[8192];
     size_t n = 0;
-    int c;
+    size_t got;
 
-    while ((c = getc(f)) != EOF) {
-        n += c == '\n';
+    while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
+        for (const char *p = buf;
+             (p = memchr(p, '\n', (size_t)(buf + got - p))) != NULL; p++) {
+            n++;
+        }
     }
     rewind(f);
     return n + 1;

@@ -14,8 +14,16 @@
  *   - the Roundcube recipe's list (strip-tags utf8-clean trim casefold)
  *     leaves no '<' that opens a tag;
  *   - the MediaWiki recipe's list reads its own result as that result
- *     (nothing of it left to decode, fold, drop or strip).
+ *     (nothing of it left to decode, fold, drop or strip);
+ *   - collate gives lowercase hex of even length, the same for the value
+ *     with its ASCII letters lowered and (PAD SPACE, collate alone) with
+ *     a space after it; wordpress-user followed by collate too, but for
+ *     the space (strip-tags keeps a '<' before white space, drops one at
+ *     the end);
+ *   - number leaves no leading zero on an all-digit value but "0";
+ *   - strip-octets, strip-entities and strip-scripts never lengthen.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +53,16 @@ static const char *const specs[] = {
     "alnum:._",
     "only:a-z0-9._@-\xd0\xb0-\xd1\x8f",
     "strip-prefix:user: trim casefold",
+    "strip-octets strip-entities strip-scripts",
+    "trim number",
+    "collate:mysql-unicode-ci",
+    "wordpress-user collate:mysql-unicode-520-ci",
     "strip-tags utf8-clean trim casefold",
 };
+
+/* Links the collate step (the normaliser refers to it weakly). */
+__attribute__((used)) static suspect_rc_t (*const collate_step)(
+    const char *, size_t, void **) = mw_norm_collate_open;
 
 /* spec applied to in[0..n) with a caller buffer of size bytes: the rc,
  * the result in a new block *out (the caller frees it) of *len bytes. */
@@ -65,10 +81,34 @@ static suspect_rc_t apply(const mw_norm_t *norm, const char *in, size_t n,
         *out = malloc(*len + 1);
         CHECK(*out != NULL);
         memcpy(*out, res, *len);
+        (*out)[*len] = '\0';
     }
     free(heap);
     free(buf);
     return rc;
+}
+
+/* The collate oracles: see the top of the file. */
+static void check_collate(const mw_norm_t *norm, const char *in, size_t n,
+                          const char *key, size_t key_len, bool space)
+{
+    char *v = malloc(n + 1);
+    char *other = NULL;
+    size_t other_len = 0;
+
+    CHECK(v != NULL);
+    CHECK(key_len % 2 == 0 && strspn(key, "0123456789abcdef") >= key_len);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = in[i] >= 'A' && in[i] <= 'Z' ? (char)(in[i] + 32) : in[i];
+    }
+    v[n] = ' ';
+    for (size_t len = n; len <= n + (space ? 1 : 0); len++) {
+        CHECK(apply(norm, v, len, len * 4 + 64, &other, &other_len) ==
+              SUSPECT_OK);
+        CHECK(other_len == key_len && memcmp(other, key, key_len) == 0);
+        free(other);
+    }
+    free(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -122,6 +162,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(memchr(in, '&', n) != NULL ||
                   (big_len == n && memcmp(big, in, n) == 0));
         }
+    }
+    if (rc == SUSPECT_OK && strstr(spec, "collate:") != NULL) {
+        check_collate(norm, in, n, big, big_len, which == 9);
+    }
+    if (rc == SUSPECT_OK && which == 8) {
+        CHECK(big_len <= 1 || big[0] != '0' ||
+              strspn(big, "0123456789") < big_len);
+    }
+    if (rc == SUSPECT_OK && which == 7) {
+        CHECK(big_len <= n);
     }
     if (rc == SUSPECT_OK && which == 0) {
         char *again = NULL;

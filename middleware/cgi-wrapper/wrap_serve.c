@@ -113,6 +113,14 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
                     "Identity: xmlrpc: sources need an XML parser, which "
                     "suspect-cgi does not link: use suspect-fcgi");
             }
+            if (id->normalize != NULL &&
+                strstr(id->normalize, "collate:") != NULL) {
+                return suspect_err_set(
+                    err, SUSPECT_E_CONFIG, c->file, id->line,
+                    "Identity: normalize collate needs ICU's collation "
+                    "tables, which suspect-cgi does not link: use "
+                    "suspect-fcgi");
+            }
         }
     }
     if (c->store_line != 0 && c->store == SUSPECT_STORE_MEMORY) {

@@ -39,13 +39,20 @@ static const preset_t presets[] = {
     {"php-trim", "trim"},
     {"login", "trim casefold"},
     {"email", "trim casefold"},
+    /* sanitize_user() as wp_authenticate() and WP_User::get_data_by()
+     * each apply it (normalize_wp.c) */
+    {"wordpress-user",
+     "strip-scripts strip-tags trim remove-accents strip-octets strip-entities "
+     "trim collapse:\\s\\t\\n\\v\\f\\r "
+     "strip-scripts strip-tags trim remove-accents strip-octets strip-entities "
+     "trim collapse:\\s\\t\\n\\v\\f\\r"},
 };
 
 typedef struct step_def {
     const char *name;
     step_kind_t kind;
     int arg; /* 0 none, 1 optional set, 2 required set, 3 map, 4 bytes,
-                5 character class */
+                5 character class, 6 collation name, 7 path */
 } step_def_t;
 
 static const step_def_t step_defs[] = {
@@ -65,6 +72,13 @@ static const step_def_t step_defs[] = {
     {"only", ST_ONLY, 5},
     {"strip-tags", ST_TAGS, 0},
     {"utf8-clean", ST_UTF8, 0},
+    {"strip-scripts", ST_SCRIPTS, 0},
+    {"strip-octets", ST_OCTETS, 0},
+    {"strip-entities", ST_ENTREFS, 0},
+    {"number", ST_NUMBER, 0},
+    {"remove-accents", ST_ACCENTS, 0},
+    {"collate", ST_COLLATE, 6},
+    {"aliases", ST_ALIAS, 7},
 };
 
 static void set_add(uint8_t set[32], unsigned char c)
@@ -270,6 +284,31 @@ static suspect_rc_t parse_class(step_t *s, const char *p, const char *e,
     return SUSPECT_OK;
 }
 
+/* collate:NAME: the collator of NAME into s. */
+static suspect_rc_t parse_collation(step_t *s, const char *p, const char *e,
+                                    const char *tok, size_t len,
+                                    suspect_err_t *err)
+{
+    suspect_rc_t rc;
+
+    if (mw_norm_collate_open == NULL) {
+        return bad(err, tok, len,
+                   "needs ICU's collation tables, which suspect-fcgi and "
+                   "libsuspect-guard link (suspect-cgi does not: "
+                   "docs/suspect-xml.md)");
+    }
+    rc = mw_norm_collate_open(p, (size_t)(e - p), &s->coll);
+    if (rc == SUSPECT_E_NOTFOUND) {
+        return bad(err, tok, len,
+                   "names an unknown collation (mysql-unicode-ci, "
+                   "mysql-unicode-520-ci, mariadb-uca1400-ai-ci, "
+                   "mysql-0900-ai-ci)");
+    }
+    return rc == SUSPECT_OK ? SUSPECT_OK
+                            : suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
+                                              "cannot open ICU's collator");
+}
+
 /* The argument of s, [arg, e), as the kind of its step wants it. */
 static suspect_rc_t parse_arg(mw_norm_t *n, step_t *s, const step_def_t *d,
                               const char *arg, const char *e, const char *tok,
@@ -290,6 +329,10 @@ static suspect_rc_t parse_arg(mw_norm_t *n, step_t *s, const step_def_t *d,
         return SUSPECT_OK;
     case 5:
         return parse_class(s, arg, e, tok, len, err);
+    case 6:
+        return parse_collation(s, arg, e, tok, len, err);
+    case 7:
+        return SUSPECT_OK; /* opened once the list is whole */
     default:
         rc = parse_set(arg, e, s->set, tok, len, err);
         s->first = (char)arg_byte(&q, e, &esc);
@@ -414,6 +457,50 @@ static suspect_rc_t parse_list(mw_norm_t *n, const char *p, const char *e,
     return SUSPECT_OK;
 }
 
+/* The aliases key function: a name read by the steps before the aliases
+ * step (ctx: the normaliser). */
+static suspect_rc_t alias_key(const void *ctx, const char *in, size_t n,
+                              char **out, size_t *out_len)
+{
+    const mw_norm_t *norm = ctx;
+    char buf[256];
+    const char *o = NULL;
+    char *heap = NULL;
+    suspect_rc_t rc = mw_norm_apply_steps(norm, norm->nsteps - 1, in, n, buf,
+                                          sizeof(buf), &o, out_len, &heap);
+
+    if (rc != SUSPECT_OK || heap != NULL) {
+        *out = heap;
+        return rc;
+    }
+    *out = suspect_malloc(*out_len + 1);
+    if (*out == NULL) {
+        return SUSPECT_E_NOMEM;
+    }
+    memcpy(*out, o, *out_len);
+    return SUSPECT_OK;
+}
+
+/* Opens the table of an aliases step, which must be the last and only
+ * one. */
+static suspect_rc_t open_aliases(mw_norm_t *n, suspect_err_t *err)
+{
+    for (size_t i = 0; i < n->nsteps; i++) {
+        step_t *s = &n->step[i];
+        if (s->kind != ST_ALIAS) {
+            continue;
+        }
+        if (i + 1 != n->nsteps) {
+            return bad(err, s->text, strlen(s->text),
+                       "must be the last step (names are looked up after "
+                       "the other steps)");
+        }
+        return mw_alias_open(s->text + 8, strlen(s->text + 8), alias_key, n,
+                             (mw_alias_t **)&s->alias, err);
+    }
+    return SUSPECT_OK;
+}
+
 /* Compiles a normalize text: see normalize.h. */
 suspect_rc_t mw_norm_compile(const char *spec, size_t len, mw_norm_t **out,
                              suspect_err_t *err)
@@ -437,6 +524,9 @@ suspect_rc_t mw_norm_compile(const char *spec, size_t len, mw_norm_t **out,
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0, "out of memory");
     }
     rc = parse_list(n, spec, spec + len, 0, err);
+    if (rc == SUSPECT_OK) {
+        rc = open_aliases(n, err);
+    }
     if (rc != SUSPECT_OK) {
         mw_norm_free(n);
         return rc;
@@ -448,6 +538,12 @@ suspect_rc_t mw_norm_compile(const char *spec, size_t len, mw_norm_t **out,
 void mw_norm_free(mw_norm_t *n)
 {
     if (n != NULL) {
+        for (size_t i = 0; i < MW_NORM_MAX_STEPS; i++) {
+            if (n->step[i].coll != NULL) {
+                mw_norm_collate_close(n->step[i].coll);
+            }
+            mw_alias_free(n->step[i].alias);
+        }
         free(n->pool);
         free(n->pairs);
         free(n);

@@ -35,7 +35,7 @@
 #include "suspect_error.h"
 
 /* Steps in one normaliser. */
-#define MW_NORM_MAX_STEPS 16
+#define MW_NORM_MAX_STEPS 32
 /* Longest normalize text accepted. */
 #define MW_NORM_MAX_TEXT 1024
 
@@ -82,6 +82,20 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
  */
 suspect_rc_t mw_norm_html_decode(const char *in, size_t n, char *out,
                                  size_t *out_len);
+
+/*
+ * The collate step (normalize_collate.c, ICU; linked like html-entities).
+ * mw_norm_collate_open(): the collator of the collation name[0..len)
+ * into *out (mw_norm_collate_close() frees it); SUSPECT_E_NOTFOUND for a
+ * name it does not know, SUSPECT_E_NOMEM.  mw_norm_collate_key(): the
+ * hex sort key of in[0..n) in a new heap block *out (the caller frees
+ * it), *out_len its length; SUSPECT_E_INVAL for a value that is not
+ * UTF-8, SUSPECT_E_NOMEM.
+ */
+suspect_rc_t mw_norm_collate_open(const char *name, size_t len, void **out);
+void mw_norm_collate_close(void *coll);
+suspect_rc_t mw_norm_collate_key(const void *coll, const char *in, size_t n,
+                                 char **out, size_t *out_len);
 
 /*
  * The default reading of a value when its identity declares none: the

@@ -15,7 +15,8 @@
  * punctuation, or as letters of their own); alnum and only: judge them.
  * Bytes that are not UTF-8 are dropped first (and by utf8-clean alone).
  * only: checks and copies; html-entities is normalize_html.c's,
- * strip-tags normalize_tags.c's.
+ * strip-tags normalize_tags.c's, WordPress's and Request Tracker's
+ * normalize_wp.c's.
  *
  * Invariants: the normaliser is only read (threads share it); the work
  * buffers are freed before returning, except the result handed to the
@@ -341,6 +342,56 @@ static suspect_rc_t do_unicode(const step_t *s, const char *in, size_t n,
     return SUSPECT_OK;
 }
 
+/* remove-accents from in into out. */
+static suspect_rc_t do_accents(const char *in, size_t n, wbuf_t *out)
+{
+    char *r = NULL;
+    size_t len = 0;
+    suspect_rc_t rc = mw_norm_remove_accents(in, n, &r, &len);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    if (r == NULL) {
+        memcpy(out->p, in, n);
+        out->len = n;
+        return SUSPECT_OK;
+    }
+    wb_adopt(out, (uint8_t *)r, len);
+    return SUSPECT_OK;
+}
+
+/* collate from in into out (the key may be longer than the value). */
+static suspect_rc_t do_collate(const step_t *s, const char *in, size_t n,
+                               wbuf_t *out)
+{
+    char *r = NULL;
+    size_t len = 0;
+    suspect_rc_t rc = mw_norm_collate_key(s->coll, in, n, &r, &len);
+
+    if (rc == SUSPECT_OK) {
+        wb_adopt(out, (uint8_t *)r, len);
+    }
+    return rc;
+}
+
+/* aliases from in into out: the canonical name, or in itself. */
+static suspect_rc_t do_alias(const step_t *s, const char *in, size_t n,
+                             wbuf_t *out)
+{
+    char *r = NULL;
+    size_t len = 0;
+    suspect_rc_t rc = mw_alias_lookup(s->alias, in, n, &r, &len);
+
+    if (rc == SUSPECT_OK && r != NULL) {
+        wb_adopt(out, (uint8_t *)r, len);
+    } else if (rc == SUSPECT_OK) {
+        memcpy(out->p, in, n);
+        out->len = n;
+    }
+    return rc;
+}
+
 /* One step from in[0..n) into out (in never points into out). */
 static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
                              wbuf_t *out, wbuf_t *tmp)
@@ -376,6 +427,20 @@ static suspect_rc_t run_step(const step_t *s, const char *in, size_t n,
     case ST_UTF8:
         out->len = utf8_clean(in, n, out->p);
         return SUSPECT_OK;
+    case ST_SCRIPTS:
+    case ST_OCTETS:
+    case ST_ENTREFS:
+        mw_norm_strip_matches(s->kind, in, n, out->p, &out->len);
+        return SUSPECT_OK;
+    case ST_NUMBER:
+        mw_norm_number(in, n, out->p, &out->len);
+        return SUSPECT_OK;
+    case ST_ACCENTS:
+        return do_accents(in, n, out);
+    case ST_COLLATE:
+        return do_collate(s, in, n, out);
+    case ST_ALIAS:
+        return do_alias(s, in, n, out);
     case ST_ONLY:
         if (!only_fits(s, in, n)) {
             return SUSPECT_E_INVAL;
@@ -425,6 +490,16 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
                            char *buf, size_t size, const char **out,
                            size_t *out_len, char **heap)
 {
+    return mw_norm_apply_steps(n, n != NULL ? n->nsteps : 0, in, len, buf, size,
+                               out, out_len, heap);
+}
+
+/* The first nsteps steps: see normalize_internal.h. */
+suspect_rc_t mw_norm_apply_steps(const mw_norm_t *n, size_t nsteps,
+                                 const char *in, size_t len, char *buf,
+                                 size_t size, const char **out, size_t *out_len,
+                                 char **heap)
+{
     char stack[3][WORK_STACK];
     wbuf_t w[3] = {{stack[0], 0, WORK_STACK, NULL},
                    {stack[1], 0, WORK_STACK, NULL},
@@ -435,7 +510,7 @@ suspect_rc_t mw_norm_apply(const mw_norm_t *n, const char *in, size_t len,
     int next = 0;
 
     *heap = NULL;
-    for (size_t i = 0; n != NULL && i < n->nsteps && rc == SUSPECT_OK; i++) {
+    for (size_t i = 0; n != NULL && i < nsteps && rc == SUSPECT_OK; i++) {
         rc = run_step(&n->step[i], cur, cur_len, &w[next], &w[2]);
         cur = w[next].p;
         cur_len = w[next].len;

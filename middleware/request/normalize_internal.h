@@ -33,7 +33,14 @@ typedef enum step_kind {
     ST_PREFIX,
     ST_ONLY,
     ST_TAGS,
-    ST_UTF8
+    ST_UTF8,
+    ST_SCRIPTS,
+    ST_OCTETS,
+    ST_ENTREFS,
+    ST_NUMBER,
+    ST_ACCENTS,
+    ST_COLLATE,
+    ST_ALIAS
 } step_kind_t;
 
 typedef struct map_pair {
@@ -57,6 +64,8 @@ typedef struct step {
     uint32_t lo[CLASS_MAX_RANGES];
     uint32_t hi[CLASS_MAX_RANGES];
     const char *text; /* as written, for mw_norm_describe() */
+    void *coll;       /* collate: the collator (normalize_collate.c) */
+    void *alias;      /* aliases: the table (normalize_alias.c) */
 } step_t;
 
 struct mw_norm {
@@ -75,11 +84,62 @@ struct mw_norm {
  * files: see normalize.h. */
 #pragma weak mw_norm_html_decode
 
+/* The collate step (normalize.h) is weak too. */
+#pragma weak mw_norm_collate_open
+#pragma weak mw_norm_collate_close
+#pragma weak mw_norm_collate_key
+
 /* The strip-tags step (normalize_tags.c): in[0..n) as PHP's strip_tags()
  * leaves it, into out (room for n bytes), *out_len its length;
  * SUSPECT_E_INVAL for a tag strip_tags() reads by rules of its own. */
 suspect_rc_t mw_norm_strip_tags(const char *in, size_t n, char *out,
                                 size_t *out_len);
+
+/* strip-scripts, strip-octets, strip-entities (normalize_wp.c): in[0..n)
+ * without the matches of the step's expression, into out (room for n). */
+void mw_norm_strip_matches(step_kind_t kind, const char *in, size_t n,
+                           char *out, size_t *out_len);
+
+/* The remove-accents step (normalize_wp.c): in[0..n) as WordPress's
+ * remove_accents() leaves it, in a new heap block *out (the caller frees
+ * it; NULL when the value stays as it is), *out_len its length.
+ * SUSPECT_E_INVAL for a value that is not UTF-8, SUSPECT_E_NOMEM. */
+suspect_rc_t mw_norm_remove_accents(const char *in, size_t n, char **out,
+                                    size_t *out_len);
+
+/* The number step (normalize_wp.c): an all-digit in[0..n) without its
+ * leading zeros, anything else as it is, into out (room for n). */
+void mw_norm_number(const char *in, size_t n, char *out, size_t *out_len);
+
+/* The aliases step (normalize_alias.c).  mw_alias_key_fn reads a name of
+ * the table as the steps before the aliases step do: a new heap block
+ * *out (the caller frees it), *out_len its length; SUSPECT_E_INVAL when
+ * the steps refuse it. */
+typedef suspect_rc_t (*mw_alias_key_fn)(const void *ctx, const char *in,
+                                        size_t n, char **out, size_t *out_len);
+typedef struct mw_alias mw_alias_t;
+
+/* Reads the table of the file path[0..len) (absolute) into *out, names
+ * read by fn(ctx, ...).  SUSPECT_E_CONFIG (err: the file, the line, why)
+ * when it cannot be read or has a bad line, SUSPECT_E_NOMEM. */
+suspect_rc_t mw_alias_open(const char *path, size_t len, mw_alias_key_fn fn,
+                           const void *ctx, mw_alias_t **out,
+                           suspect_err_t *err);
+void mw_alias_free(mw_alias_t *a); /* NULL is a no-op */
+
+/* The canonical name of in[0..n) in a new heap block *out (the caller
+ * frees it), *out_len its length; *out NULL when the table lacks it.
+ * Reads the file again first when a second has passed and it changed.
+ * SUSPECT_OK or SUSPECT_E_NOMEM. */
+suspect_rc_t mw_alias_lookup(mw_alias_t *a, const char *in, size_t n,
+                             char **out, size_t *out_len);
+
+/* The value of in[0..len) after the first nsteps steps of n, as
+ * mw_norm_apply() (normalize_apply.c). */
+suspect_rc_t mw_norm_apply_steps(const mw_norm_t *n, size_t nsteps,
+                                 const char *in, size_t len, char *buf,
+                                 size_t size, const char **out, size_t *out_len,
+                                 char **heap);
 
 static inline bool set_has(const uint8_t set[32], unsigned char c)
 {

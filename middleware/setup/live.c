@@ -34,10 +34,12 @@
 #include "request/normalize.h"
 #include "request/xmlrpc.h"
 
-/* Links the normaliser's html-entities step (libxml2) wherever
- * suspect.xml is loaded: see request/normalize.h. */
+/* Links the normaliser's html-entities step (libxml2) and collate step
+ * (ICU) wherever suspect.xml is loaded: see request/normalize.h. */
 __attribute__((used)) static suspect_rc_t (*const html_step)(
     const char *, size_t, char *, size_t *) = mw_norm_html_decode;
+__attribute__((used)) static suspect_rc_t (*const collate_step)(
+    const char *, size_t, void **) = mw_norm_collate_open;
 
 /* Links the XML-RPC reader (libxml2) wherever suspect.xml is loaded: see
  * request/xmlrpc.h. */

@@ -413,6 +413,37 @@ static void test_denied(void)
     CU_ASSERT_EQUAL(access(path, F_OK), 0);
 }
 
+/* A compiled configuration reads through the WordPress steps, the
+ * number step and an alias table (read at each start): alice, al%41ice
+ * and her id 0027 are one counter. */
+static void test_aliases(void)
+{
+    static const char *const names[] = {
+        "HTTP_X_MEMBER=alice", "HTTP_X_MEMBER=al%41ice", "HTTP_X_MEMBER=0027"};
+    const char *edit[] = {"from=\"header:X-Member\"/>",
+                          "from=\"header:X-Member\" normalize=\"wordpress-user "
+                          "number aliases:@DIR@/aliases.tsv\"/>",
+                          NULL};
+    char *text = test_read_file(e2e.conf, NULL);
+    char *edited = text != NULL ? test_subst(text, edit) : NULL;
+    cgi_out_t r;
+
+    CU_ASSERT_FATAL(edited != NULL);
+    CU_ASSERT_FATAL(write_dir_file("suspect.xml", edited, false) == 0);
+    CU_ASSERT_FATAL(write_dir_file("aliases.tsv", "27\talice\n", false) == 0);
+    for (size_t i = 0; i < 3; i++) {
+        const char *vars[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/hdr",
+                              names[i], NULL};
+
+        run_plain(&r, vars, NULL);
+        CU_ASSERT(i < 2 ? ran() : !ran());
+        CU_ASSERT(i < 2 || cgirun_starts(&r, "Status: 429"));
+        cgirun_free(&r);
+    }
+    free(edited);
+    free(text);
+}
+
 /* A 500 (the client learns nothing more) and one line for the log. */
 static void expect_500(const char *conf, const char *log_text)
 {
@@ -452,6 +483,12 @@ static void test_bad_config(void)
          "<Route action=\"Hello\" path=\"/x\"><Identity type=\"M\"\n"
          " from=\"xmlrpc:wp.*:2\"/></Route></Suspect>",
          "suspect.xml:2: Identity: xmlrpc: sources need an XML parser"},
+        {"<Suspect><Limits path=\"limits.xml\"/><Cgi root=\"/tmp\"/>\n"
+         "<Route action=\"Hello\" path=\"/x\"><Identity type=\"M\"\n"
+         " from=\"form:u\" normalize=\"login collate:mysql-unicode-ci\"/>"
+         "</Route></Suspect>",
+         "suspect.xml:2: Identity: normalize collate needs ICU's collation "
+         "tables"},
     };
     char missing[TEST_PATH_MAX];
 
@@ -790,6 +827,7 @@ int register_suspect_cgi_suite(void)
         {"denied across processes (lmdb)", test_denied},
         {"JSON batch: one attempt per call", test_json_batch},
         {"bad configuration: 500", test_bad_config},
+        {"aliases and the WordPress steps, compiled", test_aliases},
         {"memory store: 500", test_memory_store},
         {"store unusable: fail modes", test_store_fail_modes},
         {"store unusable: an action's fail mode, shadow",

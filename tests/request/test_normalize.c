@@ -11,11 +11,12 @@
 
 #include "request/normalize.h"
 #include "helpers/util.h"
+#include "normalize_test.h"
 #include "suites.h"
 
-/* The value of in (len bytes) after spec, as a new string the caller
- * frees, or NULL when spec does not compile. */
-static char *norm(const char *spec, const char *in, size_t len, size_t *out_len)
+/* Applies spec to a value: see normalize_test.h. */
+char *norm_test_apply(const char *spec, const char *in, size_t len,
+                      size_t *out_len)
 {
     mw_norm_t *n = NULL;
     char buf[64];
@@ -179,7 +180,7 @@ static void test_cases(void)
         size_t want_len =
             cases[i].want_len ? cases[i].want_len : strlen(cases[i].want);
         size_t len = 0;
-        char *got = norm(cases[i].spec, cases[i].in, in_len, &len);
+        char *got = norm_test_apply(cases[i].spec, cases[i].in, in_len, &len);
 
         CU_ASSERT_PTR_NOT_NULL_FATAL(got);
         if (len != want_len || memcmp(got, cases[i].want, len) != 0) {
@@ -205,8 +206,9 @@ static const struct {
     {"map:ab", "must be map:FROM=TO"},
     {"map:=b", "must be map:FROM=TO"},
     {"trim trim trim trim trim trim trim trim trim trim trim trim trim trim "
-     "trim trim trim",
-     "more than 16 steps"},
+     "trim trim trim trim trim trim trim trim trim trim trim trim trim trim "
+     "trim trim trim trim trim",
+     "more than 32 steps"},
     {"alnum:", "has an empty argument"},
     {"html-entities:x", "takes no argument"},
     {"strip-prefix", "needs an argument"},
@@ -299,7 +301,7 @@ static void test_long(void)
         memcpy(in + i, "\xc3\x81", 2); /* Á */
         memcpy(want + i, "a", 1);
     }
-    got = norm("casefold unaccent map:a=aa", in, n, &len);
+    got = norm_test_apply("casefold unaccent map:a=aa", in, n, &len);
     CU_ASSERT_EQUAL(len, n);
     for (size_t i = 0; got != NULL && i < len; i++) {
         if (got[i] != 'a') {
@@ -464,7 +466,8 @@ int register_normalize_suite(void)
         CU_add_test(s, "describe", test_describe) == NULL ||
         CU_add_test(s, "default trim", test_trim_default) == NULL ||
         CU_add_test(s, "strip-tags reads as PHP's strip_tags()",
-                    test_strip_tags_as_php) == NULL) {
+                    test_strip_tags_as_php) == NULL ||
+        normalize_register_wp(s) != 0 || normalize_register_alias(s) != 0) {
         return -1;
     }
     return 0;

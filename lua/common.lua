@@ -12,8 +12,18 @@ end
 local YEAR_MS = 31536000000
 local SLACK = 5000
 
+-- x (an integer) as a decimal string.  '%d' formats a C long, 32 bits on
+-- some platforms, so a number of ms since 1970 is written in two parts;
+-- '%.0f' would be exact too, but costs Redis several times more.
 local function ms(x)
-    return string.format('%.0f', x)
+    if x < 0 then
+        return '-' .. ms(-x)
+    end
+    if x < 1000000000 then
+        return string.format('%d', x)
+    end
+    local hi = math.floor(x / 1000000000)
+    return string.format('%d%09d', hi, x - hi * 1000000000)
 end
 
 -- When the lock at key lk ends, 0 when there is none.

@@ -49,14 +49,15 @@
 -- Cost (docs/BENCHMARKS.md): what Redis spends on this script is its
 -- redis.call()s, its number <-> string conversions and what it allocates
 -- (a table, a string, a local function: each made again on every call,
--- and collected), so: one EXISTS tells whether any identity has slots in
--- flight (only then is each one's slots key read), each bound is
--- formatted once per script and only when used, constants are passed as
--- strings, and the code stays inline.  An allowed pair is then EXISTS,
--- and per identity GET (lock), ZCOUNT, ZADD, ZREMRANGEBYSCORE, PEXPIRE; a
--- denied one EXISTS, the GETs and the ZCOUNTs (and a ZRANGEBYSCORE for
--- when one more hit fits, and the lock's SET, for an identity over the
--- limit).
+-- and collected), so: one ZRANGEBYSCORE ... LIMIT 0 1 reads an identity's
+-- earliest slot in flight (the rest of its slots only when it has one),
+-- each bound is formatted once per script and only when used, constants
+-- are passed as strings, the answer is made at its size, and the code
+-- stays inline.  Only commands of examples/redis/suspect-acl.conf are
+-- used.  An allowed identity is then ZRANGEBYSCORE (slots), GET (lock),
+-- ZCOUNT, ZADD, ZREMRANGEBYSCORE, PEXPIRE; a denied one the first three
+-- (and a ZRANGEBYSCORE for when one more hit fits, and the lock's SET,
+-- when it is over the limit).
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local block = tonumber(ARGV[4])
@@ -73,23 +74,6 @@ if now_s == '' then
 end
 local low = '(' .. ms(now - window)
 local old, keep -- formatted when a window is written
-
--- Whether any identity has slots in flight (the slots keys: KEYS[2]
--- apart, else KEYS[3], KEYS[7], ...).
-local any_slots
-if apart then
-    any_slots = redis.call('EXISTS', KEYS[2]) > 0
-elseif n == 1 then
-    any_slots = redis.call('EXISTS', KEYS[3]) > 0
-elseif n == 2 then
-    any_slots = redis.call('EXISTS', KEYS[3], KEYS[7]) > 0
-else
-    local sks = {}
-    for i = 1, n do
-        sks[i] = KEYS[4 * i - 1]
-    end
-    any_slots = redis.call('EXISTS', unpack(sks)) > 0
-end
 
 -- The answer, made at its size for one or two identities (the common
 -- cases: a table that grows is reallocated at each power of two).
@@ -109,9 +93,10 @@ for i = 1, n do
     -- Slots in flight: those whose end has come move into the window
     -- (at their taken-at time) first; then how many, the earliest end.
     local pending, pending_end = 0, 0
-    if any_slots then
-        local first = redis.call('ZRANGE', sk, '0', '0', 'WITHSCORES')
-        if first[1] and tonumber(first[2]) <= now then
+    local first = redis.call('ZRANGEBYSCORE', sk, '-inf', '+inf',
+                             'WITHSCORES', 'LIMIT', '0', '1')
+    if first[1] then
+        if tonumber(first[2]) <= now then
             local ended = redis.call('ZRANGEBYSCORE', sk, '-inf', now_s)
             for _, m in ipairs(ended) do
                 local at = string.match(m, '^(%d+):')
@@ -125,10 +110,11 @@ for i = 1, n do
             end
             redis.call('ZREMRANGEBYSCORE', wk, '-inf', old)
             redis.call('PEXPIRE', wk, keep)
-            first = redis.call('ZRANGE', sk, '0', '0', 'WITHSCORES')
+            first = redis.call('ZRANGEBYSCORE', sk, '-inf', '+inf',
+                               'WITHSCORES', 'LIMIT', '0', '1')
         end
         if first[1] then
-            pending = redis.call('ZCARD', sk)
+            pending = redis.call('ZCOUNT', sk, '-inf', '+inf')
             pending_end = tonumber(first[2])
         end
     end
@@ -186,7 +172,7 @@ for i = 1, n do
             end
         end
     end
-    local o = 8 * i - 6
+    local o = 8 * i - 5
     out[o] = lu
     out[o + 1] = count
     out[o + 2] = free_at

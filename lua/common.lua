@@ -12,10 +12,15 @@ end
 local YEAR_MS = 31536000000
 local SLACK = 5000
 
--- x (an integer) as a decimal string.  '%d' formats a C long, 32 bits on
--- some platforms, so a number of ms since 1970 is written in two parts;
--- '%.0f' would be exact too, but costs Redis several times more.
+-- x as string.format('%.0f', x) writes it.  '%.0f' goes through glibc's
+-- multi-precision float printing, several times the cost of '%d', so an
+-- integer below 2^53 (every ms count) is written with '%d', in two parts
+-- above 10^9 ('%d' formats a C long, 32 bits on some platforms).
 local function ms(x)
+    if x ~= math.floor(x) or x >= 9007199254740992 or
+        x <= -9007199254740992 then
+        return string.format('%.0f', x)
+    end
     if x < 0 then
         return '-' .. ms(-x)
     end

@@ -68,10 +68,13 @@ typedef struct shape {
 } shape_t;
 
 static const shape_t shapes[] = {
-    {"login", {"Login", 5, 600, 600, 0, 0, 0, 0}, 2, false},
-    {"escalating", {"OtpVerify", 10, 600, 900, 200, 86400, 0, 0}, 2, false},
-    {"failures", {"LoginFail", 5, 600, 600, 0, 0, 0, 0}, 2, true},
-    {"rate", {"PromoQuery", 100, 60, 0, 0, 0, 0, 0}, 1, false},
+    {"login", {"Login", 5, 600, 600, 0, 0, 0, 0, 0, 0, 0}, 2, false},
+    {"escalating",
+     {"OtpVerify", 10, 600, 900, 200, 86400, 0, 0, 0, 0, 0},
+     2,
+     false},
+    {"failures", {"LoginFail", 5, 600, 600, 0, 0, 0, 0, 0, 0, 0}, 2, true},
+    {"rate", {"PromoQuery", 100, 60, 0, 0, 0, 0, 0, 0, 0, 0}, 1, false},
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
 
@@ -233,6 +236,9 @@ static bool bare_one(redisContext *ctx, const mix_t *m, const suspect_key_t *k,
     bare_decide(&c, m, k, now, member, strlen(member));
     r = redisCommandArgv(ctx, c.argc, c.argv, c.len);
     if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
+        if (r != NULL && r->type == REDIS_REPLY_ERROR && j < 8) {
+            fprintf(stderr, "bench-redis: bare decide.lua: %s\n", r->str);
+        }
         freeReplyObject(r);
         return false;
     }
@@ -261,10 +267,13 @@ static bool store_one(suspect_store_t *s, const mix_t *m,
     const shape_t *sh = m->shape;
     suspect_decision_t d;
     suspect_ticket_t tk;
+    suspect_err_t err;
 
+    suspect_err_clear(&err);
     if (!sh->reserve) {
-        if (suspect_store_decide(s, &sh->rule, k, sh->n, now, &d, NULL) !=
+        if (suspect_store_decide(s, &sh->rule, k, sh->n, now, &d, &err) !=
             SUSPECT_OK) {
+            fprintf(stderr, "bench-redis: store: %s\n", err.text);
             return false;
         }
         *allowed = d.allowed;

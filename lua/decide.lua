@@ -42,7 +42,22 @@
 -- older than now - window - SLACK: a request decided late (its caller read
 -- the clock, then was descheduled, or its host's clock is behind) must still
 -- see the hits in its own window that a request with a later clock would
--- otherwise have trimmed.  Exact for delays and skews up to SLACK.
+-- otherwise have trimmed.  Exact for delays and skews up to SLACK.  The
+-- trim is made where the window is written (a hit recorded, a slot moved
+-- in): a window only denied does not grow, and its key expires.
+--
+-- Cost (docs/BENCHMARKS.md): what Redis spends on this script is its
+-- redis.call()s, its number <-> string conversions and what it allocates
+-- (a table, a string, a local function: each made again on every call,
+-- and collected), so: one ZRANGEBYSCORE ... LIMIT 0 1 reads an identity's
+-- earliest slot in flight (the rest of its slots only when it has one),
+-- each bound is formatted once per script and only when used, constants
+-- are passed as strings, the answer is made at its size, and the code
+-- stays inline.  Only commands of examples/redis/suspect-acl.conf are
+-- used.  An allowed identity is then ZRANGEBYSCORE (slots), GET (lock),
+-- ZCOUNT, ZADD, ZREMRANGEBYSCORE, PEXPIRE; a denied one the first three
+-- (and a ZRANGEBYSCORE for when one more hit fits, and the lock's SET,
+-- when it is over the limit).
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local block = tonumber(ARGV[4])
@@ -53,26 +68,21 @@ local ceiling = tonumber(ARGV[8])
 local period = tonumber(ARGV[9])
 local apart = #KEYS == 3
 local n = apart and 1 or #KEYS / 4
-
--- The lock of offence number k: block x factor^(k-1), floored each step,
--- at most the ceiling (suspect_rule_lock_ms()).
-local function lock_ms(k)
-    local d = block
-    if pct <= 100 then
-        return d
-    end
-    local i = 1
-    while i < k and d < ceiling do
-        d = math.floor(d * pct / 100)
-        i = i + 1
-    end
-    if d > ceiling then
-        d = ceiling
-    end
-    return d
+local now_s = ARGV[1]
+if now_s == '' then
+    now_s = ms(now)
 end
+local low = '(' .. ms(now - window)
+local old, keep -- formatted when a window is written
 
-local out = {now, 0}
+-- The answer, made at its size for one or two identities (the common
+-- cases: a table that grows is reallocated at each power of two).
+local out
+if n == 1 then
+    out = {now, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+else
+    out = {now, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+end
 local allowed = true
 for i = 1, n do
     local wk, lk, sk, ok = KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1],
@@ -80,16 +90,33 @@ for i = 1, n do
     if apart then
         lk, sk, ok = nil, KEYS[2], KEYS[3]
     end
-    local ended = redis.call('ZRANGEBYSCORE', sk, '-inf', ms(now))
-    for _, m in ipairs(ended) do
-        local at = string.match(m, '^(%d+):')
-        if at then
-            redis.call('ZADD', wk, at, m)
+    -- Slots in flight: those whose end has come move into the window
+    -- (at their taken-at time) first; then how many, the earliest end.
+    local pending, pending_end = 0, 0
+    local first = redis.call('ZRANGEBYSCORE', sk, '-inf', '+inf',
+                             'WITHSCORES', 'LIMIT', '0', '1')
+    if first[1] then
+        if tonumber(first[2]) <= now then
+            local ended = redis.call('ZRANGEBYSCORE', sk, '-inf', now_s)
+            for _, m in ipairs(ended) do
+                local at = string.match(m, '^(%d+):')
+                if at then
+                    redis.call('ZADD', wk, at, m)
+                end
+            end
+            redis.call('ZREMRANGEBYSCORE', sk, '-inf', now_s)
+            if not old then
+                old, keep = ms(now - window - SLACK), ms(window + SLACK)
+            end
+            redis.call('ZREMRANGEBYSCORE', wk, '-inf', old)
+            redis.call('PEXPIRE', wk, keep)
+            first = redis.call('ZRANGEBYSCORE', sk, '-inf', '+inf',
+                               'WITHSCORES', 'LIMIT', '0', '1')
         end
-        redis.call('ZREM', sk, m)
-    end
-    if #ended > 0 then
-        redis.call('PEXPIRE', wk, ms(window + SLACK))
+        if first[1] then
+            pending = redis.call('ZCOUNT', sk, '-inf', '+inf')
+            pending_end = tonumber(first[2])
+        end
     end
     local lu
     if apart then
@@ -97,16 +124,7 @@ for i = 1, n do
     else
         lu = lock_until(lk)
     end
-    local low = '(' .. ms(now - window)
-    redis.call('ZREMRANGEBYSCORE', wk, '-inf', ms(now - window - SLACK))
     local count = redis.call('ZCOUNT', wk, low, '+inf')
-    local pending = redis.call('ZCOUNT', sk, '(' .. ms(now), '+inf')
-    local pending_end = 0
-    if pending > 0 then
-        local r = redis.call('ZRANGEBYSCORE', sk, '(' .. ms(now), '+inf',
-                             'WITHSCORES', 'LIMIT', 0, 1)
-        pending_end = tonumber(r[2])
-    end
     local offences = 0
     if pct > 100 and block > 0 then
         local v = redis.call('GET', ok)
@@ -128,11 +146,20 @@ for i = 1, n do
     elseif count + pending >= limit then
         allowed = false
         if count >= limit and block > 0 then
-            local k = 0
+            -- the lock of offence number k: block x factor^(k-1), floored
+            -- each step, at most the ceiling (suspect_rule_lock_ms())
+            local k, d = 0, block
             if pct > 100 then
                 k = offences + 1
+                local j = 1
+                while j < k and d < ceiling do
+                    d = math.floor(d * pct / 100)
+                    j = j + 1
+                end
+                if d > ceiling then
+                    d = ceiling
+                end
             end
-            local d = lock_ms(k)
             new_lock = now + d
             if not apart then
                 redis.call('SET', lk, ARGV[9 + i] .. '|until=' ..
@@ -145,27 +172,32 @@ for i = 1, n do
             end
         end
     end
-    out[#out + 1] = lu
-    out[#out + 1] = count
-    out[#out + 1] = free_at
-    out[#out + 1] = new_lock
-    out[#out + 1] = pending
-    out[#out + 1] = pending_end
-    out[#out + 1] = offences
-    out[#out + 1] = new_offences
+    local o = 8 * i - 5
+    out[o] = lu
+    out[o + 1] = count
+    out[o + 2] = free_at
+    out[o + 3] = new_lock
+    out[o + 4] = pending
+    out[o + 5] = pending_end
+    out[o + 6] = offences
+    out[o + 7] = new_offences
 end
 if allowed and member ~= '' then
     for i = 1, n do
         if ttl > 0 then
             local sk = apart and KEYS[2] or KEYS[4 * i - 1]
-            redis.call('ZADD', sk, ms(now + ttl), ms(now) .. ':' .. member)
+            redis.call('ZADD', sk, ms(now + ttl), now_s .. ':' .. member)
             if redis.call('PTTL', sk) < ttl + window + SLACK then
                 redis.call('PEXPIRE', sk, ms(ttl + window + SLACK))
             end
         else
             local wk = KEYS[4 * i - 3]
-            redis.call('ZADD', wk, ms(now), member)
-            redis.call('PEXPIRE', wk, ms(window + SLACK))
+            if not old then
+                old, keep = ms(now - window - SLACK), ms(window + SLACK)
+            end
+            redis.call('ZADD', wk, now_s, member)
+            redis.call('ZREMRANGEBYSCORE', wk, '-inf', old)
+            redis.call('PEXPIRE', wk, keep)
         end
     end
 end

@@ -252,22 +252,6 @@ end
 
 -- ---- locks and offences, as decide.lua keeps them ----
 
-local function lock_ms(k)
-    local d = block
-    if pct <= 100 then
-        return d
-    end
-    local i = 1
-    while i < k and d < ceiling do
-        d = math.floor(d * pct / 100)
-        i = i + 1
-    end
-    if d > ceiling then
-        d = ceiling
-    end
-    return d
-end
-
 local function offences_of(ok)
     local v = redis.call('GET', ok)
     if v then
@@ -314,7 +298,7 @@ local function decide(record)
                 if pct > 100 then
                     k = offences + 1
                 end
-                local d = lock_ms(k)
+                local d = lock_ms(k, block, pct, ceiling)
                 new_lock = now + d
                 if not apart then
                     redis.call('SET', lk, ARGV[12 + i] .. '|until=' ..

@@ -16,6 +16,25 @@ local SLACK = 5000
 -- multi-precision float printing, several times the cost of '%d', so an
 -- integer below 2^53 (every ms count) is written with '%d', in two parts
 -- above 10^9 ('%d' formats a C long, 32 bits on some platforms).
+-- The lock of offence number k (0: no escalation): block x
+-- factor^(k-1), floored each step, at most the ceiling
+-- (suspect_rule_lock_ms()); pct is the factor x 100.
+local function lock_ms(k, block, pct, ceiling)
+    local d = block
+    if k == 0 or pct <= 100 then
+        return d
+    end
+    local j = 1
+    while j < k and d < ceiling do
+        d = math.floor(d * pct / 100)
+        j = j + 1
+    end
+    if d > ceiling then
+        d = ceiling
+    end
+    return d
+end
+
 local function ms(x)
     if x ~= math.floor(x) or x >= 9007199254740992 or
         x <= -9007199254740992 then

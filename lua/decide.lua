@@ -146,20 +146,8 @@ for i = 1, n do
     elseif count + pending >= limit then
         allowed = false
         if count >= limit and block > 0 then
-            -- the lock of offence number k: block x factor^(k-1), floored
-            -- each step, at most the ceiling (suspect_rule_lock_ms())
-            local k, d = 0, block
-            if pct > 100 then
-                k = offences + 1
-                local j = 1
-                while j < k and d < ceiling do
-                    d = math.floor(d * pct / 100)
-                    j = j + 1
-                end
-                if d > ceiling then
-                    d = ceiling
-                end
-            end
+            local k = pct > 100 and offences + 1 or 0
+            local d = lock_ms(k, block, pct, ceiling)
             new_lock = now + d
             if not apart then
                 redis.call('SET', lk, ARGV[9 + i] .. '|until=' ..

@@ -116,15 +116,15 @@ static int keyset_build(keyset_t *ks, size_t n)
     suspect_key_t key;
 
     ks->n = n;
-    ks->slots = malloc(n * SLOT);
-    if (ks->slots == NULL) {
+    ks->resv = malloc(n * SLOT);
+    if (ks->resv == NULL) {
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         if (build_key(i, &key) != 0 || key.lock_len + 1 > SLOT) {
             return -1;
         }
-        memcpy(ks->slots + i * SLOT, key.buf, key.lock_len + 1);
+        memcpy(ks->resv + i * SLOT, key.buf, key.lock_len + 1);
         ks->window_len = key.window_len;
     }
     return 0;
@@ -135,7 +135,7 @@ static void keyset_get(const keyset_t *ks, size_t i, suspect_key_t *key)
 {
     key->window_len = ks->window_len;
     key->lock_len = ks->window_len + SUSPECT_LOCK_SUFFIX_LEN;
-    memcpy(key->buf, ks->slots + i * SLOT, SLOT);
+    memcpy(key->buf, ks->resv + i * SLOT, SLOT);
 }
 
 /* One decision on identity i at now; counts it in w. */
@@ -447,7 +447,7 @@ int main(void)
            "ratio %.2f (slowest single-thread row: %.0f, %s)\n",
            TARGET, headline, headline / TARGET, res.min_single, res.min_row);
     for (int s = 0; s < 3; s++) {
-        free(sets[s].slots);
+        free(sets[s].resv);
     }
     return 0;
 }

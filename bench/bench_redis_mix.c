@@ -11,7 +11,7 @@
  *   escalating  the same pair, LimitCount 10, BlockFactor 2 up to a day
  *               (offences kept);
  *   failures    the pair, LimitCount 5, counting only failed attempts: a
- *               reservation (a slot in flight on both identities), then
+ *               reservation (a reservation on both identities), then
  *               its settling (a hit when the attempt failed, one in four,
  *               or always for an attacker), two round trips;
  *   rate        one identity, LimitCount 100 per 60 s, no lock.

@@ -5,7 +5,7 @@
 --
 -- Mirrors suspect_meter_read/take/give/make_room/end_ms() (policy/
 -- meter.c) and, for the decision, suspect_policy_evaluate() (policy/
--- evaluate.c) with no slots in flight: a metered reservation takes its
+-- evaluate.c) with no reservations: a metered reservation takes its
 -- cost at once and a success gives it back.  The C side (policy/redis/
 -- redismeter.c) runs meter.c and the evaluator again on the meters this
 -- script read and wrote and refuses the answer on any difference, so the
@@ -37,7 +37,7 @@
 --       KEYS per identity: lock, meter, offences (apart: meter, offences);
 --       ARGV per identity: the lock's value (apart: the lock's end).
 --       Returns now, allowed (0/1), then per identity: lock_until_ms,
---       in_window, free_at_ms, new lock (0 = none), 0, 0 (no slots in
+--       in_window, free_at_ms, new lock (0 = none), 0, 0 (no reservations in
 --       flight), offences, new offences (0 = unchanged), the meter read
 --       (at, cur, prev) and the meter after (at, cur, prev).
 -- op "give": KEYS the meter keys; ARGV[13] the moment the cost was taken.

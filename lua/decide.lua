@@ -1,23 +1,24 @@
 -- decide.lua - the whole decision of one request, atomically; or, with a
--- ttl, its reservation (a slot in flight instead of a hit).
+-- ttl, its reservation (a reservation instead of a hit).
 --
 -- Mirrors suspect_policy_evaluate() (policy/evaluate.c), the definition of
 -- the decision.  The C side runs that evaluator again on the states this
 -- script returns and refuses the answer if the writes differ, so the two can
 -- never silently drift apart.
 --
--- KEYS, per identity: window key, lock key, slots key, offences key; or,
+-- KEYS, per identity: window key, lock key, reservations key, offences
+--       key; or,
 --       for one identity whose lock lives in another slot of a Redis
---       Cluster (the seed's keys there), window key, slots key, offences
+--       Cluster (the seed's keys there), window key, reservations key, offences
 --       key: the caller read the lock (lock.lua) and writes a new one.
 -- ARGV: now_ms ("" = use Redis TIME), limit, window_ms, block_ms (0 =
 --       basic), member (unique id of this hit; "" = record nothing),
---       ttl_ms (0 = a decision; else the slot's life), block factor x 100
+--       ttl_ms (0 = a decision; else the reservation's life), block factor x 100
 --       (0 = no escalation), block ceiling ms, offence period ms, then the
 --       lock value of each identity (without the lock key: its end).
 -- Returns: now_ms, allowed (0/1), then per identity: lock_until_ms,
 --          in_window, free_at_ms, new_lock_until_ms (0 = no new lock),
---          slots in flight, their earliest end, offences, new offences
+--          reservations, their earliest end, offences, new offences
 --          (0 = unchanged).
 --
 -- Data model (the window and lock shared with the .NET
@@ -26,16 +27,16 @@
 --   lock     = string "<identity>|until=<epoch ms>" with a TTL (PX); a lock
 --              without "|until=" (written by .NET: value = identity) ends
 --              at now + PTTL;
---   slots    = sorted set of slots in flight, score = the slot's end,
+--   reservations = sorted set, score = the reservation's end,
 --              member "<taken at ms>:<member>"; one whose end has come is
 --              moved into the window at its taken-at time first;
 --   offences = string "<count>|until=<epoch ms>" with a TTL.
--- The .NET system reads the window and lock only: it does not see slots
+-- The .NET system reads the window and lock only: it does not see reservations
 -- in flight or the escalation (it locks for BlockDuration).
 --
 -- A Redis Cluster decision whose identities live in several slots runs this
 -- once per identity (policy/redis/rediscross.c): each but the last takes a
--- slot in flight for a second instead of a hit, dropped again when another
+-- reservation for a second instead of a hit, dropped again when another
 -- identity denies, a hit at its end otherwise.
 --
 -- Hits are counted with ZCOUNT (now - window, +inf) and trimmed only when
@@ -43,18 +44,18 @@
 -- the clock, then was descheduled, or its host's clock is behind) must still
 -- see the hits in its own window that a request with a later clock would
 -- otherwise have trimmed.  Exact for delays and skews up to SLACK.  The
--- trim is made where the window is written (a hit recorded, a slot moved
--- in): a window only denied does not grow, and its key expires.
+-- trim is made where the window is written (a hit recorded, a reservation
+-- moved in): a window only denied does not grow, and its key expires.
 --
 -- Cost (docs/BENCHMARKS.md): what Redis spends on this script is its
 -- redis.call()s, its number <-> string conversions and what it allocates
 -- (a table, a string, a local function: each made again on every call,
 -- and collected), so: one ZRANGEBYSCORE ... LIMIT 0 1 reads an identity's
--- earliest slot in flight (the rest of its slots only when it has one),
+-- earliest reservation (the rest of them only when it has one),
 -- each bound is formatted once per script and only when used, constants
 -- are passed as strings, the answer is made at its size, and the code
 -- stays inline.  Only commands of examples/redis/suspect-acl.conf are
--- used.  An allowed identity is then ZRANGEBYSCORE (slots), GET (lock),
+-- used.  An allowed identity is then ZRANGEBYSCORE (reservations), GET (lock),
 -- ZCOUNT, ZADD, ZREMRANGEBYSCORE, PEXPIRE; a denied one the first three
 -- (and a ZRANGEBYSCORE for when one more hit fits, and the lock's SET,
 -- when it is over the limit).
@@ -90,7 +91,7 @@ for i = 1, n do
     if apart then
         lk, sk, ok = nil, KEYS[2], KEYS[3]
     end
-    -- Slots in flight: those whose end has come move into the window
+    -- Reservations: those whose end has come move into the window
     -- (at their taken-at time) first; then how many, the earliest end.
     local pending, pending_end = 0, 0
     local first = redis.call('ZRANGEBYSCORE', sk, '-inf', '+inf',

@@ -1,12 +1,12 @@
 -- status.lua - one identity's state, read only.
 --
--- KEYS: window key, lock key, slots key, offences key; or window key,
---       slots key, offences key when the lock lives in another slot (the
+-- KEYS: window key, lock key, reservations key, offences key; or window
+--       key, reservations key, offences key when the lock lives in another slot (the
 --       seed's keys on a Redis Cluster: lock.lua reads it there).
 -- ARGV: now_ms ("" = use Redis TIME), limit, window_ms.
--- Returns: now_ms, lock_until_ms, in_window, free_at_ms, slots in flight,
+-- Returns: now_ms, lock_until_ms, in_window, free_at_ms, reservations,
 -- offences, the moment they are forgotten (see decide.lua for the data
--- model; hits with score <= now - window are not counted; a slot whose
+-- model; hits with score <= now - window are not counted; a reservation whose
 -- end has come counts as a hit).
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])

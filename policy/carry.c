@@ -33,7 +33,7 @@
  * the decision it comes before (suspect_store_ops_t.carry_begin), both,
  * and the wait for another thread's write-back, run against one deadline.
  *
- * Lookup: an open-addressing table of 2 x CARRY_MAX_IDENTS slots, indexed
+ * Lookup: an open-addressing table of 2 x CARRY_MAX_IDENTS cells, indexed
  * by a keyed SipHash of the lock key (the wrapper's secret), both halves
  * compared before the key itself.  Identities are never removed
  * (forgetting clears their lock and hits), so there are no tombstones.
@@ -48,7 +48,7 @@
 #include "clock.h"
 #include "meter.h"
 
-#define INDEX_SLOTS (2 * CARRY_MAX_IDENTS) /* a power of two */
+#define INDEX_CELLS (2 * CARRY_MAX_IDENTS) /* a power of two */
 
 /* Identities handed to a store's carry operation per call. */
 #define CARRY_VIEWS 64
@@ -96,16 +96,16 @@ static bool same_ident(const carry_ident_t *id, const uint64_t h[2],
            memcmp(id->key, key->buf, key->window_len) == 0;
 }
 
-/* The slot of key's identity in the index: its own, or the empty one
+/* The cell of key's identity in the index: its own, or the empty one
  * where it would go. */
-static uint32_t *index_slot(carry_t *j, const uint64_t h[2],
+static uint32_t *index_cell(carry_t *j, const uint64_t h[2],
                             const suspect_key_t *key)
 {
-    size_t s = h[0] & (INDEX_SLOTS - 1);
+    size_t s = h[0] & (INDEX_CELLS - 1);
 
     while (j->index[s] != 0 &&
            !same_ident(&j->idents[j->index[s] - 1], h, key)) {
-        s = (s + 1) & (INDEX_SLOTS - 1);
+        s = (s + 1) & (INDEX_CELLS - 1);
     }
     return &j->index[s];
 }
@@ -116,13 +116,13 @@ static carry_ident_t *find(carry_t *j, const suspect_key_t *key, bool create)
 {
     carry_ident_t *id;
     uint64_t h[2];
-    uint32_t *slot;
+    uint32_t *cell;
 
     if (j->index == NULL) {
         if (!create) {
             return NULL;
         }
-        j->index = suspect_calloc(INDEX_SLOTS, sizeof(*j->index));
+        j->index = suspect_calloc(INDEX_CELLS, sizeof(*j->index));
         j->idents = suspect_calloc(CARRY_MAX_IDENTS, sizeof(*j->idents));
         if (j->index == NULL || j->idents == NULL) {
             free(j->index);
@@ -133,9 +133,9 @@ static carry_ident_t *find(carry_t *j, const suspect_key_t *key, bool create)
         }
     }
     suspect_siphash128(&j->secret, key->buf, key->lock_len, h);
-    slot = index_slot(j, h, key);
-    if (*slot != 0) {
-        return &j->idents[*slot - 1];
+    cell = index_cell(j, h, key);
+    if (*cell != 0) {
+        return &j->idents[*cell - 1];
     }
     if (!create || j->nidents == CARRY_MAX_IDENTS) {
         return NULL;
@@ -149,7 +149,7 @@ static carry_ident_t *find(carry_t *j, const suspect_key_t *key, bool create)
     id->h[0] = h[0];
     id->h[1] = h[1];
     id->window_len = key->window_len;
-    *slot = (uint32_t)++j->nidents;
+    *cell = (uint32_t)++j->nidents;
     return id;
 }
 

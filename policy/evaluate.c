@@ -18,11 +18,11 @@
  *     denies until then; with a basic rule it denies until free_at (the
  *     moment the cost fits);
  *   - otherwise it allows, with cap - in_window - cost left after it.
- * Reservations (a request whose response says whether it counts): a slot
+ * Reservations (a request whose response says whether it counts): a reservation
  * in flight fills the window like a hit, so the limit holds however many
  * requests run at once, but only hits lock.  So with in_window hits and
- * pending slots in flight, an identity with in_window + pending >= limit
- * and in_window < limit is busy: denied, not locked, until a slot may be
+ * pending reservations, an identity with in_window + pending >= limit
+ * and in_window < limit is busy: denied, not locked, until a reservation may be
  * free again (the earliest end of those in flight, at most
  * SUSPECT_BUSY_RETRY_MS away: they usually settle sooner).
  *
@@ -103,7 +103,7 @@ int64_t suspect_rule_offence_ms(const suspect_rule_t *rule)
 typedef struct verdict {
     int64_t until;    /* the end of its denial, 0 = it allows */
     bool lock;        /* a lock denies (existing or new) */
-    bool busy;        /* slots in flight deny */
+    bool busy;        /* reservations deny */
     int64_t new_lock; /* the lock the plan creates, 0 = none */
     uint32_t offence; /* the new lock's offence number, 0 = none kept */
 } verdict_t;

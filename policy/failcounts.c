@@ -6,7 +6,7 @@
  *
  * What is noted.  After each decision of the primary (and reservation):
  *   - allowed: every identity's count is limit - remaining (the hits in
- *     its window, this one and the slots in flight included).  The
+ *     its window, this one and the reservations included).  The
  *     primary reports one remaining for the decision, the tightest
  *     identity's: with one identity that is its count exactly; with
  *     several, each is noted with the tightest one's, which may be more
@@ -19,22 +19,22 @@
  * that time plus the rule's window (all the hits may have been that
  * recent), and the next note of the identity replaces it.
  *
- * Seeding.  Before the local store decides on an identity, it is given at
- * least the noted count (the store's seed operation, suspect_store_impl.h:
+ * Prefilling.  Before the local store decides on an identity, it is given at
+ * least the noted count (the store's prefill operation, suspect_store_impl.h:
  * the memory store has it), the missing hits at the
  * time of the note: they leave its window no earlier than the primary's
- * did.  Seeding is idempotent (at least, not plus), so it runs before
- * every local decision; the seeded hits are not journaled to be carried
+ * did.  Prefilling is idempotent (at least, not plus), so it runs before
+ * every local decision; the prefilled hits are not journaled to be carried
  * back (the primary has them).
  *
- * The table: FAIL_COUNT_SLOTS direct-mapped slots, each the 128-bit keyed
+ * The table: FAIL_COUNT_CELLS direct-mapped cells, each the 128-bit keyed
  * SipHash of a window key, its count, when and for how long; a new note
- * replaces whatever shared its slot (a miss later: that identity starts
+ * replaces whatever shared its cell (a miss later: that identity starts
  * from zero again, as before this table).  One mutex; a note is a hash
  * and a few stores on the request path.
  *
  * What it does not know: hits the primary took from other hosts after the
- * last note here; identities whose slot another took; a process that
+ * last note here; identities whose cell another took; a process that
  * started during the outage.
  */
 #include "failcounts.h"
@@ -56,8 +56,8 @@ struct fail_count {
 int fail_counts_init(fail_counts_t *c, const suspect_siphash_key_t *secret)
 {
     c->secret = *secret;
-    c->slots = suspect_calloc(FAIL_COUNT_SLOTS, sizeof(*c->slots));
-    if (c->slots == NULL) {
+    c->cells = suspect_calloc(FAIL_COUNT_CELLS, sizeof(*c->cells));
+    if (c->cells == NULL) {
         return -1;
     }
     pthread_mutex_init(&c->mu, NULL);
@@ -66,25 +66,25 @@ int fail_counts_init(fail_counts_t *c, const suspect_siphash_key_t *secret)
 
 void fail_counts_free(fail_counts_t *c)
 {
-    if (c->slots != NULL) {
+    if (c->cells != NULL) {
         pthread_mutex_destroy(&c->mu);
-        free(c->slots);
-        c->slots = NULL;
+        free(c->cells);
+        c->cells = NULL;
     }
 }
 
-static fail_count_t *slot_of(fail_counts_t *c, const suspect_key_t *key,
+static fail_count_t *cell_of(fail_counts_t *c, const suspect_key_t *key,
                              uint64_t h[2])
 {
     suspect_siphash128(&c->secret, key->buf, key->window_len, h);
-    return &c->slots[h[0] & (FAIL_COUNT_SLOTS - 1)];
+    return &c->cells[h[0] & (FAIL_COUNT_CELLS - 1)];
 }
 
 static void put(fail_counts_t *c, const suspect_key_t *key, uint32_t hits,
                 int64_t at_ms, int64_t window_ms)
 {
     uint64_t h[2];
-    fail_count_t *s = slot_of(c, key, h);
+    fail_count_t *s = cell_of(c, key, h);
 
     pthread_mutex_lock(&c->mu);
     s->h[0] = h[0];
@@ -104,7 +104,7 @@ void fail_counts_note(fail_counts_t *c, const suspect_rule_t *rule,
     int64_t window_ms = suspect_meter_span_ms(rule);
     uint32_t cap = suspect_rule_capacity(rule);
 
-    if (c->slots == NULL) {
+    if (c->cells == NULL) {
         return;
     }
     if (d->allowed) {
@@ -118,16 +118,16 @@ void fail_counts_note(fail_counts_t *c, const suspect_rule_t *rule,
     }
 }
 
-void fail_counts_seed(fail_counts_t *c, suspect_store_t *local,
-                      const suspect_rule_t *rule, const suspect_key_t *keys,
-                      size_t n, int64_t now_ms)
+void fail_counts_prefill(fail_counts_t *c, suspect_store_t *local,
+                         const suspect_rule_t *rule, const suspect_key_t *keys,
+                         size_t n, int64_t now_ms)
 {
-    if (c->slots == NULL || local->ops->seed == NULL) {
+    if (c->cells == NULL || local->ops->prefill == NULL) {
         return;
     }
     for (size_t i = 0; i < n; i++) {
         uint64_t h[2];
-        fail_count_t *s = slot_of(c, &keys[i], h), got = {{0, 0}, 0, 0, 0};
+        fail_count_t *s = cell_of(c, &keys[i], h), got = {{0, 0}, 0, 0, 0};
 
         pthread_mutex_lock(&c->mu);
         if (s->at_ms != 0 && s->h[0] == h[0] && s->h[1] == h[1]) {
@@ -135,8 +135,8 @@ void fail_counts_seed(fail_counts_t *c, suspect_store_t *local,
         }
         pthread_mutex_unlock(&c->mu);
         if (got.at_ms != 0 && got.end_ms > now_ms) {
-            (void)local->ops->seed(local, rule, &keys[i], got.hits, got.at_ms,
-                                   now_ms, NULL);
+            (void)local->ops->prefill(local, rule, &keys[i], got.hits,
+                                      got.at_ms, now_ms, NULL);
         }
     }
 }
@@ -146,10 +146,10 @@ void fail_counts_forget(fail_counts_t *c, const suspect_key_t *key)
     uint64_t h[2];
     fail_count_t *s;
 
-    if (c->slots == NULL) {
+    if (c->cells == NULL) {
         return;
     }
-    s = slot_of(c, key, h);
+    s = cell_of(c, key, h);
     pthread_mutex_lock(&c->mu);
     if (s->h[0] == h[0] && s->h[1] == h[1]) {
         s->at_ms = 0;

@@ -22,11 +22,11 @@
  * A call that started while closed and reports after the breaker opened
  * only updates the counters.
  *
- * Lock cache: CACHE_SLOTS direct-mapped slots, each the 128-bit keyed
+ * Lock cache: CACHE_CELLS direct-mapped cells, each the 128-bit keyed
  * SipHash of a lock key, its end (caller's clock) and the generation it was
- * written in.  A new entry replaces whatever shared its slot (a miss later,
+ * written in.  A new entry replaces whatever shared its cell (a miss later,
  * never a wrong denial: both hash halves must match).  Bumping the
- * generation invalidates every slot at once.  An entry is trusted for
+ * generation invalidates every cell at once.  An entry is trusted for
  * lock_cache_ttl_ms of real time, then the primary is asked again, so an
  * unblock made by another process (suspectctl, another host) takes effect
  * here within that time while a locked client hammering the site still
@@ -48,7 +48,7 @@
  *
  * Counts: fail mode local starts an identity from the count the primary
  * last reported for it (failcounts.c), not from zero, through the local
- * store's seed operation (the memory store's): for a token bucket or a
+ * store's prefill operation (the memory store's): for a token bucket or a
  * counter, the tokens it had in use.
  *
  * Meters (token buckets, sliding counters): the wrapper keeps them only
@@ -56,8 +56,8 @@
  * an outage; the hits it admits are carried into the primary's meters at
  * their own times (carry.c).
  *
- * Reservations (slots in flight) pass the same three gates as decisions;
- * the ticket says which store holds the slot, and settling goes there.  A
+ * Reservations pass the same three gates as decisions;
+ * the ticket says which store holds the reservation, and settling goes there. A
  * decision's own fail mode (suspect_rule_t.fail_mode: a route's or an
  * action's failMode) wins over the wrapper's.
  *
@@ -85,15 +85,15 @@
 #include "siphash.h"
 #include "suspect_store_impl.h"
 
-#define CACHE_SLOTS 4096 /* a power of two */
+#define CACHE_CELLS 4096 /* a power of two */
 
-typedef struct slot {
+typedef struct cell {
     uint64_t h[2];
     int64_t until_ms;
     int64_t stale_at; /* monotonic ms: ask the primary again from then */
     uint64_t gen;
     uint32_t offences; /* the lock's offence count, told again */
-} slot_t;
+} cell_t;
 
 typedef struct failover {
     suspect_store_t base;
@@ -119,7 +119,7 @@ typedef struct failover {
     pthread_mutex_t cache_mu; /* the cache and gen */
     suspect_siphash_key_t secret;
     uint64_t gen;
-    slot_t cache[CACHE_SLOTS];
+    cell_t cache[CACHE_CELLS];
 
     carry_sync_t carry;   /* local decisions to carry back */
     fail_counts_t counts; /* what the primary last counted */
@@ -150,10 +150,10 @@ static int64_t cache_get(failover_t *f, const suspect_key_t *key,
 {
     uint64_t h[2];
     int64_t until = 0;
-    slot_t *s;
+    cell_t *s;
 
     lock_hash(f, key, h);
-    s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
+    s = &f->cache[h[0] & (CACHE_CELLS - 1)];
     pthread_mutex_lock(&f->cache_mu);
     if (s->gen == f->gen && s->h[0] == h[0] && s->h[1] == h[1] &&
         s->until_ms > now_ms && (any_age || f_mono(f) < s->stale_at)) {
@@ -170,10 +170,10 @@ static void cache_put(failover_t *f, const suspect_key_t *key, int64_t until_ms,
                       uint32_t offences)
 {
     uint64_t h[2];
-    slot_t *s;
+    cell_t *s;
 
     lock_hash(f, key, h);
-    s = &f->cache[h[0] & (CACHE_SLOTS - 1)];
+    s = &f->cache[h[0] & (CACHE_CELLS - 1)];
     pthread_mutex_lock(&f->cache_mu);
     if (until_ms > 0) {
         s->h[0] = h[0];
@@ -385,7 +385,7 @@ static suspect_rc_t carry_first(failover_t *f, int64_t now_ms, bool probe,
     return carry_sync_flush(&f->carry, f->primary, now_ms, probe, busy, err);
 }
 
-/* Where a ticket's slot is (suspect_ticket_t.where). */
+/* Where a ticket's reservation is (suspect_ticket_t.where). */
 #define WHERE_PRIMARY 1
 #define WHERE_LOCAL   2
 
@@ -407,7 +407,7 @@ static bool decide_locally(failover_t *f, const suspect_rule_t *rule,
                            int64_t ttl_ms, suspect_ticket_t *ticket,
                            suspect_decision_t *out)
 {
-    fail_counts_seed(&f->counts, f->local, rule, keys, n, now_ms);
+    fail_counts_prefill(&f->counts, f->local, rule, keys, n, now_ms);
     if (ticket == NULL) {
         if (suspect_store_decide(f->local, rule, keys, n, now_ms, out, NULL) !=
             SUSPECT_OK) {
@@ -422,7 +422,7 @@ static bool decide_locally(failover_t *f, const suspect_rule_t *rule,
     }
     ticket->where = ticket->id != 0 ? WHERE_LOCAL : 0;
     if (!out->allowed) {
-        /* its locks go back; a slot goes back once it is a hit */
+        /* its locks go back; a reservation goes back once it is a hit */
         carry_sync_record(&f->carry, f->local, rule, keys, n, now_ms, out);
     }
     return true;
@@ -565,17 +565,16 @@ static suspect_rc_t fo_reserve(suspect_store_t *store,
 {
     if (!suspect_store_can_reserve(((failover_t *)store)->primary)) {
         return suspect_err_set(
-            err, SUSPECT_E_INVAL, NULL, 0,
-            "store %s: cannot hold slots in flight",
+            err, SUSPECT_E_INVAL, NULL, 0, "store %s: cannot hold reservations",
             suspect_store_name(((failover_t *)store)->primary));
     }
     return fo_run((failover_t *)store, rule, keys, n, now_ms, ttl_ms, ticket,
                   out, err);
 }
 
-/* Settles on the store that holds the slot.  A primary that fails now
+/* Settles on the store that holds the reservation.  A primary that fails now
  * keeps it, and it becomes a hit at its end: an outage between a
- * decision and its response counts the attempt.  A local slot that
+ * decision and its response counts the attempt.  A local reservation that
  * counts goes into the journal like any hit the local store admitted. */
 static suspect_rc_t fo_settle(suspect_store_t *store,
                               const suspect_rule_t *rule,

@@ -250,7 +250,7 @@ suspect_rc_t suspect_store_reserve(suspect_store_t *store,
     }
     if (store->ops->reserve == NULL) {
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "store %s: cannot hold slots in flight",
+                               "store %s: cannot hold reservations",
                                store->ops->name);
     }
     rc = check_rule(store, rule, err);

@@ -36,7 +36,7 @@
  * Lock cache: when a decision from the primary is denied by a lock, the
  * wrapper remembers that identity's lock end, and denies it until then
  * without a round trip (as the seed's .NET code short-cuts on EXISTS).
- * It is bounded (direct-mapped, 4096 slots, keyed by a secret SipHash of the
+ * It is bounded (direct-mapped, 4096 cells, keyed by a secret SipHash of the
  * lock key) and uses the caller's now_ms.  reset (unblock) and
  * suspect_failover_bump_generation() (after a config reload) clear it, and
  * an entry is only trusted for lock_cache_ttl_ms (1 s) of real time, so an

@@ -22,8 +22,9 @@
  *
  * Beyond the .NET system (docs/policy.md):
  *   - reservations: a request whose outcome only its response tells (count
- *     only failed logins) holds a slot on every identity while it runs; a
- *     slot in flight counts against the limit like a hit, but never locks;
+ *     only failed logins) holds a reservation on every identity while it
+ *     runs; a
+ *     reservation counts against the limit like a hit, but never locks;
  *     settling it makes it a hit at the moment it was taken (the attempt
  *     failed, or its response never came) or drops it (it succeeded); one
  *     not settled by its end is a hit;
@@ -132,13 +133,13 @@ typedef struct suspect_decision {
     int64_t retry_after_ms;     /* restriction_end_ms - now, 0 when allowed */
     int degraded;               /* SUSPECT_DEGRADED_* (suspect_failover.h) */
     unsigned locks_created;     /* locks this decision created (0..n) */
-    bool busy;                  /* denied: attempts in flight hold every slot */
+    bool busy;                  /* denied: attempts in flight hold the rest */
     uint32_t offences; /* the reported identity's offence count (its lock
                           included) under an escalating rule, else 0 */
 } suspect_decision_t;
 
 /* How long a denial for attempts in flight asks the client to wait at
- * most: a slot frees when one of them is settled, which is usually soon. */
+ * most: room comes back when one of them is settled, which is usually soon. */
 #define SUSPECT_BUSY_RETRY_MS 1000
 
 /*
@@ -160,8 +161,8 @@ typedef struct suspect_window_state {
 
 /* What the store must write after suspect_policy_evaluate(). */
 typedef struct suspect_plan {
-    /* add now to every window: a hit, or for a reservation a slot in
-     * flight */
+    /* add now to every window: a hit, or (suspect_store_reserve()) a
+     * reservation */
     bool record;
     int64_t lock_until_ms[SUSPECT_MAX_IDENTITIES]; /* new lock end, 0 = none */
     /* With a new lock under an escalating rule: the identity's offence

@@ -14,11 +14,11 @@
  *
  * A request whose response decides whether it counts (count only failed
  * logins) is reserved instead of decided: suspect_store_reserve() decides
- * as suspect_store_decide() does, but an allowed request holds a slot in
+ * as suspect_store_decide() does, but an allowed request holds a reservation in
  * flight on every identity instead of a hit; suspect_store_settle() turns
- * the slot into a hit (at the moment it was taken) or drops it; a slot
- * never settled becomes a hit when its time is up.  Slots count against
- * the limit like hits but never lock (docs/policy.md).
+ * the reservation into a hit (at the moment it was taken) or drops it; a
+ * reservation never settled becomes a hit when its time is up.  Reservations
+ * count against the limit like hits but never lock (docs/policy.md).
  *
  * Operator operations (status, reset, block) act on one identity.
  */
@@ -42,7 +42,7 @@ typedef struct suspect_status {
     uint32_t remaining;       /* hits left before the window is full */
     int64_t locked_until_ms;  /* lock end (epoch ms), 0 when not locked */
     int64_t free_at_ms;       /* when the window has room again, 0 if it has */
-    uint32_t pending;         /* slots in flight (reservations) */
+    uint32_t pending;         /* reservations in flight */
     uint32_t offences;        /* offences remembered (escalating rules) */
     int64_t offence_until_ms; /* when they are forgotten, 0 = none */
     int64_t full_at_ms;       /* a token bucket or counter: when it holds
@@ -52,12 +52,12 @@ typedef struct suspect_status {
 /* What suspect_store_reset() clears. */
 enum {
     SUSPECT_RESET_LOCK = 1,     /* drop the lock, keep the hits */
-    SUSPECT_RESET_WINDOW = 2,   /* forget the hits and slots in flight */
+    SUSPECT_RESET_WINDOW = 2,   /* forget the hits and reservations */
     SUSPECT_RESET_OFFENCES = 4, /* forget the offence count */
     SUSPECT_RESET_ALL = 7
 };
 
-/* A slot in flight, as suspect_store_reserve() took it on every identity
+/* A reservation, as suspect_store_reserve() took it on every identity
  * of the request; suspect_store_settle() needs it and the same keys. */
 typedef struct suspect_ticket {
     uint64_t id;    /* 0: nothing was reserved (denied, or a fail mode
@@ -94,7 +94,7 @@ suspect_rc_t suspect_store_decide(suspect_store_t *store,
                                   suspect_err_t *err);
 
 /*
- * As suspect_store_decide(), but an allowed request holds a slot in flight
+ * As suspect_store_decide(), but an allowed request holds a reservation
  * on every identity until suspect_store_settle() or until ttl_ms (>= 1)
  * has passed; *ticket names it (ticket->id 0 when nothing was held).
  * SUSPECT_E_INVAL from a backend that cannot reserve
@@ -107,12 +107,12 @@ suspect_store_reserve(suspect_store_t *store, const suspect_rule_t *rule,
                       suspect_ticket_t *ticket, suspect_err_t *err);
 
 /*
- * Settles the slot of ticket on keys[0..n) (the keys it was reserved on):
- * a hit at ticket->at_ms when failed (the attempt failed or its response
+ * Settles the reservation of ticket on keys[0..n) (the keys it was reserved
+ * on): a hit at ticket->at_ms when failed (the attempt failed or its response
  * never came) or when its time is up, else dropped
- * (suspect_policy_settle_counts()).  A ticket with id 0, or a slot the
+ * (suspect_policy_settle_counts()).  A ticket with id 0, or a reservation the
  * store no longer holds (reset, or already a hit), is a no-op.  An error
- * leaves the slot to become a hit at its end.
+ * leaves the reservation to become a hit at its end.
  */
 suspect_rc_t suspect_store_settle(suspect_store_t *store,
                                   const suspect_rule_t *rule,
@@ -121,7 +121,7 @@ suspect_rc_t suspect_store_settle(suspect_store_t *store,
                                   int64_t now_ms, suspect_err_t *err);
 
 /* Features beyond the seed's semantics, for suspect_store_supports(). */
-#define SUSPECT_STORE_CAN_RESERVE  1u /* slots in flight (reserve, settle) */
+#define SUSPECT_STORE_CAN_RESERVE  1u /* reservations (reserve, settle) */
 #define SUSPECT_STORE_CAN_ESCALATE 2u /* offence counts (BlockFactor) */
 #define SUSPECT_STORE_CAN_METER                                                \
     4u /* token buckets and sliding counters                                   \

@@ -13,8 +13,8 @@
  * = none of them.
  *
  * The failover wrapper (suspect_failover.h) asks two more things of its
- * stores, both optional: its local store seeds an identity with the count
- * the primary last reported (seed: without it, the local store starts
+ * stores, both optional: its local store prefills an identity with the count
+ * the primary last reported (prefill: without it, the local store starts
  * from zero), and its primary takes back, whole, the locks and hits the
  * wrapper decided locally during an outage (carry, with carry_begin and
  * carry_end: without it, the wrapper writes the locks alone, by status
@@ -83,9 +83,9 @@ typedef struct suspect_store_ops {
      * most rule->limit_count): the missing ones are added at at_ms, among
      * the hits it has in order.  Nothing when at_ms is not in the window at
      * now.  SUSPECT_E_NOMEM, SUSPECT_E_FULL. */
-    suspect_rc_t (*seed)(suspect_store_t *store, const suspect_rule_t *rule,
-                         const suspect_key_t *key, uint32_t hits, int64_t at_ms,
-                         int64_t now_ms, suspect_err_t *err);
+    suspect_rc_t (*prefill)(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, uint32_t hits,
+                            int64_t at_ms, int64_t now_ms, suspect_err_t *err);
     /* Writes idents[0..n) in order, until a write fails: each lock unless
      * the store holds a longer one, each hit still in its window, once.
      * *done gets the identities written, *locks and *hits are increased

@@ -10,7 +10,7 @@
  *
  * Unblock lets the identity in on its next request: it drops the lock
  * and, when the window is full, the oldest hits past LimitCount - 1, so
- * the next hit does not lock again; slots in flight and the offence count
+ * the next hit does not lock again; reservations and the offence count
  * stay (reset clears those).
  *
  * Ownership.  Keys and rules are borrowed for the call; values LMDB
@@ -74,20 +74,20 @@ static int change_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk, unsigned what,
 {
     rec_view_t r;
     rec_new_t nr;
-    lm_slot_t *slots;
+    lm_resv_t *resv;
     int rc = lm_rec_get(ls, txn, sk, &r);
 
     if (rc != 0 || (!r.found && until_ms == 0)) {
         return rc;
     }
-    slots = lm_slots_alloc(&r);
-    if (slots == NULL) {
+    resv = lm_resv_alloc(&r);
+    if (resv == NULL) {
         return LM_NOMEM;
     }
-    lm_rec_new(&nr, &r, slots);
+    lm_rec_new(&nr, &r, resv);
     nr.from = (what & SUSPECT_RESET_WINDOW) ? r.count : 0;
     if (what & SUSPECT_RESET_WINDOW) {
-        nr.nslots = 0;      /* slots in flight are hits to be */
+        nr.nresv = 0;       /* reservations are hits to be */
         nr.metered = false; /* a meter goes like hits */
     }
     if (what & SUSPECT_RESET_OFFENCES) {
@@ -97,7 +97,7 @@ static int change_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk, unsigned what,
     nr.lock_until_ms = (what & SUSPECT_RESET_LOCK) ? 0 : r.lock_until_ms;
     nr.lock_until_ms = until_ms > 0 ? until_ms : nr.lock_until_ms;
     rc = lm_rec_store(ls, txn, sk, &nr);
-    free(slots);
+    free(resv);
     return rc;
 }
 
@@ -157,7 +157,7 @@ static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
     suspect_window_state_t st;
     rec_view_t r;
     rec_new_t nr;
-    lm_slot_t *slots;
+    lm_resv_t *resv;
     uint32_t first;
     int rc;
 
@@ -174,15 +174,15 @@ static int unblock_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
         out->dropped = st.in_window - rule->limit_count + 1;
     }
     out->kept = st.in_window - out->dropped;
-    slots = lm_slots_alloc(&r);
-    if (slots == NULL) {
+    resv = lm_resv_alloc(&r);
+    if (resv == NULL) {
         return LM_NOMEM;
     }
-    lm_rec_new(&nr, &r, slots); /* slots and offences stay */
+    lm_rec_new(&nr, &r, resv); /* reservations and offences stay */
     nr.from = first + out->dropped;
     nr.lock_until_ms = 0;
     rc = lm_rec_store(ls, txn, sk, &nr);
-    free(slots);
+    free(resv);
     return rc;
 }
 

@@ -10,7 +10,7 @@
  *   lmdb_rec.c   records and stored keys: encoding, state, read and write;
  *   lmdb_scan.c  walks over every record: the purges, the eviction, the
  *                lock listing, and the back-off that says when to walk;
- *   lmdb_slots.c slots in flight: expiring and settling them;
+ *   lmdb_reserve.c reservations: expiring and settling them;
  *   lmdb_meter.c metered records (token bucket, sliding counter).
  *
  * Only these seven files include lmdb.h.  Internal failures are kept apart
@@ -74,17 +74,17 @@ typedef struct lmstore {
     int64_t evict_idle_at; /* last fruitless eviction, 0 = none (atomic) */
 } lmstore_t;
 
-/* A slot in flight (a reservation), as a record's extension holds it. */
-typedef struct lm_slot {
+/* A reservation (a reservation), as a record's extension holds it. */
+typedef struct lm_resv {
     uint64_t id;
     int64_t at_ms, end_ms;
-} lm_slot_t;
+} lm_resv_t;
 
-#define EXT_HEADER 16 /* offences u32, nslots u32, offence_until i64 */
-#define SLOT_BYTES 24
+#define EXT_HEADER 16 /* offences u32, nresv u32, offence_until i64 */
+#define RESV_BYTES 24
 
 /* A record as found in the map: its header and its hits in place, and
- * its extension (slots in flight, offences) when it has one. */
+ * its extension (reservations, offences) when it has one. */
 typedef struct rec_view {
     bool found;
     uint32_t count;
@@ -94,10 +94,10 @@ typedef struct rec_view {
     const unsigned char *hits;
     uint32_t offences;
     int64_t offence_until_ms;
-    uint32_t nslots;
-    const unsigned char *slots; /* nslots x SLOT_BYTES, unaligned */
-    bool metered;               /* a meter in place of hits (count 0) */
-    uint32_t algorithm;         /* its SUSPECT_ALGO_* */
+    uint32_t nresv;
+    const unsigned char *resv; /* nresv x RESV_BYTES, unaligned */
+    bool metered;              /* a meter in place of hits (count 0) */
+    uint32_t algorithm;        /* its SUSPECT_ALGO_* */
     suspect_meter_t meter;
 } rec_view_t;
 
@@ -109,7 +109,7 @@ typedef struct skey {
 
 /* What a record becomes: hits old[from..count) plus add_ts when add,
  * merged with extra[0..nextra) (sorted); its extension: offences and
- * slots[0..nslots) (lm_rec_new() starts from the old record's). */
+ * reservations[0..nresv) (lm_rec_new() starts from the old record's). */
 typedef struct rec_new {
     const rec_view_t *old;
     uint32_t from;
@@ -121,8 +121,8 @@ typedef struct rec_new {
     uint32_t nextra;
     uint32_t offences;
     int64_t offence_until_ms;
-    const lm_slot_t *slots;
-    uint32_t nslots;
+    const lm_resv_t *resv;
+    uint32_t nresv;
     bool metered; /* written as a metered record: no hits, the meter */
     uint32_t algorithm;
     suspect_meter_t meter;
@@ -168,19 +168,19 @@ bool lm_rec_parse(const MDB_val *v, rec_view_t *r);
 /* The i-th hit of r, oldest first. */
 int64_t lm_rec_hit(const rec_view_t *r, uint32_t i);
 
-/* The i-th slot of r. */
-lm_slot_t lm_rec_slot(const rec_view_t *r, uint32_t i);
+/* The i-th reservation of r. */
+lm_resv_t lm_rec_resv(const rec_view_t *r, uint32_t i);
 
-/* An array for r's slots and one more (owned: free()); NULL when out of
+/* An array for r's reservations and one more (owned: free()); NULL when out of
  * memory. */
-lm_slot_t *lm_slots_alloc(const rec_view_t *r);
+lm_resv_t *lm_resv_alloc(const rec_view_t *r);
 
-/* A rec_new_t that writes r back as it is (its slots in *slots, an array
- * of at least r->nslots + 1 the caller owns, so one may be added). */
-void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_slot_t *slots);
+/* A rec_new_t that writes r back as it is (its reservations in *reservations,
+ * an array of at least r->nresv + 1 the caller owns, so one may be added). */
+void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_resv_t *resv);
 
-/* Adds r's slots and offences at now to st (hits counted by the caller):
- * live slots as pending, ended ones as hits in the window. */
+/* Adds r's reservations and offences at now to st (hits counted by the caller):
+ * live reservations as pending, ended ones as hits in the window. */
 void lm_rec_ext_state(const rec_view_t *r, const suspect_rule_t *rule,
                       int64_t now_ms, suspect_window_state_t *st);
 
@@ -199,12 +199,13 @@ int lm_rec_get(const lmstore_t *ls, MDB_txn *txn, skey_t *sk, rec_view_t *r);
  * hold no hit and no lock. */
 int lm_rec_store(lmstore_t *ls, MDB_txn *txn, skey_t *sk, const rec_new_t *nr);
 
-/* ---- lmdb_slots.c ------------------------------------------------------- */
+/* ---- lmdb_reserve.c -------------------------------------------------------
+ */
 
-/* Writes back r's slots whose end has come as hits at their times, and
+/* Writes back r's reservations whose end has come as hits at their times, and
  * reads the record of sk again into *r (0 when there were none). */
-int lm_slots_expire(lmstore_t *ls, MDB_txn *txn, skey_t *sk, int64_t now_ms,
-                    rec_view_t *r);
+int lm_resv_expire(lmstore_t *ls, MDB_txn *txn, skey_t *sk, int64_t now_ms,
+                   rec_view_t *r);
 
 /* suspect_store_settle() on the LMDB store. */
 suspect_rc_t lm_op_settle(suspect_store_t *store, const suspect_rule_t *rule,
@@ -222,7 +223,7 @@ int lm_purge_step(lmstore_t *ls, MDB_txn *txn, int64_t now_ms);
 int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged);
 
 /* Evicts the least recently hit eighth of the counters (records with hits
- * and no live lock, slot or offence), in batches as the purge, to make
+ * and no live lock, reservation or offence), in batches as the purge, to make
  * room in a full map for locks and the identities still active; counts
  * what it deleted.  Locks are never evicted. */
 int lm_evict_counters(lmstore_t *ls, int64_t now_ms, size_t *evicted);

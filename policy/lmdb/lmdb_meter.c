@@ -7,13 +7,13 @@
  *
  * Algorithm changes.  A record of hits, or of another algorithm's meter,
  * decided on under a metered rule starts afresh (lm_meter_adopt()): its
- * hits, slots and meter are dropped, its lock and offence count kept, so
+ * hits, reservations and meter are dropped, its lock and offence count kept, so
  * a live reload never lets a locked identity in.  A metered record decided
  * on under a sliding log is read as holding no hit, and becomes a record
  * of hits when it is next written.
  *
  * Reservations.  A metered reservation takes its cost at once and keeps
- * no slot; settling it as a success gives the cost back at the moment it
+ * no reservation; settling it as a success gives the cost back at the moment it
  * was taken; a failure or no answer leaves it taken (docs/policy.md).
  */
 #include "lmdb_internal.h"
@@ -53,7 +53,7 @@ void lm_meter_adopt(rec_new_t *nr, const rec_view_t *r,
 {
     nr->meter = meter_of(r, rule);
     nr->from = r->count; /* hits of a sliding log: gone */
-    nr->nslots = 0;
+    nr->nresv = 0;
     nr->nextra = 0;
     nr->add = false;
     nr->metered = true;

@@ -15,12 +15,12 @@
  *   magic u32 "SLR1" | count u32 | window_s u32 | ext_len u32 |
  *   lock_until_ms i64 | expires_ms i64 | hits[count] i64, ascending |
  *   extension (ext_len bytes, 0 = none):
- *     offences u32 | nslots u32 | offence_until_ms i64 |
- *     slots[nslots] (id u64, at_ms i64, end_ms i64)
+ *     offences u32 | nresv u32 | offence_until_ms i64 |
+ *     reservations[nresv] (id u64, at_ms i64, end_ms i64)
  * window_s is the window of the last decision on the record; expires_ms is
- * max(newest hit + window, lock_until, offence_until, each slot's end +
+ * max(newest hit + window, lock_until, offence_until, each reservation's end +
  * window): after it the record means nothing.  The extension holds what
- * only some identities have: slots in flight (reservations) and an
+ * only some identities have: reservations and an
  * offence count (escalating rules); a record of the seed's kind has none,
  * and a file written before it existed reads the same (ext_len was 0).
  * Values are read with memcpy (LMDB gives no alignment).
@@ -29,7 +29,7 @@
  * counter, lmdb_meter.c), fixed size whatever the limit:
  *   magic u32 "SLM1" | algorithm u32 | window_s u32 | ext_len u32 |
  *   lock_until_ms i64 | expires_ms i64 | at i64 | cur i64 | prev i64 |
- *   extension (the offences; never a slot)
+ *   extension (the offences; never a reservation)
  * expires_ms counts the meter's end (suspect_meter_end_ms()) in place of
  * the newest hit.
  *
@@ -107,20 +107,20 @@ bool lm_rec_parse(const MDB_val *v, rec_view_t *r)
         const unsigned char *x = r->hits + body;
 
         r->offences = get_u32(x);
-        r->nslots = get_u32(x + 4);
+        r->nresv = get_u32(x + 4);
         r->offence_until_ms = get_i64(x + 8);
-        r->slots = x + EXT_HEADER;
-        if (ext != EXT_HEADER + (size_t)r->nslots * SLOT_BYTES) {
+        r->resv = x + EXT_HEADER;
+        if (ext != EXT_HEADER + (size_t)r->nresv * RESV_BYTES) {
             return false;
         }
     }
     return true;
 }
 
-lm_slot_t lm_rec_slot(const rec_view_t *r, uint32_t i)
+lm_resv_t lm_rec_resv(const rec_view_t *r, uint32_t i)
 {
-    const unsigned char *p = r->slots + (size_t)i * SLOT_BYTES;
-    lm_slot_t s;
+    const unsigned char *p = r->resv + (size_t)i * RESV_BYTES;
+    lm_resv_t s;
 
     memcpy(&s.id, p, 8);
     s.at_ms = get_i64(p + 8);
@@ -128,12 +128,12 @@ lm_slot_t lm_rec_slot(const rec_view_t *r, uint32_t i)
     return s;
 }
 
-lm_slot_t *lm_slots_alloc(const rec_view_t *r)
+lm_resv_t *lm_resv_alloc(const rec_view_t *r)
 {
-    return suspect_malloc(((size_t)r->nslots + 1) * sizeof(lm_slot_t));
+    return suspect_malloc(((size_t)r->nresv + 1) * sizeof(lm_resv_t));
 }
 
-void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_slot_t *slots)
+void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_resv_t *resv)
 {
     memset(nr, 0, sizeof(*nr));
     nr->old = r;
@@ -141,11 +141,11 @@ void lm_rec_new(rec_new_t *nr, const rec_view_t *r, lm_slot_t *slots)
     nr->window_s = r->window_s;
     nr->offences = r->offences;
     nr->offence_until_ms = r->offence_until_ms;
-    for (uint32_t i = 0; slots != NULL && i < r->nslots; i++) {
-        slots[i] = lm_rec_slot(r, i);
+    for (uint32_t i = 0; resv != NULL && i < r->nresv; i++) {
+        resv[i] = lm_rec_resv(r, i);
     }
-    nr->slots = slots;
-    nr->nslots = slots != NULL ? r->nslots : 0; /* NULL: a meter's */
+    nr->resv = resv;
+    nr->nresv = resv != NULL ? r->nresv : 0; /* NULL: a meter's */
     nr->metered = r->metered;
     nr->algorithm = r->algorithm;
     nr->meter = r->meter;
@@ -156,8 +156,8 @@ void lm_rec_ext_state(const rec_view_t *r, const suspect_rule_t *rule,
 {
     int64_t cutoff = now_ms - (int64_t)rule->window_s * 1000;
 
-    for (uint32_t i = 0; r->found && i < r->nslots; i++) {
-        lm_slot_t s = lm_rec_slot(r, i);
+    for (uint32_t i = 0; r->found && i < r->nresv; i++) {
+        lm_resv_t s = lm_rec_resv(r, i);
 
         if (s.end_ms > now_ms) {
             st->pending++;
@@ -226,7 +226,7 @@ static uint32_t rec_new_count(const rec_new_t *nr)
 /* Whether the record needs its extension. */
 static bool rec_new_ext(const rec_new_t *nr)
 {
-    return nr->nslots > 0 || nr->offences > 0;
+    return nr->nresv > 0 || nr->offences > 0;
 }
 
 /* Makes the scratch buffer hold at least size bytes; false on ENOMEM. */
@@ -267,22 +267,22 @@ static void put_hits(unsigned char *h, const rec_new_t *nr, uint32_t kept)
     }
 }
 
-/* Writes the extension nr describes at x; the latest end of a slot plus
+/* Writes the extension nr describes at x; the latest end of a reservation plus
  * the window, or 0. */
 static int64_t put_ext(unsigned char *x, const rec_new_t *nr)
 {
     int64_t last = 0;
 
     put_u32(x, nr->offences);
-    put_u32(x + 4, nr->nslots);
+    put_u32(x + 4, nr->nresv);
     put_i64(x + 8, nr->offence_until_ms);
-    for (uint32_t i = 0; i < nr->nslots; i++) {
-        unsigned char *s = x + EXT_HEADER + (size_t)i * SLOT_BYTES;
+    for (uint32_t i = 0; i < nr->nresv; i++) {
+        unsigned char *s = x + EXT_HEADER + (size_t)i * RESV_BYTES;
 
-        memcpy(s, &nr->slots[i].id, 8);
-        put_i64(s + 8, nr->slots[i].at_ms);
-        put_i64(s + 16, nr->slots[i].end_ms);
-        last = nr->slots[i].end_ms > last ? nr->slots[i].end_ms : last;
+        memcpy(s, &nr->resv[i].id, 8);
+        put_i64(s + 8, nr->resv[i].at_ms);
+        put_i64(s + 16, nr->resv[i].end_ms);
+        last = nr->resv[i].end_ms > last ? nr->resv[i].end_ms : last;
     }
     return last > 0 ? last + (int64_t)nr->window_s * 1000 : 0;
 }
@@ -340,7 +340,7 @@ static int rec_build(lmstore_t *ls, const rec_new_t *nr, MDB_val *v)
     uint32_t count = rec_new_count(nr);
     uint32_t kept = count - (nr->add ? 1 : 0) - nr->nextra;
     size_t ext =
-        rec_new_ext(nr) ? EXT_HEADER + (size_t)nr->nslots * SLOT_BYTES : 0;
+        rec_new_ext(nr) ? EXT_HEADER + (size_t)nr->nresv * RESV_BYTES : 0;
     size_t size = REC_HEADER + (size_t)count * 8 + ext;
     int64_t expires = nr->lock_until_ms;
     unsigned char *p;

@@ -23,7 +23,7 @@
  * newest hit is at most the cutoff, the cutoff being the first eighth of a
  * sample of at most EVICT_SAMPLE counters taken at a fixed stride (in a
  * read transaction), deleted in batches as the purge does.  A record with
- * a live lock, a slot in flight or a live offence count is never
+ * a live lock, a reservation or a live offence count is never
  * evicted.
  *
  * Listing hands the callback each live lock's stored key, copied and
@@ -200,7 +200,7 @@ int lm_purge_all(lmstore_t *ls, int64_t now_ms, size_t *purged)
 static bool evictable(const rec_view_t *r, int64_t now_ms, int64_t *newest)
 {
     if ((r->count == 0 && !r->metered) || r->lock_until_ms > now_ms ||
-        r->nslots > 0 || (r->offences > 0 && r->offence_until_ms > now_ms)) {
+        r->nresv > 0 || (r->offences > 0 && r->offence_until_ms > now_ms)) {
         return false;
     }
     /* A meter keeps no hit times: the later its end, the more recent its

@@ -15,10 +15,10 @@
  * reset, block, unblock), lmdb_env.c (the file, fork, locking,
  * transactions), lmdb_rec.c (records and stored keys), lmdb_scan.c (the
  * walks over every record: purges, eviction, listing, and when to run
- * them) and lmdb_slots.c (slots in flight: expiring and settling them).
+ * them) and lmdb_reserve.c (reservations: expiring and settling them).
  *
  * A decision (one write transaction):
- *   1. read every identity's record (writing back first the slots in
+ *   1. read every identity's record (writing back first the reservations in
  *      flight whose end has come as hits, so the hits are the one list),
  *      compute its suspect_window_state_t;
  *   2. suspect_policy_evaluate();
@@ -35,7 +35,7 @@
  *
  * Bounds.  The map size is the bound (no entry count: the map is what
  * runs out), and locks are kept in room an identity flood cannot take: a
- * new record without a lock (a new identity's first hit or slot) is
+ * new record without a lock (a new identity's first hit or reservation) is
  * written only while the records use less than COUNTER_SHARE (3/4) of the
  * map's pages, else the attempt meets LM_COUNTERS_FULL.  The last quarter
  * is for what the store holds: locks (a lock on a record there costs no
@@ -66,10 +66,10 @@
  * Token buckets and sliding counters keep a meter of fixed size in place
  * of the hits (lmdb_meter.c), decided in the same transaction.
  *
- * Slots in flight and offences (suspect_store_reserve(), escalating
+ * Reservations and offences (suspect_store_reserve(), escalating
  * rules) live in the record's extension (lmdb_rec.c): a reservation is a
- * decision that adds a slot instead of a hit; settling and the slots
- * whose end has come are lmdb_slots.c's.
+ * decision that adds a reservation instead of a hit; settling and the
+ * reservations whose end has come are lmdb_reserve.c's.
  *
  * Ownership.  The store owns its environment, path copy and scratch; keys
  * and rules are borrowed for the call; values LMDB returns are valid only
@@ -111,7 +111,7 @@ static int ctx_read(decision_ctx_t *ctx, MDB_txn *txn,
         int rc = lm_rec_get(ctx->ls, txn, &ctx->sk[i], &r);
 
         if (rc == 0) {
-            rc = lm_slots_expire(ctx->ls, txn, &ctx->sk[i], ctx->now_ms, &r);
+            rc = lm_resv_expire(ctx->ls, txn, &ctx->sk[i], ctx->now_ms, &r);
         }
         if (rc != 0) {
             return rc;
@@ -139,7 +139,7 @@ static int new_record_room(decision_ctx_t *ctx, MDB_txn *txn,
 
     *skip = false;
     if (nr->lock_until_ms > ctx->now_ms ||
-        (!nr->add && nr->nslots == 0 && nr->offences == 0)) {
+        (!nr->add && nr->nresv == 0 && nr->offences == 0)) {
         return 0; /* a lock, or nothing to write */
     }
     if (ctx->skip_new) {
@@ -206,19 +206,19 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
     suspect_window_state_t st;
     rec_view_t r;
     rec_new_t nr;
-    lm_slot_t *slots;
+    lm_resv_t *resv;
     uint32_t from;
     int rc = lm_rec_get(ctx->ls, txn, &ctx->sk[i], &r);
 
     if (rc != 0) {
         return rc;
     }
-    slots = lm_slots_alloc(&r);
-    if (slots == NULL) {
+    resv = lm_resv_alloc(&r);
+    if (resv == NULL) {
         return LM_NOMEM;
     }
     lm_rec_state(&r, ctx->rule, ctx->now_ms, &st, &from);
-    lm_rec_new(&nr, &r, slots);
+    lm_rec_new(&nr, &r, resv);
     nr.from = from;
     if (nr.offence_until_ms <= ctx->now_ms) {
         nr.offences = 0; /* forgotten */
@@ -229,9 +229,9 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
         nr.offence_until_ms = plan->offence_until_ms[i];
     }
     if (plan->record && ctx->ticket != NULL) {
-        slots[nr.nslots].id = ctx->ticket->id;
-        slots[nr.nslots].at_ms = ctx->ticket->at_ms;
-        slots[nr.nslots++].end_ms = ctx->ticket->end_ms;
+        resv[nr.nresv].id = ctx->ticket->id;
+        resv[nr.nresv].at_ms = ctx->ticket->at_ms;
+        resv[nr.nresv++].end_ms = ctx->ticket->end_ms;
     }
     nr.add = plan->record && ctx->ticket == NULL;
     nr.add_ts = ctx->now_ms;
@@ -247,9 +247,9 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
     nr.window_s = ctx->rule->window_s;
     if (r.found && !nr.add && nr.from == 0 &&
         nr.lock_until_ms == r.lock_until_ms && nr.window_s == r.window_s &&
-        nr.nslots == r.nslots && nr.offences == r.offences &&
+        nr.nresv == r.nresv && nr.offences == r.offences &&
         nr.offence_until_ms == r.offence_until_ms) {
-        free(slots);
+        free(resv);
         return 0; /* unchanged: a denial under a live lock, say */
     }
     if (!r.found) {
@@ -257,12 +257,12 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
 
         rc = new_record_room(ctx, txn, &nr, &skip);
         if (rc != 0 || skip) {
-            free(slots);
+            free(resv);
             return rc;
         }
     }
     rc = lm_rec_store(ctx->ls, txn, &ctx->sk[i], &nr);
-    free(slots);
+    free(resv);
     return rc;
 }
 

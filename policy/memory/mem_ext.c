@@ -1,14 +1,14 @@
 /*
- * mem_ext.c - what only some entries of the memory store hold: slots in
+ * mem_ext.c - what only some entries of the memory store hold: reservations in
  * flight (reservations of requests whose response decides whether they
  * count) and an offence count (escalating rules).  See mem_internal.h.
  *
- * Slots.  An unordered array (there are at most LimitCount of them: a
- * reservation is refused once hits and slots fill the window), grown by
- * doubling.  A slot whose end has come is a hit at its time: the state
+ * Reservations.  An unordered array (there are at most LimitCount of them: a
+ * reservation is refused once hits and reservations fill the window), grown by
+ * doubling.  A reservation whose end has come is a hit at its time: the state
  * of a decision counts it so (mem_ext_state), and mem_ext_expire() moves
  * it into the ring, sorted, before the decision writes anything, so the
- * ring stays the one list of hits.  Settling takes a slot out by id and,
+ * ring stays the one list of hits.  Settling takes a reservation out by id and,
  * when it counts, inserts the hit.
  *
  * Offences.  A count and the moment it is forgotten; a decision that
@@ -24,23 +24,23 @@
 
 #include "alloc.h"
 
-#define FIRST_SLOTS 2
+#define FIRST_RESV 2
 
 static size_t ext_size(uint32_t cap)
 {
     return entry_ext_size(cap);
 }
 
-suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_slot)
+suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_resv)
 {
     entry_ext_t *x = e->ext;
     uint32_t cap;
 
-    if (x != NULL && (!want_slot || x->nslots < x->cap)) {
+    if (x != NULL && (!want_resv || x->nresv < x->cap)) {
         return SUSPECT_OK;
     }
-    cap = x == NULL ? (want_slot ? FIRST_SLOTS : 0)
-                    : (x->cap == 0 ? FIRST_SLOTS : x->cap * 2);
+    cap = x == NULL ? (want_resv ? FIRST_RESV : 0)
+                    : (x->cap == 0 ? FIRST_RESV : x->cap * 2);
     x = suspect_realloc(e->ext, ext_size(cap));
     if (x == NULL) {
         return SUSPECT_E_NOMEM;
@@ -76,10 +76,10 @@ suspect_rc_t mem_ext_expire(shard_t *sh, entry_t **ep,
     suspect_rc_t rc;
 
     if ((*ep)->metered) {
-        return SUSPECT_OK; /* a meter keeps no slots */
+        return SUSPECT_OK; /* a meter keeps no reservations */
     }
-    for (uint32_t i = 0; x != NULL && i < x->nslots; i++) {
-        ended += x->slot[i].end_ms <= now_ms;
+    for (uint32_t i = 0; x != NULL && i < x->nresv; i++) {
+        ended += x->resv[i].end_ms <= now_ms;
     }
     if (ended == 0) {
         return SUSPECT_OK;
@@ -89,10 +89,10 @@ suspect_rc_t mem_ext_expire(shard_t *sh, entry_t **ep,
         return rc;
     }
     x = (*ep)->ext;
-    for (uint32_t i = 0; i < x->nslots;) {
-        if (x->slot[i].end_ms <= now_ms) {
-            mem_ring_insert(*ep, x->slot[i].at_ms);
-            x->slot[i] = x->slot[--x->nslots];
+    for (uint32_t i = 0; i < x->nresv;) {
+        if (x->resv[i].end_ms <= now_ms) {
+            mem_ring_insert(*ep, x->resv[i].at_ms);
+            x->resv[i] = x->resv[--x->nresv];
         } else {
             i++;
         }
@@ -109,8 +109,8 @@ void mem_ext_state(const entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
     if (x == NULL) {
         return;
     }
-    for (uint32_t i = 0; i < x->nslots; i++) {
-        const mem_slot_t *s = &x->slot[i];
+    for (uint32_t i = 0; i < x->nresv; i++) {
+        const mem_resv_t *s = &x->resv[i];
 
         if (s->end_ms > now_ms) {
             st->pending++;
@@ -127,23 +127,23 @@ void mem_ext_state(const entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
     }
 }
 
-void mem_ext_add_slot(entry_t *e, uint64_t id, int64_t at_ms, int64_t end_ms)
+void mem_ext_add_resv(entry_t *e, uint64_t id, int64_t at_ms, int64_t end_ms)
 {
-    mem_slot_t *s = &e->ext->slot[e->ext->nslots++];
+    mem_resv_t *s = &e->ext->resv[e->ext->nresv++];
 
     s->id = id;
     s->at_ms = at_ms;
     s->end_ms = end_ms;
 }
 
-bool mem_ext_take_slot(entry_t *e, uint64_t id, mem_slot_t *slot)
+bool mem_ext_take_resv(entry_t *e, uint64_t id, mem_resv_t *resv)
 {
     entry_ext_t *x = e->ext;
 
-    for (uint32_t i = 0; x != NULL && i < x->nslots; i++) {
-        if (x->slot[i].id == id) {
-            *slot = x->slot[i];
-            x->slot[i] = x->slot[--x->nslots];
+    for (uint32_t i = 0; x != NULL && i < x->nresv; i++) {
+        if (x->resv[i].id == id) {
+            *resv = x->resv[i];
+            x->resv[i] = x->resv[--x->nresv];
             return true;
         }
     }

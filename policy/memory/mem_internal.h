@@ -21,7 +21,7 @@
  *
  * The ring holds the hits oldest first from index head, ascending (a hit is
  * recorded at max(now, newest), so a clock that steps back a little keeps
- * it sorted).  It starts at min(limit, 4) slots and doubles, up to what the
+ * it sorted).  It starts at min(limit, 4) cells and doubles, up to what the
  * rule needs (limit_count, or the current count + 1 if a lowered limit left
  * more hits than that); it never shrinks.  Growing it reallocates the entry,
  * which is then relinked in its chain and the LRU list.  An entry's expiry
@@ -36,7 +36,7 @@
  *
  * Meters.  An identity of an action counted by a token bucket or a
  * sliding counter (meter.h) keeps no hits: its entry is marked metered,
- * has count 0 and a ring of METER_SLOTS slots, hits[0] the meter's at and
+ * has count 0 and a ring of METER_CELLS cells, hits[0] the meter's at and
  * hits[1] its cur (high 32 bits) and prev (low 32 bits), and head names
  * the algorithm.  That is 88 bytes whatever the limit (entry_size(2)).
  * An entry whose algorithm is not the rule's (a live reload changed the
@@ -47,10 +47,10 @@
  * above it is not kept in the entry: eviction spares such a bucket a
  * little later than it could).
  *
- * Extension.  An entry that holds slots in flight (reservations) or an
+ * Extension.  An entry that holds reservations or an
  * offence count (escalating rules) points at an entry_ext_t of its own
  * (mem_ext.c); the others pay 8 bytes for the NULL pointer.  An entry with
- * a live slot or a remembered offence outlives its hits and lock until
+ * a live reservation or a remembered offence outlives its hits and lock until
  * those end, and eviction takes it only after entries without them, as a
  * locked one.
  *
@@ -82,7 +82,7 @@
 #define EVICT_SCAN          16 /* tail entries looked at to evict one */
 #define NRANKS              32 /* counter lists: ranks 0 .. 31 */
 #define EXACT_RANKS         16 /* counts 0 .. 15 have a rank each */
-#define METER_SLOTS         2  /* ring slots that hold a meter */
+#define METER_CELLS         2  /* ring cells that hold a meter */
 
 /* The key of a locked entry, kept so the store can list its locks. */
 typedef struct lock_name {
@@ -92,20 +92,20 @@ typedef struct lock_name {
     char key[];
 } lock_name_t;
 
-/* A slot in flight: a reservation not yet settled. */
-typedef struct mem_slot {
+/* A reservation: a reservation not yet settled. */
+typedef struct mem_resv {
     uint64_t id;
     int64_t at_ms;  /* taken at: the hit's time if it counts */
     int64_t end_ms; /* a hit from then on, unless settled before */
-} mem_slot_t;
+} mem_resv_t;
 
 /* What only some entries hold (see the top of this file). */
 typedef struct entry_ext {
     int64_t offence_until_ms; /* offences forgotten from then on */
     uint32_t offences;
-    uint32_t nslots;
+    uint32_t nresv;
     uint32_t cap;
-    mem_slot_t slot[];
+    mem_resv_t resv[];
 } entry_ext_t;
 
 typedef struct entry {
@@ -119,10 +119,10 @@ typedef struct entry {
     uint32_t named : 1;     /* its key is in the shard's names */
     uint32_t held : 1;      /* in the shard's list of held entries */
     uint64_t head : 21;     /* ring index of the oldest hit */
-    uint64_t cap : 21;      /* ring slots */
+    uint64_t cap : 21;      /* ring cells */
     uint64_t limit : 21;    /* LimitCount of the last decision, 0 = none */
     uint64_t metered : 1;   /* hits[0..1] hold a meter (see above) */
-    entry_ext_t *ext;       /* slots and offences, NULL = none */
+    entry_ext_t *ext;       /* reservations and offences, NULL = none */
     int64_t hits[];
 } entry_t;
 
@@ -140,18 +140,19 @@ typedef struct shard {
     size_t bytes;              /* entry, bucket and name allocations */
     entry_t *cnt_head[NRANKS]; /* counters (not held), by rank */
     entry_t *cnt_tail[NRANKS];
-    uint32_t ranks;                 /* bit r: cnt_head[r] is not empty */
-    uint32_t sweep;                 /* the next rank expiry looks at */
-    entry_t *held_head, *held_tail; /* locked, at limit, slots, offences */
-    lock_name_t *names;             /* keys of locked entries, for listing */
+    uint32_t ranks; /* bit r: cnt_head[r] is not empty */
+    uint32_t sweep; /* the next rank expiry looks at */
+    entry_t *held_head,
+        *held_tail;     /* locked, at limit, reservations, offences */
+    lock_name_t *names; /* keys of locked entries, for listing */
     size_t names_bytes;
 } shard_t;
 
 /* Shards padded to whole cache lines, so two mutexes never share one. */
-typedef union shard_slot {
+typedef union shard_cell {
     shard_t s;
     char pad[(sizeof(shard_t) + 63) / 64 * 64];
-} shard_slot_t;
+} shard_cell_t;
 
 typedef struct memstore {
     suspect_store_t base; /* first: a suspect_store_t * is a memstore_t * */
@@ -161,8 +162,8 @@ typedef struct memstore {
     size_t max_per_shard;
     size_t max_buckets; /* a power of two >= max_per_shard */
     size_t names_max;   /* name bytes per shard at most */
-    void *slots_raw;    /* what suspect_malloc returned */
-    shard_slot_t *slots;
+    void *cells_raw;    /* what suspect_malloc returned */
+    shard_cell_t *cells;
 } memstore_t;
 
 /* The entries one decision works on, which eviction must leave alone. */
@@ -178,7 +179,7 @@ static inline size_t entry_size(uint32_t cap)
     return sizeof(entry_t) + (size_t)cap * sizeof(int64_t);
 }
 
-/* The ring slot of the i-th hit, 0 being the oldest. */
+/* The ring cell of the i-th hit, 0 being the oldest. */
 static inline uint32_t ring_index(const entry_t *e, uint32_t i)
 {
     uint32_t idx = e->head + i;
@@ -253,12 +254,12 @@ static inline bool entry_meter_matches(const entry_t *e,
     return e->metered && e->head == rule->algorithm;
 }
 
-/* True when e holds a slot or an offence that still matters at now (a
- * slot past its end is a hit to come: it matters until it is one). */
+/* True when e holds a reservation or an offence that still matters at now (a
+ * reservation past its end is a hit to come: it matters until it is one). */
 static inline bool entry_ext_live(const entry_t *e, int64_t now_ms)
 {
     return e->ext != NULL &&
-           (e->ext->nslots > 0 || e->ext->offence_until_ms > now_ms);
+           (e->ext->nresv > 0 || e->ext->offence_until_ms > now_ms);
 }
 
 /* True when nothing in e matters any more at now. */
@@ -359,7 +360,7 @@ static inline void entry_record(entry_t *e, int64_t now_ms)
 
 static inline size_t entry_ext_size(uint32_t cap)
 {
-    return sizeof(entry_ext_t) + (size_t)cap * sizeof(mem_slot_t);
+    return sizeof(entry_ext_t) + (size_t)cap * sizeof(mem_resv_t);
 }
 
 /* Frees e's extension and counts its bytes off sh. */
@@ -374,7 +375,7 @@ static inline void entry_ext_release(shard_t *sh, entry_t *e)
 
 static inline shard_t *shard_at(memstore_t *ms, size_t i)
 {
-    return &ms->slots[i].s;
+    return &ms->cells[i].s;
 }
 
 static inline size_t shard_index(const memstore_t *ms, const uint64_t h[2])
@@ -404,10 +405,10 @@ void mem_shard_remove(shard_t *sh, entry_t *e);
 /* Moves e to the head of the LRU list (most recently used). */
 void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms);
 
-/* Creates the entry h with cap ring slots at the LRU head of sh, making
+/* Creates the entry h with cap ring cells at the LRU head of sh, making
  * room first (never evicting an entry of ws, nor a live lock).  NULL when
  * out of memory, or with *full set when the shard is full of entries that
- * are held (locks, slots, offences) or in ws: nothing may go (the store
+ * are held (locks, reservations, offences) or in ws: nothing may go (the store
  * is then as it was, less what making room dropped).  full may be NULL. */
 entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
                           const uint64_t h[2], uint32_t cap, int64_t now_ms,
@@ -419,7 +420,7 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
 suspect_rc_t mem_entry_reserve(shard_t *sh, entry_t **ep,
                                const suspect_rule_t *rule);
 
-/* Makes *ep's ring at least cap slots (the entry moves as in
+/* Makes *ep's ring at least cap cells (the entry moves as in
  * mem_entry_reserve()).  SUSPECT_E_NOMEM leaves it as it was. */
 suspect_rc_t mem_entry_grow(shard_t *sh, entry_t **ep, uint32_t cap);
 
@@ -461,35 +462,35 @@ suspect_rc_t mem_op_foreach_locked(suspect_store_t *store, const char *prefix,
                                    int64_t now_ms, suspect_locked_fn fn,
                                    void *arg, suspect_err_t *err);
 
-/* The memory store's seed operation (suspect_store_impl.h). */
-suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
-                         const suspect_key_t *key, uint32_t hits, int64_t at_ms,
-                         int64_t now_ms, suspect_err_t *err);
+/* The memory store's prefill operation (suspect_store_impl.h). */
+suspect_rc_t mem_op_prefill(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, uint32_t hits,
+                            int64_t at_ms, int64_t now_ms, suspect_err_t *err);
 
 #endif
 
 /* ---- mem_ext.c ---------------------------------------------------------- */
 
-/* Makes sure e has an extension with room for one more slot when
- * want_slot; SUSPECT_E_NOMEM leaves e as it was. */
-suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_slot);
+/* Makes sure e has an extension with room for one more reservation when
+ * want_resv; SUSPECT_E_NOMEM leaves e as it was. */
+suspect_rc_t mem_ext_reserve(shard_t *sh, entry_t *e, bool want_resv);
 
-/* Turns the slots of *ep whose end has come into hits at their times
- * (the ring may move: *ep follows).  SUSPECT_E_NOMEM leaves them slots,
+/* Turns the reservations of *ep whose end has come into hits at their times
+ * (the ring may move: *ep follows).  SUSPECT_E_NOMEM leaves them reservations,
  * which the state still counts as hits. */
 suspect_rc_t mem_ext_expire(shard_t *sh, entry_t **ep,
                             const suspect_rule_t *rule, int64_t now_ms);
 
-/* Adds e's slots and offences at now to st (whose hits the caller
- * counted): live slots as pending, ended ones as hits in the window. */
+/* Adds e's reservations and offences at now to st (whose hits the caller
+ * counted): live reservations as pending, ended ones as hits in the window. */
 void mem_ext_state(const entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
                    suspect_window_state_t *st);
 
-/* Adds a slot (mem_ext_reserve(sh, e, true) first). */
-void mem_ext_add_slot(entry_t *e, uint64_t id, int64_t at_ms, int64_t end_ms);
+/* Adds a reservation (mem_ext_reserve(sh, e, true) first). */
+void mem_ext_add_resv(entry_t *e, uint64_t id, int64_t at_ms, int64_t end_ms);
 
-/* Removes the slot id; true with *slot filled when e held it. */
-bool mem_ext_take_slot(entry_t *e, uint64_t id, mem_slot_t *slot);
+/* Removes the reservation id; true with *reservation filled when e held it. */
+bool mem_ext_take_resv(entry_t *e, uint64_t id, mem_resv_t *resv);
 
 /* Inserts a hit at ts in e's ring, keeping it sorted (the ring has room). */
 void mem_ring_insert(entry_t *e, int64_t ts);
@@ -499,7 +500,7 @@ void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms);
 
 /* ---- mem_meter.c -------------------------------------------------------- */
 
-/* Forgets e's hits, slots in flight or meter when they are not what rule
+/* Forgets e's hits, reservations or meter when they are not what rule
  * counts with (its algorithm changed); keeps its lock and offences. */
 void mem_meter_adopt(entry_t *e, const suspect_rule_t *rule);
 

@@ -5,14 +5,14 @@
  *
  * Algorithm changes.  A live reload may change how an action counts.  An
  * entry whose hits or meter are another algorithm's than the decision's
- * rule starts afresh: mem_meter_adopt() forgets them (and its slots in
+ * rule starts afresh: mem_meter_adopt() forgets them (and its reservations in
  * flight, which only a sliding log keeps) and keeps its lock and offence
  * count, so a reload never lets a locked identity in.
  *
  * Reservations.  A metered reservation takes its cost at once and keeps
- * no slot: settling it as a success gives the cost back, at the moment it
- * was taken (suspect_meter_give()); a failure or no answer leaves it
- * taken (docs/policy.md).
+ * no reservation: settling it as a success gives the cost back, at the moment
+ * it was taken (suspect_meter_give()); a failure or no answer leaves it taken
+ * (docs/policy.md).
  *
  * Everything here runs under the entry's shard mutex.
  */
@@ -34,14 +34,14 @@ void mem_meter_adopt(entry_t *e, const suspect_rule_t *rule)
     e->head = 0;
     e->metered = 0;
     if (e->ext != NULL) {
-        e->ext->nslots = 0;
+        e->ext->nresv = 0;
     }
 }
 
 suspect_rc_t mem_meter_reserve(shard_t *sh, entry_t **ep)
 {
-    return (*ep)->cap >= METER_SLOTS ? SUSPECT_OK
-                                     : mem_entry_grow(sh, ep, METER_SLOTS);
+    return (*ep)->cap >= METER_CELLS ? SUSPECT_OK
+                                     : mem_entry_grow(sh, ep, METER_CELLS);
 }
 
 void mem_meter_start(entry_t *e, const suspect_rule_t *rule)

@@ -3,7 +3,7 @@
  * reset and block of one identity, each under its shard's mutex, and the
  * listing of live locks.
  *
- * Seeding (the store's seed operation) gives an identity hits it had
+ * Prefilling (the store's prefill operation) gives an identity hits it had
  * elsewhere: the failover wrapper's local store, when the primary fails,
  * starts an identity from the count the primary last reported rather than
  * from zero.  The missing hits go in at their time, the ring kept sorted.
@@ -33,7 +33,8 @@ static shard_t *lock_key(memstore_t *ms, const suspect_key_t *key,
     return sh;
 }
 
-/* Adds e's slots and offences to a status (ended slots are hits). */
+/* Adds e's reservations and offences to a status (ended reservations are hits).
+ */
 static void entry_ext_status(const entry_t *e, const suspect_rule_t *rule,
                              int64_t now_ms, suspect_status_t *out)
 {
@@ -146,7 +147,7 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
             e->head = 0;
             e->metered = 0; /* a meter is forgotten like hits */
             if (e->ext != NULL) {
-                e->ext->nslots = 0; /* slots in flight are hits to be */
+                e->ext->nresv = 0; /* reservations are hits to be */
             }
         }
         if ((what & SUSPECT_RESET_OFFENCES) && e->ext != NULL) {
@@ -328,7 +329,7 @@ static void entry_insert_hits(entry_t *e, uint32_t k, int64_t at_ms)
     while (before < n && e->hits[ring_index(e, before)] <= at_ms) {
         before++;
     }
-    /* the hits after at_ms move k slots on, the newest first */
+    /* the hits after at_ms move k reservations on, the newest first */
     for (uint32_t i = n; i > before; i--) {
         e->hits[ring_index(e, i - 1 + k)] = e->hits[ring_index(e, i - 1)];
     }
@@ -339,10 +340,10 @@ static void entry_insert_hits(entry_t *e, uint32_t k, int64_t at_ms)
 }
 
 /* Seeds rule's meter in *ep: takes at at_ms what it lacks at now of hits
- * units in use (the seed op's "at least hits", suspect_store_impl.h). */
-static suspect_rc_t mem_meter_seed(shard_t *sh, entry_t **ep,
-                                   const suspect_rule_t *rule, uint32_t hits,
-                                   int64_t at_ms, int64_t now_ms)
+ * units in use (the prefill op's "at least hits", suspect_store_impl.h). */
+static suspect_rc_t mem_meter_prefill(shard_t *sh, entry_t **ep,
+                                      const suspect_rule_t *rule, uint32_t hits,
+                                      int64_t at_ms, int64_t now_ms)
 {
     suspect_window_state_t st;
     suspect_rc_t rc;
@@ -360,9 +361,9 @@ static suspect_rc_t mem_meter_seed(shard_t *sh, entry_t **ep,
     return rc;
 }
 
-suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
-                         const suspect_key_t *key, uint32_t hits, int64_t at_ms,
-                         int64_t now_ms, suspect_err_t *err)
+suspect_rc_t mem_op_prefill(suspect_store_t *store, const suspect_rule_t *rule,
+                            const suspect_key_t *key, uint32_t hits,
+                            int64_t at_ms, int64_t now_ms, suspect_err_t *err)
 {
     memstore_t *ms = (memstore_t *)store;
     int64_t cutoff = now_ms - (int64_t)rule->window_s * 1000;
@@ -384,7 +385,7 @@ suspect_rc_t mem_op_seed(suspect_store_t *store, const suspect_rule_t *rule,
         e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
     }
     if (e != NULL && suspect_rule_metered(rule)) {
-        rc = mem_meter_seed(sh, &e, rule, hits, at_ms, now_ms);
+        rc = mem_meter_prefill(sh, &e, rule, hits, at_ms, now_ms);
         (void)mem_entry_tidy(sh, e, now_ms);
     } else if (e != NULL) {
         mem_meter_adopt(e, rule);

@@ -6,7 +6,7 @@
  * Bounds.  A shard holds at most ceil(max_entries / S) entries; S is lowered
  * (to a power of two) when max_entries is smaller than S, so the store holds
  * at most max_entries + S - 1.  An entry is held when it has a live lock,
- * slots in flight, a live offence count, or a count at its rule's limit
+ * reservations, a live offence count, or a count at its rule's limit
  * (mem_internal.h, entry_at_limit(): the next request is denied, and without
  * BlockDuration that count is the lock); the others are counters.  A
  * shard keeps one LRU list of held entries and NRANKS of counters, one per
@@ -248,7 +248,7 @@ static void shard_expire(shard_t *sh, const working_set_t *ws, int64_t now_ms)
  * least recently used); without a counter, the first held entry among the
  * EVICT_SCAN oldest that holds nothing any more (a lock that ended, a
  * count that left its limit).  False when nothing may go: the shard is
- * full of live locks, counts at their limit, slots or offences (and the
+ * full of live locks, counts at their limit, reservations or offences (and the
  * decision's own entries). */
 static bool shard_evict_one(shard_t *sh, const working_set_t *ws,
                             int64_t now_ms)
@@ -309,7 +309,7 @@ static bool shard_make_room(memstore_t *ms, shard_t *sh,
     return sh->count < ms->max_per_shard + own;
 }
 
-/* Creates the entry h with cap ring slots at the LRU head of sh, making
+/* Creates the entry h with cap ring cells at the LRU head of sh, making
  * room first.  NULL when out of memory (the store is then as it was, less
  * what making room dropped). */
 entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
@@ -346,7 +346,7 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
     return e;
 }
 
-/* Ring slots for an entry that must take k more hits under rule. */
+/* Ring cells for an entry that must take k more hits under rule. */
 static uint32_t ring_target(const entry_t *e, const suspect_rule_t *rule,
                             uint32_t k)
 {
@@ -388,7 +388,7 @@ suspect_rc_t mem_entry_grow(shard_t *sh, entry_t **ep, uint32_t cap)
     }
     memcpy(e, old, sizeof(*e));
     if (old->metered) {
-        memcpy(e->hits, old->hits, METER_SLOTS * sizeof(int64_t));
+        memcpy(e->hits, old->hits, METER_CELLS * sizeof(int64_t));
     } else {
         for (uint32_t i = 0; i < old->count; i++) {
             e->hits[i] = old->hits[ring_index(old, i)];

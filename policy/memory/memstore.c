@@ -180,8 +180,8 @@ static void entry_state(entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
     mem_ext_state(e, rule, now_ms, st);
 }
 
-/* Step 2: find every entry, make its ended slots hits, read its state.
- * A slot that cannot move for want of memory is still counted as a hit
+/* Step 2: find every entry, make its ended reservations hits, read its state.
+ * A reservation that cannot move for want of memory is still counted as a hit
  * by the state. */
 static void ctx_read(decision_ctx_t *ctx, suspect_window_state_t *st)
 {
@@ -216,9 +216,9 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
 {
     shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
     bool metered = suspect_rule_metered(ctx->rule);
-    bool slot = plan->record && ctx->ticket != NULL && !metered;
+    bool resv = plan->record && ctx->ticket != NULL && !metered;
     bool hit = plan->record && (ctx->ticket == NULL || metered);
-    uint32_t first = metered ? METER_SLOTS
+    uint32_t first = metered ? METER_CELLS
                      : ctx->rule->limit_count < INITIAL_RING
                          ? ctx->rule->limit_count
                          : INITIAL_RING;
@@ -241,8 +241,8 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
         mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
         return SUSPECT_E_NOMEM;
     }
-    if ((slot || plan->offences[i] != 0) &&
-        mem_ext_reserve(sh, ctx->ws.e[i], slot) != SUSPECT_OK) {
+    if ((resv || plan->offences[i] != 0) &&
+        mem_ext_reserve(sh, ctx->ws.e[i], resv) != SUSPECT_OK) {
         return SUSPECT_E_NOMEM;
     }
     return SUSPECT_OK;
@@ -285,7 +285,7 @@ static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
             mem_meter_take(e, ctx->rule, ctx->now_ms,
                            suspect_rule_cost(ctx->rule));
         } else if (plan->record && ctx->ticket != NULL) {
-            mem_ext_add_slot(e, ctx->ticket->id, ctx->ticket->at_ms,
+            mem_ext_add_resv(e, ctx->ticket->id, ctx->ticket->at_ms,
                              ctx->ticket->end_ms);
         } else if (plan->record) {
             entry_record(e, ctx->now_ms);
@@ -350,25 +350,25 @@ static suspect_rc_t ms_reserve(suspect_store_t *store,
     return ms_run(store, rule, keys, n, now_ms, ticket, out, err);
 }
 
-/* Settles ticket's slot on entry e of shard sh (see suspect_store.h). */
+/* Settles ticket's reservation on entry e of shard sh (see suspect_store.h). */
 static suspect_rc_t entry_settle(shard_t *sh, entry_t **ep,
                                  const suspect_rule_t *rule,
                                  const suspect_ticket_t *ticket, bool failed,
                                  int64_t now_ms)
 {
-    mem_slot_t slot;
+    mem_resv_t resv;
 
-    if (!mem_ext_take_slot(*ep, ticket->id, &slot)) {
+    if (!mem_ext_take_resv(*ep, ticket->id, &resv)) {
         return SUSPECT_OK; /* reset, or a hit already */
     }
-    if (!suspect_policy_settle_counts(failed, slot.end_ms, now_ms)) {
+    if (!suspect_policy_settle_counts(failed, resv.end_ms, now_ms)) {
         return SUSPECT_OK;
     }
     if (mem_entry_reserve(sh, ep, rule) != SUSPECT_OK) {
-        mem_ext_add_slot(*ep, slot.id, slot.at_ms, slot.end_ms);
-        return SUSPECT_E_NOMEM; /* it stays a slot and ends as a hit */
+        mem_ext_add_resv(*ep, resv.id, resv.at_ms, resv.end_ms);
+        return SUSPECT_E_NOMEM; /* it stays a reservation and ends as a hit */
     }
-    mem_ring_insert(*ep, slot.at_ms);
+    mem_ring_insert(*ep, resv.at_ms);
     return SUSPECT_OK;
 }
 
@@ -416,7 +416,7 @@ static void memstore_destroy(memstore_t *ms, size_t n)
         mem_shard_clear(shard_at(ms, i));
         pthread_mutex_destroy(&shard_at(ms, i)->mu);
     }
-    free(ms->slots_raw);
+    free(ms->cells_raw);
     free(ms);
 }
 
@@ -426,17 +426,19 @@ static void ms_free(suspect_store_t *store)
     memstore_destroy(ms, ms->nshards);
 }
 
-/* The seed operation (suspect_store_impl.h): what the failover wrapper's
+/* The prefill operation (suspect_store_impl.h): what the failover wrapper's
  * local store starts an identity from. */
-static suspect_rc_t ms_seed(suspect_store_t *store, const suspect_rule_t *rule,
-                            const suspect_key_t *key, uint32_t hits,
-                            int64_t at_ms, int64_t now_ms, suspect_err_t *err)
+static suspect_rc_t ms_prefill(suspect_store_t *store,
+                               const suspect_rule_t *rule,
+                               const suspect_key_t *key, uint32_t hits,
+                               int64_t at_ms, int64_t now_ms,
+                               suspect_err_t *err)
 {
     if (rule == NULL || key == NULL || rule->window_s == 0) {
         return suspect_err_set(err, SUSPECT_E_INVAL, NULL, 0,
-                               "memory store: seed needs a rule and a key");
+                               "memory store: prefill needs a rule and a key");
     }
-    return mem_op_seed(store, rule, key, hits, at_ms, now_ms, err);
+    return mem_op_prefill(store, rule, key, hits, at_ms, now_ms, err);
 }
 
 /* Every feature beyond the seed's. */
@@ -459,7 +461,7 @@ static const suspect_store_ops_t memstore_ops = {
     .reserve = ms_reserve,
     .settle = ms_settle,
     .supports = ms_supports,
-    .seed = ms_seed,
+    .prefill = ms_prefill,
 };
 
 static size_t pow2_ceil(size_t v)
@@ -511,14 +513,14 @@ static suspect_rc_t memstore_alloc_shards(memstore_t *ms, suspect_err_t *err)
 {
     size_t i;
 
-    ms->slots_raw = suspect_malloc(ms->nshards * sizeof(shard_slot_t) + 63);
-    if (ms->slots_raw == NULL) {
+    ms->cells_raw = suspect_malloc(ms->nshards * sizeof(shard_cell_t) + 63);
+    if (ms->cells_raw == NULL) {
         memstore_destroy(ms, 0);
         return suspect_err_set(err, SUSPECT_E_NOMEM, NULL, 0,
                                "memory store: out of memory");
     }
-    ms->slots =
-        (shard_slot_t *)(((uintptr_t)ms->slots_raw + 63) & ~(uintptr_t)63);
+    ms->cells =
+        (shard_cell_t *)(((uintptr_t)ms->cells_raw + 63) & ~(uintptr_t)63);
     for (i = 0; i < ms->nshards; i++) {
         shard_t *sh = shard_at(ms, i);
         memset(sh, 0, sizeof(*sh));
@@ -598,7 +600,7 @@ size_t suspect_memstore_size(suspect_store_t *store)
     return memstore_sum(store, offsetof(shard_t, count));
 }
 
-/* The bytes allocated now for entries (64 bytes each plus 8 per ring slot)
+/* The bytes allocated now for entries (64 bytes each plus 8 per ring cell)
  * and for the shards' bucket arrays; malloc's own overhead is not counted.
  * 0 for a store that is not a memory store. */
 size_t suspect_memstore_bytes(suspect_store_t *store)

@@ -8,34 +8,33 @@
  * identity, in the request's order:
  *
  *   1. per identity, atomically in its slot (lua/decide.lua on its keys
- *      alone): its lock read, its window and slots in flight counted; if it
- *      allows, the hit is recorded there as a slot in flight that ends
- *      REDIS_RESERVE_MS later (the same slots a route counting only failed
- *      attempts takes: suspect_policy.h's pending); if it is over, its lock
+ *      alone): its lock read, its window and reservations counted; if it
+ *      allows, the hit is recorded there as a reservation that ends
+ *      REDIS_RESERVE_MS later (the same reservations a route counting only
+ * failed attempts takes: suspect_policy.h's pending); if it is over, its lock
  *      is created as the policy says.  Once one identity denied, the rest
  *      are only read (and locked when over), not reserved;
  *   2. suspect_policy_evaluate() decides on the states read; when denied,
- *      every reservation is taken back (ZREM of its slot), when allowed
- *      they stay, and each becomes a hit at the moment it was taken when
- *      its end has come.
- * The last identity's hit is never taken back (if it allows, so did all
- * before it), so it is recorded as a plain hit.  A reservation of a route
- * that counts only failed attempts (x->ttl_ms) takes a slot on every
- * identity, with its own life, and is settled later (redisslots.c).
+ *      every reservation is taken back (ZREM from its reservations key), when
+ * allowed they stay, and each becomes a hit at the moment it was taken when its
+ * end has come. The last identity's hit is never taken back (if it allows, so
+ * did all before it), so it is recorded as a plain hit.  A reservation of a
+ * route that counts only failed attempts (x->ttl_ms) takes a reservation on
+ * every identity, with its own life, and is settled later (redissettle.c).
  *
- * Why it never admits more than the limit: each identity's count, slots
- * and reservation are one atomic step in its slot, so no identity ever
- * holds more than its limit in hits and slots together, and an admitted
+ * Why it never admits more than the limit: each identity's count, reservations
+ * and new reservation are one atomic step in its slot, so no identity ever
+ * holds more than its limit in hits and reservations together, and an admitted
  * request's hits are among them.  What it gives up: a reservation that is
  * then taken back counted meanwhile, so a concurrent request on that
- * identity may be denied — as busy, for at most REDIS_RESERVE_MS: a slot in
- * flight never earns a lock — although, had the requests come one after
+ * identity may be denied — as busy, for at most REDIS_RESERVE_MS: a reservation
+ * never earns a lock — although, had the requests come one after
  * the other, it would have fitted.  A reservation whose taking back failed
  * (the node went away) becomes a hit at its end: an error on the safe side.
  *
  * The seed's key layout on a Cluster ("A:I" and "A:I:locked" hash apart):
  * each identity is then lock.lua on the lock's slot, decide.lua on the
- * window's keys alone (window, slots, offences: named to share the
+ * window's keys alone (window, reservations, offences: named to share the
  * window's slot, redisutil.c) given the lock's end, and a SET of the lock
  * when the policy creates one.  The window is the authority (its count and
  * hit are atomic); a lock created by another request between the read and
@@ -53,7 +52,7 @@
 #include "redisslot.h"
 
 #define NUM_LEN 24
-/* How long a decision's reservation stays a slot in flight. */
+/* How long a decision's reservation stays a reservation. */
 #define REDIS_RESERVE_MS 1000
 
 /* One decision in progress. */
@@ -69,8 +68,8 @@ typedef struct run {
 typedef struct part {
     int ws, ls;                  /* slots of its window and lock */
     bool apart;                  /* its lock lives in another slot */
-    bool recorded;               /* its hit or slot is written */
-    int64_t ttl_ms;              /* its slot's life (0: a plain hit) */
+    bool recorded;               /* its hit or reservation is written */
+    int64_t ttl_ms;              /* its reservation's life (0: a hit) */
     int64_t at_ms;               /* the time its call used */
     bool denies;                 /* it denies the request */
     int64_t v[REDIS_DECIDE_PER]; /* decide.lua's answer for it */
@@ -174,8 +173,8 @@ static suspect_rc_t decide_one(run_t *r, size_t i, bool dry, part_t *p,
         keys[nk] = k->buf;
         lens[nk++] = k->lock_len;
     }
-    keys[nk] = more.slots;
-    lens[nk++] = more.slots_len;
+    keys[nk] = more.resv;
+    lens[nk++] = more.resv_len;
     keys[nk] = more.offences;
     lens[nk++] = more.offences_len;
     head(r, &rq, SCRIPT_DECIDE, keys, lens, nk, nbuf);
@@ -228,7 +227,7 @@ static suspect_rc_t write_lock(run_t *r, size_t i, const part_t *p,
     return rc;
 }
 
-/* Takes back the slots parts[0..n) took (errors ignored: a slot that
+/* Takes back the reservations parts[0..n) took (errors ignored: one that
  * stays becomes a hit, which only denies sooner). */
 static void take_back(run_t *r, const part_t *parts, size_t n)
 {
@@ -252,7 +251,7 @@ static void take_back(run_t *r, const part_t *parts, size_t n)
         memcpy(member + len, r->x->member, r->x->member_len);
         len += r->x->member_len;
         redis_rq_str(&rq, "ZREM");
-        redis_rq_arg(&rq, more.slots, more.slots_len);
+        redis_rq_arg(&rq, more.resv, more.resv_len);
         redis_rq_arg(&rq, member, len);
         (void)redis_route_call(r->x->t, parts[i].ws, &rq, &reply, NULL);
         freeReplyObject(reply);
@@ -279,7 +278,8 @@ static void run_init(run_t *r, const redis_cross_t *x)
     redis_fmt_i64(r->period, esc ? suspect_rule_offence_ms(rule) : 0);
 }
 
-/* Identity i's part: its slots, its reservation's life, its call(s). */
+/* Identity i's part: its Cluster slots, its reservation's life, its
+ * call(s). */
 static suspect_rc_t part_run(run_t *r, size_t i, bool dry, part_t *p,
                              suspect_err_t *err)
 {
@@ -360,8 +360,8 @@ suspect_rc_t redis_cross_status(const redis_cross_t *x, int64_t v[7],
     redis_more_keys_apart(k, &more);
     keys[0] = k->buf;
     lens[0] = k->window_len;
-    keys[1] = more.slots;
-    lens[1] = more.slots_len;
+    keys[1] = more.resv;
+    lens[1] = more.resv_len;
     keys[2] = more.offences;
     lens[2] = more.offences_len;
     head(&r, &rq, SCRIPT_STATUS, keys, lens, 3, nbuf);

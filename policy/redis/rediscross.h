@@ -31,7 +31,7 @@ bool redis_cross_needed(const suspect_key_t *keys, size_t n, int *slot);
 
 /*
  * Decides x across slots: each identity's hit reserved in its own slot as
- * a slot in flight (decide.lua; lock.lua first and a SET after for a lock
+ * a reservation (decide.lua; lock.lua first and a SET after for a lock
  * in another slot), every reservation taken back when one identity
  * denies; with x->ttl_ms, a reservation whose slots stay to be settled.
  * Never admits more than the limit for any identity; a reservation taken

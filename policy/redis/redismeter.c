@@ -21,7 +21,7 @@
  * A reservation (count only failed attempts) takes the cost at once, as a
  * decision does; settling a success gives it back (suspect_meter_give(),
  * at the moment it was taken), a failure or an attempt never settled
- * leaves it taken.  No slots in flight: a meter has nowhere to keep one.
+ * leaves it taken.  No reservations: a meter has nowhere to keep one.
  *
  * On a Cluster, a decision whose keys span slots is redismeterx.c's (the
  * store sends it there);

@@ -2,11 +2,11 @@
  * redisstore.c - the Redis store backend (suspect_redis.h).
  *
  * Algorithm: a decision is one EVALSHA of lua/decide.lua with the keys of
- * every identity in KEYS (window, lock, slots in flight, offences).  The
+ * every identity in KEYS (window, lock, reservations, offences).  The
  * script gathers each identity's state (lock end, hits in the window after
- * trimming, the moment one more hit fits, slots in flight, offences),
+ * trimming, the moment one more hit fits, reservations, offences),
  * applies the writes suspect_policy_evaluate() would plan (locks for
- * identities over the limit, the hit or the slot on every identity when
+ * identities over the limit, the hit or the reservation on every identity when
  * allowed) and returns the states and what it wrote.  This file then runs
  * suspect_policy_evaluate() on those states: the decision the caller gets is
  * computed by the one definition of the semantics, and if the script's
@@ -37,7 +37,7 @@
 #include "redismeter.h"
 #include "redisscan.h"
 #include "redisslot.h"
-#include "redisslots.h"
+#include "redissettle.h"
 #include "redisstore.h"
 #include "suspect_store_impl.h"
 
@@ -113,7 +113,7 @@ static void decide_args(redisstore_t *rs, redis_request_t *rq,
         redis_more_keys(&keys[i], &more[i]);
         redis_rq_arg(rq, keys[i].buf, keys[i].window_len);
         redis_rq_arg(rq, keys[i].buf, keys[i].lock_len);
-        redis_rq_arg(rq, more[i].slots, more[i].slots_len);
+        redis_rq_arg(rq, more[i].resv, more[i].resv_len);
         redis_rq_arg(rq, more[i].offences, more[i].offences_len);
     }
     if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
@@ -171,7 +171,7 @@ static suspect_rc_t decide_reply(const int64_t *v, const suspect_rule_t *rule,
     return SUSPECT_OK;
 }
 
-/* A decision, or with ttl_ms > 0 a reservation whose slot *ticket names;
+/* A decision, or with ttl_ms > 0 a reservation *ticket names;
  * on a Cluster, rediscross.c's when its keys span slots. */
 static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
                            const suspect_key_t *keys, size_t n, int64_t now_ms,
@@ -232,8 +232,8 @@ static suspect_rc_t rs_run(redisstore_t *rs, const suspect_rule_t *rule,
         }
     }
     if (rc == SUSPECT_OK && ticket != NULL) {
-        /* the slot's member is "<taken at>:<id in hex>", Redis's time when
-         * it keeps the clock */
+        /* the reservation's member is "<taken at>:<id in hex>", Redis's time
+         * when it keeps the clock */
         ticket->at_ms = v[0];
         ticket->end_ms = v[0] + ttl_ms;
     }
@@ -284,7 +284,7 @@ static void key_script_args(const redisstore_t *rs, redis_request_t *rq,
     redis_rq_arg(rq, key->buf, key->window_len);
     redis_rq_arg(rq, key->buf, key->lock_len);
     if (more != NULL) {
-        redis_rq_arg(rq, more->slots, more->slots_len);
+        redis_rq_arg(rq, more->resv, more->resv_len);
         redis_rq_arg(rq, more->offences, more->offences_len);
     }
     if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
@@ -450,8 +450,8 @@ static suspect_rc_t rs_reset(suspect_store_t *store, const suspect_key_t *key,
     if (what & SUSPECT_RESET_WINDOW) {
         w[nw] = key->buf;
         wl[nw++] = key->window_len;
-        w[nw] = more.slots;
-        wl[nw++] = more.slots_len;
+        w[nw] = more.resv;
+        wl[nw++] = more.resv_len;
         /* the meters of both algorithms: reset names no rule */
         redis_meter_key(key, SUSPECT_ALGO_BUCKET,
                         rs->pool.addr.kind == REDIS_CLUSTER, &tb);

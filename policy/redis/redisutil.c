@@ -250,9 +250,9 @@ bool redis_lock_by(pthread_mutex_t *mu, redis_deadline_t d)
 
 void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m)
 {
-    memcpy(m->slots, k->buf, k->window_len);
-    memcpy(m->slots + k->window_len, ":slots", 6);
-    m->slots_len = k->window_len + 6;
+    memcpy(m->resv, k->buf, k->window_len);
+    memcpy(m->resv + k->window_len, ":slots", 6);
+    m->resv_len = k->window_len + 6;
     memcpy(m->offences, k->buf, k->window_len);
     memcpy(m->offences + k->window_len, ":offences", 9);
     m->offences_len = k->window_len + 9;
@@ -263,13 +263,13 @@ void redis_more_keys_apart(const suspect_key_t *k, redis_more_keys_t *m)
     int slot = redis_key_slot(k->buf, k->window_len);
 
     redis_more_keys(k, m);
-    if (redis_key_slot(m->slots, m->slots_len) == slot) {
+    if (redis_key_slot(m->resv, m->resv_len) == slot) {
         return; /* the window key's own tag keeps them together */
     }
-    m->slots[0] = '{';
-    memcpy(m->slots + 1, k->buf, k->window_len);
-    memcpy(m->slots + 1 + k->window_len, "}:slots", 7);
-    m->slots_len = k->window_len + 8;
+    m->resv[0] = '{';
+    memcpy(m->resv + 1, k->buf, k->window_len);
+    memcpy(m->resv + 1 + k->window_len, "}:slots", 7);
+    m->resv_len = k->window_len + 8;
     m->offences[0] = '{';
     memcpy(m->offences + 1, k->buf, k->window_len);
     memcpy(m->offences + 1 + k->window_len, "}:offences", 10);

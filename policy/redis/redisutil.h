@@ -47,7 +47,7 @@ const char *redis_identity_of(size_t prefix_len, const suspect_key_t *k,
 /* ---- decide.lua's answer ---- */
 
 /* Integers decide.lua answers per identity, after now and allowed: lock
- * end, hits, free_at, new lock, slots in flight, their earliest end,
+ * end, hits, free_at, new lock, reservations, their earliest end,
  * offences, new offences. */
 #define REDIS_DECIDE_PER 8
 
@@ -100,14 +100,14 @@ unsigned redis_left_ms(redis_deadline_t d, unsigned cap);
 /* Locks mu, waiting no later than d: true when locked. */
 bool redis_lock_by(pthread_mutex_t *mu, redis_deadline_t d);
 
-/* The slots and offences keys of an identity: its window key followed by
- * ":slots" and ":offences" (suffixes with letters no hex value holds, so
- * no identity's window key is another's; after a hash tag, so one slot of
- * a cluster holds them all). */
+/* The reservations and offences keys of an identity: its window key
+ * followed by ":slots" and ":offences" (suffixes with letters no hex value
+ * holds, so no identity's window key is another's; after a hash tag, so one
+ * slot of a cluster holds them all). */
 typedef struct redis_more_keys {
-    char slots[SUSPECT_KEY_MAX + 16];
+    char resv[SUSPECT_KEY_MAX + 16];
     char offences[SUSPECT_KEY_MAX + 16];
-    size_t slots_len, offences_len;
+    size_t resv_len, offences_len;
 } redis_more_keys_t;
 
 void redis_more_keys(const suspect_key_t *k, redis_more_keys_t *m);

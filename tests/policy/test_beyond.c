@@ -2,8 +2,8 @@
  * test_beyond.c - what goes beyond the seed's semantics, through the store
  * interface, on every store kind that gives it (suite "beyond-<kind>"):
  * repeat offenders (escalating locks with exact ends, the period that
- * forgives, status and reset) and slots in flight (reservations: the
- * limit holds whatever is in flight, settling counts or drops, a slot
+ * forgives, status and reset) and reservations (the
+ * limit holds whatever is in flight, settling counts or drops, a reservation
  * never settled is a hit, exact under threads).
  *
  * Time is a fake clock (T0 plus offsets) except in the threads test.
@@ -169,7 +169,7 @@ static void test_offences_per_identity(void)
                     T0 + 40 * MIN + 20 + 30 * MIN);
 }
 
-/* ---- slots in flight ---------------------------------------------------- */
+/* ---- reservations ---------------------------------------------------- */
 
 static suspect_decision_t reserve(const suspect_rule_t *rule, const char *id,
                                   int64_t at_ms, suspect_ticket_t *t)
@@ -195,9 +195,9 @@ static void settle(const suspect_rule_t *rule, const char *id,
         SUSPECT_OK);
 }
 
-/* Three slots fill the window: the fourth is busy, not locked; a success
- * frees its slot; failures become hits at their own times and lock. */
-static void test_slots_hold_the_limit(void)
+/* Three reservations fill the window: the fourth is busy, not locked; a success
+ * frees its reservation; failures become hits at their own times and lock. */
+static void test_reservations_hold_the_limit(void)
 {
     suspect_ticket_t t[4];
     suspect_decision_t d;
@@ -245,9 +245,9 @@ static void test_slots_hold_the_limit(void)
     CU_ASSERT_EQUAL(status(&otp, "p1", 600 * SEC).in_window, 2);
 }
 
-/* A slot never settled is a hit at its time once its end has come; a
+/* A reservation never settled is a hit at its time once its end has come; a
  * settlement after that changes nothing. */
-static void test_slot_never_settled_counts(void)
+static void test_reservation_never_settled_counts(void)
 {
     suspect_ticket_t t[3];
     suspect_status_t st;
@@ -273,8 +273,8 @@ static void test_slot_never_settled_counts(void)
     CU_ASSERT_EQUAL(status(&otp, "p4", 31 * SEC).in_window, 1);
 }
 
-/* A plain decision sees the slots of reservations on the same action. */
-static void test_decisions_see_slots(void)
+/* A plain decision sees the reservations of reservations on the same action. */
+static void test_decisions_see_reservations(void)
 {
     suspect_ticket_t t[2];
 
@@ -282,7 +282,7 @@ static void test_decisions_see_slots(void)
     CU_ASSERT_TRUE(reserve(&otp, "p3", 1, &t[1]).allowed);
     CU_ASSERT_TRUE(decide(&otp, "p3", 2).allowed);
     CU_ASSERT_TRUE(decide(&otp, "p3", 3).busy);
-    /* reset forgets hits and slots alike */
+    /* reset forgets hits and reservations alike */
     {
         suspect_key_t key = test_key("Otp", "p3");
         CU_ASSERT_EQUAL(
@@ -294,8 +294,8 @@ static void test_decisions_see_slots(void)
     CU_ASSERT_EQUAL(status(&otp, "p3", 6).in_window, 0);
 }
 
-/* Several identities: a slot on each, settled on each. */
-static void test_slots_on_every_identity(void)
+/* Several identities: a reservation on each, settled on each. */
+static void test_reservations_on_every_identity(void)
 {
     suspect_key_t keys[2] = {test_key("Otp", "m9"),
                              test_key("Otp", "192.0.2.9")};
@@ -396,10 +396,11 @@ static const struct {
     {"escalation sequence, exact ends", test_escalation_sequence},
     {"the offence period forgives", test_offence_period_forgives},
     {"offences per identity", test_offences_per_identity},
-    {"slots hold the limit", test_slots_hold_the_limit},
-    {"a slot never settled counts", test_slot_never_settled_counts},
-    {"decisions see slots", test_decisions_see_slots},
-    {"slots on every identity", test_slots_on_every_identity},
+    {"reservations hold the limit", test_reservations_hold_the_limit},
+    {"a reservation never settled counts",
+     test_reservation_never_settled_counts},
+    {"decisions see reservations", test_decisions_see_reservations},
+    {"reservations on every identity", test_reservations_on_every_identity},
     {"threads never overshoot", test_threads_never_overshoot},
 };
 

@@ -162,7 +162,7 @@ static void test_confused_free_at_still_in_future(void)
     CU_ASSERT_TRUE(d.retry_after_ms > 0);
 }
 
-/* ---- slots in flight -------------------------------------------------- */
+/* ---- reservations -------------------------------------------------- */
 
 static suspect_window_state_t pending(uint32_t in_window, uint32_t n,
                                       int64_t end)
@@ -171,9 +171,9 @@ static suspect_window_state_t pending(uint32_t in_window, uint32_t n,
     return st;
 }
 
-static void test_slots_in_flight_count_against_the_limit(void)
+static void test_reservations_count_against_the_limit(void)
 {
-    /* 1 hit + 1 slot in flight of 3: one more fits, then none. */
+    /* 1 hit + 1 reservation of 3: one more fits, then none. */
     suspect_window_state_t st = pending(1, 1, NOW + 30000);
     suspect_plan_t plan;
     suspect_decision_t d;
@@ -189,12 +189,12 @@ static void test_slots_in_flight_count_against_the_limit(void)
     CU_ASSERT_FALSE(plan.record);
     CU_ASSERT_TRUE(d.busy);
     CU_ASSERT_FALSE(d.locked);
-    CU_ASSERT_EQUAL(plan.lock_until_ms[0], 0); /* slots never lock */
+    CU_ASSERT_EQUAL(plan.lock_until_ms[0], 0); /* reservations never lock */
     CU_ASSERT_EQUAL(d.locks_created, 0);
     CU_ASSERT_EQUAL(d.restriction_end_ms, NOW + SUSPECT_BUSY_RETRY_MS);
 }
 
-static void test_busy_ends_with_the_earliest_slot(void)
+static void test_busy_ends_with_the_earliest_reservation(void)
 {
     suspect_window_state_t st = pending(0, 3, NOW + 250);
     suspect_plan_t plan;
@@ -343,11 +343,11 @@ int register_evaluate_suite(void)
                      test_over_limit_after_limit_lowered) ||
         !CU_add_test(s, "confused free_at still in future",
                      test_confused_free_at_still_in_future) ||
-        !CU_add_test(s, "slots in flight count against the limit",
-                     test_slots_in_flight_count_against_the_limit) ||
-        !CU_add_test(s, "busy ends with the earliest slot",
-                     test_busy_ends_with_the_earliest_slot) ||
-        !CU_add_test(s, "hits over the limit lock, slots or not",
+        !CU_add_test(s, "reservations count against the limit",
+                     test_reservations_count_against_the_limit) ||
+        !CU_add_test(s, "busy ends with the earliest reservation",
+                     test_busy_ends_with_the_earliest_reservation) ||
+        !CU_add_test(s, "hits over the limit lock, reservations or not",
                      test_hits_over_the_limit_lock_whatever_is_in_flight) ||
         !CU_add_test(s, "a lock outlasts a busy identity",
                      test_a_lock_outlasts_a_busy_identity) ||

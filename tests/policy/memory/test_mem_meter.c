@@ -1,7 +1,7 @@
 /*
  * test_mem_meter.c - the memory store's metered entries (suite
  * "mem-meter", policy/memory/mem_meter.c): a bucket's identity costs the
- * same whatever its limit and hits, the failover wrapper's seed op fills
+ * same whatever its limit and hits, the failover wrapper's prefill op fills
  * a meter, and an action whose algorithm changes starts afresh with its
  * lock and its offence count kept.
  */
@@ -70,22 +70,22 @@ static void test_constant_memory(void)
     suspect_store_free(c);
 }
 
-/* The seed op (suspect_store_impl.h): a meter holds at least the units
+/* The prefill op (suspect_store_impl.h): a meter holds at least the units
  * asked for, taken at their time; asking for fewer changes nothing. */
-static void test_seed(void)
+static void test_prefill(void)
 {
     suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
     suspect_store_t *store = new_store();
     suspect_key_t key = test_key("Otp", "s");
     suspect_status_t st;
 
-    CU_ASSERT_EQUAL(store->ops->seed(store, &r, &key, 3, T0, T0, NULL),
+    CU_ASSERT_EQUAL(store->ops->prefill(store, &r, &key, 3, T0, T0, NULL),
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_store_status(store, &r, &key, T0, &st, NULL),
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(st.in_window, 3);
     CU_ASSERT_EQUAL(st.full_at_ms, T0 + 36 * SEC);
-    CU_ASSERT_EQUAL(store->ops->seed(store, &r, &key, 2, T0, T0, NULL),
+    CU_ASSERT_EQUAL(store->ops->prefill(store, &r, &key, 2, T0, T0, NULL),
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(suspect_store_status(store, &r, &key, T0, &st, NULL),
                     SUSPECT_OK);
@@ -130,7 +130,7 @@ int register_mem_meter_suite(void)
     if (s == NULL ||
         CU_add_test(s, "constant memory per identity", test_constant_memory) ==
             NULL ||
-        CU_add_test(s, "seed op", test_seed) == NULL ||
+        CU_add_test(s, "prefill op", test_prefill) == NULL ||
         CU_add_test(s, "offences kept across an algorithm change",
                     test_offences_kept) == NULL) {
         return -1;

@@ -247,7 +247,7 @@ static void test_reserved_no_lock(void)
     CU_ASSERT_TRUE_FATAL(slot >= 0);
     owner = &cl.node[test_cluster_slot_owner(&cl, 0, slot)];
     flush_masters();
-    /* One hit, and a slot in flight until t0 + 500, as a decision across
+    /* One hit, and a reservation until t0 + 500, as a decision across
      * slots reserves it ("<taken at>:<id>" in the window's slots key). */
     snprintf(reserved, sizeof(reserved), "%lld:0000aaaa-0000",
              (long long)(t0 - 5));
@@ -260,7 +260,7 @@ static void test_reserved_no_lock(void)
                     SUSPECT_OK);
     CU_ASSERT_FALSE(d.allowed);
     CU_ASSERT_FALSE(d.locked);
-    /* Busy: the window is full only with a slot in flight, which may be
+    /* Busy: the window is full only with a reservation, which may be
      * taken back by t0 + 500. */
     CU_ASSERT_TRUE(d.busy);
     CU_ASSERT_EQUAL(d.restriction_end_ms, t0 + 500);

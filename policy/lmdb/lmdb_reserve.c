@@ -1,10 +1,10 @@
 /*
- * lmdb_slots.c - the LMDB store's slots in flight: the ones whose end has
+ * lmdb_reserve.c - the LMDB store's reservations: the ones whose end has
  * come merged among the hits before a decision reads a record, and the
- * settling of one (suspect_store_settle()): the slot removed and, when it
- * counts, a hit merged at the moment it was taken, for every identity of
- * the request in one write transaction.  The record's layout is
- * lmdb_rec.c's; reservations themselves are decisions (lmdbstore.c).
+ * settling of one (suspect_store_settle()): the reservation removed and, when
+ * it counts, a hit merged at the moment it was taken, for every identity of the
+ * request in one write transaction.  The record's layout is lmdb_rec.c's;
+ * reservations themselves are decisions (lmdbstore.c).
  */
 #include "lmdb_internal.h"
 
@@ -12,37 +12,37 @@
 
 #include "alloc.h"
 
-/* Writes back r's slots whose end has come as hits at their times, and
+/* Writes back r's reservations whose end has come as hits at their times, and
  * reads the record again into *r.  0 when there were none. */
-int lm_slots_expire(lmstore_t *ls, MDB_txn *txn, skey_t *sk, int64_t now_ms,
-                    rec_view_t *r)
+int lm_resv_expire(lmstore_t *ls, MDB_txn *txn, skey_t *sk, int64_t now_ms,
+                   rec_view_t *r)
 {
     int64_t *ended;
-    lm_slot_t *slots;
+    lm_resv_t *resv;
     rec_new_t nr;
     uint32_t n = 0, kept = 0;
     int rc;
 
-    for (uint32_t i = 0; i < r->nslots; i++) {
-        n += lm_rec_slot(r, i).end_ms <= now_ms;
+    for (uint32_t i = 0; i < r->nresv; i++) {
+        n += lm_rec_resv(r, i).end_ms <= now_ms;
     }
     if (n == 0) {
         return 0;
     }
     ended = suspect_malloc((size_t)n * sizeof(*ended));
-    slots = lm_slots_alloc(r);
-    if (ended == NULL || slots == NULL) {
+    resv = lm_resv_alloc(r);
+    if (ended == NULL || resv == NULL) {
         free(ended);
-        free(slots);
+        free(resv);
         return LM_NOMEM;
     }
-    lm_rec_new(&nr, r, slots);
+    lm_rec_new(&nr, r, resv);
     n = 0;
-    for (uint32_t i = 0; i < r->nslots; i++) {
-        if (slots[i].end_ms <= now_ms) {
-            ended[n++] = slots[i].at_ms;
+    for (uint32_t i = 0; i < r->nresv; i++) {
+        if (resv[i].end_ms <= now_ms) {
+            ended[n++] = resv[i].at_ms;
         } else {
-            slots[kept++] = slots[i];
+            resv[kept++] = resv[i];
         }
     }
     /* sorted, for the merge (a few at most: insertion sort) */
@@ -53,23 +53,23 @@ int lm_slots_expire(lmstore_t *ls, MDB_txn *txn, skey_t *sk, int64_t now_ms,
             ended[j - 1] = t;
         }
     }
-    nr.nslots = kept;
+    nr.nresv = kept;
     nr.extra = ended;
     nr.nextra = n;
     rc = lm_rec_store(ls, txn, sk, &nr);
     free(ended);
-    free(slots);
+    free(resv);
     return rc != 0 ? rc : lm_rec_get(ls, txn, sk, r);
 }
 
-/* Settles ticket's slot on one record (see suspect_store.h). */
+/* Settles ticket's reservation on one record (see suspect_store.h). */
 static int settle_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
                      const suspect_rule_t *rule, const suspect_ticket_t *ticket,
                      bool failed, int64_t now_ms)
 {
     rec_view_t r;
     rec_new_t nr;
-    lm_slot_t *slots;
+    lm_resv_t *resv;
     int64_t hit;
     int rc = lm_rec_get(ls, txn, sk, &r);
     uint32_t at = UINT32_MAX;
@@ -77,26 +77,26 @@ static int settle_in(lmstore_t *ls, MDB_txn *txn, skey_t *sk,
     if (rc != 0 || !r.found) {
         return rc;
     }
-    for (uint32_t i = 0; i < r.nslots && at == UINT32_MAX; i++) {
-        at = lm_rec_slot(&r, i).id == ticket->id ? i : at;
+    for (uint32_t i = 0; i < r.nresv && at == UINT32_MAX; i++) {
+        at = lm_rec_resv(&r, i).id == ticket->id ? i : at;
     }
     if (at == UINT32_MAX) {
         return 0; /* reset, or a hit already */
     }
-    slots = lm_slots_alloc(&r);
-    if (slots == NULL) {
+    resv = lm_resv_alloc(&r);
+    if (resv == NULL) {
         return LM_NOMEM;
     }
-    lm_rec_new(&nr, &r, slots);
-    hit = slots[at].at_ms;
-    if (suspect_policy_settle_counts(failed, slots[at].end_ms, now_ms)) {
+    lm_rec_new(&nr, &r, resv);
+    hit = resv[at].at_ms;
+    if (suspect_policy_settle_counts(failed, resv[at].end_ms, now_ms)) {
         nr.extra = &hit;
         nr.nextra = 1;
     }
-    slots[at] = slots[--nr.nslots];
+    resv[at] = resv[--nr.nresv];
     nr.window_s = rule->window_s;
     rc = lm_rec_store(ls, txn, sk, &nr);
-    free(slots);
+    free(resv);
     return rc;
 }
 

@@ -1,12 +1,12 @@
 /*
- * redisslots.h - suspect_store_settle() on the Redis store (redisslots.c).
+ * redissettle.h - suspect_store_settle() on the Redis store (redissettle.c).
  */
 #ifndef SUSPECT_REDISSLOTS_H
 #define SUSPECT_REDISSLOTS_H
 
 #include "suspect_store.h"
 
-/* Settles ticket's slot on keys[0..n) (see suspect_store.h): one
+/* Settles ticket's reservation on keys[0..n) (see suspect_store.h): one
  * EVALSHA of lua/settle.lua. */
 suspect_rc_t redis_store_settle(suspect_store_t *store,
                                 const suspect_rule_t *rule,

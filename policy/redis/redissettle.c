@@ -1,12 +1,12 @@
 /*
- * redisslots.c - settling a slot in flight on the Redis store (lua/
- * settle.lua): the slot's member ("<taken at>:<ticket id in hex>")
- * removed from each identity's slots key and, when the attempt counts,
+ * redissettle.c - settling a reservation on the Redis store (lua/
+ * settle.lua): the reservation's member ("<taken at>:<ticket id in hex>")
+ * removed from each identity's reservations key and, when the attempt counts,
  * added to its window at the moment it was taken, all in one script (on a
  * Redis Cluster, one per identity, in its window's slot).  A reservation
  * itself is a decision (redisstore.c, lua/decide.lua).
  */
-#include "redisslots.h"
+#include "redissettle.h"
 
 #include <string.h>
 
@@ -16,7 +16,7 @@
 
 #define NUM_LEN 24
 
-/* settle.lua on keys[0..n), whose windows (and slots keys) share a slot
+/* settle.lua on keys[0..n), whose windows (and reservations keys) share a slot
  * on a Cluster (slot -1 elsewhere). */
 static suspect_rc_t settle_call(redisstore_t *rs, redis_thread_t *t,
                                 const suspect_rule_t *rule,
@@ -36,13 +36,13 @@ static suspect_rc_t settle_call(redisstore_t *rs, redis_thread_t *t,
     redis_rq_arg(&rq, nkeys, redis_fmt_i64(nkeys, (int64_t)(2 * n)));
     for (size_t i = 0; i < n; i++) {
         if (slot >= 0) {
-            /* the slots key in the window's slot, whatever the layout */
+            /* the reservations key in the window's slot, whatever the layout */
             redis_more_keys_apart(&keys[i], &more[i]);
         } else {
             redis_more_keys(&keys[i], &more[i]);
         }
         redis_rq_arg(&rq, keys[i].buf, keys[i].window_len);
-        redis_rq_arg(&rq, more[i].slots, more[i].slots_len);
+        redis_rq_arg(&rq, more[i].resv, more[i].resv_len);
     }
     if (rs->clock == SUSPECT_REDIS_CLOCK_SERVER) {
         redis_rq_arg(&rq, "", 0);

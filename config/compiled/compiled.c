@@ -20,7 +20,7 @@
 
 #if SIZE_MAX == UINT64_MAX
 _Static_assert(sizeof(suspect_conf_t) == 576 &&
-                   sizeof(suspect_conf_route_t) == 416 &&
+                   sizeof(suspect_conf_route_t) == 424 &&
                    sizeof(suspect_conf_identity_t) == 232 &&
                    sizeof(suspect_conf_outcome_t) == 128 &&
                    sizeof(suspect_rule_t) == 48,
@@ -125,6 +125,7 @@ const compiled_field_t compiled_route_fields[] = {
     {COMPILED_ENUM, ROFF(missing), SUSPECT_MISSING_REJECT},
     {COMPILED_INT, ROFF(status), 0},
     {COMPILED_INT, ROFF(line), 0},
+    {COMPILED_BOOL, ROFF(refuse), 0},
     /* count; its patterns are coded by hand after the identities */
     {COMPILED_ENUM, ROFF(count), SUSPECT_COUNT_UNLESS_OK},
     {COMPILED_ENUM, ROFF(shadow), SUSPECT_SHADOW_ON},

@@ -48,7 +48,7 @@
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
-#define COMPILED_VERSION   16u
+#define COMPILED_VERSION   17u
 #define COMPILED_MAX_BYTES (16u << 20) /* a larger file is refused */
 
 /* The sources, in the order of compiled_t.id[]. */

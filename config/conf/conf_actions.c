@@ -121,7 +121,8 @@ size_t suspect_conf_missing_actions(const suspect_conf_t *conf,
 
         const suspect_rule_t *rule = suspect_limits_find(lim, r->action);
 
-        if (rule != NULL && !cost_text(conf, r, rule, text, sizeof(text))) {
+        if (r->refuse ||
+            (rule != NULL && !cost_text(conf, r, rule, text, sizeof(text)))) {
             continue;
         }
         n++;
@@ -164,6 +165,9 @@ suspect_rc_t suspect_conf_check_actions(const suspect_conf_t *conf,
         const suspect_rule_t *rule = suspect_limits_find(lim, r->action);
         char text[SUSPECT_ACTION_MAX * 2 + 256];
 
+        if (r->refuse) {
+            continue;
+        }
         if (rule == NULL) {
             missing_text(conf, r, lim, text, sizeof(text));
         }

@@ -219,7 +219,8 @@ enum {
     RT_FAIL_MODE,
     RT_PASS_METHODS,
     RT_MAX_CALLS,
-    RT_COST
+    RT_COST,
+    RT_REFUSE
 };
 
 static const conf_attr_t route_attrs[] = {
@@ -240,6 +241,7 @@ static const conf_attr_t route_attrs[] = {
     [RT_MAX_CALLS] = {"maxCalls", conf_set_num, ROFF(max_calls), &calls_range,
                       0},
     [RT_COST] = {"cost", conf_set_num, ROFF(cost), &cost_range, 0},
+    [RT_REFUSE] = {"refuse", conf_set_bool, ROFF(refuse), NULL, 0},
     {NULL, NULL, 0, NULL, 0}};
 
 /* The next route entry, with its identity entries. */
@@ -268,6 +270,20 @@ static suspect_rc_t route_begin(conf_build_t *b, int line, size_t nchildren,
     return SUSPECT_OK;
 }
 
+/* refuse="yes": nothing to count, so nothing that counts. */
+static suspect_rc_t refusing_end(conf_build_t *b,
+                                 const suspect_conf_route_t *r, uint32_t seen,
+                                 int line)
+{
+    if (r->nidentities != 0 || r->noutcomes != 0 ||
+        (seen & (1u << RT_COST)) != 0) {
+        return conf_fail(b, line,
+                         "Route: refuse=\"yes\" counts nothing: no "
+                         "<Identity>, <Failure>, <Success> or cost");
+    }
+    return SUSPECT_OK;
+}
+
 /* One of path and prefix; at least one identity. */
 static suspect_rc_t route_end(conf_build_t *b, void *obj, uint32_t seen,
                               int line)
@@ -281,6 +297,9 @@ static suspect_rc_t route_end(conf_build_t *b, void *obj, uint32_t seen,
     if (where != (1u << RT_PATH) && where != (1u << RT_PREFIX)) {
         return conf_fail(b, line,
                          "Route: path and prefix exclude each other: give one");
+    }
+    if (r->refuse) {
+        return refusing_end(b, r, seen, line);
     }
     if (r->nidentities == 0) {
         return conf_fail(b, line,

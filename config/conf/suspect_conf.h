@@ -172,8 +172,13 @@ typedef struct suspect_conf_route {
     size_t nidentities; /* 1 .. SUSPECT_MAX_IDENTITIES */
     suspect_conf_identity_t *identities;
     suspect_missing_t missing;
-    int status; /* denial status 400..599, 0 = 429 */
+    int status; /* denial status 400..599, 0 = 429 (403 when refusing) */
     int line;
+    /* refuse="yes": a request this route matches is refused (status) and
+     * logged, never counted nor passed: a shape the application gets
+     * wrong, closed in front of it; no identities, its action need not be
+     * in the limits file */
+    bool refuse;
     /* <Failure> or <Success> (never both): count by the response */
     suspect_count_t count;
     size_t noutcomes;

@@ -287,7 +287,8 @@ static suspect_rc_t compile_route(const suspect_conf_t *conf,
     if (cr->param_name != NULL && cr->param_name[0] == '\0') {
         return CONF_ERR(err, conf, cr->line, "Route: empty parameter name");
     }
-    if (cr->nmethods > SUSPECT_CONF_MAX_METHODS || cr->nidentities < 1 ||
+    if (cr->nmethods > SUSPECT_CONF_MAX_METHODS ||
+        (cr->nidentities < 1 && !cr->refuse) ||
         cr->nidentities > SUSPECT_MAX_IDENTITIES ||
         (cr->status != 0 && (cr->status < 400 || cr->status > 599))) {
         return CONF_ERR(err, conf, cr->line, "Route: out of range");

@@ -528,6 +528,13 @@ static suspect_rc_t resolve_paths(guard_call_t *c, const guard_paths_t *paths,
         verdict(&out->verdict, MW_VERDICT_REJECT, 400, "ambiguous route");
         return SUSPECT_OK;
     }
+    if (rc == SUSPECT_OK && r != NULL && r->conf->refuse) {
+        verdict(&out->verdict, MW_VERDICT_REJECT,
+                r->conf->status != 0 ? r->conf->status : 403,
+                "refused by route");
+        out->verdict.route = r->conf;
+        return SUSPECT_OK;
+    }
     if (rc == SUSPECT_OK && r != NULL) {
         out->verdict.route = r->conf;
         rc = resolve_route(c, r, lim, out, err);

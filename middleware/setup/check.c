@@ -148,9 +148,10 @@ static void print_identity(FILE *out, const suspect_conf_identity_t *id)
 
 static const char *param_in_name(suspect_param_in_t in)
 {
-    return in == SUSPECT_PARAM_QUERY  ? "query"
-           : in == SUSPECT_PARAM_FORM ? "form"
-                                      : "query|form";
+    return in == SUSPECT_PARAM_QUERY     ? "query"
+           : in == SUSPECT_PARAM_FORM    ? "form"
+           : in == SUSPECT_PARAM_REQUEST ? "query|form|cookie, every copy"
+                                         : "query|form";
 }
 
 /* Every condition of r past its method and path. */
@@ -184,6 +185,11 @@ static void print_route(FILE *out, size_t i, const suspect_conf_t *c,
     fprintf(out, "%s%s%s", r->nmethods == 0 ? "ANY" : "", " ", r->path);
     fputs(r->prefix ? "*" : "", out);
     print_conditions(out, r);
+    if (r->refuse) {
+        fprintf(out, " -> %s: refused (%d), never counted nor passed\n",
+                r->action, r->status != 0 ? r->status : 403);
+        return;
+    }
     fprintf(out, " -> %s: ", r->action);
     if (rule != NULL) {
         print_rule(out, rule);

@@ -14,7 +14,7 @@
  * program): they count, and a right password asking for gzip is answered
  * plain and does not.
  *
- * Length.  About 750 lines: every test drives the same two applications
+ * Length.  About 780 lines: every test drives the same two applications
  * through the same helpers (attempts(), post()), each a few dozen lines
  * of one attack and its count; split, the helpers would be shared through
  * a header for no reader's gain.
@@ -255,6 +255,37 @@ static void test_php_two_actions_one_script(void)
     CU_ASSERT_EQUAL(post("/wp-login.php?action=lostpassword", "user_login=bob"),
                     200);
     CU_ASSERT_EQUAL(attempts("reset ok bob"), 1);
+}
+
+/* A shape closed in front of the application: a refusing route (no
+ * identity, an action the limits file need not know) answers 403 and the
+ * application never runs; the other routes of the script still work. */
+static void test_php_refusing_route(void)
+{
+    char src[TEST_PATH_MAX], app[TEST_PATH_MAX];
+    const char *edits[] = {
+        "</Suspect>",
+        "  <Route action=\"NoRegister\" path=\"/wp-login.php\"\n"
+        "         param=\"action=register\" paramIn=\"request\"\n"
+        "         refuse=\"yes\"/>\n"
+        "  <Route action=\"Login\" path=\"/wp-login.php\" "
+        "when=\"request:log\">\n"
+        "    <Identity type=\"LoginId\" from=\"request:log\"/>\n"
+        "    <Failure status=\"401\"/>\n"
+        "  </Route>\n</Suspect>",
+        NULL};
+
+    CU_ASSERT_FATAL(e2e_start_login(edits) == 0);
+    snprintf(app, sizeof(app), "%s/wp-login.php", e2e.app);
+    CU_ASSERT_FATAL(test_copy_file(e2e_src(src, "examples/app/wp-login.php"),
+                                   app, 0644) == 0);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(
+            post("/wp-login.php?action=register", "log=alice&pwd=x"), 403);
+    }
+    CU_ASSERT_EQUAL(attempts("wplogin"), 0);
+    CU_ASSERT_EQUAL(post("/wp-login.php", "log=alice&pwd=correct+horse"), 200);
+    CU_ASSERT_EQUAL(attempts("wplogin ok alice"), 1);
 }
 
 /* CGI: login.cgi answers 303 to /welcome or 401; counted unless it says
@@ -728,6 +759,8 @@ int e2e_add_failure_tests(CU_pSuite s)
                                test_php_location_spelled_by_client) == NULL ||
                    CU_add_test(s, "failures: two actions in one script (php)",
                                test_php_two_actions_one_script) == NULL ||
+                   CU_add_test(s, "failures: a refusing route (php)",
+                               test_php_refusing_route) == NULL ||
                    CU_add_test(s, "failures: a cookie in $_REQUEST (php)",
                                test_php_cookie_in_request) == NULL ||
                    CU_add_test(s, "failures: OTP 200 Invalid code (php)",

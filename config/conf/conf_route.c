@@ -271,9 +271,8 @@ static suspect_rc_t route_begin(conf_build_t *b, int line, size_t nchildren,
 }
 
 /* refuse="yes": nothing to count, so nothing that counts. */
-static suspect_rc_t refusing_end(conf_build_t *b,
-                                 const suspect_conf_route_t *r, uint32_t seen,
-                                 int line)
+static suspect_rc_t refusing_end(conf_build_t *b, const suspect_conf_route_t *r,
+                                 uint32_t seen, int line)
 {
     if (r->nidentities != 0 || r->noutcomes != 0 ||
         (seen & (1u << RT_COST)) != 0) {

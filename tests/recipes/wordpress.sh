@@ -108,6 +108,21 @@ form_run() {
         "/wp-login.php:log=^USER^&pwd=^PASS^&wp-submit=Log+In:S=wordpress_logged_in"
 }
 
+# mp_run NAME LOGIN LIST: the login form posted as multipart/form-data
+# (as a browser posts a form with a file input), with curl.
+mp_run() {
+    local p rc=1
+    while read -r p; do
+        if curl -s -D - -o /dev/null -F "log=$2" -F "pwd=$p" -F 'wp-submit=Log In' \
+            "$BASE/wp-login.php" | grep -q 'wordpress_logged_in_'; then
+            found "$1" "$2" "$p"
+            rc=0
+            break
+        fi
+    done <"$3"
+    return $rc
+}
+
 # rpc_body METHOD PARAMS...: an XML-RPC call (strings), or with METHOD
 # system.multicall, PARAMS are "login password" pairs of wp.getUsersBlogs.
 xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' <<<"$1"; }
@@ -216,6 +231,7 @@ ATTACKS=(
     "fullwidth|form|ａｌｉｃｅ"
     "percent|form|al%41ice"
     "tag|form|al<b>ice"
+    "multipart|mp|Alice"
     "xmlrpc|rpc|alice"
     "xmlrpc-e-mail|rpc|ALICE@Example.ORG"
     "xmlrpc-circled|rpc|ⓐⓛⓘⓒⓔ"
@@ -345,6 +361,9 @@ say "with Suspect: the attacks found the password in $FOUND of ${#ATTACKS[@]} ($
 check "with Suspect no attack finds the password" [ "$FOUND" -eq 0 ]
 check "with Suspect WordPress checks at most $LIMIT of alice's passwords" \
     [ "$CHECKS" -le "$LIMIT" ]
+check "with Suspect an XML-RPC call sent as a form is refused (415)" \
+    [ "$(curl -s -o /dev/null -w '%{http_code}' --data-binary \
+        "$(rpc_call wp.getUsersBlogs alice guess)" "$BASE/xmlrpc.php")" = 415 ]
 check "another account (admin) still logs in" login_ok admin "$ADMIN_PASSWORD"
 
 # REST with _envelope, which WordPress answers 200 whatever happened: bob,

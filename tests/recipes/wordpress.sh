@@ -29,13 +29,19 @@ setup_db() {
     mkdir -p "$DB"
     mariadb-install-db --no-defaults --datadir="$DB/data" --user=root \
         --auth-root-authentication-method=normal --skip-test-db \
-        >"$DB/install.log" 2>&1
+        >"$DB/install.log" 2>&1 || {
+        say "mariadb-install-db failed: $(tail -n 3 "$DB/install.log")"
+        return 1
+    }
     DB_PORT=$(free_port)
     start mariadb mariadbd --no-defaults --datadir="$DB/data" --user=root \
         --bind-address=127.0.0.1 --port="$DB_PORT" --socket="$DB/mysql.sock" \
         --pid-file="$DB/mariadb.pid" --skip-grant-tables --skip-log-bin \
         --innodb-buffer-pool-size=32M
-    wait_for 60 bash -c "exec 3<>/dev/tcp/127.0.0.1/$DB_PORT"
+    wait_for 60 bash -c "exec 3<>/dev/tcp/127.0.0.1/$DB_PORT" || {
+        say "MariaDB does not listen: $(tail -n 3 "$TMP/mariadb.log")"
+        return 1
+    }
     sql "CREATE DATABASE wordpress DEFAULT CHARSET utf8mb4"
 }
 sql() {
@@ -101,11 +107,14 @@ printf '%s\n' guess1 "$PASSWORD" >"$TMP/passwords-short"
 # found NAME LOGIN GUESS: notes a guess that was let in, as hydra does.
 found() { echo "login: $2 password: $3" >>"$TMP/hydra-$1.log"; }
 
-# form_run NAME LOGIN LIST: hydra over wp-login.php; a success is the
-# login cookie (WordPress's failure is its form again, with login_error).
+# form_run NAME LOGIN LIST: hydra over wp-login.php, a failure told by
+# WordPress's error box (login_error: "The password you entered for the
+# username alice is incorrect", "... is not registered"), as an attacker
+# runs it.  hydra then takes a 429 for a find and stops there: such a
+# "password" is counted in FALSE_FINDS (common.sh), not as found.
 form_run() {
     hydra_run "$1" -l "$2" -P "$3" -t 4 -s "$PORT" 127.0.0.1 http-post-form \
-        "/wp-login.php:log=^USER^&pwd=^PASS^&wp-submit=Log+In:S=wordpress_logged_in"
+        "/wp-login.php:log=^USER^&pwd=^PASS^&wp-submit=Log+In:F=login_error"
 }
 
 # mp_run NAME LOGIN LIST: the login form posted as multipart/form-data
@@ -153,8 +162,7 @@ rpc_post() { # BODY: the answer's status line last
 # rpc_run NAME LOGIN LIST: wp.getUsersBlogs(LOGIN, guess), one call a
 # request; a success lists alice's blogs (isAdmin).
 rpc_run() {
-    local p t0 rc=1
-    t0=$(now_ms)
+    local p rc=1
     while read -r p; do
         if rpc_post "$(rpc_call wp.getUsersBlogs "$2" "$p")" | grep -q isAdmin; then
             found "$1" "$2" "$p"
@@ -162,7 +170,6 @@ rpc_run() {
             break
         fi
     done <"$3"
-    HYDRA_MS=$(($(now_ms) - t0))
     return $rc
 }
 
@@ -245,7 +252,7 @@ ATTACKS=(
 # attack_all LABEL: every attack (FOUND, FIRST_MS, ATTACK_MS as in
 # dokuwiki.sh); without Suspect all but the first on the short list.
 attack_all() {
-    local label=$1 a name kind login t0 list ok_=0
+    local label=$1 a name kind login t0 list
     FOUND=0
     FIRST_MS=
     t0=$(now_ms)
@@ -272,12 +279,10 @@ setup_wordpress
 DB_PIDS=$PIDS
 PIDS=""
 trap 'PIDS="$PIDS $DB_PIDS"; cleanup' EXIT
-mkdir -p "$TMP/suspect"
 MYSQL_OPTS="--host=127.0.0.1 --port=$DB_PORT --user=root" \
     "$SUSPECT_SRCDIR/examples/wordpress/wp-aliases" "$TMP/wp-aliases.tsv"
 check "wp-aliases maps alice's e-mail address to her login" \
     grep -qx "alice@example.org	alice" "$TMP/wp-aliases.tsv"
-[ -z "${STAGE:-}" ] || { say "stage $STAGE"; [ "$STAGE" != setup ] || exit 0; }
 
 for f in passwords passwords-short; do
     sed "\$s/.*/$APP_PASSWORD/" "$TMP/$f" >"$TMP/app-$f"
@@ -303,7 +308,6 @@ for i in 1 2 3 4; do reset_run alice >/dev/null; done
 check "without Suspect WordPress sends every reset mail asked for (4)" \
     [ "$(checks_for alice reset)" -eq 4 ]
 stop_all
-[ "${STAGE:-}" != bare ] || exit 0
 
 # ---- with Suspect: nginx -> suspect-fcgi -> php-cgi, as the recipe says ---
 cp "$R/limits.xml" "$TMP/limits.xml"

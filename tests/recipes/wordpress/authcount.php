@@ -6,10 +6,11 @@
  *   check LOGIN   a password of LOGIN checked (wp_authenticate_user:
  *                 the login form and XML-RPC, by name or by e-mail; and
  *                 the application passwords of a REST request's Basic
- *                 auth, compared: their success, or the failure
- *                 "incorrect_password" that follows the comparisons.
- *                 Under XML-RPC WordPress compares them too after the
- *                 password failed: one attempt, logged once)
+ *                 auth of an API request (REST or XML-RPC), compared:
+ *                 their success, or the failure "incorrect_password"
+ *                 that follows the comparisons.  Within XML-RPC's login
+ *                 WordPress compares them too after the password
+ *                 failed: one attempt, logged once)
  *   login LOGIN   a login that succeeded (wp_login)
  *   failed NAME   a login that failed, as typed (wp_login_failed)
  *   reset LOGIN   a reset mail WordPress sends (retrieve_password)
@@ -36,13 +37,26 @@ add_action('wp_login_failed', function ($name) {
 add_action('retrieve_password', function ($login) {
     authcount_log('reset', $login);
 });
+// Inside wp_authenticate() (the form, XML-RPC's username and password),
+// the application passwords are compared after the password failed: one
+// attempt, already logged by wp_authenticate_user.  Outside it they are
+// the Basic auth of an API request (REST, and XML-RPC too).
+$GLOBALS['authcount_in_authenticate'] = false;
+add_filter('authenticate', function ($user) {
+    $GLOBALS['authcount_in_authenticate'] = true;
+    return $user;
+}, -1000);
+add_filter('authenticate', function ($user) {
+    $GLOBALS['authcount_in_authenticate'] = false;
+    return $user;
+}, PHP_INT_MAX);
 add_action('application_password_did_authenticate', function ($user) {
-    if (!defined('XMLRPC_REQUEST')) {
+    if (!$GLOBALS['authcount_in_authenticate']) {
         authcount_log('check', $user->user_login);
     }
 });
 add_action('application_password_failed_authentication', function ($error) {
-    if (defined('XMLRPC_REQUEST')
+    if ($GLOBALS['authcount_in_authenticate']
         || !in_array('incorrect_password', $error->get_error_codes(), true)
         || !isset($_SERVER['PHP_AUTH_USER'])) {
         return;

@@ -12,6 +12,9 @@
  *    comments, no trailing commas, UTF-8 only, as json_decode());
  *  - a "\u0000" in a string (left out of JSON_ALLOW_NUL): C code cuts
  *    there, PHP does not;
+ *  - a top-level object with a key "0": json_decode($b, true) makes
+ *    {"0":{..},"1":{..}} a list, which an application may run as a batch
+ *    of calls the guard read as one;
  *  - an integer beyond 64 bits (jansson fails; json_decode() makes it a
  *    float whose string is not the digits);
  *  - at a pointer, a real, a boolean, an object or an array
@@ -66,6 +69,13 @@ suspect_rc_t mw_json_read(const char *body, size_t len, size_t max_calls,
                    ? NULL
                    : "JSON body that does not parse";
         return *why == NULL ? SUSPECT_E_NOMEM : SUSPECT_E_PARSE;
+    }
+    if (json_is_object(j->root) && json_object_get(j->root, "0") != NULL) {
+        /* PHP's json_decode($b, true) makes {"0":..,"1":..} a list, which
+         * an application may run as a batch */
+        mw_json_free(j);
+        *why = "JSON object with a key \"0\" (PHP may read it as a batch)";
+        return SUSPECT_E_PARSE;
     }
     j->batch = json_is_array(j->root);
     if (j->batch && json_array_size(j->root) > max_calls) {

@@ -11,7 +11,7 @@
  *   <methodCall><methodName>M</methodName>
  *     <params><param><value>V</value></param>...</params></methodCall>
  * V is text (a string), or one element: <string>, <int>, <i4>, <boolean>,
- * <double>, <base64>, <dateTime.iso8601>, <nil/>, <struct> (<member>s of
+ * <double>, <base64>, <dateTime.iso8601>, <struct> (<member>s of
  * <name> and <value>), <array> (<data> of <value>s).  A method named
  * system.multicall takes one parameter, an array of structs with the
  * members methodName and params: its calls are those.
@@ -23,9 +23,17 @@
  *  - <methodName> or <params> given twice (IXR keeps the last), a
  *    <param> with no <value> or two, a <value> holding two elements, or
  *    text beside its element;
- *  - in a multicall, a struct with a member given twice or with no
- *    methodName, a call that is not a struct, params that are not an
- *    array, a system.multicall inside one (WordPress runs it again).
+ *  - in a multicall, a struct with a member given twice (its name
+ *    trimmed, as IXR trims it) or with no methodName, a call that is not
+ *    a struct, params that are not an array, a system.multicall inside
+ *    one (WordPress runs it again);
+ *  - a value IXR drops, moving the next ones: one without a type whose
+ *    text is blank, one of a type it does not know (<nil/> among them);
+ *  - a body that does not start with '<' after blanks (a byte order
+ *    mark), or holds "<?xml" anywhere but at its start (WordPress deletes
+ *    the first "<?xml...?>" of its first 100 bytes, where libxml2 reads
+ *    a comment or a value), or declares another encoding than UTF-8
+ *    (WordPress deletes the declaration and reads UTF-8).
  * An <int> is read as PHP's (int) cast leaves digits: "007" is 7; one
  * that is not an optional '-' and at most 18 digits is refused, since
  * (int)"27abc" is 27.
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <libxml/tree.h>
 
@@ -45,8 +54,9 @@
 #define MULTICALL     "system.multicall"
 #define MULTICALL_LEN 16
 
-/* A parameter: T_TEXT (its text), T_NONE (nil), T_OTHER (refused). */
-enum { T_NONE = 0, T_TEXT, T_OTHER };
+/* A parameter: T_TEXT (its text), T_OTHER (of another type: refused as an
+ * identity). */
+enum { T_TEXT = 1, T_OTHER };
 
 typedef struct xr_param {
     int type;
@@ -220,7 +230,11 @@ static suspect_rc_t read_param(mw_xmlrpc_t *x, xmlNode *value, xr_param_t *p)
     }
     if (el == NULL || named(el, "string")) {
         p->type = T_TEXT;
-        return text_of(x, el == NULL ? value : el, &p->text, &p->len);
+        rc = text_of(x, el == NULL ? value : el, &p->text, &p->len);
+        /* IXR drops an untyped value that is blank: the next ones move */
+        return rc == SUSPECT_OK && el == NULL && blank((xmlChar *)p->text)
+                   ? bad(x, "XML-RPC value without a type and blank")
+                   : rc;
     }
     if (named(el, "int") || named(el, "i4")) {
         rc = text_of(x, el, &p->text, &p->len);
@@ -230,8 +244,12 @@ static suspect_rc_t read_param(mw_xmlrpc_t *x, xmlNode *value, xr_param_t *p)
         p->type = T_TEXT;
         return rc;
     }
-    if (named(el, "nil")) {
-        p->type = T_NONE;
+    if (!named(el, "boolean") && !named(el, "double") && !named(el, "base64") &&
+        !named(el, "dateTime.iso8601") && !named(el, "struct") &&
+        !named(el, "array")) {
+        /* IXR drops a value of a type it does not know (nil among
+         * them): the next ones move */
+        return bad(x, "XML-RPC value of an unknown type");
     }
     return SUSPECT_OK;
 }
@@ -346,8 +364,9 @@ static suspect_rc_t read_inner(mw_xmlrpc_t *x, xmlNode *value)
     cur = st->children;
     while ((rc = next_el(x, &cur, &m)) == SUSPECT_OK && m != NULL) {
         xmlNode *mc = m->children, *name = NULL, *val = NULL, *more = NULL;
-        xmlChar *key;
-        xmlNode **slot;
+        char *key = NULL;
+        size_t key_len = 0;
+        xmlNode **place;
 
         if (!named(m, "member")) {
             return bad(x, "XML-RPC struct holding another element");
@@ -367,19 +386,21 @@ static suspect_rc_t read_inner(mw_xmlrpc_t *x, xmlNode *value)
         if (rc != SUSPECT_OK) {
             return rc;
         }
-        key = xmlNodeGetContent(name);
-        if (key == NULL) {
-            return SUSPECT_E_NOMEM;
+        /* IXR trims a member's name and keeps its last copy */
+        rc = text_of(x, name, &key, &key_len);
+        if (rc != SUSPECT_OK) {
+            return rc;
         }
-        slot = strcmp((const char *)key, "methodName") == 0 ? &method
-               : strcmp((const char *)key, "params") == 0   ? &params
-                                                            : NULL;
-        xmlFree(key);
-        if (slot != NULL && *slot != NULL) {
+        trim(key, &key_len);
+        place = strcmp(key, "methodName") == 0 ? &method
+                : strcmp(key, "params") == 0   ? &params
+                                               : NULL;
+        free(key);
+        if (place != NULL && *place != NULL) {
             return bad(x, "XML-RPC multicall member given twice");
         }
-        if (slot != NULL) {
-            *slot = val;
+        if (place != NULL) {
+            *place = val;
         }
     }
     if (rc != SUSPECT_OK) {
@@ -518,6 +539,39 @@ void mw_xmlrpc_free(mw_xmlrpc_t *x)
     free(x);
 }
 
+/* NULL when body starts as WordPress and libxml2 both read it: blanks,
+ * then '<', and "<?xml" nowhere but at its very start (WordPress deletes
+ * the first "<?xml...?>" of the first 100 bytes, wherever it is, where
+ * libxml2 may read a comment or a value), else why not. */
+static const char *bad_head(const char *body, size_t len)
+{
+    size_t i = 0;
+
+    while (i < len && strchr(" \t\r\n", body[i]) != NULL && body[i] != '\0') {
+        i++;
+    }
+    if (i == len || body[i] != '<') {
+        return "XML-RPC body not starting with '<' (a byte order mark?)";
+    }
+    for (size_t k = 1; k + 5 <= len; k++) {
+        if (memcmp(body + k, "<?xml", 5) == 0) {
+            return "XML-RPC body with \"<?xml\" after its start";
+        }
+    }
+    return NULL;
+}
+
+/* NULL when doc's declared encoding, if any, is UTF-8, which WordPress
+ * reads whatever the declaration says (it deletes it), else why not. */
+static const char *bad_encoding(const xmlDoc *doc)
+{
+    const char *e = (const char *)doc->encoding;
+
+    return e == NULL || strcasecmp(e, "UTF-8") == 0
+               ? NULL
+               : "XML-RPC body declared in another encoding than UTF-8";
+}
+
 suspect_rc_t mw_xmlrpc_read(const char *body, size_t len, size_t max_calls,
                             mw_xmlrpc_t **out, const char **why)
 {
@@ -531,13 +585,20 @@ suspect_rc_t mw_xmlrpc_read(const char *body, size_t len, size_t max_calls,
         return SUSPECT_E_NOMEM;
     }
     x->max = max_calls != 0 ? max_calls : MW_XR_MAX_CALLS_DEFAULT;
+    x->why = bad_head(body, len);
+    if (x->why != NULL) {
+        *why = x->why;
+        mw_xmlrpc_free(x);
+        return SUSPECT_E_PARSE;
+    }
     rc = xmlsafe_parse(body, len, "XML-RPC body", false, &doc, NULL);
     if (rc == SUSPECT_E_NOMEM) {
         mw_xmlrpc_free(x);
         return rc;
     }
     rc = rc != SUSPECT_OK ? bad(x, "XML-RPC body that does not parse")
-                          : read_root(x, xmlDocGetRootElement(doc));
+         : bad_encoding(doc) != NULL ? bad(x, bad_encoding(doc))
+                                     : read_root(x, xmlDocGetRootElement(doc));
     xmlFreeDoc(doc);
     if (rc != SUSPECT_OK) {
         *why = x->why;
@@ -569,9 +630,6 @@ suspect_rc_t mw_xmlrpc_param(const mw_xmlrpc_t *x, size_t i, unsigned pos,
         return SUSPECT_E_NOTFOUND;
     }
     p = &c->param[pos - 1];
-    if (p->type == T_NONE) {
-        return SUSPECT_E_NOTFOUND;
-    }
     if (p->type != T_TEXT) {
         return SUSPECT_E_INVAL;
     }

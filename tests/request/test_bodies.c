@@ -76,13 +76,31 @@ static const struct {
     {CALL("wp.x", P("<value><base64>YWxpY2U=</base64></value>")),
      "wp.x(<inval>)"},
     {CALL("wp.x", P("<value><struct></struct></value>")), "wp.x(<inval>)"},
-    {CALL("wp.x", P("<value><nil/></value>") P(S("b"))), "wp.x(,b)"},
+    /* values WordPress's IXR drops, moving the next ones: refused */
+    {CALL("wp.x", P("<value><nil/></value>") P(S("b"))), "!unknown type"},
+    {CALL("wp.x", P("<value><foo>a</foo></value>") P(S("b"))), "!unknown type"},
+    {CALL("wp.getUsersBlogs", P("<value></value>") P(S("alice"))), "!blank"},
+    {CALL("wp.getUsersBlogs", P("<value> \t </value>") P(S("alice"))),
+     "!blank"},
+    {CALL("wp.x", P("<value><string></string></value>") P(S("b"))), "wp.x(,b)"},
     {"<methodCall><methodName>a</methodName></methodCall>", "a()"},
     {MC_HEAD MC_CALL("wp.getUsersBlogs", S("alice") S("a"))
          MC_CALL("wp.getUsersBlogs", S("bob") S("b")) MC_TAIL,
      "wp.getUsersBlogs(alice,a);wp.getUsersBlogs(bob,b)"},
     {MC_HEAD MC_TAIL, ""},
     {MC_HEAD MC_CALL("system.multicall", "") MC_TAIL, "!inside"},
+    /* member names trimmed as IXR trims them (and keeps the last) */
+    {MC_HEAD "<value><struct><member><name>methodName</name><value>"
+             "system.listMethods</value></member><member><name> methodName"
+             "</name><value>wp.getUsersBlogs</value></member></struct>"
+             "</value>" MC_TAIL,
+     "!twice"},
+    {MC_HEAD "<value><struct><member><name>methodName</name><value>"
+             "wp.getUsersBlogs</value></member><member><name>params </name>"
+             "<value><array><data>" S("alice")
+                 S("pw") "</data></array>"
+                         "</value></member></struct></value>" MC_TAIL,
+     "wp.getUsersBlogs(alice,pw)"},
     {MC_HEAD "<value><struct><member><name>methodName</name><value>a</value>"
              "</member><member><name>methodName</name><value>b</value>"
              "</member></struct></value>" MC_TAIL,
@@ -108,8 +126,20 @@ static const struct {
      "</methodCall>",
      "!does not parse"},
     {"<methodCall><methodName>a</methodName>", "!does not parse"},
-    {"", "!does not parse"},
-    {"{\"a\": 1}", "!does not parse"},
+    {"", "!not starting"},
+    {"{\"a\": 1}", "!not starting"},
+    /* the head as WordPress reads it: it deletes the first "<?xml...?>"
+     * of the first 100 bytes, declares nothing but UTF-8 */
+    {"\n<methodCall><methodName>a</methodName></methodCall>", "a()"},
+    {"<?xml version=\"1.0\" encoding=\"utf-8\"?>" CALL("a", P(S("x"))), "a(x)"},
+    {"\xef\xbb\xbf" CALL("a", P(S("x"))), "!not starting"},
+    {"<methodCall><params><!--<?xml--><param><value>bob</value></param>"
+     "<!--?>--><param><value>alice</value></param></params><methodName>"
+     "wp.getUsersBlogs</methodName></methodCall>",
+     "!after its start"},
+    {"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>" CALL(
+         "wp.getUsersBlogs", P(S("alic\xc3\xa9")) P(S("pw"))),
+     "!encoding"},
 };
 
 static void test_xmlrpc_table(void)
@@ -227,6 +257,8 @@ static const struct {
     {"{\"u\":\"a\",}", "/u", "!does not parse"},
     {"{\"u\":\"\xff\"}", "/u", "!does not parse"},
     {"{\"u\":\"a\"} x", "/u", "!does not parse"},
+    /* json_decode($b, true) makes this a list: a batch to PHP */
+    {"{\"0\":{\"u\":\"a\"},\"1\":{\"u\":\"b\"}}", "/u", "!key \"0\""},
     {"", "/u", "!does not parse"},
 };
 

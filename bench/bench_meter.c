@@ -74,22 +74,6 @@ static suspect_store_t *new_store(size_t max_entries)
     return store;
 }
 
-/* Resident set size in bytes, from /proc/self/statm (0 if unknown). */
-static size_t rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size = 0, resident = 0;
-
-    if (f == NULL) {
-        return 0;
-    }
-    if (fscanf(f, "%lu %lu", &size, &resident) != 2) {
-        resident = 0;
-    }
-    fclose(f);
-    return resident * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 /* In a child: MANY identities of rule, HITS decisions each; writes the
  * bytes counted and the RSS growth per identity to fd. */
 static void memory_child(const suspect_rule_t *rule, int fd)

@@ -42,7 +42,7 @@
 #define WINDOW_S     10
 #define BLOCK_S      30
 #define MANY         1000000
-#define SLOT         48 /* a compact key: window key + ":locked" + NUL */
+#define KEY_BYTES    48 /* a compact key: window key + ":locked" + NUL */
 #define TARGET       5000000.0
 #define FULL_ENTRIES 200000 /* the memory store's default max_entries */
 #define FULL_ROUNDS  3
@@ -51,7 +51,7 @@
 #define HEADLINE_STEP (13 * CLOCK_EVERY)
 
 typedef struct keyset {
-    char *slots; /* n records of SLOT bytes */
+    char *records; /* n records of KEY_BYTES bytes */
     size_t n;
     size_t window_len; /* the same for every key of a set */
 } keyset_t;
@@ -116,15 +116,15 @@ static int keyset_build(keyset_t *ks, size_t n)
     suspect_key_t key;
 
     ks->n = n;
-    ks->resv = malloc(n * SLOT);
-    if (ks->resv == NULL) {
+    ks->records = malloc(n * KEY_BYTES);
+    if (ks->records == NULL) {
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        if (build_key(i, &key) != 0 || key.lock_len + 1 > SLOT) {
+        if (build_key(i, &key) != 0 || key.lock_len + 1 > KEY_BYTES) {
             return -1;
         }
-        memcpy(ks->resv + i * SLOT, key.buf, key.lock_len + 1);
+        memcpy(ks->records + i * KEY_BYTES, key.buf, key.lock_len + 1);
         ks->window_len = key.window_len;
     }
     return 0;
@@ -135,7 +135,7 @@ static void keyset_get(const keyset_t *ks, size_t i, suspect_key_t *key)
 {
     key->window_len = ks->window_len;
     key->lock_len = ks->window_len + SUSPECT_LOCK_SUFFIX_LEN;
-    memcpy(key->buf, ks->resv + i * SLOT, SLOT);
+    memcpy(key->buf, ks->records + i * KEY_BYTES, KEY_BYTES);
 }
 
 /* One decision on identity i at now; counts it in w. */
@@ -212,22 +212,6 @@ static double run_timed(run_t *r, int nthreads, double *allowed_share)
     pthread_barrier_destroy(&r->start);
     *allowed_share = total > 0 ? (double)allowed / (double)total : 0;
     return (double)total / (t1 - t0);
-}
-
-/* Resident set size in bytes, from /proc/self/statm (0 if unknown). */
-static size_t rss_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size = 0, resident = 0;
-
-    if (f == NULL) {
-        return 0;
-    }
-    if (fscanf(f, "%lu %lu", &size, &resident) != 2) {
-        resident = 0;
-    }
-    fclose(f);
-    return resident * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static suspect_store_t *new_store(size_t max_entries)
@@ -447,7 +431,7 @@ int main(void)
            "ratio %.2f (slowest single-thread row: %.0f, %s)\n",
            TARGET, headline, headline / TARGET, res.min_single, res.min_row);
     for (int s = 0; s < 3; s++) {
-        free(sets[s].resv);
+        free(sets[s].records);
     }
     return 0;
 }

@@ -556,7 +556,10 @@ int test_cluster_start(test_cluster_t *c, int masters, int replicas,
     if (assign_slots(c) != 0) {
         goto fail;
     }
-    if (wait_formed(c, 10000) != 0) {
+    /* 30 s: on a loaded machine a starved node can let handshakes drop
+     * several times over before all meet; a formed cluster returns at
+     * once */
+    if (wait_formed(c, 30000) != 0) {
         fprintf(stderr, "test_cluster: nodes did not meet\n");
         goto fail;
     }

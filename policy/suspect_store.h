@@ -199,10 +199,11 @@ typedef struct suspect_memstore_opts {
 suspect_rc_t suspect_memstore_new(const suspect_memstore_opts_t *opts,
                                   suspect_store_t **out, suspect_err_t *err);
 
-/* Entries the memory store holds now (for tests and metrics). */
+/* Entries and meters the memory store holds now (for tests and metrics;
+ * an identity with a meter and a lock counts twice). */
 size_t suspect_memstore_size(suspect_store_t *store);
 
-/* Bytes the memory store has allocated for entries now. */
+/* Bytes the memory store has allocated for entries and meters now. */
 size_t suspect_memstore_bytes(suspect_store_t *store);
 
 #ifdef __cplusplus

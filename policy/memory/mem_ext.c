@@ -75,7 +75,7 @@ suspect_rc_t mem_ext_expire(shard_t *sh, entry_t **ep,
     uint32_t ended = 0;
     suspect_rc_t rc;
 
-    if ((*ep)->metered) {
+    if (suspect_rule_metered(rule)) {
         return SUSPECT_OK; /* a meter keeps no reservations */
     }
     for (uint32_t i = 0; x != NULL && i < x->nresv; i++) {
@@ -162,7 +162,7 @@ void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms)
 entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms)
 {
     mem_ext_trim(sh, e, now_ms);
-    if (entry_empty(e, now_ms) && !entry_locked(e, now_ms) && e->ext == NULL) {
+    if (entry_empty(e) && !entry_locked(e, now_ms) && e->ext == NULL) {
         mem_shard_remove(sh, e);
         return NULL;
     }

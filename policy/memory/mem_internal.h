@@ -9,7 +9,8 @@
  * a chained hash table of power-of-two size (doubling when it holds more
  * entries than buckets, up to the shard's bound), LRU lists (head = most
  * recently used: one per rank of counters, one of held entries; see
- * mem_table.c) and counters of entries and bytes.  An entry is 72 bytes
+ * mem_table.c), a table of meter cells (mem_meter_table.c) and counters
+ * of entries, cells and bytes.  An entry is 72 bytes
  * (checked below) followed by a ring of int64 hit timestamps:
  *
  *   h[2] 16 | chain next 8 | lru prev, next 16 | lock_until_ms 8 |
@@ -35,17 +36,14 @@
  * eviction spares the entry like a locked one (entry_at_limit()).
  *
  * Meters.  An identity of an action counted by a token bucket or a
- * sliding counter (meter.h) keeps no hits: its entry is marked metered,
- * has count 0 and a ring of METER_CELLS cells, hits[0] the meter's at and
- * hits[1] its cur (high 32 bits) and prev (low 32 bits), and head names
- * the algorithm.  That is 88 bytes whatever the limit (entry_size(2)).
- * An entry whose algorithm is not the rule's (a live reload changed the
- * action) starts afresh: mem_meter_adopt() forgets its hits or meter and
- * keeps its lock and offences.  Its expiry is the meter's end
- * (suspect_meter_end_ms()), and it is at its limit while one more
- * request of cost 1 does not fit under its last LimitCount (a Burst
- * above it is not kept in the entry: eviction spares such a bucket a
- * little later than it could).
+ * sliding counter (meter.h) keeps no entry for its count: its meter is a
+ * 32-byte cell of its shard's meter table (mem_meter_table.c draws it),
+ * whatever the limit.  An entry is made for such an identity only to hold
+ * what a meter cell does not: a lock, an offence count, a name.  An entry
+ * whose hits are another algorithm's than the decision's rule (a live
+ * reload changed the action) forgets them: mem_meter_adopt() keeps its
+ * lock and offences, so a reload never lets a locked identity in; a cell
+ * whose algorithm is not the rule's is read as empty and started afresh.
  *
  * Extension.  An entry that holds reservations or an
  * offence count (escalating rules) points at an entry_ext_t of its own
@@ -82,7 +80,6 @@
 #define EVICT_SCAN          16 /* tail entries looked at to evict one */
 #define NRANKS              32 /* counter lists: ranks 0 .. 31 */
 #define EXACT_RANKS         16 /* counts 0 .. 15 have a rank each */
-#define METER_CELLS         2  /* ring cells that hold a meter */
 
 /* The key of a locked entry, kept so the store can list its locks. */
 typedef struct lock_name {
@@ -121,7 +118,6 @@ typedef struct entry {
     uint64_t head : 21;     /* ring index of the oldest hit */
     uint64_t cap : 21;      /* ring cells */
     uint64_t limit : 21;    /* LimitCount of the last decision, 0 = none */
-    uint64_t metered : 1;   /* hits[0..1] hold a meter (see above) */
     entry_ext_t *ext;       /* reservations and offences, NULL = none */
     int64_t hits[];
 } entry_t;
@@ -131,6 +127,21 @@ _Static_assert(sizeof(void *) != 8 || sizeof(entry_t) == 72,
 _Static_assert(SUSPECT_DURATION_MAX < (1u << 25), "window_s fits 25 bits");
 _Static_assert(SUSPECT_LIMIT_COUNT_MAX < (1u << 21),
                "head, cap and limit fit 21 bits");
+
+/* A meter's cell in its shard's meter table (mem_meter_table.c). */
+typedef struct mcell {
+    uint64_t h1;     /* the identity's h[1] (its h[0] chose the shard) */
+    uint32_t end_s;  /* 0: an empty cell; else the meter says nothing from
+                        then on (epoch s, rounded up) */
+    uint32_t hold_s; /* eviction spares it until then (epoch s, rounded
+                        up): full, or its identity locked */
+    int64_t at;      /* the meter's at (meter.h) */
+    uint64_t cur : 31;
+    uint64_t prev : 31;
+    uint64_t algo : 2; /* the suspect_algorithm_t that wrote it */
+} mcell_t;
+
+_Static_assert(sizeof(mcell_t) == 32, "a meter cell is 32 bytes");
 
 typedef struct shard {
     pthread_mutex_t mu;
@@ -146,6 +157,9 @@ typedef struct shard {
         *held_tail;     /* locked, at limit, reservations, offences */
     lock_name_t *names; /* keys of locked entries, for listing */
     size_t names_bytes;
+    mcell_t *mcells; /* the meter table: mcap cells, mcount in use */
+    uint32_t mcap, mcount;
+    uint32_t mcursor; /* where its expiry and eviction look next */
 } shard_t;
 
 /* Shards padded to whole cache lines, so two mutexes never share one. */
@@ -166,9 +180,12 @@ typedef struct memstore {
     shard_cell_t *cells;
 } memstore_t;
 
-/* The entries one decision works on, which eviction must leave alone. */
+/* The entries and meters one decision works on, which eviction must leave
+ * alone: e[i] is identity i's entry (NULL = none), h[i] its hashes
+ * (h NULL: no meter is the call's). */
 typedef struct working_set {
     entry_t *e[SUSPECT_MAX_IDENTITIES];
+    const uint64_t (*h)[2];
     size_t n;
 } working_set_t;
 
@@ -203,57 +220,6 @@ static inline void entry_trim(entry_t *e, int64_t cutoff)
     }
 }
 
-/* The meter of a metered entry. */
-static inline void entry_meter_get(const entry_t *e, suspect_meter_t *m)
-{
-    uint64_t packed = (uint64_t)e->hits[1];
-
-    m->at = e->hits[0];
-    m->cur = (int64_t)(packed >> 32);
-    m->prev = (int64_t)(packed & 0xffffffffu);
-}
-
-static inline void entry_meter_put(entry_t *e, const suspect_meter_t *m)
-{
-    uint64_t cur = m->cur < 0 ? 0 : m->cur > UINT32_MAX ? UINT32_MAX : m->cur;
-    uint64_t prev = m->prev < 0            ? 0
-                    : m->prev > UINT32_MAX ? UINT32_MAX
-                                           : m->prev;
-
-    e->hits[0] = m->at;
-    e->hits[1] = (int64_t)(cur << 32 | prev);
-}
-
-/* The rule of the last decision on a metered entry, as far as the entry
- * keeps it (no burst, no cost). */
-static inline suspect_rule_t entry_meter_rule(const entry_t *e)
-{
-    suspect_rule_t r = {0};
-
-    r.action = "";
-    r.algorithm = (uint32_t)e->head;
-    r.window_s = e->window_s != 0 ? e->window_s : 1;
-    r.limit_count = e->limit != 0 ? (uint32_t)e->limit : 1;
-    return r;
-}
-
-/* True when a metered entry's meter still says something at now. */
-static inline bool entry_meter_live(const entry_t *e, int64_t now_ms)
-{
-    suspect_rule_t r = entry_meter_rule(e);
-    suspect_meter_t m;
-
-    entry_meter_get(e, &m);
-    return suspect_meter_end_ms(&r, &m) > now_ms;
-}
-
-/* True when e counts with rule's meter (else it starts afresh). */
-static inline bool entry_meter_matches(const entry_t *e,
-                                       const suspect_rule_t *rule)
-{
-    return e->metered && e->head == rule->algorithm;
-}
-
 /* True when e holds a reservation or an offence that still matters at now (a
  * reservation past its end is a hit to come: it matters until it is one). */
 static inline bool entry_ext_live(const entry_t *e, int64_t now_ms)
@@ -268,9 +234,6 @@ static inline bool entry_expired(const entry_t *e, int64_t now_ms)
     if (e->lock_until_ms > now_ms || entry_ext_live(e, now_ms)) {
         return false;
     }
-    if (e->metered) {
-        return !entry_meter_live(e, now_ms);
-    }
     return e->count == 0 ||
            entry_newest(e) + (int64_t)e->window_s * 1000 <= now_ms;
 }
@@ -280,30 +243,9 @@ static inline bool entry_locked(const entry_t *e, int64_t now_ms)
     return e->lock_until_ms > now_ms;
 }
 
-/* The units in use of a metered entry at now; *full when one more
- * request of cost 1 does not fit under its last LimitCount. */
-static inline uint32_t entry_meter_load(const entry_t *e, int64_t now_ms,
-                                        bool *full)
-{
-    suspect_rule_t r = entry_meter_rule(e);
-    suspect_window_state_t st = {0};
-    suspect_meter_t m;
-
-    entry_meter_get(e, &m);
-    suspect_meter_read(&r, &m, now_ms, &st);
-    *full = e->limit > 0 && st.free_at_ms > now_ms;
-    return st.in_window;
-}
-
 /* True when e's window holds its rule's limit at now (see the top). */
 static inline bool entry_at_limit(const entry_t *e, int64_t now_ms)
 {
-    if (e->metered) {
-        bool full;
-
-        (void)entry_meter_load(e, now_ms, &full);
-        return full;
-    }
     return e->limit > 0 && e->count >= e->limit &&
            e->hits[ring_index(e, (uint32_t)(e->count - e->limit))] +
                    (int64_t)e->window_s * 1000 >
@@ -334,10 +276,10 @@ static inline uint32_t rank_of(uint32_t count)
     return r;
 }
 
-/* True when e has no hit and no meter that still counts at now. */
-static inline bool entry_empty(const entry_t *e, int64_t now_ms)
+/* True when e has no hit. */
+static inline bool entry_empty(const entry_t *e)
 {
-    return e->metered ? !entry_meter_live(e, now_ms) : e->count == 0;
+    return e->count == 0;
 }
 
 /* Records the rule of a decision on e: its window and its limit. */
@@ -401,6 +343,12 @@ static inline entry_t *shard_find(shard_t *sh, const uint64_t h[2])
 
 /* Unlinks e from its chain and the LRU list and frees it. */
 void mem_shard_remove(shard_t *sh, entry_t *e);
+
+/* Makes room in sh for one more entry or meter cell (expiry, then
+ * eviction of an entry, then of a cell); false when the shard is full and
+ * nothing may go. */
+bool mem_shard_make_room(memstore_t *ms, shard_t *sh, const working_set_t *ws,
+                         int64_t now_ms);
 
 /* Moves e to the head of the LRU list (most recently used). */
 void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms);
@@ -467,8 +415,6 @@ suspect_rc_t mem_op_prefill(suspect_store_t *store, const suspect_rule_t *rule,
                             const suspect_key_t *key, uint32_t hits,
                             int64_t at_ms, int64_t now_ms, suspect_err_t *err);
 
-#endif
-
 /* ---- mem_ext.c ---------------------------------------------------------- */
 
 /* Makes sure e has an extension with room for one more reservation when
@@ -498,30 +444,88 @@ void mem_ring_insert(entry_t *e, int64_t ts);
 /* Frees e's extension when it holds nothing that matters at now. */
 void mem_ext_trim(shard_t *sh, entry_t *e, int64_t now_ms);
 
+/* ---- mem_meter_table.c -------------------------------------------------- */
+
+/* The cell of the meter h1 in sh, NULL when it has none. */
+mcell_t *mem_mtab_find(shard_t *sh, uint64_t h1);
+
+/* Adds an empty cell for h1 (not in sh; room made for it); NULL when out
+ * of memory.  The cell's place holds until the next insert or removal in
+ * sh. */
+mcell_t *mem_mtab_insert(shard_t *sh, uint64_t h1);
+
+/* Empties the cell c of sh (the cells after it may move). */
+void mem_mtab_remove(shard_t *sh, mcell_t *c);
+
+/* Frees up to max ended cells of sh (not in ws) from its cursor on. */
+void mem_mtab_expire(shard_t *sh, const working_set_t *ws, int64_t now_ms,
+                     int max);
+
+/* Drops one cell of sh: among the EVICT_SCAN looked at from its cursor
+ * on, an ended one, else the one that ends first; never one held or in
+ * ws.  False when none may go. */
+bool mem_mtab_evict_one(shard_t *sh, const working_set_t *ws, int64_t now_ms);
+
+/* Cells of ws's identities in sh. */
+size_t mem_mtab_own(shard_t *sh, const working_set_t *ws);
+
+/* Frees sh's meter table. */
+void mem_mtab_clear(shard_t *sh);
+
 /* ---- mem_meter.c -------------------------------------------------------- */
 
-/* Forgets e's hits, reservations or meter when they are not what rule
- * counts with (its algorithm changed); keeps its lock and offences. */
+/* Forgets e's hits and reservations when rule counts with a meter (its
+ * algorithm changed); keeps its lock and offences. */
 void mem_meter_adopt(entry_t *e, const suspect_rule_t *rule);
 
-/* Makes e a metered entry of rule, its meter empty (room for it:
- * mem_meter_reserve()). */
-void mem_meter_start(entry_t *e, const suspect_rule_t *rule);
+/* The window state of rule's meter in c (NULL or another algorithm's:
+ * empty) at now, with the lock and offences of e (NULL = none). */
+void mem_meter_state(const entry_t *e, const mcell_t *c,
+                     const suspect_rule_t *rule, int64_t now_ms,
+                     suspect_window_state_t *st);
 
-/* Makes room in *ep for a meter.  SUSPECT_E_NOMEM leaves it as it was. */
-suspect_rc_t mem_meter_reserve(shard_t *sh, entry_t **ep);
+/* A new empty cell for the identity h1 of sh, room made for it first
+ * (mem_shard_make_room()); NULL when out of memory, or with *full set
+ * when nothing may go. */
+mcell_t *mem_meter_new(memstore_t *ms, shard_t *sh, const working_set_t *ws,
+                       uint64_t h1, int64_t now_ms, bool *full);
 
-/* The window state of rule's meter in e (NULL or another algorithm's:
- * empty) at now, its lock and offences included. */
-void mem_meter_state(const entry_t *e, const suspect_rule_t *rule,
-                     int64_t now_ms, suspect_window_state_t *st);
+/* Reads c as rule's meter (another algorithm's: empty). */
+void mem_meter_get(const mcell_t *c, const suspect_rule_t *rule,
+                   suspect_meter_t *m);
 
-/* Takes (take) or gives back units of rule's meter in e at at_ms. */
-void mem_meter_take(entry_t *e, const suspect_rule_t *rule, int64_t at_ms,
-                    uint32_t units);
-void mem_meter_give(entry_t *e, const suspect_rule_t *rule, int64_t at_ms,
-                    uint32_t units);
+/* Writes m into c as rule's meter at now, with when it ends and how long
+ * eviction must spare it: while the next request does not fit, and until
+ * lock_ms (its identity's lock, 0 = none). */
+void mem_meter_put(mcell_t *c, const suspect_rule_t *rule,
+                   const suspect_meter_t *m, int64_t now_ms, int64_t lock_ms);
+
+/* Keeps c, held, at least until until_ms (its identity's new lock). */
+void mem_meter_hold(mcell_t *c, int64_t until_ms);
+
+/* Takes (take) or gives back units of rule's meter in c at at_ms (now_ms
+ * and lock_ms as in mem_meter_put()). */
+void mem_meter_take(mcell_t *c, const suspect_rule_t *rule, int64_t at_ms,
+                    uint32_t units, int64_t now_ms, int64_t lock_ms);
+void mem_meter_give(mcell_t *c, const suspect_rule_t *rule, int64_t at_ms,
+                    uint32_t units, int64_t now_ms, int64_t lock_ms);
+
+/* True when c says nothing any more at now. */
+static inline bool mcell_ended(const mcell_t *c, int64_t now_ms)
+{
+    return (int64_t)c->end_s * 1000 <= now_ms;
+}
+
+/* True when eviction must spare c at now. */
+static inline bool mcell_held(const mcell_t *c, int64_t now_ms)
+{
+    return (int64_t)c->hold_s * 1000 > now_ms;
+}
+
+/* ---- mem_ext.c, continued ---------------------------------------------- */
 
 /* Frees e when nothing in it matters at now (no hit, no live lock, no
  * extension), else makes it the most recently used; returns e or NULL. */
 entry_t *mem_entry_tidy(shard_t *sh, entry_t *e, int64_t now_ms);
+
+#endif

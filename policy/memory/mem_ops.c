@@ -53,19 +53,19 @@ static void entry_ext_status(const entry_t *e, const suspect_rule_t *rule,
     }
 }
 
-/* Fills a status of rule's meter in entry e (NULL = none) at now. */
-static void meter_status(const entry_t *e, const suspect_rule_t *rule,
-                         int64_t now_ms, suspect_status_t *out)
+/* Fills a status of rule's meter in cell c with entry e (either NULL =
+ * none) at now. */
+static void meter_status(const entry_t *e, const mcell_t *c,
+                         const suspect_rule_t *rule, int64_t now_ms,
+                         suspect_status_t *out)
 {
     uint32_t cap = suspect_rule_capacity(rule);
     suspect_window_state_t st;
-    suspect_meter_t m = {0, 0, 0};
+    suspect_meter_t m;
     int64_t full;
 
-    mem_meter_state(e, rule, now_ms, &st);
-    if (e != NULL && entry_meter_matches(e, rule)) {
-        entry_meter_get(e, &m);
-    }
+    mem_meter_state(e, c, rule, now_ms, &st);
+    mem_meter_get(c, rule, &m);
     memset(out, 0, sizeof(*out));
     out->in_window = st.in_window;
     out->remaining = st.in_window < cap ? cap - st.in_window : 0;
@@ -88,19 +88,9 @@ static void entry_status(const entry_t *e, const suspect_rule_t *rule,
     int64_t window_ms = (int64_t)rule->window_s * 1000;
     uint32_t skip = 0, in;
 
-    if (suspect_rule_metered(rule)) {
-        meter_status(e, rule, now_ms, out);
-        return;
-    }
     memset(out, 0, sizeof(*out));
     out->remaining = rule->limit_count;
     if (e == NULL) {
-        return;
-    }
-    if (e->metered) {
-        /* another algorithm's meter: the log starts afresh */
-        out->locked_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
-        entry_ext_status(e, rule, now_ms, out);
         return;
     }
     while (skip < e->count &&
@@ -125,7 +115,12 @@ suspect_rc_t mem_op_status(suspect_store_t *store, const suspect_rule_t *rule,
     uint64_t h[2];
     shard_t *sh = lock_key((memstore_t *)store, key, h);
 
-    entry_status(shard_find(sh, h), rule, now_ms, out);
+    if (suspect_rule_metered(rule)) {
+        meter_status(shard_find(sh, h), mem_mtab_find(sh, h[1]), rule, now_ms,
+                     out);
+    } else {
+        entry_status(shard_find(sh, h), rule, now_ms, out);
+    }
     pthread_mutex_unlock(&sh->mu);
     return SUSPECT_OK;
 }
@@ -136,7 +131,11 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
     uint64_t h[2];
     shard_t *sh = lock_key((memstore_t *)store, key, h);
     entry_t *e = shard_find(sh, h);
+    mcell_t *c = mem_mtab_find(sh, h[1]);
 
+    if (c != NULL && (what & SUSPECT_RESET_WINDOW)) {
+        mem_mtab_remove(sh, c); /* a meter is forgotten like hits */
+    }
     if (e != NULL) {
         if (what & SUSPECT_RESET_LOCK) {
             e->lock_until_ms = 0;
@@ -145,7 +144,6 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
         if (what & SUSPECT_RESET_WINDOW) {
             e->count = 0;
             e->head = 0;
-            e->metered = 0; /* a meter is forgotten like hits */
             if (e->ext != NULL) {
                 e->ext->nresv = 0; /* reservations are hits to be */
             }
@@ -155,7 +153,7 @@ suspect_rc_t mem_op_reset(suspect_store_t *store, const suspect_key_t *key,
             e->ext->offence_until_ms = 0;
         }
         mem_ext_trim(sh, e, 0);
-        if (entry_empty(e, 0) && e->lock_until_ms == 0 && e->ext == NULL) {
+        if (entry_empty(e) && e->lock_until_ms == 0 && e->ext == NULL) {
             mem_shard_remove(sh, e);
         }
     }
@@ -170,16 +168,21 @@ suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
     uint64_t h[2];
     shard_t *sh = lock_key(ms, key, h);
     entry_t *e = shard_find(sh, h);
-    working_set_t ws = {{NULL}, 0};
+    working_set_t ws = {{NULL}, NULL, 0};
     bool full = false;
 
     if (e == NULL) {
         e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
     }
     if (e != NULL) {
+        mcell_t *c = mem_mtab_find(sh, h[1]);
+
         e->lock_until_ms = until_ms;
         mem_name_keep(ms, sh, e, key->buf, key->window_len);
         (void)mem_entry_tidy(sh, e, now_ms);
+        if (c != NULL) {
+            mem_meter_hold(c, until_ms); /* its meter outlives the lock */
+        }
     }
     pthread_mutex_unlock(&sh->mu);
     if (e == NULL && full) {
@@ -195,27 +198,33 @@ suspect_rc_t mem_op_block(suspect_store_t *store, const suspect_key_t *key,
     return SUSPECT_OK;
 }
 
+/* Drops the lock of e (NULL = none) and makes room in rule's meter in c
+ * (NULL = none) for one more request (suspect_store_unblock()). */
+static void meter_unblock(entry_t *e, mcell_t *c, const suspect_rule_t *rule,
+                          int64_t now_ms, suspect_unblock_t *out)
+{
+    suspect_window_state_t st;
+    suspect_meter_t m;
+
+    if (e != NULL) {
+        mem_meter_adopt(e, rule);
+        out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
+        e->lock_until_ms = 0;
+    }
+    if (c != NULL) {
+        mem_meter_get(c, rule, &m);
+        out->dropped = suspect_meter_make_room(rule, &m, now_ms);
+        mem_meter_put(c, rule, &m, now_ms, 0);
+    }
+    mem_meter_state(e, c, rule, now_ms, &st);
+    out->kept = st.in_window;
+}
+
 /* Drops e's lock and, when its window is full, its oldest hits, so that
  * one more fits (suspect_store_unblock()). */
 static void entry_unblock(entry_t *e, const suspect_rule_t *rule,
                           int64_t now_ms, suspect_unblock_t *out)
 {
-    mem_meter_adopt(e, rule);
-    if (suspect_rule_metered(rule)) {
-        suspect_window_state_t st;
-        suspect_meter_t m;
-
-        out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
-        e->lock_until_ms = 0;
-        if (e->metered) {
-            entry_meter_get(e, &m);
-            out->dropped = suspect_meter_make_room(rule, &m, now_ms);
-            entry_meter_put(e, &m);
-        }
-        mem_meter_state(e, rule, now_ms, &st);
-        out->kept = st.in_window;
-        return;
-    }
     entry_trim(e, now_ms - (int64_t)rule->window_s * 1000);
     out->lock_until_ms = entry_locked(e, now_ms) ? e->lock_until_ms : 0;
     e->lock_until_ms = 0;
@@ -236,10 +245,14 @@ suspect_rc_t mem_op_unblock(suspect_store_t *store, const suspect_rule_t *rule,
     entry_t *e = shard_find(sh, h);
 
     (void)err;
-    if (e != NULL) {
+    if (suspect_rule_metered(rule)) {
+        meter_unblock(e, mem_mtab_find(sh, h[1]), rule, now_ms, out);
+    } else if (e != NULL) {
         entry_unblock(e, rule, now_ms, out);
+    }
+    if (e != NULL) {
         mem_name_drop(sh, e);
-        if (entry_empty(e, now_ms) && e->ext == NULL) {
+        if (entry_empty(e) && e->ext == NULL) {
             mem_shard_remove(sh, e);
         }
     }
@@ -339,25 +352,63 @@ static void entry_insert_hits(entry_t *e, uint32_t k, int64_t at_ms)
     e->count = n + k;
 }
 
-/* Seeds rule's meter in *ep: takes at at_ms what it lacks at now of hits
- * units in use (the prefill op's "at least hits", suspect_store_impl.h). */
-static suspect_rc_t mem_meter_prefill(shard_t *sh, entry_t **ep,
-                                      const suspect_rule_t *rule, uint32_t hits,
-                                      int64_t at_ms, int64_t now_ms)
+/* Fills rule's meter of the identity h (entry e, NULL = none) in sh:
+ * takes at at_ms what it lacks at now of hits units in use (the prefill
+ * op's "at least hits", suspect_store_impl.h). */
+static suspect_rc_t meter_prefill(memstore_t *ms, shard_t *sh, entry_t *e,
+                                  const uint64_t h[2],
+                                  const suspect_rule_t *rule, uint32_t hits,
+                                  int64_t at_ms, int64_t now_ms)
 {
+    working_set_t ws = {{NULL}, NULL, 0};
+    mcell_t *c = mem_mtab_find(sh, h[1]);
     suspect_window_state_t st;
-    suspect_rc_t rc;
+    bool full = false;
 
-    mem_meter_adopt(*ep, rule);
-    mem_meter_state(*ep, rule, now_ms, &st);
+    if (e != NULL) {
+        mem_meter_adopt(e, rule);
+    }
+    mem_meter_state(e, c, rule, now_ms, &st);
     if (st.in_window >= hits) {
         return SUSPECT_OK;
     }
-    rc = mem_meter_reserve(sh, ep);
-    if (rc == SUSPECT_OK) {
-        mem_meter_take(*ep, rule, at_ms, hits - st.in_window);
-        entry_set_rule(*ep, rule);
+    if (c == NULL) {
+        c = mem_meter_new(ms, sh, &ws, h[1], now_ms, &full);
     }
+    if (c == NULL) {
+        return full ? SUSPECT_E_FULL : SUSPECT_E_NOMEM;
+    }
+    mem_meter_take(c, rule, at_ms, hits - st.in_window, now_ms,
+                   e != NULL ? e->lock_until_ms : 0);
+    return SUSPECT_OK;
+}
+
+/* Fills rule's log of hits of the identity h in sh with hits at at_ms. */
+static suspect_rc_t log_prefill(memstore_t *ms, shard_t *sh, entry_t *e,
+                                const uint64_t h[2], const suspect_rule_t *rule,
+                                uint32_t hits, int64_t at_ms, int64_t now_ms)
+{
+    working_set_t ws = {{NULL}, NULL, 0};
+    suspect_rc_t rc = SUSPECT_OK;
+    bool full = false;
+
+    if (e == NULL) {
+        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
+    }
+    if (e == NULL) {
+        return full ? SUSPECT_E_FULL : SUSPECT_E_NOMEM;
+    }
+    entry_trim(e, now_ms - (int64_t)rule->window_s * 1000);
+    if (e->count < hits) {
+        uint32_t k = hits - e->count;
+
+        rc = mem_entry_reserve_n(sh, &e, rule, k);
+        if (rc == SUSPECT_OK) {
+            entry_insert_hits(e, k, at_ms);
+            entry_set_rule(e, rule);
+        }
+    }
+    (void)mem_entry_tidy(sh, e, now_ms);
     return rc;
 }
 
@@ -367,9 +418,7 @@ suspect_rc_t mem_op_prefill(suspect_store_t *store, const suspect_rule_t *rule,
 {
     memstore_t *ms = (memstore_t *)store;
     int64_t cutoff = now_ms - (int64_t)rule->window_s * 1000;
-    working_set_t ws = {{NULL}, 0};
-    suspect_rc_t rc = SUSPECT_OK;
-    bool full = false;
+    suspect_rc_t rc;
     uint64_t h[2];
     shard_t *sh;
     entry_t *e;
@@ -381,28 +430,9 @@ suspect_rc_t mem_op_prefill(suspect_store_t *store, const suspect_rule_t *rule,
     }
     sh = lock_key(ms, key, h);
     e = shard_find(sh, h);
-    if (e == NULL) {
-        e = mem_shard_insert(ms, sh, &ws, h, 0, now_ms, &full);
-    }
-    if (e != NULL && suspect_rule_metered(rule)) {
-        rc = mem_meter_prefill(sh, &e, rule, hits, at_ms, now_ms);
-        (void)mem_entry_tidy(sh, e, now_ms);
-    } else if (e != NULL) {
-        mem_meter_adopt(e, rule);
-        entry_trim(e, cutoff);
-        if (e->count < hits) {
-            uint32_t k = hits - e->count;
-
-            rc = mem_entry_reserve_n(sh, &e, rule, k);
-            if (rc == SUSPECT_OK) {
-                entry_insert_hits(e, k, at_ms);
-                entry_set_rule(e, rule);
-            }
-        }
-        (void)mem_entry_tidy(sh, e, now_ms);
-    } else {
-        rc = full ? SUSPECT_E_FULL : SUSPECT_E_NOMEM;
-    }
+    rc = suspect_rule_metered(rule)
+             ? meter_prefill(ms, sh, e, h, rule, hits, at_ms, now_ms)
+             : log_prefill(ms, sh, e, h, rule, hits, at_ms, now_ms);
     pthread_mutex_unlock(&sh->mu);
     if (rc != SUSPECT_OK) {
         return suspect_err_set(err, rc, NULL, 0, "memory store: %s",

@@ -21,9 +21,11 @@
  * recently used), the first expired one, else the first looked at: the
  * counter with the fewest hits, the least recently used among equals.
  * Without a counter, it drops a held entry that holds nothing any more
- * (among the 16 least recently used); a held entry is never evicted.  A
- * shard full of held entries takes no new entry: the insert fails (*full)
- * and the decision with it (SUSPECT_E_FULL), so the locks hold and the
+ * (among the 16 least recently used); a held entry is never evicted.
+ * Meters (mem_meter_table.c) count against the same bound and go last:
+ * an ended one, else the one that ends first.  A
+ * shard full of held entries and meters takes no new one: the insert fails
+ * (*full) and the decision with it (SUSPECT_E_FULL), so the locks hold and the
  * operator's max_entries, not an attacker's flood, is the bound.
  *
  * What a flood costs.  A counter of h hits (below its limit) goes only
@@ -112,19 +114,8 @@ static void lru_push_head(shard_t *sh, entry_t *e)
 
 void mem_lru_touch(shard_t *sh, entry_t *e, int64_t now_ms)
 {
-    bool held;
-    uint32_t rank;
-
-    if (e->metered) {
-        /* one reading of the meter gives both (entry_at_limit()) */
-        uint32_t load = entry_meter_load(e, now_ms, &held);
-
-        held = held || entry_locked(e, now_ms) || entry_ext_live(e, now_ms);
-        rank = held ? 0 : rank_of(load);
-    } else {
-        held = entry_held(e, now_ms);
-        rank = held ? 0 : rank_of(e->count);
-    }
+    bool held = entry_held(e, now_ms);
+    uint32_t rank = held ? 0 : rank_of(e->count);
 
     if (*list_head(sh, e) == e && e->held == held && e->rank == rank) {
         return;
@@ -291,22 +282,24 @@ static bool shard_evict_one(shard_t *sh, const working_set_t *ws,
     return false;
 }
 
-/* Makes room for one more entry in sh; false when the shard is full and
- * nothing may go. */
-static bool shard_make_room(memstore_t *ms, shard_t *sh,
-                            const working_set_t *ws, int64_t now_ms)
+bool mem_shard_make_room(memstore_t *ms, shard_t *sh, const working_set_t *ws,
+                         int64_t now_ms)
 {
-    size_t own = 0;
+    size_t own;
 
     shard_expire(sh, ws, now_ms);
-    if (sh->count < ms->max_per_shard || shard_evict_one(sh, ws, now_ms)) {
+    mem_mtab_expire(sh, ws, now_ms, EXPIRE_ON_INSERT);
+    if (sh->count + sh->mcount < ms->max_per_shard ||
+        shard_evict_one(sh, ws, now_ms) || mem_mtab_evict_one(sh, ws, now_ms)) {
         return true;
     }
-    /* The decision's own entries do not count against the bound. */
+    /* The decision's own entries and cells do not count against the
+     * bound. */
+    own = mem_mtab_own(sh, ws);
     for (size_t i = 0; i < ws->n; i++) {
         own += ws->e[i] != NULL && shard_find(sh, ws->e[i]->h) == ws->e[i];
     }
-    return sh->count < ms->max_per_shard + own;
+    return sh->count + sh->mcount < ms->max_per_shard + own;
 }
 
 /* Creates the entry h with cap ring cells at the LRU head of sh, making
@@ -322,7 +315,7 @@ entry_t *mem_shard_insert(memstore_t *ms, shard_t *sh, const working_set_t *ws,
     if (full != NULL) {
         *full = false;
     }
-    if (!shard_make_room(ms, sh, ws, now_ms)) {
+    if (!mem_shard_make_room(ms, sh, ws, now_ms)) {
         if (full != NULL) {
             *full = true;
         }
@@ -387,14 +380,10 @@ suspect_rc_t mem_entry_grow(shard_t *sh, entry_t **ep, uint32_t cap)
         return SUSPECT_E_NOMEM;
     }
     memcpy(e, old, sizeof(*e));
-    if (old->metered) {
-        memcpy(e->hits, old->hits, METER_CELLS * sizeof(int64_t));
-    } else {
-        for (uint32_t i = 0; i < old->count; i++) {
-            e->hits[i] = old->hits[ring_index(old, i)];
-        }
-        e->head = 0;
+    for (uint32_t i = 0; i < old->count; i++) {
+        e->hits[i] = old->hits[ring_index(old, i)];
     }
+    e->head = 0;
     e->cap = cap;
     *chain_link(sh, old) = e;
     if (e->lru_prev != NULL) {

@@ -24,12 +24,13 @@
  * A decision (ms_decide):
  *   1. hash the n keys, lock their shards in ascending index (each once), so
  *      that threads deciding overlapping sets never deadlock;
- *   2. find each entry (no allocation), drop hits with t <= now - window,
- *      compute its suspect_window_state_t (a missing entry is all zero);
+ *   2. find each entry and meter cell (no allocation), drop hits with
+ *      t <= now - window, compute its suspect_window_state_t (a missing
+ *      entry is all zero);
  *   3. suspect_policy_evaluate();
- *   4. reserve: create the entries the plan writes to (a lock or a hit) and
- *      grow rings that must take a hit; on failure, free what this step
- *      created and return SUSPECT_E_NOMEM, the store unchanged in meaning;
+ *   4. reserve: create the entries and cells the plan writes to (a lock,
+ *      a hit, a meter) and grow rings that must take a hit; on failure,
+ *      free what this step created and return SUSPECT_E_NOMEM;
  *   5. apply (cannot fail): new locks, the hit on every identity when
  *      allowed, window_s;
  *   6. free entries left with no hit and no live lock, move the others to
@@ -57,8 +58,7 @@
 
 static const suspect_store_ops_t memstore_ops;
 
-/* ---- locking --------------------------------------------------------------
- */
+/* ---- locking ------------------------------------------------------------ */
 
 /* Sorts the distinct shard indexes of idx[0..n-1] into out; returns how
  * many. */
@@ -98,8 +98,7 @@ static void unlock_shards(memstore_t *ms, const size_t *order, size_t m)
     }
 }
 
-/* ---- decide ---------------------------------------------------------------
- */
+/* ---- decide ------------------------------------------------------------- */
 
 /* One decision's identities: hashes, shards, entries (NULL = none yet). */
 typedef struct decision_ctx {
@@ -112,7 +111,8 @@ typedef struct decision_ctx {
     uint64_t h[SUSPECT_MAX_IDENTITIES][2];
     size_t shard[SUSPECT_MAX_IDENTITIES];
     bool created[SUSPECT_MAX_IDENTITIES];
-    working_set_t ws; /* ws.e[i] is identity i's entry */
+    bool mcreated[SUSPECT_MAX_IDENTITIES]; /* a meter cell made by step 4 */
+    working_set_t ws;                      /* ws.e[i] is identity i's entry */
     size_t order[SUSPECT_MAX_IDENTITIES];
     size_t m; /* distinct shards, in order[0..m) */
 } decision_ctx_t;
@@ -147,6 +147,8 @@ static suspect_rc_t ctx_begin(decision_ctx_t *ctx, suspect_store_t *store,
     ctx->n = n;
     ctx->ticket = NULL;
     ctx->m = 0;
+    ctx->ws.h = (const uint64_t(*)[2])ctx->h;
+    ctx->ws.n = 0;
     if (!ctx_hash(ctx, keys)) {
         return suspect_err_set(err, SUSPECT_E_STORE, NULL, 0,
                                "memory store: two identities share a hash");
@@ -162,10 +164,6 @@ static void entry_state(entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
 {
     int64_t window_ms = (int64_t)rule->window_s * 1000;
 
-    if (suspect_rule_metered(rule)) {
-        mem_meter_state(e, rule, now_ms, st);
-        return;
-    }
     memset(st, 0, sizeof(*st));
     if (e == NULL) {
         return;
@@ -185,23 +183,39 @@ static void entry_state(entry_t *e, const suspect_rule_t *rule, int64_t now_ms,
  * by the state. */
 static void ctx_read(decision_ctx_t *ctx, suspect_window_state_t *st)
 {
+    bool metered = suspect_rule_metered(ctx->rule);
+
     ctx->ws.n = ctx->n;
     for (size_t i = 0; i < ctx->n; i++) {
         shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
         ctx->ws.e[i] = shard_find(sh, ctx->h[i]);
         ctx->created[i] = false;
+        ctx->mcreated[i] = false;
         if (ctx->ws.e[i] != NULL) {
             mem_meter_adopt(ctx->ws.e[i], ctx->rule);
             (void)mem_ext_expire(sh, &ctx->ws.e[i], ctx->rule, ctx->now_ms);
         }
-        entry_state(ctx->ws.e[i], ctx->rule, ctx->now_ms, &st[i]);
+        if (metered) {
+            mem_meter_state(ctx->ws.e[i], mem_mtab_find(sh, ctx->h[i][1]),
+                            ctx->rule, ctx->now_ms, &st[i]);
+        } else {
+            entry_state(ctx->ws.e[i], ctx->rule, ctx->now_ms, &st[i]);
+        }
     }
 }
 
-/* Undoes step 4: frees the entries it created (they hold nothing yet). */
+/* Undoes step 4: frees the entries and cells it created (they hold
+ * nothing yet). */
 static void ctx_rollback(decision_ctx_t *ctx)
 {
     for (size_t i = 0; i < ctx->n; i++) {
+        shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
+        mcell_t *c = ctx->mcreated[i] ? mem_mtab_find(sh, ctx->h[i][1]) : NULL;
+
+        if (c != NULL) {
+            mem_mtab_remove(sh, c);
+        }
+        ctx->mcreated[i] = false;
         if (ctx->created[i]) {
             mem_shard_remove(shard_at(ctx->ms, ctx->shard[i]), ctx->ws.e[i]);
             ctx->ws.e[i] = NULL;
@@ -210,21 +224,45 @@ static void ctx_rollback(decision_ctx_t *ctx)
     }
 }
 
-/* The allocations identity i needs for the plan. */
+/* The meter cell identity i needs for the plan. */
+static suspect_rc_t ctx_reserve_meter(decision_ctx_t *ctx, shard_t *sh,
+                                      size_t i)
+{
+    bool full = false;
+
+    if (mem_mtab_find(sh, ctx->h[i][1]) != NULL) {
+        return SUSPECT_OK;
+    }
+    if (mem_meter_new(ctx->ms, sh, &ctx->ws, ctx->h[i][1], ctx->now_ms,
+                      &full) == NULL) {
+        return full ? SUSPECT_E_FULL : SUSPECT_E_NOMEM;
+    }
+    ctx->mcreated[i] = true;
+    return SUSPECT_OK;
+}
+
+/* The allocations identity i needs for the plan: a meter counts in its
+ * cell, and takes an entry only for a lock or offences. */
 static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
                                     const suspect_plan_t *plan, size_t i)
 {
     shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
     bool metered = suspect_rule_metered(ctx->rule);
     bool resv = plan->record && ctx->ticket != NULL && !metered;
-    bool hit = plan->record && (ctx->ticket == NULL || metered);
-    uint32_t first = metered ? METER_CELLS
-                     : ctx->rule->limit_count < INITIAL_RING
+    bool hit = plan->record && ctx->ticket == NULL && !metered;
+    uint32_t first = ctx->rule->limit_count < INITIAL_RING
                          ? ctx->rule->limit_count
                          : INITIAL_RING;
 
-    if (ctx->ws.e[i] == NULL &&
-        (plan->record || plan->lock_until_ms[i] || plan->offences[i])) {
+    if (metered && plan->record) {
+        suspect_rc_t rc = ctx_reserve_meter(ctx, sh, i);
+
+        if (rc != SUSPECT_OK) {
+            return rc;
+        }
+    }
+    if (ctx->ws.e[i] == NULL && ((plan->record && !metered) ||
+                                 plan->lock_until_ms[i] || plan->offences[i])) {
         bool full = false;
 
         ctx->ws.e[i] = mem_shard_insert(ctx->ms, sh, &ctx->ws, ctx->h[i],
@@ -234,11 +272,7 @@ static suspect_rc_t ctx_reserve_one(decision_ctx_t *ctx,
         }
         ctx->created[i] = true;
     }
-    if (hit && metered && mem_meter_reserve(sh, &ctx->ws.e[i]) != SUSPECT_OK) {
-        return SUSPECT_E_NOMEM;
-    }
-    if (hit && !metered &&
-        mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
+    if (hit && mem_entry_reserve(sh, &ctx->ws.e[i], ctx->rule) != SUSPECT_OK) {
         return SUSPECT_E_NOMEM;
     }
     if ((resv || plan->offences[i] != 0) &&
@@ -262,36 +296,63 @@ static suspect_rc_t ctx_reserve(decision_ctx_t *ctx, const suspect_plan_t *plan)
     return SUSPECT_OK;
 }
 
+/* Step 5 for a meter: identity i's cell takes the request's cost (a
+ * reservation too: mem_meter.c), or learns of its new lock. */
+static void ctx_apply_meter(decision_ctx_t *ctx, const suspect_plan_t *plan,
+                            size_t i)
+{
+    shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
+    int64_t lock = ctx->ws.e[i] != NULL ? ctx->ws.e[i]->lock_until_ms : 0;
+    mcell_t *c;
+
+    if (!plan->record && plan->lock_until_ms[i] == 0) {
+        return; /* a denial: the meter stays as it was */
+    }
+    c = mem_mtab_find(sh, ctx->h[i][1]);
+    if (c == NULL) {
+        return; /* not recorded, and no meter yet */
+    }
+    if (plan->record) {
+        mem_meter_take(c, ctx->rule, ctx->now_ms, suspect_rule_cost(ctx->rule),
+                       ctx->now_ms, lock);
+    } else if (plan->lock_until_ms[i] != 0) {
+        suspect_meter_t m;
+
+        mem_meter_get(c, ctx->rule, &m);
+        mem_meter_put(c, ctx->rule, &m, ctx->now_ms, lock);
+    }
+}
+
 /* Steps 5 and 6: writes the plan (cannot fail), then tidies up. */
 static void ctx_apply(decision_ctx_t *ctx, const suspect_plan_t *plan)
 {
+    bool metered = suspect_rule_metered(ctx->rule);
+
     for (size_t i = 0; i < ctx->n; i++) {
         shard_t *sh = shard_at(ctx->ms, ctx->shard[i]);
         entry_t *e = ctx->ws.e[i];
-        if (e == NULL) {
-            continue;
-        }
-        if (plan->lock_until_ms[i] != 0) {
+
+        if (e != NULL && plan->lock_until_ms[i] != 0) {
             e->lock_until_ms = plan->lock_until_ms[i];
             mem_name_keep(ctx->ms, sh, e, ctx->keys[i].buf,
                           ctx->keys[i].window_len);
         }
-        if (plan->offences[i] != 0) {
+        if (e != NULL && plan->offences[i] != 0) {
             e->ext->offences = plan->offences[i];
             e->ext->offence_until_ms = plan->offence_until_ms[i];
         }
-        if (plan->record && suspect_rule_metered(ctx->rule)) {
-            /* a reservation takes its cost at once (mem_meter.c) */
-            mem_meter_take(e, ctx->rule, ctx->now_ms,
-                           suspect_rule_cost(ctx->rule));
-        } else if (plan->record && ctx->ticket != NULL) {
+        if (metered) {
+            ctx_apply_meter(ctx, plan, i);
+        } else if (e != NULL && plan->record && ctx->ticket != NULL) {
             mem_ext_add_resv(e, ctx->ticket->id, ctx->ticket->at_ms,
                              ctx->ticket->end_ms);
-        } else if (plan->record) {
+        } else if (e != NULL && plan->record) {
             entry_record(e, ctx->now_ms);
         }
-        entry_set_rule(e, ctx->rule);
-        ctx->ws.e[i] = mem_entry_tidy(sh, e, ctx->now_ms);
+        if (e != NULL) {
+            entry_set_rule(e, ctx->rule);
+            ctx->ws.e[i] = mem_entry_tidy(sh, e, ctx->now_ms);
+        }
     }
 }
 
@@ -372,6 +433,23 @@ static suspect_rc_t entry_settle(shard_t *sh, entry_t **ep,
     return SUSPECT_OK;
 }
 
+/* Settles ticket's metered reservation of the identity h1 (entry e, NULL =
+ * none): a success gives its cost back. */
+static void meter_settle(shard_t *sh, const entry_t *e, uint64_t h1,
+                         const suspect_rule_t *rule,
+                         const suspect_ticket_t *ticket, bool failed,
+                         int64_t now_ms)
+{
+    mcell_t *c = mem_mtab_find(sh, h1);
+
+    if (c == NULL ||
+        suspect_policy_settle_counts(failed, ticket->end_ms, now_ms)) {
+        return;
+    }
+    mem_meter_give(c, rule, ticket->at_ms, suspect_rule_cost(rule), now_ms,
+                   e != NULL ? e->lock_until_ms : 0);
+}
+
 static suspect_rc_t ms_settle(suspect_store_t *store,
                               const suspect_rule_t *rule,
                               const suspect_key_t *keys, size_t n,
@@ -385,12 +463,8 @@ static suspect_rc_t ms_settle(suspect_store_t *store,
         shard_t *sh = shard_at(ctx.ms, ctx.shard[i]);
         entry_t *e = shard_find(sh, ctx.h[i]);
 
-        if (e != NULL && suspect_rule_metered(rule)) {
-            if (!suspect_policy_settle_counts(failed, ticket->end_ms, now_ms)) {
-                mem_meter_give(e, rule, ticket->at_ms, suspect_rule_cost(rule));
-            }
-            entry_set_rule(e, rule);
-            (void)mem_entry_tidy(sh, e, now_ms);
+        if (suspect_rule_metered(rule)) {
+            meter_settle(sh, e, ctx.h[i][1], rule, ticket, failed, now_ms);
         } else if (e != NULL) {
             rc = entry_settle(sh, &e, rule, ticket, failed, now_ms);
             entry_set_rule(e, rule);
@@ -414,6 +488,7 @@ static void memstore_destroy(memstore_t *ms, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         mem_shard_clear(shard_at(ms, i));
+        mem_mtab_clear(shard_at(ms, i));
         pthread_mutex_destroy(&shard_at(ms, i)->mu);
     }
     free(ms->cells_raw);
@@ -576,7 +651,19 @@ suspect_rc_t suspect_memstore_new(const suspect_memstore_opts_t *opts,
 }
 
 /* Adds up one counter of every shard, each read under its mutex. */
-static size_t memstore_sum(suspect_store_t *store, size_t offset)
+static size_t shard_size(const shard_t *sh)
+{
+    return sh->count + sh->mcount;
+}
+
+static size_t shard_bytes(const shard_t *sh)
+{
+    return sh->bytes;
+}
+
+/* part() added up over the shards, each under its mutex. */
+static size_t memstore_sum(suspect_store_t *store,
+                           size_t (*part)(const shard_t *))
 {
     memstore_t *ms = (memstore_t *)store;
     size_t total = 0;
@@ -587,23 +674,24 @@ static size_t memstore_sum(suspect_store_t *store, size_t offset)
     for (size_t i = 0; i < ms->nshards; i++) {
         shard_t *sh = shard_at(ms, i);
         pthread_mutex_lock(&sh->mu);
-        total += *(const size_t *)((const char *)sh + offset);
+        total += part(sh);
         pthread_mutex_unlock(&sh->mu);
     }
     return total;
 }
 
-/* The number of identities held now; 0 for a store that is not a memory
- * store. */
+/* The entries and meters held now (an identity with a meter and a lock
+ * has both); 0 for a store that is not a memory store. */
 size_t suspect_memstore_size(suspect_store_t *store)
 {
-    return memstore_sum(store, offsetof(shard_t, count));
+    return memstore_sum(store, shard_size);
 }
 
-/* The bytes allocated now for entries (64 bytes each plus 8 per ring cell)
- * and for the shards' bucket arrays; malloc's own overhead is not counted.
- * 0 for a store that is not a memory store. */
+/* The bytes allocated now for entries (72 bytes each plus 8 per ring
+ * cell), meter tables (32 bytes a cell) and the shards' bucket arrays;
+ * malloc's own overhead is not counted.  0 for a store that is not a
+ * memory store. */
 size_t suspect_memstore_bytes(suspect_store_t *store)
 {
-    return memstore_sum(store, offsetof(shard_t, bytes));
+    return memstore_sum(store, shard_bytes);
 }

@@ -1,12 +1,19 @@
 /*
- * test_mem_meter.c - the memory store's metered entries (suite
- * "mem-meter", policy/memory/mem_meter.c): a bucket's identity costs the
- * same whatever its limit and hits, the failover wrapper's prefill op fills
- * a meter, and an action whose algorithm changes starts afresh with its
- * lock and its offence count kept.
+ * test_mem_meter.c - the memory store's meters (suite "mem-meter",
+ * policy/memory/mem_meter.c and mem_meter_table.c): a bucket's identity
+ * costs at most 64 bytes whatever its limit and hits, the meter table
+ * finds every identity through growth and removals, eviction drops the
+ * meters that end first and never a held one, a lock lives beside its
+ * meter, every allocation failing leaves the store as it was, the
+ * failover wrapper's prefill op fills a meter, and an action whose
+ * algorithm changes starts afresh with its lock and its offence count
+ * kept.
  */
 #include <CUnit/CUnit.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "alloc.h"
 
 #include "suites.h"
 #include "suspect_store_impl.h"
@@ -15,14 +22,31 @@
 #define T0  1710000012345LL
 #define SEC 1000LL
 
-static suspect_store_t *new_store(void)
+static suspect_store_t *store_of(size_t max, unsigned shards)
 {
-    suspect_memstore_opts_t opts = {1000, 1};
+    suspect_memstore_opts_t opts = {max, shards};
     suspect_store_t *store = NULL;
 
     CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(&opts, &store, NULL),
                           SUSPECT_OK);
     return store;
+}
+
+static suspect_store_t *new_store(void)
+{
+    return store_of(1000, 1);
+}
+
+/* The tokens in use of value's bucket under rule at now. */
+static uint32_t in_use(suspect_store_t *store, const suspect_rule_t *rule,
+                       const char *value, int64_t now_ms)
+{
+    suspect_key_t key = test_key(rule->action, value);
+    suspect_status_t st;
+
+    CU_ASSERT_EQUAL(suspect_store_status(store, rule, &key, now_ms, &st, NULL),
+                    SUSPECT_OK);
+    return st.in_window;
 }
 
 static bool allowed(suspect_store_t *store, const suspect_rule_t *rule,
@@ -38,8 +62,8 @@ static bool allowed(suspect_store_t *store, const suspect_rule_t *rule,
 }
 
 /* A bucket of 5,000 an hour: 100 identities of 50 requests cost what 100
- * of 1 do (88 bytes an entry: 72 and a meter of 16); a sliding log's
- * grow with their hits. */
+ * of 1 do, at most 64 bytes each (32-byte cells, the table at least half
+ * full); a sliding log's grow with their hits. */
 static void test_constant_memory(void)
 {
     suspect_rule_t bucket = {
@@ -60,9 +84,8 @@ static void test_constant_memory(void)
     }
     CU_ASSERT_EQUAL(suspect_memstore_size(a), 100);
     CU_ASSERT_EQUAL(suspect_memstore_bytes(a), suspect_memstore_bytes(b));
-    /* the bucket array grew the same way in both; entries are 88 bytes */
-    CU_ASSERT(suspect_memstore_bytes(a) - base >= 100 * 88 &&
-              suspect_memstore_bytes(a) - base <= 100 * 88 + 8 * 256);
+    CU_ASSERT(suspect_memstore_bytes(a) - base >= 100 * 32 &&
+              suspect_memstore_bytes(a) - base <= 100 * 64);
     CU_ASSERT(suspect_memstore_bytes(c) >
               suspect_memstore_bytes(b) + 100 * 300);
     suspect_store_free(a);
@@ -123,12 +146,186 @@ static void test_offences_kept(void)
     suspect_store_free(store);
 }
 
+/* 20,000 identities in one shard's table (it grows 11 times), every
+ * third reset (cells shift back over the gap): each of the others still
+ * has its own count, and the reset ones start from nothing. */
+static void test_table_finds_all(void)
+{
+    suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
+    suspect_store_t *store = store_of(100000, 1);
+    const int n = 20000;
+    int wrong = 0;
+    char v[16];
+
+    for (int i = 0; i < n; i++) {
+        snprintf(v, sizeof(v), "p%d", i);
+        for (int k = 0; k <= i % 3; k++) {
+            CU_ASSERT_TRUE(allowed(store, &r, v, T0));
+        }
+    }
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), (size_t)n);
+    for (int i = 0; i < n; i += 3) {
+        suspect_key_t key;
+
+        snprintf(v, sizeof(v), "p%d", i);
+        key = test_key("Otp", v);
+        CU_ASSERT_EQUAL(
+            suspect_store_reset(store, &key, SUSPECT_RESET_ALL, NULL),
+            SUSPECT_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(v, sizeof(v), "p%d", i);
+        wrong += in_use(store, &r, v, T0) !=
+                 (i % 3 == 0 ? 0u : (uint32_t)(i % 3) + 1);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), (size_t)(n - (n + 2) / 3));
+    suspect_store_free(store);
+}
+
+/* A full store of 64 meters: a flood of fresh identities, one token
+ * each, ten times the store, pushes out its own cells and keeps the
+ * victims' meters that hold more, and the full one. */
+static void test_eviction_keeps_fuller(void)
+{
+    suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
+    suspect_store_t *store = store_of(64, 1);
+    char v[16];
+
+    for (int k = 0; k < 3; k++) {
+        CU_ASSERT_TRUE(allowed(store, &r, "victim", T0));
+    }
+    for (int k = 0; k < 5; k++) {
+        CU_ASSERT_TRUE(allowed(store, &r, "full", T0));
+    }
+    for (int i = 0; i < 640; i++) {
+        snprintf(v, sizeof(v), "flood%d", i);
+        CU_ASSERT_TRUE(allowed(store, &r, v, T0 + 1 + i / 100));
+        CU_ASSERT(suspect_memstore_size(store) <= 64);
+    }
+    CU_ASSERT_EQUAL(in_use(store, &r, "victim", T0 + 10), 3);
+    CU_ASSERT_EQUAL(in_use(store, &r, "full", T0 + 10), 5);
+    CU_ASSERT_FALSE(allowed(store, &r, "full", T0 + 10));
+    suspect_store_free(store);
+}
+
+/* A store full of full buckets takes no new identity (SUSPECT_E_FULL)
+ * and keeps them; once their tokens come back, it takes one again. */
+static void test_full_of_held(void)
+{
+    suspect_rule_t r = {"Otp", 1, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
+    suspect_store_t *store = store_of(8, 1);
+    suspect_key_t key = test_key("Otp", "late");
+    suspect_decision_t d;
+    char v[16];
+
+    for (int i = 0; i < 8; i++) {
+        snprintf(v, sizeof(v), "p%d", i);
+        CU_ASSERT_TRUE(allowed(store, &r, v, T0));
+    }
+    CU_ASSERT_EQUAL(
+        suspect_store_decide(store, &r, &key, 1, T0 + SEC, &d, NULL),
+        SUSPECT_E_FULL);
+    CU_ASSERT_FALSE(allowed(store, &r, "p3", T0 + SEC));
+    CU_ASSERT_EQUAL(
+        suspect_store_decide(store, &r, &key, 1, T0 + 61 * SEC, &d, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_TRUE(d.allowed);
+    suspect_store_free(store);
+}
+
+static int count_lock(void *arg, const char *key, size_t len, int64_t until_ms)
+{
+    (void)key;
+    (void)len;
+    (void)until_ms;
+    (*(int *)arg)++;
+    return 0;
+}
+
+/* An empty bucket with BlockDuration locks: the lock lives in an entry
+ * beside the meter, is listed, and unblock lifts it and makes room for
+ * one request. */
+static void test_lock_beside_meter(void)
+{
+    suspect_rule_t r = {"Otp", 2, 60, 300, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET,
+                        0,     0};
+    suspect_store_t *store = new_store();
+    suspect_key_t key = test_key("Otp", "l");
+    suspect_unblock_t u;
+    suspect_status_t st;
+    int locks = 0;
+
+    CU_ASSERT_TRUE(allowed(store, &r, "l", T0));
+    CU_ASSERT_TRUE(allowed(store, &r, "l", T0));
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 1);
+    CU_ASSERT_FALSE(allowed(store, &r, "l", T0));
+    CU_ASSERT_EQUAL(suspect_memstore_size(store), 2); /* cell and lock */
+    CU_ASSERT_EQUAL(suspect_store_status(store, &r, &key, T0, &st, NULL),
+                    SUSPECT_OK);
+    CU_ASSERT_EQUAL(st.locked_until_ms, T0 + 300 * SEC);
+    CU_ASSERT_EQUAL(st.in_window, 2);
+    CU_ASSERT_EQUAL(
+        suspect_store_foreach_locked(store, "", T0, count_lock, &locks, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(locks, 1);
+    /* the tokens came back after 60 s; the lock still holds */
+    CU_ASSERT_FALSE(allowed(store, &r, "l", T0 + 100 * SEC));
+    memset(&u, 0, sizeof(u));
+    CU_ASSERT_EQUAL(
+        suspect_store_unblock(store, &r, &key, T0 + 100 * SEC, &u, NULL),
+        SUSPECT_OK);
+    CU_ASSERT_EQUAL(u.lock_until_ms, T0 + 300 * SEC);
+    CU_ASSERT_TRUE(allowed(store, &r, "l", T0 + 100 * SEC));
+    suspect_store_free(store);
+}
+
+/* Every allocation failing in turn while a decision makes a cell that
+ * grows the table: out of memory, and the store as it was. */
+static void test_out_of_memory(void)
+{
+    suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
+    char v[16];
+
+    for (long k = 1; k <= 3; k++) {
+        suspect_store_t *store = store_of(1000, 1);
+        suspect_key_t key = test_key("Otp", "new");
+        suspect_decision_t d;
+        int i;
+
+        for (i = 0; i < 13; i++) { /* 13 of 16 cells: the next grows */
+            snprintf(v, sizeof(v), "p%d", i);
+            CU_ASSERT_TRUE(allowed(store, &r, v, T0));
+        }
+        suspect_test_fail_alloc_after(k);
+        CU_ASSERT_EQUAL(suspect_store_decide(store, &r, &key, 1, T0, &d, NULL),
+                        k == 1 ? SUSPECT_E_NOMEM : SUSPECT_OK);
+        suspect_test_fail_alloc_after(-1);
+        for (i = 0; i < 13; i++) {
+            snprintf(v, sizeof(v), "p%d", i);
+            CU_ASSERT_EQUAL(in_use(store, &r, v, T0), 1);
+        }
+        CU_ASSERT_EQUAL(in_use(store, &r, "new", T0), k == 1 ? 0 : 1);
+        suspect_store_free(store);
+    }
+}
+
 int register_mem_meter_suite(void)
 {
     CU_pSuite s = CU_add_suite("mem-meter", NULL, NULL);
 
     if (s == NULL ||
         CU_add_test(s, "constant memory per identity", test_constant_memory) ==
+            NULL ||
+        CU_add_test(s, "table: 20,000 found through growth and removals",
+                    test_table_finds_all) == NULL ||
+        CU_add_test(s, "eviction: a flood keeps the fuller meters",
+                    test_eviction_keeps_fuller) == NULL ||
+        CU_add_test(s, "eviction: full of held meters", test_full_of_held) ==
+            NULL ||
+        CU_add_test(s, "a lock beside its meter", test_lock_beside_meter) ==
+            NULL ||
+        CU_add_test(s, "every allocation failing", test_out_of_memory) ==
             NULL ||
         CU_add_test(s, "prefill op", test_prefill) == NULL ||
         CU_add_test(s, "offences kept across an algorithm change",

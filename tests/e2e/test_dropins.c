@@ -7,7 +7,8 @@
  * test's directory (helpers/debian.h: only the port, pid, logs, temp
  * dirs, document root and user are moved there), the drop-in is
  * installed the way its header tells an operator (nginx: a snippet in
- * snippets/ included from the default site's server block; lighttpd:
+ * snippets/ included from the default site's server block, and the
+ * upstream that keeps its connections in conf.d/; lighttpd:
  * conf-available/ and lighty-enable-mod; Apache: a2enmod, a2enconf), the
  * server's own check must pass (nginx -t, lighttpd -tt, apache2 -t), and
  * then the server runs on that configuration in front of suspect-fcgi:
@@ -62,6 +63,11 @@ static void nginx_dropin(const char *example_conf, const char *snippet,
         deb_nginx_layout(e2e.dir, e2e.port, e2e.app,
                          php ? "index.php index.html" : "index.html") == 0);
     CU_ASSERT_FATAL(deb_nginx_snippet(e2e.dir, name, e2e_path(file, name)) ==
+                    0);
+    CU_ASSERT_FATAL(e2e_write_example("nginx/suspect-upstream.conf",
+                                      "suspect-upstream.conf", NULL) == 0);
+    CU_ASSERT_FATAL(deb_nginx_conf_d(e2e.dir, "suspect-upstream.conf",
+                                     e2e_path(file, "suspect-upstream.conf")) ==
                     0);
     CU_ASSERT_EQUAL_FATAL(deb_nginx_check(e2e.dir), 0);
     CU_ASSERT_FATAL(deb_nginx_start(&e2e.web, e2e.dir, e2e.port) == 0);

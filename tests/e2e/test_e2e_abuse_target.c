@@ -158,21 +158,10 @@ static void test_rewrite_auth_request(void)
         "location = /signin {\n    rewrite ^ /index.php?op=login last;\n}\n\n"
         "location ~ \\.php$ {",
         NULL};
-    char http[3 * TEST_PATH_MAX];
 
     CU_ASSERT_FATAL(e2e_start_backend("suspect-auth-request.xml", NULL) == 0);
-    CU_ASSERT_FATAL(
-        e2e_write_example("nginx/auth-request.conf", "site.conf", edits) == 0);
-    snprintf(http, sizeof(http),
-             "    server {\n"
-             "        listen 127.0.0.1:%d;\n"
-             "        server_name _;\n"
-             "        root %s;\n"
-             "        index index.php index.html;\n"
-             "        include %s/site.conf;\n"
-             "    }",
-             e2e.port, e2e.app, e2e.dir);
-    CU_ASSERT_FATAL(test_nginx_start(&e2e.web, e2e.dir, http, e2e.port) == 0);
+    CU_ASSERT_FATAL(e2e_start_nginx_edits("nginx/auth-request.conf", edits) ==
+                    0);
     CU_ASSERT_FATAL(performed_start() == 0);
     guesses_counted(targets, "victim", 2);
 }

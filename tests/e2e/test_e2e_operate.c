@@ -23,6 +23,12 @@
  * is full again, the decision log and the metrics name the algorithm,
  * and suspectctl reset empties the bucket.
  *
+ * Kept connections: through the shipped snippet and
+ * examples/nginx/suspect-upstream.conf, 20 requests one after another
+ * leave nginx's connection to suspect-fcgi open (the gauge
+ * suspect_fastcgi_connections), and all 20 went over at most nginx's
+ * workers' connections.
+ *
  * No values in logs: requests carrying marker values in the query, a
  * form, cookies, headers and an Authorization password meet every kind
  * of outcome (allowed, over the limit, locked, missing identity, ambiguous
@@ -478,6 +484,46 @@ static void test_token_bucket(void)
     }
 }
 
+/* The value of the unlabelled sample name in the daemon's metrics on
+ * mport; -1 when there is none. */
+static long metric(int mport, const char *name)
+{
+    char cmd[256], *out = NULL, *at;
+    long v = -1;
+
+    snprintf(cmd, sizeof(cmd), "curl -sf http://127.0.0.1:%d/metrics", mport);
+    if (sh(cmd, "metrics.out", &out) == 0 && out != NULL) {
+        for (at = strstr(out, name); at != NULL; at = strstr(at + 1, name)) {
+            if ((at == out || at[-1] == '\n') && at[strlen(name)] == ' ') {
+                v = strtol(at + strlen(name) + 1, NULL, 10);
+                break;
+            }
+        }
+    }
+    free(out);
+    return v;
+}
+
+static void test_kept_connections(void)
+{
+    const char *edits[3];
+    char with[1024], url[E2E_URL];
+    int mport = test_free_port();
+    long open, requests;
+
+    operate_edits(edits, with, sizeof(with), mport, "denials");
+    CU_ASSERT_EQUAL_FATAL(e2e_start_cgi(edits), 0);
+    for (int i = 0; i < 20; i++) {
+        CU_ASSERT_EQUAL(e2e_status((const char *[]){e2e_url(url, APP), NULL}),
+                        200);
+    }
+    /* nginx lets an idle one go after 4 s: read the gauge at once */
+    open = metric(mport, "suspect_fastcgi_connections");
+    requests = metric(mport, "suspect_fastcgi_requests_total");
+    CU_ASSERT(open >= 1);
+    CU_ASSERT(requests >= 20);
+}
+
 int register_operate_suite(void)
 {
     CU_pSuite s = CU_add_suite_with_setup_and_teardown("operate", NULL, NULL,
@@ -487,7 +533,8 @@ int register_operate_suite(void)
         !CU_add_test(s, "watch and steer the README's lock",
                      test_watch_and_steer) ||
         !CU_add_test(s, "no value in any log line", test_no_values_in_logs) ||
-        !CU_add_test(s, "a token bucket of OTP sends", test_token_bucket)) {
+        !CU_add_test(s, "a token bucket of OTP sends", test_token_bucket) ||
+        !CU_add_test(s, "nginx keeps its connections", test_kept_connections)) {
         return -1;
     }
     return 0;

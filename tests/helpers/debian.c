@@ -223,6 +223,14 @@ int deb_nginx_snippet(const char *root, const char *name, const char *file)
     return edit(root, "etc/nginx/sites-available/default", edits);
 }
 
+int deb_nginx_conf_d(const char *root, const char *name, const char *file)
+{
+    char rel[256];
+
+    snprintf(rel, sizeof(rel), "etc/nginx/conf.d/%s", name);
+    return copy_in(root, rel, file);
+}
+
 int deb_nginx_check(const char *root)
 {
     char conf[TEST_PATH_MAX];

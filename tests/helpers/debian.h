@@ -32,6 +32,10 @@ int deb_nginx_layout(const char *root, int port, const char *docroot,
  * includes it from the default site's server block.  0 or -1. */
 int deb_nginx_snippet(const char *root, const char *name, const char *file);
 
+/* Writes file (a path) as root/etc/nginx/conf.d/name, which nginx.conf
+ * includes at the http level.  0 or -1. */
+int deb_nginx_conf_d(const char *root, const char *name, const char *file);
+
 /* /etc/lighttpd under root/etc/lighttpd: lighttpd.conf on 127.0.0.1:port
  * with docroot as server.document-root.  0 or -1. */
 int deb_lighttpd_layout(const char *root, int port, const char *docroot);

@@ -237,10 +237,13 @@ int e2e_start_nginx_edits(const char *snippet, const char *const edits[])
 {
     char http[3 * TEST_PATH_MAX];
 
-    if (e2e_write_example(snippet, "site.conf", edits) != 0) {
+    if (e2e_write_example(snippet, "site.conf", edits) != 0 ||
+        e2e_write_example("nginx/suspect-upstream.conf", "upstream.conf",
+                          NULL) != 0) {
         return -1;
     }
     snprintf(http, sizeof(http),
+             "    include %s/upstream.conf;\n"
              "    server {\n"
              "        listen 127.0.0.1:%d;\n"
              "        server_name _;\n"
@@ -248,7 +251,7 @@ int e2e_start_nginx_edits(const char *snippet, const char *const edits[])
              "        index index.php index.html;\n"
              "        include %s/site.conf;\n"
              "    }",
-             e2e.port, e2e.app, e2e.dir);
+             e2e.dir, e2e.port, e2e.app, e2e.dir);
     return test_nginx_start(&e2e.web, e2e.dir, http, e2e.port);
 }
 

@@ -78,15 +78,14 @@ int e2e_prepare_backend(const char *example_conf,
 int e2e_start_backend(const char *example_conf, const char *const conf_edits[]);
 
 /* Starts nginx with the examples/ snippet (written to DIR/site.conf) in
- * the server block of a site on e2e.port serving DIR/app, as the
- * snippet's header says to install it.  0 or -1. */
+ * the server block of a site on e2e.port serving DIR/app, and
+ * examples/nginx/suspect-upstream.conf at the http level, as the
+ * snippet's header says to install them.  0 or -1. */
 int e2e_start_nginx(const char *snippet);
-/* The same with extra {from, to, ..., NULL} replacements in the snippet
- * (e.g. a fastcgi_param of a misconfigured site). */
-int e2e_start_nginx_edits(const char *snippet, const char *const edits[]);
 
 /* e2e_start_nginx() with the {from, to, ..., NULL} replacements edits
- * made in the snippet.  0 or -1. */
+ * made in the snippet (e.g. a fastcgi_param of a misconfigured site).
+ * 0 or -1. */
 int e2e_start_nginx_edits(const char *snippet, const char *const edits[]);
 
 /* Starts suspect-fcgi alone on the DIR/suspect.xml written by

@@ -4,7 +4,8 @@
  * costs at most 64 bytes whatever its limit and hits, the meter table
  * finds every identity through growth and removals, eviction drops the
  * meters that end first and never a held one, a lock lives beside its
- * meter, every allocation failing leaves the store as it was, the
+ * meter, every allocation failing leaves the store as it was, random
+ * decisions and resets answer as meter.c does on a model, the
  * failover wrapper's prefill op fills a meter, and an action whose
  * algorithm changes starts afresh with its lock and its offence count
  * kept.
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "meter.h"
 
 #include "suites.h"
 #include "suspect_store_impl.h"
@@ -310,6 +312,62 @@ static void test_out_of_memory(void)
     }
 }
 
+/* 200,000 random decisions and resets over 3,000 identities of one
+ * shard, the clock moving on so meters end and go (expiry on insert
+ * removes cells while others are placed): every answer is the one
+ * meter.c gives on a meter kept aside per identity. */
+static void test_random_against_model(void)
+{
+    enum { IDS = 3000, OPS = 200000 };
+    suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
+    suspect_store_t *store = store_of(100000, 1);
+    static suspect_meter_t model[IDS];
+    uint32_t x = 2463534242u;
+    int64_t now = T0;
+    int wrong = 0;
+    char v[16];
+
+    memset(model, 0, sizeof(model));
+    for (int op = 0; op < OPS; op++) {
+        uint32_t id;
+
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        id = x % IDS;
+        now += (int64_t)(x >> 24) * 4; /* 0 to 1 s */
+        snprintf(v, sizeof(v), "p%u", id);
+        if (x % 50 == 0) {
+            suspect_key_t key = test_key("Otp", v);
+
+            CU_ASSERT_EQUAL(
+                suspect_store_reset(store, &key, SUSPECT_RESET_ALL, NULL),
+                SUSPECT_OK);
+            memset(&model[id], 0, sizeof(model[id]));
+        } else {
+            suspect_window_state_t st = {0};
+            bool fits;
+
+            suspect_meter_read(&r, &model[id], now, &st);
+            fits = st.in_window + 1 <= 5;
+            if (fits) {
+                suspect_meter_take(&r, &model[id], now, 1);
+            }
+            wrong += allowed(store, &r, v, now) != fits;
+        }
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    for (uint32_t id = 0; id < IDS; id++) {
+        suspect_window_state_t st = {0};
+
+        snprintf(v, sizeof(v), "p%u", id);
+        suspect_meter_read(&r, &model[id], now, &st);
+        wrong += in_use(store, &r, v, now) != st.in_window;
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    suspect_store_free(store);
+}
+
 int register_mem_meter_suite(void)
 {
     CU_pSuite s = CU_add_suite("mem-meter", NULL, NULL);
@@ -327,6 +385,8 @@ int register_mem_meter_suite(void)
             NULL ||
         CU_add_test(s, "every allocation failing", test_out_of_memory) ==
             NULL ||
+        CU_add_test(s, "200,000 random decisions against meter.c",
+                    test_random_against_model) == NULL ||
         CU_add_test(s, "prefill op", test_prefill) == NULL ||
         CU_add_test(s, "offences kept across an algorithm change",
                     test_offences_kept) == NULL) {

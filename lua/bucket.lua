@@ -52,18 +52,19 @@
 --       "<t> <units> <member> ...": hits a host admitted at t while Redis
 --       was away, each taken at its own time once.  Returns now, hits
 --       taken.
+-- A number argument costs a strtod() (a microsecond of Redis CPU): the
+-- ones a decision does not need are read where they are used, and flags
+-- are compared as strings (the C side writes 0 for "none", and a block
+-- factor above 100 or 0).
 local op = ARGV[2]
-local algo = tonumber(ARGV[3])
+local counter = ARGV[3] == '2'
 local limit = tonumber(ARGV[4])
 local window = tonumber(ARGV[5])
 local cap = tonumber(ARGV[6])
 local cost = tonumber(ARGV[7])
-local block = tonumber(ARGV[8])
-local pct = tonumber(ARGV[9])
-local ceiling = tonumber(ARGV[10])
-local period = tonumber(ARGV[11])
+local blocks = ARGV[8] ~= '0'
+local escalates = blocks and ARGV[9] ~= '0'
 local apart = ARGV[12] == '1'
-local COUNTER = 2
 local U32 = 4294967295
 
 local function ceil_div(a, b)
@@ -88,84 +89,86 @@ if iv < 1 then
     iv = 1
 end
 
+-- The meter at k: {at, cur, prev}, zeros when absent.
 local function load(k)
     local v = redis.call('GET', k)
-    local m = {0, 0, 0}
-    if v then
-        local i = 1
-        for f in string.gmatch(v, '%-?%d+') do
-            m[i] = tonumber(f)
-            i = i + 1
-        end
+    if not v then
+        return {0, 0, 0}
     end
-    return m
+    if not counter then
+        return {tonumber(v), 0, 0}
+    end
+    local a, c, p = string.match(v, '^(%-?%d+) (%-?%d+) (%-?%d+)$')
+    return {tonumber(a), tonumber(c), tonumber(p)}
 end
 
-local function end_ms(m)
-    if algo == COUNTER then
-        if m[2] > 0 then
-            return m[1] + 2 * window
-        elseif m[3] > 0 then
-            return m[1] + window
-        end
-        return m[1]
-    end
-    return ceil_div(m[1], 1000)
-end
-
+-- Writes m to k, to live until the meter says nothing any more
+-- (suspect_meter_end_ms()) and SLACK after; an empty one is deleted.
 local function store(k, m)
-    local e = end_ms(m)
+    local e
+    if not counter then
+        e = m[1] > 0 and math.floor((m[1] + 999) / 1000) or 0
+    elseif m[2] > 0 then
+        e = m[1] + 2 * window
+    elseif m[3] > 0 then
+        e = m[1] + window
+    else
+        e = m[1]
+    end
     if e <= now then
         redis.call('DEL', k)
         return
     end
     local v = ms(m[1])
-    if algo == COUNTER then
+    if counter then
         v = v .. ' ' .. ms(m[2]) .. ' ' .. ms(m[3])
     end
     redis.call('SET', k, v, 'PX', ms(e - now + SLACK))
 end
 
--- ---- the counter's windows ----
+-- ---- the counter's windows (made only for a counter) ----
 
-local function roll(m, t)
-    local k = t - t % window
-    if k <= m[1] then
-        return
+local roll, carried, counter_free_at
+if counter then
+    roll = function(m, t)
+        local k = t - t % window
+        if k <= m[1] then
+            return
+        end
+        if k == m[1] + window then
+            m[3] = m[2]
+        else
+            m[3] = 0
+        end
+        m[2] = 0
+        m[1] = k
     end
-    if k == m[1] + window then
-        m[3] = m[2]
-    else
-        m[3] = 0
-    end
-    m[2] = 0
-    m[1] = k
-end
 
-local function carried(prev, e)
-    if e < 0 then
-        e = 0
+    carried = function(prev, e)
+        if e < 0 then
+            e = 0
+        end
+        return ceil_div(prev * (window - e), window)
     end
-    return ceil_div(prev * (window - e), window)
-end
 
-local function counter_free_at(c)
-    local r = limit - cost - c[2]
-    if r >= 0 and c[3] > 0 then
-        return c[1] + window - math.floor(r * window / c[3])
+    counter_free_at = function(c)
+        local r = limit - cost - c[2]
+        if r >= 0 and c[3] > 0 then
+            return c[1] + window - math.floor(r * window / c[3])
+        end
+        r = limit - cost
+        if r < 0 or c[2] <= 0 then
+            return c[1] + window
+        end
+        return c[1] + window + window - math.floor(r * window / c[2])
     end
-    r = limit - cost
-    if r < 0 or c[2] <= 0 then
-        return c[1] + window
-    end
-    return c[1] + window + window - math.floor(r * window / c[2])
 end
 
 -- ---- meter.c's interface ----
 
 -- in_window, free_at of m at now
 local function read(m)
-    if algo == COUNTER then
+    if counter then
         local c = {m[1], m[2], m[3]}
         roll(c, now)
         local used = carried(c[3], now - c[1]) + c[2]
@@ -178,16 +181,23 @@ local function read(m)
         end
         return clamp(used), free_at
     end
-    local inw = clamp(ceil_div(m[1] - now * 1000, iv))
-    local free_at = 0
-    if inw + cost > cap then
-        free_at = ceil_div(m[1] - (cap - cost) * iv, 1000)
+    local debt = m[1] - now * 1000
+    if debt <= 0 then
+        return 0, 0 -- full (a cost never exceeds the capacity)
     end
-    return inw, free_at
+    local inw = math.floor((debt + iv - 1) / iv)
+    if inw >= U32 then
+        inw = U32
+    end
+    if inw + cost > cap then
+        -- the moment the debt is down to (cap - cost) intervals (> 0 here)
+        return inw, math.floor((m[1] - (cap - cost) * iv + 999) / 1000)
+    end
+    return inw, 0
 end
 
 local function take(m, at, units)
-    if algo == COUNTER then
+    if counter then
         local k = at - at % window
         if k >= m[1] then
             roll(m, at)
@@ -202,52 +212,6 @@ local function take(m, at, units)
         from = m[1]
     end
     m[1] = from + units * iv
-end
-
-local function give(m, at, units)
-    if algo == COUNTER then
-        local k = at - at % window
-        local i = 0
-        if k == m[1] then
-            i = 2
-        elseif k == m[1] - window then
-            i = 3
-        end
-        if i > 0 then
-            m[i] = m[i] - math.min(m[i], units)
-        end
-        return
-    end
-    m[1] = m[1] - units * iv
-end
-
-local function make_room(m)
-    if algo == COUNTER then
-        roll(m, now)
-        local e = now - m[1]
-        if e < 0 then
-            e = 0
-        end
-        local before = carried(m[3], e) + m[2]
-        if before + cost <= limit then
-            return 0
-        end
-        local r = limit - cost - m[2]
-        if r >= 0 then
-            m[3] = math.min(math.floor(r * window / (window - e)), m[3])
-        else
-            m[3] = 0
-            m[2] = math.min(limit - cost, m[2])
-        end
-        return clamp(before - carried(m[3], e) - m[2])
-    end
-    local target = now * 1000 + (cap - cost) * iv
-    if m[1] <= target then
-        return 0
-    end
-    local given = clamp(ceil_div(m[1] - target, iv))
-    m[1] = target
-    return given
 end
 
 -- ---- locks and offences, as decide.lua keeps them ----
@@ -265,11 +229,13 @@ end
 
 -- ---- the operations ----
 
+-- The answer is built as it goes: per identity 11 values and the meter
+-- (3), read and then, once every identity is allowed, after its take.
 local function decide(record)
     local per = apart and 2 or 3
     local n = #KEYS / per
-    local out = {now, 0}
-    local allowed = true
+    -- sized for one identity at once (a table that grows is reallocated)
+    local res = {now, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
     local meters = {}
     for i = 1, n do
         local lk, mk, ok
@@ -285,20 +251,21 @@ local function decide(record)
         meters[i] = m
         local inw, free_at = read(m)
         local offences = 0
-        if pct > 100 and block > 0 then
+        if escalates then
             offences = offences_of(ok)
         end
         local new_lock, new_offences = 0, 0
         if lu > now then
-            allowed = false
+            res[2] = 0
         elseif inw + cost > cap then
-            allowed = false
-            if block > 0 then
+            res[2] = 0
+            if blocks then
                 local k = 0
-                if pct > 100 then
+                if escalates then
                     k = offences + 1
                 end
-                local d = lock_ms(k, block, pct, ceiling)
+                local d = lock_ms(k, tonumber(ARGV[8]), tonumber(ARGV[9]),
+                                  tonumber(ARGV[10]))
                 new_lock = now + d
                 if not apart then
                     redis.call('SET', lk, ARGV[12 + i] .. '|until=' ..
@@ -306,41 +273,37 @@ local function decide(record)
                 end
                 if k > 0 then
                     new_offences = k
+                    local period = tonumber(ARGV[11])
                     redis.call('SET', ok, k .. '|until=' ..
                                ms(new_lock + period), 'PX', ms(d + period))
                 end
             end
         end
-        local o = #out
-        out[o + 1] = lu
-        out[o + 2] = inw
-        out[o + 3] = free_at
-        out[o + 4] = new_lock
-        out[o + 5] = 0
-        out[o + 6] = 0
-        out[o + 7] = offences
-        out[o + 8] = new_offences
-        out[o + 9] = m[1]
-        out[o + 10] = m[2]
-        out[o + 11] = m[3]
+        local o = 14 * i - 12
+        res[o + 1] = lu
+        res[o + 2] = inw
+        res[o + 3] = free_at
+        res[o + 4] = new_lock
+        res[o + 5] = 0
+        res[o + 6] = 0
+        res[o + 7] = offences
+        res[o + 8] = new_offences
+        res[o + 9] = m[1]
+        res[o + 10] = m[2]
+        res[o + 11] = m[3]
+        res[o + 12] = m[1]
+        res[o + 13] = m[2]
+        res[o + 14] = m[3]
     end
-    for i = 1, n do
-        local m = meters[i]
-        if allowed and record then
+    if res[2] == 1 and record then
+        for i = 1, n do
+            local m, o = meters[i], 14 * i - 12
             take(m, now, cost)
             store(KEYS[per * i - 1], m)
+            res[o + 12] = m[1]
+            res[o + 13] = m[2]
+            res[o + 14] = m[3]
         end
-    end
-    -- the meter after, at 12..14 of each identity
-    local res = {out[1], allowed and 1 or 0}
-    for i = 1, n do
-        local b = 2 + 11 * (i - 1)
-        for j = 1, 11 do
-            res[#res + 1] = out[b + j]
-        end
-        res[#res + 1] = meters[i][1]
-        res[#res + 1] = meters[i][2]
-        res[#res + 1] = meters[i][3]
     end
     return res
 end
@@ -350,6 +313,23 @@ if op == 'decide' or op == 'read' then
 end
 
 if op == 'give' then
+    local function give(m, at, units)
+        if counter then
+            local k = at - at % window
+            local i = 0
+            if k == m[1] then
+                i = 2
+            elseif k == m[1] - window then
+                i = 3
+            end
+            if i > 0 then
+                m[i] = m[i] - math.min(m[i], units)
+            end
+            return
+        end
+        m[1] = m[1] - units * iv
+    end
+
     local at = tonumber(ARGV[13])
     local done = 0
     for i = 1, #KEYS do
@@ -378,6 +358,35 @@ if op == 'status' then
 end
 
 if op == 'room' then
+    local function make_room(m)
+        if counter then
+            roll(m, now)
+            local e = now - m[1]
+            if e < 0 then
+                e = 0
+            end
+            local before = carried(m[3], e) + m[2]
+            if before + cost <= limit then
+                return 0
+            end
+            local r = limit - cost - m[2]
+            if r >= 0 then
+                m[3] = math.min(math.floor(r * window / (window - e)), m[3])
+            else
+                m[3] = 0
+                m[2] = math.min(limit - cost, m[2])
+            end
+            return clamp(before - carried(m[3], e) - m[2])
+        end
+        local target = now * 1000 + (cap - cost) * iv
+        if m[1] <= target then
+            return 0
+        end
+        local given = clamp(ceil_div(m[1] - target, iv))
+        m[1] = target
+        return given
+    end
+
     local lu, mk = 0, KEYS[1]
     if not apart then
         lu = lock_until(KEYS[1])

@@ -67,21 +67,26 @@ local escalates = blocks and ARGV[9] ~= '0'
 local apart = ARGV[12] == '1'
 local U32 = 4294967295
 
-local function ceil_div(a, b)
-    if a <= 0 then
-        return 0
+-- Helpers are closures made on every call: each is made only where it
+-- is used (a counter's reads, unblock's room, offences that escalate).
+local ceil_div, clamp
+if counter or op == 'room' then
+    ceil_div = function(a, b)
+        if a <= 0 then
+            return 0
+        end
+        return math.floor((a + b - 1) / b)
     end
-    return math.floor((a + b - 1) / b)
-end
 
-local function clamp(v)
-    if v <= 0 then
-        return 0
+    clamp = function(v)
+        if v <= 0 then
+            return 0
+        end
+        if v >= U32 then
+            return U32
+        end
+        return v
     end
-    if v >= U32 then
-        return U32
-    end
-    return v
 end
 
 local iv = math.floor(window * 1000 / (limit ~= 0 and limit or 1))
@@ -216,15 +221,18 @@ end
 
 -- ---- locks and offences, as decide.lua keeps them ----
 
-local function offences_of(ok)
-    local v = redis.call('GET', ok)
-    if v then
-        local c, u = string.match(v, '^(%d+)|until=(%d+)$')
-        if c and tonumber(u) > now then
-            return tonumber(c), tonumber(u)
+local offences_of
+if escalates or op == 'status' then
+    offences_of = function(ok)
+        local v = redis.call('GET', ok)
+        if v then
+            local c, u = string.match(v, '^(%d+)|until=(%d+)$')
+            if c and tonumber(u) > now then
+                return tonumber(c), tonumber(u)
+            end
         end
+        return 0, 0
     end
-    return 0, 0
 end
 
 -- ---- the operations ----

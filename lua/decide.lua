@@ -55,18 +55,19 @@
 -- each bound is formatted once per script and only when used, constants
 -- are passed as strings, the answer is made at its size, and the code
 -- stays inline.  Only commands of examples/redis/suspect-acl.conf are
--- used.  An allowed identity is then ZRANGEBYSCORE (reservations), GET (lock),
+-- used.  A number argument costs a strtod(): the ones every decision
+-- needs are read here, the others where they are used, and flags are
+-- compared as strings (the C side writes 0 for "none": a block factor is
+-- 0 unless the rule escalates, which needs a block).  An allowed identity is then ZRANGEBYSCORE (reservations), GET (lock),
 -- ZCOUNT, ZADD, ZREMRANGEBYSCORE, PEXPIRE; a denied one the first three
 -- (and a ZRANGEBYSCORE for when one more hit fits, and the lock's SET,
 -- when it is over the limit).
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-local block = tonumber(ARGV[4])
+local blocks = ARGV[4] ~= '0'
 local member = ARGV[5]
-local ttl = tonumber(ARGV[6])
-local pct = tonumber(ARGV[7])
-local ceiling = tonumber(ARGV[8])
-local period = tonumber(ARGV[9])
+local reserves = ARGV[6] ~= '0'
+local escalates = ARGV[7] ~= '0'
 local apart = #KEYS == 3
 local n = apart and 1 or #KEYS / 4
 local now_s = ARGV[1]
@@ -127,7 +128,7 @@ for i = 1, n do
     end
     local count = redis.call('ZCOUNT', wk, low, '+inf')
     local offences = 0
-    if pct > 100 and block > 0 then
+    if escalates then
         local v = redis.call('GET', ok)
         if v then
             local c, u = string.match(v, '^(%d+)|until=(%d+)$')
@@ -146,15 +147,17 @@ for i = 1, n do
         allowed = false
     elseif count + pending >= limit then
         allowed = false
-        if count >= limit and block > 0 then
-            local k = pct > 100 and offences + 1 or 0
-            local d = lock_ms(k, block, pct, ceiling)
+        if count >= limit and blocks then
+            local k = escalates and offences + 1 or 0
+            local d = lock_ms(k, tonumber(ARGV[4]), tonumber(ARGV[7]),
+                              tonumber(ARGV[8]))
             new_lock = now + d
             if not apart then
                 redis.call('SET', lk, ARGV[9 + i] .. '|until=' ..
                            ms(new_lock), 'PX', ms(d))
             end
             if k > 0 then
+                local period = tonumber(ARGV[9])
                 new_offences = k
                 redis.call('SET', ok, k .. '|until=' .. ms(new_lock + period),
                            'PX', ms(d + period))
@@ -172,8 +175,9 @@ for i = 1, n do
     out[o + 7] = new_offences
 end
 if allowed and member ~= '' then
+    local ttl = reserves and tonumber(ARGV[6])
     for i = 1, n do
-        if ttl > 0 then
+        if reserves then
             local sk = apart and KEYS[2] or KEYS[4 * i - 1]
             redis.call('ZADD', sk, ms(now + ttl), now_s .. ':' .. member)
             if redis.call('PTTL', sk) < ttl + window + SLACK then

@@ -81,6 +81,9 @@
 
 #define EVENTS    128
 #define LINGER_MS 5000
+/* How long the front may serve requests itself after each wait for
+ * events, before it reads and accepts again (answers_here()). */
+#define IN_FRONT_NS 1000000LL
 
 typedef struct fc_list {
     conn_t *head, *tail;
@@ -106,6 +109,8 @@ struct fc_front {
     bool stop;                                /* refuse new connections */
     bool done;                                /* the thread has ended */
     bool stopping; /* the front thread's copy of stop */
+    fc_scratch_t scratch; /* lent to the requests served here */
+    long long until_ns;   /* serving here until then (mono_ns()) */
 };
 
 /* epoll tags of the two descriptors that are not connections. */
@@ -322,37 +327,6 @@ static bool take_stream(fc_front_t *f, conn_t *c)
     return false;
 }
 
-/*
- * c's PARAMS have arrived: it goes to the workers when its body is in the
- * buffer (or it has none), or when one of the streams is free (the worker
- * then reads the body as it comes).  Otherwise it waits in STREAM, still
- * read ahead, so a body that arrives a moment after its PARAMS needs no
- * stream; once the buffer is full it is no longer read, and waits for one.
- * True when c waits; false when it was handed over.
- */
-static bool body_ahead(fc_front_t *f, conn_t *c)
-{
-    ssize_t r = 0;
-
-    while (!mw_fc_body_buffered(c) && (r = mw_fc_fill(c)) > 0) {
-    }
-    account(f, c);
-    if (mw_fc_body_buffered(c) || (r < 0 && r != -EAGAIN)) {
-        /* in, or the peer went away or broke: the worker meets the end */
-        queue(f, c);
-        return false;
-    }
-    if (take_stream(f, c)) {
-        queue(f, c);
-        return false;
-    }
-    move_to(f, c, FC_AT_STREAM, c->deadline_ms);
-    if (!wants_events(c)) {
-        unwatch(f, c);
-    }
-    return true;
-}
-
 /* Starts lingering (c is in epoll). */
 static void start_linger(fc_front_t *f, conn_t *c)
 {
@@ -363,6 +337,91 @@ static void start_linger(fc_front_t *f, conn_t *c)
     if (mw_fc_linger_step(c) != 0) {
         close_conn(f, c);
     }
+}
+
+/* ---- answering in the front ---------------------------------------------- */
+
+/* What body_ahead() did with c. */
+enum {
+    AHEAD_WAITS,  /* in STREAM, for its body or a stream */
+    AHEAD_GONE,   /* handed over, closed, or lingering */
+    AHEAD_SERVED, /* served here, idle in the front again */
+};
+
+/* Whether the front serves c's request itself (its body is in): the
+ * handler answers its role without blocking, and the front has not spent
+ * its IN_FRONT_NS since it last waited for events. */
+static bool answers_here(fc_front_t *f, conn_t *c)
+{
+    return f->sh->answers_in_front != NULL && f->scratch.out != NULL &&
+           mono_ns() < f->until_ns &&
+           f->sh->answers_in_front(c->req.role, f->sh->arg);
+}
+
+/* Serves c's request here (see the file comment): AHEAD_SERVED when c
+ * waits in the front for its next request, else AHEAD_GONE (it closed,
+ * lingers, or went to a worker to send what its peer did not read). */
+static int serve_here(fc_front_t *f, conn_t *c)
+{
+    int next = mw_fc_run_in_front(c, &f->scratch);
+
+    if (c->unsent != NULL) {
+        c->after = next;
+        queue(f, c);
+        return AHEAD_GONE;
+    }
+    free(c->pbuf);
+    c->pbuf = NULL;
+    c->pcap = 0;
+    mw_fc_shrink(c);
+    account(f, c);
+    if (next == FC_NEXT_KEEP && !f->stopping) {
+        move_to(f, c, FC_AT_IDLE, mono_ms() + f->sh->idle_timeout_ms);
+        return AHEAD_SERVED;
+    }
+    if (next == FC_NEXT_LINGER) {
+        start_linger(f, c);
+        if (c->at == FC_AT_LINGER) {
+            watch(f, c);
+        }
+    } else {
+        close_conn(f, c);
+    }
+    return AHEAD_GONE;
+}
+
+/*
+ * c's PARAMS have arrived: it is served here when the front may answer it
+ * (answers_here()); else it goes to the workers when its body is in the
+ * buffer (or it has none), or when one of the streams is free (the worker
+ * then reads the body as it comes).  Otherwise it waits in STREAM, still
+ * read ahead, so a body that arrives a moment after its PARAMS needs no
+ * stream; once the buffer is full it is no longer read, and waits for one.
+ */
+static int body_ahead(fc_front_t *f, conn_t *c)
+{
+    ssize_t r = 0;
+
+    while (!mw_fc_body_buffered(c) && (r = mw_fc_fill(c)) > 0) {
+    }
+    account(f, c);
+    if (mw_fc_body_buffered(c) && answers_here(f, c)) {
+        return serve_here(f, c);
+    }
+    if (mw_fc_body_buffered(c) || (r < 0 && r != -EAGAIN)) {
+        /* in, or the peer went away or broke: the worker meets the end */
+        queue(f, c);
+        return AHEAD_GONE;
+    }
+    if (take_stream(f, c)) {
+        queue(f, c);
+        return AHEAD_GONE;
+    }
+    move_to(f, c, FC_AT_STREAM, c->deadline_ms);
+    if (!wants_events(c)) {
+        unwatch(f, c);
+    }
+    return AHEAD_WAITS;
 }
 
 /* What the front does with the result r of a step that was neither MORE
@@ -410,10 +469,14 @@ static bool advance(fc_front_t *f, conn_t *c)
         int r;
 
         if (c->phase == FC_PH_BODY) {
-            bool waits = body_ahead(f, c);
+            int ahead = body_ahead(f, c);
 
             enforce_budget(f); /* may close c, if it waits */
-            return waits && c->at != FC_AT_DEAD;
+            if (ahead == AHEAD_SERVED && c->at == FC_AT_IDLE &&
+                c->in_len > c->in_off) {
+                continue; /* the next request came with the last one */
+            }
+            return ahead != AHEAD_GONE && c->at != FC_AT_DEAD;
         }
         r = mw_fc_front_step(c);
         account(f, c);
@@ -640,6 +703,7 @@ static void *front_main(void *arg)
             break;
         }
         n = epoll_wait(f->epfd, evs, EVENTS, timeout);
+        f->until_ns = mono_ns() + IN_FRONT_NS;
         for (int i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
 
@@ -677,9 +741,13 @@ fc_front_t *mw_fc_front_new(fc_shared_t *sh, int listen_fd)
     f->epfd = epoll_create1(EPOLL_CLOEXEC);
     f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     f->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (sh->answers_in_front != NULL) {
+        f->scratch.out = suspect_malloc(FCGI_HEADER_LEN + FCGI_MAX_CONTENT);
+    }
     pthread_mutex_init(&f->mu, NULL);
     pthread_cond_init(&f->cv, NULL);
     if (f->epfd < 0 || f->wake_fd < 0 ||
+        (sh->answers_in_front != NULL && f->scratch.out == NULL) ||
         fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK) !=
             0) {
         mw_fc_front_free(f);
@@ -800,6 +868,7 @@ void mw_fc_front_free(fc_front_t *f)
     if (f->spare_fd >= 0) {
         close(f->spare_fd);
     }
+    mw_fc_scratch_free(&f->scratch);
     pthread_mutex_destroy(&f->mu);
     pthread_cond_destroy(&f->cv);
     free(f);

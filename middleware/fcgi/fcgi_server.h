@@ -34,6 +34,7 @@
 #ifndef MW_FCGI_SERVER_H
 #define MW_FCGI_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,15 @@
  */
 typedef void (*mw_handler_fn)(mw_req_t *req, void *arg);
 
+/*
+ * Whether the handler answers every request of role (MW_ROLE_*) without
+ * blocking: no upstream, no program, no store or file that may wait; its
+ * reads of the body (already arrived whole) and its writes never wait
+ * either.  Called on the front thread before the request's variables are
+ * decoded; true lets the front serve such requests itself.
+ */
+typedef bool (*mw_front_fn)(int role, void *arg);
+
 typedef struct mw_server_opts {
     int listen_fd;               /* borrowed; the caller closes it after free */
     unsigned workers;            /* threads; 0 = 16 */
@@ -59,7 +69,8 @@ typedef struct mw_server_opts {
     size_t max_connections;      /* held at once; 0 = what RLIMIT_NOFILE leaves
                                     once the workers' descriptors are kept */
     mw_handler_fn handler;
-    void *arg;
+    mw_front_fn answers_in_front; /* NULL: every request goes to a worker */
+    void *arg;                    /* of both */
 } mw_server_opts_t;
 
 typedef struct mw_server mw_server_t;
@@ -67,6 +78,7 @@ typedef struct mw_server mw_server_t;
 typedef struct mw_server_stats {
     uint64_t connections; /* accepted */
     uint64_t requests;    /* handed to the handler */
+    uint64_t in_front;    /* of them, served by the front thread itself */
     uint64_t bad_records; /* connections closed for a protocol error */
     uint64_t too_large;   /* requests refused: PARAMS over params_max */
     uint64_t aborted;     /* ABORT_REQUEST or the peer closed mid-request */

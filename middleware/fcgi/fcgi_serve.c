@@ -288,24 +288,25 @@ int mw_fc_run_in_front(conn_t *c, fc_scratch_t *s)
 {
     int next;
 
+    atomic_fetch_add(&c->srv->in_front, 1); /* before the answer leaves */
     mw_fc_lend(c, s);
     c->nowait = true;
     c->in_front = true;
     next = mw_fc_run(c);
     c->in_front = false;
     mw_fc_take_back(c, s);
-    atomic_fetch_add(&c->srv->in_front, 1);
     return next;
 }
 
 int mw_fc_send_unsent(conn_t *c)
 {
-    struct iovec iov = {c->unsent, c->unsent_len};
+    uint8_t *unsent = c->unsent;
+    struct iovec iov = {unsent, c->unsent_len};
     int r;
 
     c->unsent = NULL; /* sent now, not kept again */
     c->unsent_len = 0;
-    r = mw_fc_sendv(c, &iov, 1);
-    free(iov.iov_base);
+    r = mw_fc_sendv(c, &iov, 1); /* moves iov on */
+    free(unsent);
     return r == 0 ? c->after : FC_NEXT_CLOSE;
 }

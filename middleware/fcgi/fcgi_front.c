@@ -39,6 +39,18 @@
  * timeout, so its head has the nearest deadline: expiring is looking at
  * four heads.
  *
+ * Answering here: a request whose PARAMS and body are in, of a role the
+ * handler answers without ever blocking (sh->answers_in_front: the
+ * memory store, nothing forwarded), is served on this thread with its
+ * own scratch (mw_fc_run_in_front()), and no worker is woken: the two
+ * hand-offs cost most of what such a request costs.  The front does so
+ * for at most IN_FRONT_NS after each wait for events (the accepts and
+ * reads of that round included); past it, requests go to the workers,
+ * so a burst never keeps the front from reading for long.  A response
+ * that could not be sent at once is kept with the connection and goes to
+ * a worker to be sent (QUEUED with c->unsent); the connection then comes
+ * back as after any request.
+ *
  * Bounds: at most max_conns connections (the oldest idle one, else the
  * oldest lingering, else the oldest arriving one is closed to make room
  * for a new one: a connection that sends its request at once, as a web
@@ -53,9 +65,10 @@
  * bytes have arrived, requests arriving may finish arriving; the thread
  * ends when no connection is left anywhere (workers included).
  *
- * Length.  About 800 lines: one epoll loop and the six places it moves a
- * connection between.  Every transition reads and writes the same lists,
- * budgets and deadlines, so they are kept in one file to be read together.
+ * Length.  About 900 lines: one epoll loop, the six places it moves a
+ * connection between, and the requests it answers itself.  Every
+ * transition reads and writes the same lists, budgets and deadlines, so
+ * they are kept in one file to be read together.
  *
  * Ownership: the front frees every connection (mw_fc_conn_free), except
  * one that a worker gives back to close, which the worker frees (one
@@ -108,7 +121,7 @@ struct fc_front {
     fc_list_t back;                           /* given back by workers */
     bool stop;                                /* refuse new connections */
     bool done;                                /* the thread has ended */
-    bool stopping; /* the front thread's copy of stop */
+    bool stopping;        /* the front thread's copy of stop */
     fc_scratch_t scratch; /* lent to the requests served here */
     long long until_ns;   /* serving here until then (mono_ns()) */
 };

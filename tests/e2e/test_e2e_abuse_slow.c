@@ -320,19 +320,18 @@ static void slow_clients(bool auth, int port)
 
     snprintf(server, sizeof(server), "workers=\"8\" requestTimeout=\"%u\"",
              test_scale_ms(3000) / 1000);
-    snprintf(store, sizeof(store),
-             "<Store type=\"memory\"/>\n  <Metrics listen=\"tcp:127.0.0.1:%d\"/>",
-             port);
-    CU_ASSERT_FATAL((auth ? flt_start_auth(edits) : e2e_start_cgi(edits)) ==
-                    0);
+    snprintf(
+        store, sizeof(store),
+        "<Store type=\"memory\"/>\n  <Metrics listen=\"tcp:127.0.0.1:%d\"/>",
+        port);
+    CU_ASSERT_FATAL((auth ? flt_start_auth(edits) : e2e_start_cgi(edits)) == 0);
     CU_ASSERT_FATAL(attack_start(&s) == 0);
     t0 = mono_ms();
     /* A request slower than 3 s has failed; after 5 failures, stop. */
     for (; n < REQUESTS && n - ok < 5; n++) {
         flt_resp_t r;
 
-        snprintf(path, sizeof(path), "%s?op=promo&member=m%d&code=c", page,
-                 n);
+        snprintf(path, sizeof(path), "%s?op=promo&member=m%d&code=c", page, n);
         flt_http(&r, "GET", path, NULL, 3000);
         /* the body is chunked: the app's answer follows a length */
         if (r.status == 200 && r.complete && strstr(r.body, "ok promo")) {
@@ -364,8 +363,8 @@ static void slow_clients(bool auth, int port)
     snprintf(path, sizeof(path), "%s?op=promo&member=after&code=c", page);
     CU_ASSERT_EQUAL(flt_get(path), 200);
     if (auth) {
-        double front = flt_metric(
-            port, "\nsuspect_fastcgi_requests_in_front_total ");
+        double front =
+            flt_metric(port, "\nsuspect_fastcgi_requests_in_front_total ");
 
         fprintf(stderr, " [%.0f subrequests answered by the front]", front);
         CU_ASSERT_TRUE(front >= REQUESTS + 1);

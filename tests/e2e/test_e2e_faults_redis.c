@@ -421,8 +421,8 @@ static void test_redis_paused_front(void)
     char store[700], path[64];
     const char *edits[] = {"<Store type=\"memory\"/>", store, NULL};
     int port = test_free_port(), status[STUCK], ok = 0;
-    unsigned timeout_ms = test_scale_ms(20000) < 60000 ? test_scale_ms(20000)
-                                                       : 60000;
+    unsigned timeout_ms =
+        test_scale_ms(20000) < 60000 ? test_scale_ms(20000) : 60000;
     pthread_t th[STUCK];
 
     CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
@@ -438,8 +438,8 @@ static void test_redis_paused_front(void)
         CU_ASSERT_EQUAL_FATAL(
             pthread_create(&th[i], NULL, stuck_promo, &status[i]), 0);
     }
-    CU_ASSERT_TRUE(flt_metric_wait(port, "\nsuspect_workers_busy ", STUCK,
-                                   5000));
+    CU_ASSERT_TRUE(
+        flt_metric_wait(port, "\nsuspect_workers_busy ", STUCK, 5000));
     for (int i = 0; i < 20; i++) {
         snprintf(path, sizeof(path), "/index.php?n=%d", i); /* no route */
         ok += flt_get(path) == 200;

@@ -242,7 +242,8 @@ static void test_unread_response_finished_by_worker(void)
     request(&req, FCGI_AUTHORIZER, true, big, NULL);
     fd = fcc_connect(s.path);
     CU_ASSERT_EQUAL(fcc_send(fd, req.p, req.len, 0), 0);
-    CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, in_front), 1));
+    CU_ASSERT_TRUE(
+        tsrv_wait_stat(&s, offsetof(mw_server_stats_t, in_front), 1));
     /* the worker sending it waits for this peer; the front does not */
     CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, busy), 1));
     CU_ASSERT_EQUAL(authorize_n(&s, 5), 5);
@@ -272,7 +273,8 @@ static void test_unread_response_over_cap(void)
     request(&req, FCGI_AUTHORIZER, true, big, NULL);
     fd = fcc_connect(s.path);
     CU_ASSERT_EQUAL(fcc_send(fd, req.p, req.len, 0), 0);
-    CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, in_front), 1));
+    CU_ASSERT_TRUE(
+        tsrv_wait_stat(&s, offsetof(mw_server_stats_t, in_front), 1));
     CU_ASSERT_EQUAL(authorize_n(&s, 5), 5);
     CU_ASSERT_NOT_EQUAL(fcc_read_response(fd, 1, &resp, 5000), 0);
     CU_ASSERT_FALSE(resp.ended);

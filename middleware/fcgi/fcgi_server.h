@@ -13,6 +13,17 @@
  * FCGI_KEEP_CONN the connection waits in the front for its next request
  * until it has been idle for idle_timeout_ms.
  *
+ * Answered where it was read: a request the handler answers without ever
+ * blocking (mw_front_fn says so for its role: nothing forwarded, a store
+ * that never waits) whose body, if any, has arrived whole is served by
+ * the front thread itself, with the front's own scratch, and no worker is
+ * woken: the two thread hand-offs such a request would cost are most of
+ * what the cheapest requests cost.  The front answers at most 32 such
+ * requests after each wait for events; what arrives past them goes to
+ * the workers, so a burst never keeps the front from reading and
+ * accepting for long.  A response the front could not send without
+ * waiting (a peer that does not read) is finished by a worker.
+ *
  * Limits: a request must arrive whole (BEGIN_REQUEST to the end of its
  * STDIN) within request_timeout_ms, or its connection is closed; a body
  * larger than one record's buffer that is still arriving may hold at most

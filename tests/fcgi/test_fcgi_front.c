@@ -6,6 +6,8 @@
  *     request that waits, on new connections and on a kept one, and are
  *     counted in_front; a responder's request still goes to a worker and
  *     is answered once one is free;
+ *   - 40 requests waiting to be accepted at once: the front answers its
+ *     share of one round of events (32), the workers the rest;
  *   - a whole body is read where the request arrived; a body still
  *     arriving sends its request to a worker, as before;
  *   - a peer that does not read its response: the front keeps what it
@@ -17,12 +19,15 @@
  * deadlines (a held worker, a counter).
  */
 #include <CUnit/CUnit.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "helpers/backlog.h"
 #include "helpers/fcgiclient.h"
 #include "helpers/vgwrap.h"
 
@@ -167,6 +172,104 @@ static void test_answered_while_workers_held(void)
     tsrv_stop(&s);
 }
 
+/* A predicate that holds the front in its first call until released:
+ * what arrives meanwhile is there at once when it goes on. */
+typedef struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool armed, held, open;
+} gate_t;
+
+static bool gated_authorizers(int role, void *arg)
+{
+    gate_t *g = arg;
+
+    pthread_mutex_lock(&g->mu);
+    if (g->armed) {
+        g->armed = false;
+        g->held = true;
+        pthread_cond_broadcast(&g->cv);
+        while (!g->open) {
+            pthread_cond_wait(&g->cv, &g->mu);
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+    return role == MW_ROLE_AUTHORIZER;
+}
+
+/* Waits (scaled deadline) until the front is held; whether it is. */
+static bool gate_wait_held(gate_t *g)
+{
+    long long end = mono_ms() + test_scale_ms(5000);
+    bool held;
+
+    for (;;) {
+        pthread_mutex_lock(&g->mu);
+        held = g->held;
+        pthread_mutex_unlock(&g->mu);
+        if (held || mono_ms() >= end) {
+            return held;
+        }
+        usleep(1000);
+    }
+}
+
+static void gate_open(gate_t *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open = true;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* The front held in its first request while 40 more connections send
+ * theirs into the listen backlog; released, it accepts them in the same
+ * round and answers 31 more itself (32 in the round), the workers the
+ * other 9. */
+static void test_round_share(void)
+{
+    enum { MORE = 40 };
+    const char *params[] = {"MODE=params", NULL};
+    gate_t g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, true,
+                false, false};
+    mw_server_opts_t o;
+    fcbuf_t req = {0};
+    mw_server_stats_t st;
+    int first, fds[MORE], ok = 0;
+    tsrv_t s;
+
+    memset(&o, 0, sizeof(o));
+    o.workers = 2;
+    o.answers_in_front = gated_authorizers;
+    o.arg = &g;
+    tsrv_start_opts(&s, NULL, &o);
+    request(&req, FCGI_AUTHORIZER, false, params, NULL);
+    first = fcc_connect(s.path);
+    CU_ASSERT_EQUAL(fcc_send(first, req.p, req.len, 0), 0);
+    CU_ASSERT_TRUE_FATAL(gate_wait_held(&g));
+    for (int i = 0; i < MORE; i++) {
+        fds[i] = fcc_connect(s.path);
+        CU_ASSERT_EQUAL(fcc_send(fds[i], req.p, req.len, 0), 0);
+    }
+    CU_ASSERT_EQUAL(test_unix_backlog(s.path), MORE);
+    gate_open(&g);
+    for (int i = 0; i < MORE; i++) {
+        fcc_response_t resp = {0};
+
+        ok += fcc_read_response(fds[i], 1, &resp, 5000) == 0 &&
+              answered(&resp, "role=2");
+        fcbuf_free(&resp.out);
+        close(fds[i]);
+    }
+    CU_ASSERT_EQUAL(ok, MORE);
+    mw_server_stats(s.s, &st);
+    CU_ASSERT_EQUAL(st.requests, MORE + 1);
+    CU_ASSERT_EQUAL(st.in_front, 32);
+    close(first);
+    fcbuf_free(&req);
+    tsrv_stop(&s);
+}
+
 /* A whole body is read in the front; one still arriving goes to a
  * worker, which reads the rest as it comes. */
 static void test_body_in_or_coming(void)
@@ -292,6 +395,7 @@ int add_fcgi_front_tests(CU_pSuite s)
     } tests[] = {
         {"in front: answered while every worker is held",
          test_answered_while_workers_held},
+        {"in front: 32 a round, the rest to the workers", test_round_share},
         {"in front: a whole body read there, one coming to a worker",
          test_body_in_or_coming},
         {"in front: a response not read is finished by a worker",

@@ -30,8 +30,9 @@
  * every request goes to a worker, and a dead Redis never stalls the
  * thread that accepts and reads.  Forwarding waits for the application,
  * so only the roles and modes that forward nothing qualify: an
- * authorizer's request, and any request in the two deciding modes (which
- * read no body either).  Both are restart-only settings, read once.
+ * authorizer's request (it has no body), and any request in the two
+ * deciding modes (which read no body): the front answers them as soon as
+ * their variables are in.  Both are restart-only settings, read once.
  *
  * Each request is counted in the metrics (in flight, the store's and the
  * application's time, forwarding errors) and its decision recorded

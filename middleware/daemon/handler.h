@@ -14,8 +14,9 @@
 void mw_handler_request(mw_req_t *req, void *arg);
 
 /* Whether mw_handler_request() answers every request of role (MW_ROLE_*)
- * without blocking (mw_front_fn; arg is the daemon's mw_runtime_t): the
- * memory store, and nothing forwarded (see handler.c). */
+ * without blocking and without reading its body (mw_front_fn; arg is the
+ * daemon's mw_runtime_t): the memory store, and nothing forwarded (see
+ * handler.c). */
 bool mw_handler_answers_in_front(int role, void *arg);
 
 #endif

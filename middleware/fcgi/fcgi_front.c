@@ -39,9 +39,11 @@
  * timeout, so its head has the nearest deadline: expiring is looking at
  * four heads.
  *
- * Answering here: a request whose PARAMS and body are in, of a role the
- * handler answers without ever blocking (sh->answers_in_front: the
- * memory store, nothing forwarded), is served on this thread with its
+ * Answering here: a request whose PARAMS are in, of a role the handler
+ * answers without ever blocking and without reading a body
+ * (sh->answers_in_front: the memory store, nothing forwarded), is served
+ * on this thread the moment its PARAMS are in (what of its body has
+ * arrived is then dropped, the rest skipped as after any request), with its
  * own scratch (mw_fc_run_in_front()), and no worker is woken: the two
  * hand-offs cost most of what such a request costs.  The front does so
  * for at most IN_FRONT_MAX requests after each wait for events (about
@@ -363,9 +365,10 @@ enum {
     AHEAD_SERVED, /* served here, idle in the front again */
 };
 
-/* Whether the front serves c's request itself (its body is in): the
- * handler answers its role without blocking, and the front has not spent
- * its IN_FRONT_MAX since it last waited for events. */
+/* Whether the front serves c's request itself (its PARAMS are in): the
+ * handler answers its role without blocking and without reading a body,
+ * and the front has not spent its IN_FRONT_MAX since it last waited for
+ * events. */
 static bool answers_here(fc_front_t *f, conn_t *c)
 {
     return f->sh->answers_in_front != NULL && f->scratch.out != NULL &&
@@ -410,7 +413,8 @@ static int serve_here(fc_front_t *f, conn_t *c)
 
 /*
  * c's PARAMS have arrived: it is served here when the front may answer it
- * (answers_here()); else it goes to the workers when its body is in the
+ * (answers_here(): its handler reads no body, so whether the body is in
+ * does not matter); else it goes to the workers when its body is in the
  * buffer (or it has none), or when one of the streams is free (the worker
  * then reads the body as it comes).  Otherwise it waits in STREAM, still
  * read ahead, so a body that arrives a moment after its PARAMS needs no
@@ -420,12 +424,12 @@ static int body_ahead(fc_front_t *f, conn_t *c)
 {
     ssize_t r = 0;
 
+    if (answers_here(f, c)) {
+        return serve_here(f, c);
+    }
     while (!mw_fc_body_buffered(c) && (r = mw_fc_fill(c)) > 0) {
     }
     account(f, c);
-    if (mw_fc_body_buffered(c) && answers_here(f, c)) {
-        return serve_here(f, c);
-    }
     if (mw_fc_body_buffered(c) || (r < 0 && r != -EAGAIN)) {
         /* in, or the peer went away or broke: the worker meets the end */
         queue(f, c);

@@ -14,15 +14,15 @@
  * until it has been idle for idle_timeout_ms.
  *
  * Answered where it was read: a request the handler answers without ever
- * blocking (mw_front_fn says so for its role: nothing forwarded, a store
- * that never waits) whose body, if any, has arrived whole is served by
- * the front thread itself, with the front's own scratch, and no worker is
- * woken: the two thread hand-offs such a request would cost are most of
- * what the cheapest requests cost.  The front answers at most 32 such
- * requests after each wait for events; what arrives past them goes to
- * the workers, so a burst never keeps the front from reading and
- * accepting for long.  A response the front could not send without
- * waiting (a peer that does not read) is finished by a worker.
+ * blocking and without reading its body (mw_front_fn says so for its
+ * role: nothing forwarded, a store that never waits) is served by the
+ * front thread itself once its PARAMS are in, with the front's own
+ * scratch, and no worker is woken: the two thread hand-offs such a request
+ * would cost are most of what the cheapest requests cost.  The front answers at
+ * most 32 such requests after each wait for events; what arrives past them goes
+ * to the workers, so a burst never keeps the front from reading and accepting
+ * for long.  A response the front could not send without waiting (a peer that
+ * does not read) is finished by a worker.
  *
  * Limits: a request must arrive whole (BEGIN_REQUEST to the end of its
  * STDIN) within request_timeout_ms, or its connection is closed; a body
@@ -63,10 +63,11 @@ typedef void (*mw_handler_fn)(mw_req_t *req, void *arg);
 
 /*
  * Whether the handler answers every request of role (MW_ROLE_*) without
- * blocking: no upstream, no program, no store or file that may wait; its
- * reads of the body (already arrived whole) and its writes never wait
- * either.  Called on the front thread before the request's variables are
- * decoded; true lets the front serve such requests itself.
+ * blocking (no upstream, no program, no store or file that may wait) and
+ * without reading the body (the front serves the request once its
+ * PARAMS are in; a read there never waits and may find nothing).  Called
+ * on the front thread before the request's variables are decoded; true
+ * lets the front serve such requests itself.
  */
 typedef bool (*mw_front_fn)(int role, void *arg);
 

@@ -8,8 +8,8 @@
  *     is answered once one is free;
  *   - 40 requests waiting to be accepted at once: the front answers its
  *     share of one round of events (32), the workers the rest;
- *   - a whole body is read where the request arrived; a body still
- *     arriving sends its request to a worker, as before;
+ *   - a handler that reads no body is answered once the PARAMS are in,
+ *     its body still coming (skipped, as after any request);
  *   - a peer that does not read its response: the front keeps what it
  *     could not send and a worker sends it, whole, while other peers are
  *     answered; the connection then serves its next request; a response
@@ -39,7 +39,8 @@ static bool authorizers(int role, void *arg)
     return role == MW_ROLE_AUTHORIZER;
 }
 
-/* The front answers every request (a handler that never blocks). */
+/* The front answers every request (a handler that never blocks and
+ * reads no body: MODE=params). */
 static bool everything(int role, void *arg)
 {
     (void)role;
@@ -270,36 +271,38 @@ static void test_round_share(void)
     tsrv_stop(&s);
 }
 
-/* A whole body is read in the front; one still arriving goes to a
- * worker, which reads the rest as it comes. */
-static void test_body_in_or_coming(void)
+/* A handler that reads no body is answered by the front once the
+ * PARAMS are in, its body still on its way; the rest of the body is
+ * skipped and the kept connection serves its next request. */
+static void test_body_still_coming(void)
 {
-    const char *echo[] = {"MODE=echo", NULL};
-    fcbuf_t whole = {0}, head = {0}, rest = {0};
+    const char *params[] = {"MODE=params", "HTTP_X=first", NULL};
+    const char *second[] = {"MODE=params", "HTTP_X=second", NULL};
+    static const char part[] = "part of a body";
+    fcbuf_t head = {0}, rest = {0};
     fcc_response_t resp = {0};
     int fd;
     tsrv_t s;
 
     start(&s, 2, everything);
-    request(&whole, FCGI_RESPONDER, false, echo, "a whole body");
-    fd = fcc_connect(s.path);
-    CU_ASSERT_TRUE(ask(fd, &whole, "a whole body"));
-    close(fd);
-    CU_ASSERT_EQUAL(stat_in_front(&s), 1);
-    /* PARAMS now, the body once the request is held in the front */
-    fcbuf_begin(&head, 1, FCGI_RESPONDER, 0);
-    fcbuf_params(&head, 1, echo, 65535);
-    fcbuf_stream(&rest, FCGI_STDIN, 1, "coming later", 12);
+    fcbuf_begin(&head, 1, FCGI_RESPONDER, FCGI_KEEP_CONN);
+    fcbuf_params(&head, 1, params, 65535);
+    fcbuf_record(&head, FCGI_STDIN, 1, part, sizeof(part) - 1, 0);
     fd = fcc_connect(s.path);
     CU_ASSERT_EQUAL(fcc_send(fd, head.p, head.len, 0), 0);
-    CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, busy), 1));
-    CU_ASSERT_EQUAL(fcc_send(fd, rest.p, rest.len, 0), 0);
     CU_ASSERT_EQUAL(fcc_read_response(fd, 1, &resp, 5000), 0);
-    CU_ASSERT_TRUE(answered(&resp, "coming later"));
+    CU_ASSERT_TRUE(answered(&resp, "HTTP_X=first"));
     CU_ASSERT_EQUAL(stat_in_front(&s), 1);
+    /* the rest of the body, then the next request */
+    fcbuf_record(&rest, FCGI_STDIN, 1, part, sizeof(part) - 1, 0);
+    fcbuf_record(&rest, FCGI_STDIN, 1, NULL, 0, 0);
+    CU_ASSERT_EQUAL(fcc_send(fd, rest.p, rest.len, 0), 0);
+    fcbuf_free(&rest);
+    request(&rest, FCGI_RESPONDER, true, second, "");
+    CU_ASSERT_TRUE(ask(fd, &rest, "HTTP_X=second"));
+    CU_ASSERT_EQUAL(stat_in_front(&s), 2);
     close(fd);
     fcbuf_free(&resp.out);
-    fcbuf_free(&whole);
     fcbuf_free(&head);
     fcbuf_free(&rest);
     tsrv_stop(&s);
@@ -396,8 +399,8 @@ int add_fcgi_front_tests(CU_pSuite s)
         {"in front: answered while every worker is held",
          test_answered_while_workers_held},
         {"in front: 32 a round, the rest to the workers", test_round_share},
-        {"in front: a whole body read there, one coming to a worker",
-         test_body_in_or_coming},
+        {"in front: answered with its body still coming",
+         test_body_still_coming},
         {"in front: a response not read is finished by a worker",
          test_unread_response_finished_by_worker},
         {"in front: a response not read over the cap closes",

@@ -101,6 +101,10 @@
 /* How many requests the front may serve itself after each wait for
  * events, before it reads and accepts again (answers_here()). */
 #define IN_FRONT_MAX 32
+/* Connections accepted in one round: under a steady flow of new ones
+ * (a connection per request) the round ends, and with it the front's
+ * share of requests answered itself starts again. */
+#define ACCEPT_MAX 64
 
 typedef struct fc_list {
     conn_t *head, *tail;
@@ -575,9 +579,12 @@ static void adopt(fc_front_t *f, int fd)
     }
 }
 
+/* Accepts what waits, ACCEPT_MAX at most: the listening socket stays
+ * ready (level-triggered) for the next round, and the connections that
+ * have something to say meanwhile are heard in between. */
 static void accept_all(fc_front_t *f)
 {
-    while (f->listening) {
+    for (int n = 0; f->listening && n < ACCEPT_MAX; n++) {
         int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 
         if (fd >= 0) {

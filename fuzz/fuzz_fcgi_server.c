@@ -10,7 +10,10 @@
  * the other end is served in this thread the way the front thread
  * (fcgi_front.c) and a worker take turns: mw_fc_front_step() until a
  * request is in, mw_fc_run() with a worker's scratch lent, and again
- * until the connection ends.  A second thread reads everything the server
+ * until the connection ends.  Every other request whose body is in is
+ * served as the front serves it itself (mw_fc_run_in_front(), reads and
+ * sends that never wait), what it could not send then sent as a worker
+ * does (mw_fc_send_unsent()).  A second thread reads everything the server
  * answers.  PARAMS are capped at 1 KiB so the over-the-cap answer is
  * reachable.
  *
@@ -157,6 +160,7 @@ static void handler(mw_req_t *req, void *arg)
 static void serve(conn_t *c, fc_scratch_t *scratch)
 {
     int stalls = 0;
+    unsigned served = 0;
 
     for (;;) {
         int r = mw_fc_front_step(c);
@@ -164,9 +168,19 @@ static void serve(conn_t *c, fc_scratch_t *scratch)
         if (r == FC_STEP_READY) {
             int next;
 
-            mw_fc_lend(c, scratch);
-            next = mw_fc_run(c);
-            mw_fc_take_back(c, scratch);
+            if (++served % 2 == 1 && mw_fc_body_buffered(c)) {
+                next = mw_fc_run_in_front(c, scratch);
+                if (c->unsent != NULL) {
+                    c->after = next;
+                    mw_fc_lend(c, scratch);
+                    next = mw_fc_send_unsent(c);
+                    mw_fc_take_back(c, scratch);
+                }
+            } else {
+                mw_fc_lend(c, scratch);
+                next = mw_fc_run(c);
+                mw_fc_take_back(c, scratch);
+            }
             if (next != FC_NEXT_KEEP) {
                 break;
             }

@@ -22,6 +22,18 @@
  * answered here (challenge.c); a denial that the shared address alone
  * caused, for a browser, is answered with that page.
  *
+ * Which requests the FastCGI server's front thread may answer itself
+ * (mw_handler_answers_in_front()): those that cannot block anywhere on
+ * this path.  The memory store never waits (a shard's mutex held for a
+ * table operation); LMDB may wait for another process's write
+ * transaction and for the disk, Redis for the network, so with either
+ * every request goes to a worker, and a dead Redis never stalls the
+ * thread that accepts and reads.  Forwarding waits for the application,
+ * so only the roles and modes that forward nothing qualify: an
+ * authorizer's request (it has no body), and any request in the two
+ * deciding modes (which read no body): the front answers them as soon as
+ * their variables are in.  Both are restart-only settings, read once.
+ *
  * Each request is counted in the metrics (in flight, the store's and the
  * application's time, forwarding errors) and its decision recorded
  * (record.c: the outcome by action, and the decision log).
@@ -178,6 +190,14 @@ static void challenge_answer(mw_runtime_t *rt, const mw_guard_t *g,
                "page says)",
                (unsigned long long)rep.tries, (long long)rep.solve_ms);
     }
+}
+
+bool mw_handler_answers_in_front(int role, void *arg)
+{
+    const suspect_conf_t *c = mw_runtime_conf(arg);
+
+    return c->store == SUSPECT_STORE_MEMORY &&
+           (role == MW_ROLE_AUTHORIZER || c->mode != SUSPECT_MODE_FORWARD);
 }
 
 void mw_handler_request(mw_req_t *req, void *arg)

@@ -85,6 +85,11 @@ static void render_server(mw_prom_t *p, const mw_observe_t *o)
                  "Requests the web server sent.");
     mw_prom_sample(p, "suspect_fastcgi_requests_total", NULL,
                    (double)st.requests);
+    mw_prom_head(p, "suspect_fastcgi_requests_in_front_total", "counter",
+                 "Of them, requests answered by the thread that read them, "
+                 "no worker woken (the memory store, nothing forwarded).");
+    mw_prom_sample(p, "suspect_fastcgi_requests_in_front_total", NULL,
+                   (double)st.in_front);
 }
 
 /* suspect_action_info: how each action of the running limits file

@@ -415,6 +415,7 @@ static int serve(mw_runtime_t *rt, unsigned grace_ms)
     so.request_timeout_ms = c->request_timeout_ms;
     so.max_connections = c->max_connections;
     so.handler = mw_handler_request;
+    so.answers_in_front = mw_handler_answers_in_front;
     so.arg = rt;
     if (mw_server_new(&so, &srv, &err) != SUSPECT_OK ||
         mw_server_start(srv, &err) != SUSPECT_OK ||

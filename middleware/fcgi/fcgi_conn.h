@@ -47,6 +47,10 @@
  * before their STDIN did). */
 #define FC_IGNORED_MAX 8
 
+/* Bytes of a response the front keeps when its peer does not read them:
+ * far above any answer Suspect writes itself. */
+#define FC_UNSENT_MAX (1u << 20)
+
 /* The input buffer's smallest size once allocated. */
 #define FC_IN_MIN 4096
 
@@ -87,12 +91,14 @@ typedef struct fc_shared {
     size_t buffer_max;           /* bytes the front may buffer in all */
     unsigned streaming_max;      /* workers reading a body still coming */
     mw_handler_fn handler;
+    mw_front_fn answers_in_front;
     void *arg;
     bool tcp; /* TCP connections: TCP_NODELAY */
     atomic_bool stopping;
     atomic_uint streaming; /* workers reading a body still coming */
     atomic_uint_fast64_t connections;
     atomic_uint_fast64_t requests;
+    atomic_uint_fast64_t in_front; /* served by the front thread itself */
     atomic_uint_fast64_t bad_records;
     atomic_uint_fast64_t too_large;
     atomic_uint_fast64_t aborted;
@@ -135,6 +141,12 @@ typedef struct conn {
     size_t out_len;
     int werr;    /* first write error (-errno); the connection is dead */
     bool nowait; /* in the front: a send that would block fails */
+    /* Served by the front (mw_fc_run_in_front()): reads never wait, and
+     * what a send could not send at once is kept in unsent (in order,
+     * at most FC_UNSENT_MAX bytes) for a worker to send. */
+    bool in_front;
+    uint8_t *unsent;
+    size_t unsent_len;
 
     /* PARAMS of the current request, and the pairs decoded from them.
      * params is one block (fcgi_params.c): params_cap pairs, then what
@@ -195,6 +207,16 @@ void mw_fc_scratch_free(fc_scratch_t *s);
  * a worker, to its END_REQUEST: FC_NEXT_KEEP (the next request may come),
  * FC_NEXT_LINGER or FC_NEXT_CLOSE. */
 int mw_fc_run(conn_t *c);
+
+/* Serves c's request on the front thread with the front's scratch s, as
+ * mw_fc_run() does on a worker, but never waiting: what could not be sent
+ * at once is left in c->unsent, for mw_fc_send_unsent() on a worker. */
+int mw_fc_run_in_front(conn_t *c, fc_scratch_t *s);
+
+/* On a worker: sends what the front left unsent (waiting, as a worker's
+ * sends do); then next as the front's run said (c->after), or
+ * FC_NEXT_CLOSE when the send failed. */
+int mw_fc_send_unsent(conn_t *c);
 
 /* Answers a request whose PARAMS are too large (431) with a buffer of its
  * own; the connection then lingers and closes. */
@@ -272,7 +294,10 @@ void mw_fc_consume(conn_t *c, size_t n);
 int mw_fc_skip_pad(conn_t *c, int mode);
 
 /* Sends all of iov (changed); 0 or -errno, remembered in werr.  In the
- * front (c->nowait) a send that would block fails with -EAGAIN. */
+ * front (c->nowait) a send that would block fails with -EAGAIN, unless
+ * the front serves the request (c->in_front): then what is left is kept
+ * in c->unsent (-ENOBUFS over FC_UNSENT_MAX), and so is everything sent
+ * after it. */
 int mw_fc_sendv(conn_t *c, struct iovec *iov, int n);
 
 /* Sends one small record (len <= 65535) with header and content. */

@@ -17,7 +17,10 @@
  * END_REQUEST in one sendmsg().  Every send uses MSG_NOSIGNAL and is
  * bounded by io_timeout_ms of no progress; in the front (c->nowait), a
  * send that would block fails instead: the front never waits for one
- * peer.
+ * peer.  When the front serves a request itself (c->in_front), what a
+ * send could not send at once is kept (c->unsent), with everything
+ * after it, and a worker sends it: a response is never lost, and the
+ * front still never waits.
  */
 #include <errno.h>
 #include <poll.h>
@@ -232,6 +235,32 @@ void mw_fc_count_abort(conn_t *c)
     }
 }
 
+/* Keeps iov[0 .. n) in c->unsent after what it holds; 0, or -ENOBUFS
+ * over FC_UNSENT_MAX (remembered in werr). */
+static int keep_unsent(conn_t *c, const struct iovec *iov, int n)
+{
+    size_t len = c->unsent_len;
+    uint8_t *nb;
+
+    for (int i = 0; i < n; i++) {
+        len += iov[i].iov_len;
+    }
+    if (len > FC_UNSENT_MAX ||
+        (nb = suspect_realloc(c->unsent, len > 0 ? len : 1)) == NULL) {
+        free(c->unsent); /* the response is lost: the connection closes */
+        c->unsent = NULL;
+        c->unsent_len = 0;
+        c->werr = -ENOBUFS;
+        return c->werr;
+    }
+    c->unsent = nb;
+    for (int i = 0; i < n; i++) {
+        memcpy(c->unsent + c->unsent_len, iov[i].iov_base, iov[i].iov_len);
+        c->unsent_len += iov[i].iov_len;
+    }
+    return 0;
+}
+
 int mw_fc_sendv(conn_t *c, struct iovec *iov, int n)
 {
     struct msghdr m;
@@ -239,6 +268,9 @@ int mw_fc_sendv(conn_t *c, struct iovec *iov, int n)
 
     if (c->werr != 0) {
         return c->werr;
+    }
+    if (c->unsent_len > 0) {
+        return keep_unsent(c, iov, n); /* after what waits, in order */
     }
     memset(&m, 0, sizeof(m));
     while (n > 0) {
@@ -267,6 +299,9 @@ int mw_fc_sendv(conn_t *c, struct iovec *iov, int n)
         }
         if (errno == EINTR) {
             continue;
+        }
+        if ((errno == EAGAIN || errno == EWOULDBLOCK) && c->in_front) {
+            return keep_unsent(c, iov, n);
         }
         if ((errno == EAGAIN || errno == EWOULDBLOCK) && !c->nowait) {
             int w;

@@ -155,7 +155,8 @@ static ssize_t read_content(conn_t *c, void *buf, size_t n, int mode)
 static ssize_t op_read(mw_req_t *req, void *buf, size_t n, bool wait)
 {
     conn_t *c = (conn_t *)req;
-    int mode = wait ? FC_WAIT : FC_NOWAIT;
+    /* the front serves only handlers that read no body: it never waits */
+    int mode = wait && !c->in_front ? FC_WAIT : FC_NOWAIT;
 
     if (req->role == MW_ROLE_AUTHORIZER) {
         return 0;

@@ -10,6 +10,11 @@
  * back to the front: to wait for the next request (FCGI_KEEP_CONN), to
  * linger (body bytes may still come) or to close.
  *
+ * The front serves some requests itself (mw_fc_run_in_front(): the same
+ * run with the front's scratch, reads and sends that never wait); a
+ * response it could not send at once is sent by a worker
+ * (mw_fc_send_unsent()) before the connection moves on.
+ *
  * Bounds: PARAMS are capped at params_max bytes and pairs_max pairs (over
  * either: a 431 response and close).  A worker lends its scratch (the
  * STDOUT record, the decoded pairs) to the connection it serves, so a
@@ -59,6 +64,7 @@ void mw_fc_conn_free(conn_t *c)
     }
     free(c->in);
     free(c->pbuf);
+    free(c->unsent);
     free(c);
 }
 
@@ -276,4 +282,31 @@ int mw_fc_run(conn_t *c)
         c->phase = FC_PH_IDLE;
     }
     return next_of(c, r);
+}
+
+int mw_fc_run_in_front(conn_t *c, fc_scratch_t *s)
+{
+    int next;
+
+    atomic_fetch_add(&c->srv->in_front, 1); /* before the answer leaves */
+    mw_fc_lend(c, s);
+    c->nowait = true;
+    c->in_front = true;
+    next = mw_fc_run(c);
+    c->in_front = false;
+    mw_fc_take_back(c, s);
+    return next;
+}
+
+int mw_fc_send_unsent(conn_t *c)
+{
+    uint8_t *unsent = c->unsent;
+    struct iovec iov = {unsent, c->unsent_len};
+    int r;
+
+    c->unsent = NULL; /* sent now, not kept again */
+    c->unsent_len = 0;
+    r = mw_fc_sendv(c, &iov, 1); /* moves iov on */
+    free(unsent);
+    return r == 0 ? c->after : FC_NEXT_CLOSE;
 }

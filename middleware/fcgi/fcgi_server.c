@@ -2,7 +2,8 @@
  * fcgi_server.c - the FastCGI server: the front thread (fcgi_front.c),
  * which accepts every connection and holds it while a request arrives,
  * and a fixed pool of workers, which take whole requests from it, run
- * the handler and give the connection back.
+ * the handler and give the connection back.  The front serves itself the
+ * requests the handler answers without blocking (mw_front_fn).
  *
  * Workers inherit the signal mask of the thread that calls
  * mw_server_start(): the daemon blocks every signal first and waits for
@@ -105,6 +106,7 @@ static void settle(fc_shared_t *sh, const mw_server_opts_t *opts)
     sh->buffer_max = DEFAULT_BUFFER_MAX;
     sh->streaming_max = sh->workers > 1 ? sh->workers / 2 : 1;
     sh->handler = opts->handler;
+    sh->answers_in_front = opts->answers_in_front;
     sh->arg = opts->arg;
 }
 
@@ -151,7 +153,8 @@ static void *worker_main(void *arg)
 
         mw_fc_lend(c, &scratch);
         atomic_fetch_add(&s->shared.busy, 1);
-        next = mw_fc_run(c);
+        /* a response the front could not send at once, or a request */
+        next = c->unsent != NULL ? mw_fc_send_unsent(c) : mw_fc_run(c);
         atomic_fetch_sub(&s->shared.busy, 1);
         mw_fc_take_back(c, &scratch);
         mw_fc_front_give_back(s->front, c, next);
@@ -242,6 +245,7 @@ void mw_server_stats(mw_server_t *s, mw_server_stats_t *out)
 
     out->connections = atomic_load(&sh->connections);
     out->requests = atomic_load(&sh->requests);
+    out->in_front = atomic_load(&sh->in_front);
     out->bad_records = atomic_load(&sh->bad_records);
     out->too_large = atomic_load(&sh->too_large);
     out->aborted = atomic_load(&sh->aborted);

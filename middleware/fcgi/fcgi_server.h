@@ -13,6 +13,17 @@
  * FCGI_KEEP_CONN the connection waits in the front for its next request
  * until it has been idle for idle_timeout_ms.
  *
+ * Answered where it was read: a request the handler answers without ever
+ * blocking and without reading its body (mw_front_fn says so for its
+ * role: nothing forwarded, a store that never waits) is served by the
+ * front thread itself once its PARAMS are in, with the front's own
+ * scratch, and no worker is woken: the two thread hand-offs such a request
+ * would cost are most of what the cheapest requests cost.  The front answers at
+ * most 32 such requests after each wait for events; what arrives past them goes
+ * to the workers, so a burst never keeps the front from reading and accepting
+ * for long.  A response the front could not send without waiting (a peer that
+ * does not read) is finished by a worker.
+ *
  * Limits: a request must arrive whole (BEGIN_REQUEST to the end of its
  * STDIN) within request_timeout_ms, or its connection is closed; a body
  * larger than one record's buffer that is still arriving may hold at most
@@ -34,6 +45,7 @@
 #ifndef MW_FCGI_SERVER_H
 #define MW_FCGI_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +61,16 @@
  */
 typedef void (*mw_handler_fn)(mw_req_t *req, void *arg);
 
+/*
+ * Whether the handler answers every request of role (MW_ROLE_*) without
+ * blocking (no upstream, no program, no store or file that may wait) and
+ * without reading the body (the front serves the request once its
+ * PARAMS are in; a read there never waits and may find nothing).  Called
+ * on the front thread before the request's variables are decoded; true
+ * lets the front serve such requests itself.
+ */
+typedef bool (*mw_front_fn)(int role, void *arg);
+
 typedef struct mw_server_opts {
     int listen_fd;               /* borrowed; the caller closes it after free */
     unsigned workers;            /* threads; 0 = 16 */
@@ -59,7 +81,8 @@ typedef struct mw_server_opts {
     size_t max_connections;      /* held at once; 0 = what RLIMIT_NOFILE leaves
                                     once the workers' descriptors are kept */
     mw_handler_fn handler;
-    void *arg;
+    mw_front_fn answers_in_front; /* NULL: every request goes to a worker */
+    void *arg;                    /* of both */
 } mw_server_opts_t;
 
 typedef struct mw_server mw_server_t;
@@ -67,6 +90,7 @@ typedef struct mw_server mw_server_t;
 typedef struct mw_server_stats {
     uint64_t connections; /* accepted */
     uint64_t requests;    /* handed to the handler */
+    uint64_t in_front;    /* of them, served by the front thread itself */
     uint64_t bad_records; /* connections closed for a protocol error */
     uint64_t too_large;   /* requests refused: PARAMS over params_max */
     uint64_t aborted;     /* ABORT_REQUEST or the peer closed mid-request */

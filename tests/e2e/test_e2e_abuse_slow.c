@@ -21,6 +21,12 @@
  * deadline, or, for a body the program left unread, at the end of the
  * lingering close that follows its response), and the site must still
  * answer.
+ *
+ * The same attack on the nginx auth_request shape (memory store), where
+ * the front thread decides and answers each subrequest itself: every
+ * lookup answered by the application, and every subrequest answered by
+ * the front (suspect_fastcgi_requests_in_front_total), while it holds
+ * the trickling and idle connections.
  */
 #include <CUnit/CUnit.h>
 #include <poll.h>
@@ -37,6 +43,7 @@
 #include "clock.h"
 #include "helpers/backlog.h"
 #include "helpers/e2e.h"
+#include "helpers/redisserver.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 #include "test_e2e_abuse.h"
@@ -298,10 +305,14 @@ static int trickling_held(const slow_t *s)
     return held;
 }
 
-static void test_slow_clients(void)
+/* The attack on the CGI shape (auth false) or the auth_request shape,
+ * whose <Metrics> listen on port. */
+static void slow_clients(bool auth, int port)
 {
-    char server[64];
-    const char *edits[] = {"workers=\"8\"", server, NULL};
+    char server[64], store[128];
+    const char *edits[] = {"workers=\"8\"", server, "<Store type=\"memory\"/>",
+                           store, NULL};
+    const char *page = auth ? "/index.php" : "/app.cgi";
     long long ms[REQUESTS], t0;
     char path[128];
     int ok = 0, closed = 0, n = 0, held = -1;
@@ -309,14 +320,18 @@ static void test_slow_clients(void)
 
     snprintf(server, sizeof(server), "workers=\"8\" requestTimeout=\"%u\"",
              test_scale_ms(3000) / 1000);
-    CU_ASSERT_FATAL(e2e_start_cgi(edits) == 0);
+    snprintf(
+        store, sizeof(store),
+        "<Store type=\"memory\"/>\n  <Metrics listen=\"tcp:127.0.0.1:%d\"/>",
+        port);
+    CU_ASSERT_FATAL((auth ? flt_start_auth(edits) : e2e_start_cgi(edits)) == 0);
     CU_ASSERT_FATAL(attack_start(&s) == 0);
     t0 = mono_ms();
     /* A request slower than 3 s has failed; after 5 failures, stop. */
     for (; n < REQUESTS && n - ok < 5; n++) {
         flt_resp_t r;
 
-        snprintf(path, sizeof(path), "/app.cgi?op=promo&member=m%d&code=c", n);
+        snprintf(path, sizeof(path), "%s?op=promo&member=m%d&code=c", page, n);
         flt_http(&r, "GET", path, NULL, 3000);
         /* the body is chunked: the app's answer follows a length */
         if (r.status == 200 && r.complete && strstr(r.body, "ok promo")) {
@@ -345,13 +360,34 @@ static void test_slow_clients(void)
     }
     CU_ASSERT_EQUAL(closed, 2 * TRICKLERS);
     attack_stop(&s);
-    CU_ASSERT_EQUAL(flt_get("/app.cgi?op=promo&member=after&code=c"), 200);
+    snprintf(path, sizeof(path), "%s?op=promo&member=after&code=c", page);
+    CU_ASSERT_EQUAL(flt_get(path), 200);
+    if (auth) {
+        double front =
+            flt_metric(port, "\nsuspect_fastcgi_requests_in_front_total ");
+
+        fprintf(stderr, " [%.0f subrequests answered by the front]", front);
+        CU_ASSERT_TRUE(front >= REQUESTS + 1);
+    }
+}
+
+static void test_slow_clients(void)
+{
+    slow_clients(false, test_free_port());
+}
+
+static void test_slow_clients_front(void)
+{
+    slow_clients(true, test_free_port());
 }
 
 int abuse_add_slow_tests(CU_pSuite s)
 {
     return CU_add_test(s, "slow and idle peers: the site still answers",
-                       test_slow_clients) == NULL
+                       test_slow_clients) == NULL ||
+                   CU_add_test(s,
+                               "slow and idle peers: the front's own answers",
+                               test_slow_clients_front) == NULL
                ? -1
                : 0;
 }

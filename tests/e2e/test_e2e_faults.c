@@ -505,6 +505,39 @@ int flt_resend(const char *account, long long *ms)
     return r.status;
 }
 
+double flt_metric(int port, const char *sample)
+{
+    char url[64];
+    const char *at;
+    test_http_t r;
+    double v = -1;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", port);
+    if (e2e_http(&r, (const char *[]){url, NULL}) == 0 && r.status == 200 &&
+        r.body != NULL && (at = strstr(r.body, sample)) != NULL) {
+        v = strtod(at + strlen(sample), NULL);
+    }
+    test_http_free(&r);
+    return v;
+}
+
+bool flt_metric_wait(int port, const char *sample, double want, unsigned ms)
+{
+    long long end = mono_ms() + test_scale_ms(ms);
+
+    for (;;) {
+        double v = flt_metric(port, sample);
+
+        if (v >= want) {
+            return true;
+        }
+        if (mono_ms() >= end) {
+            return false;
+        }
+        usleep(10000);
+    }
+}
+
 int flt_promo(const char *member, long long *ms)
 {
     char path[160];

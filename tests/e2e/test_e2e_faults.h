@@ -98,6 +98,13 @@ int flt_log_count(const char *text);
 /* Waits up to ms until the daemon's log holds text at least n times. */
 bool flt_log_wait(const char *text, int n, unsigned ms);
 
+/* The value of the sample named, labels and a space included (e.g.
+ * "\nsuspect_workers_busy "), in the metrics of the daemon's <Metrics>
+ * on port; -1 when it cannot be read.  flt_metric_wait(): waits up to
+ * ms (scaled) until it is at least want; whether it was. */
+double flt_metric(int port, const char *sample);
+bool flt_metric_wait(int port, const char *sample, double want, unsigned ms);
+
 /* Whether suspect-fcgi still runs and answers on its socket. */
 bool flt_daemon_alive(void);
 

@@ -213,22 +213,10 @@ static int start_lmdb(const char *path, const char *map_size, const char *mode)
     return flt_start_auth(edits);
 }
 
-/* The value of the sample named (with its labels) in the daemon's
- * metrics, or -1 when it cannot be read. */
+/* A sample of the daemon's metrics (flt_metric()). */
 static double metric(const char *sample)
 {
-    char url[64];
-    const char *at;
-    test_http_t r;
-    double v = -1;
-
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", metrics_port);
-    if (e2e_http(&r, (const char *[]){url, NULL}) == 0 && r.status == 200 &&
-        r.body != NULL && (at = strstr(r.body, sample)) != NULL) {
-        v = strtod(at + strlen(sample), NULL);
-    }
-    test_http_free(&r);
-    return v;
+    return flt_metric(metrics_port, sample);
 }
 
 /* Locks account "locked" (three resends allowed, the fourth 429). */

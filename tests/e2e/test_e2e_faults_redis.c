@@ -32,6 +32,13 @@
  *     member gets exactly its 6 remaining lookups, then 429;
  *   - the daemon never stopped, and no request of the whole run took
  *     longer than the Redis timeout plus SLOW_MARGIN_MS.
+ * And Redis paused for long (a timeout of 20 s): requests that ask it
+ * wait in workers, and the front, which never runs a decision that may
+ * wait, still accepts and reads: pages that ask no store are answered
+ * while the counted requests still wait (an order of events: they are
+ * still counted busy after the answers), and no request was answered by
+ * the front itself (suspect_fastcgi_requests_in_front_total stays 0).
+ *
  * Both bounds are SUSPECT_TEST_SCALE'd and measured over the machine's
  * own pace: the slowest request of a peer load that never asks Redis
  * (an unprotected page through the same web server, daemon and PHP),
@@ -40,6 +47,7 @@
  */
 #include <CUnit/CUnit.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +403,60 @@ static void test_redis_local(void)
     run_mode(&m);
 }
 
+/* ---- a Redis that does not answer, and the front ------------------------ */
+
+#define STUCK 3
+
+static void *stuck_promo(void *arg)
+{
+    char member[32];
+
+    snprintf(member, sizeof(member), "stuck-%d", *(int *)arg);
+    *(int *)arg = flt_promo(member, NULL);
+    return NULL;
+}
+
+static void test_redis_paused_front(void)
+{
+    char store[700], path[64];
+    const char *edits[] = {"<Store type=\"memory\"/>", store, NULL};
+    int port = test_free_port(), status[STUCK], ok = 0;
+    unsigned timeout_ms =
+        test_scale_ms(20000) < 60000 ? test_scale_ms(20000) : 60000;
+    pthread_t th[STUCK];
+
+    CU_ASSERT_EQUAL_FATAL(test_redis_start(&rs, false, NULL), 0);
+    snprintf(store, sizeof(store),
+             "<Store type=\"redis\" url=\"%s\" timeoutMs=\"%u\" "
+             "failMode=\"closed\"/>\n  <Metrics listen=\"tcp:127.0.0.1:%d\"/>",
+             rs.url, timeout_ms, port);
+    CU_ASSERT_EQUAL_FATAL(flt_start_auth(edits), 0);
+    CU_ASSERT_EQUAL(flt_promo("before", NULL), 200);
+    fault_start(PAUSE);
+    for (int i = 0; i < STUCK; i++) {
+        status[i] = i;
+        CU_ASSERT_EQUAL_FATAL(
+            pthread_create(&th[i], NULL, stuck_promo, &status[i]), 0);
+    }
+    CU_ASSERT_TRUE(
+        flt_metric_wait(port, "\nsuspect_workers_busy ", STUCK, 5000));
+    for (int i = 0; i < 20; i++) {
+        snprintf(path, sizeof(path), "/index.php?n=%d", i); /* no route */
+        ok += flt_get(path) == 200;
+    }
+    CU_ASSERT_EQUAL(ok, 20);
+    /* answered while the counted requests still waited for Redis */
+    CU_ASSERT_EQUAL(flt_metric(port, "\nsuspect_workers_busy "), STUCK);
+    CU_ASSERT_EQUAL(
+        flt_metric(port, "\nsuspect_fastcgi_requests_in_front_total "), 0);
+    CU_ASSERT_EQUAL(fault_end(PAUSE), 0);
+    for (int i = 0; i < STUCK; i++) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT_EQUAL(status[i], 200);
+    }
+    CU_ASSERT_TRUE(flt_daemon_alive());
+}
+
 int flt_add_redis_tests(CU_pSuite s)
 {
     return CU_add_test(s, "Redis killed, paused: fail mode closed",
@@ -402,7 +464,9 @@ int flt_add_redis_tests(CU_pSuite s)
                    CU_add_test(s, "Redis killed, paused: fail mode open",
                                test_redis_open) == NULL ||
                    CU_add_test(s, "Redis killed, paused: fail mode local",
-                               test_redis_local) == NULL
+                               test_redis_local) == NULL ||
+                   CU_add_test(s, "Redis paused: the front still answers",
+                               test_redis_paused_front) == NULL
                ? -1
                : 0;
 }

@@ -636,7 +636,7 @@ int register_fcgi_server_suite(void)
         }
     }
     return add_fcgi_hostile_tests(s) == 0 && add_listen_tests(s) == 0 &&
-                   add_fcgi_slow_tests(s) == 0
+                   add_fcgi_slow_tests(s) == 0 && add_fcgi_front_tests(s) == 0
                ? 0
                : -1;
 }

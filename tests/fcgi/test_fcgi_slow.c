@@ -11,6 +11,10 @@
  *   - a flood of connections that send nothing, far over the cap;
  *   - bodies trickled after whole PARAMS: at most half the workers read
  *     them, the other half serve whole requests.
+ * The first two again with the front answering authorizers itself
+ * (answers_in_front): the whole requests are then authorizers', all
+ * answered by the front (counted in_front) while it holds the hostile
+ * connections, which still end at their bounds.
  */
 #include <CUnit/CUnit.h>
 #include <pthread.h>
@@ -94,26 +98,31 @@ static void trickle_stop(trickle_t *t)
     }
 }
 
-/* n whole requests, one connection each, as a web server sends them:
- * how many were answered in full, and the slowest in *max_ms. */
-static int whole_requests(tsrv_t *s, int n, long long *max_ms)
+/* n whole requests, one connection each, as a web server sends them
+ * (a responder's with a body, or an authorizer's): how many were
+ * answered in full, and the slowest in *max_ms. */
+static int whole_requests(tsrv_t *s, int n, bool authz, long long *max_ms)
 {
     const char *vars[] = {"MODE=echo", NULL};
+    const char *avars[] = {"MODE=params", "HTTP_X=whole", NULL};
     fcbuf_t req = {0};
     int ok = 0;
 
     *max_ms = 0;
-    fcbuf_begin(&req, 1, FCGI_RESPONDER, 0);
-    fcbuf_params(&req, 1, vars, 65535);
-    fcbuf_stream(&req, FCGI_STDIN, 1, "whole", 5);
+    fcbuf_begin(&req, 1, authz ? FCGI_AUTHORIZER : FCGI_RESPONDER, 0);
+    fcbuf_params(&req, 1, authz ? avars : vars, 65535);
+    if (!authz) {
+        fcbuf_stream(&req, FCGI_STDIN, 1, "whole", 5);
+    }
     for (int i = 0; i < n; i++) {
         fcc_response_t resp = {0};
         long long t0 = mono_ms();
         int fd = fcc_connect(s->path);
+        size_t at = authz ? 6 : 5; /* "whole\n" or "whole" at the end */
 
         if (fd >= 0 && fcc_exchange(fd, &req, 1, &resp, 5000) == 0 &&
-            resp.ended && resp.out.len >= 5 &&
-            memcmp(resp.out.p + resp.out.len - 5, "whole", 5) == 0) {
+            resp.ended && resp.out.len >= at &&
+            memcmp(resp.out.p + resp.out.len - at, "whole", 5) == 0) {
             ok++;
         }
         if (mono_ms() - t0 > *max_ms) {
@@ -129,11 +138,20 @@ static int whole_requests(tsrv_t *s, int n, long long *max_ms)
     return ok;
 }
 
+/* The front answers authorizers (as suspect-fcgi's handler does on the
+ * memory store). */
+static bool authorizers(int role, void *arg)
+{
+    (void)arg;
+    return role == MW_ROLE_AUTHORIZER;
+}
+
 /* More connections than workers trickle their PARAMS: none takes a
  * worker, and each is closed at the request deadline.  The PARAMS are
  * long enough to take twice the deadline at a byte per 50 ms, however
- * the deadline is scaled: none can arrive whole before it. */
-static void test_slow_params(void)
+ * the deadline is scaled: none can arrive whole before it.  With front,
+ * the front answers the whole requests (authorizers') itself. */
+static void slow_params(bool front)
 {
     const char *vars[] = {"MODE=echo", NULL, NULL};
     size_t pad_len;
@@ -148,6 +166,7 @@ static void test_slow_params(void)
     memset(&o, 0, sizeof(o));
     o.workers = 2;
     o.request_timeout_ms = test_scale_ms(1500);
+    o.answers_in_front = front ? authorizers : NULL;
     pad_len = 2 * o.request_timeout_ms / 50;
     pad = malloc(pad_len + sizeof("HTTP_X_PAD="));
     CU_ASSERT_PTR_NOT_NULL_FATAL(pad);
@@ -156,19 +175,22 @@ static void test_slow_params(void)
     pad[11 + pad_len] = '\0';
     vars[1] = pad;
     tsrv_start_opts(&s, NULL, &o);
-    fcbuf_begin(&head, 1, FCGI_RESPONDER, 0);
+    fcbuf_begin(&head, 1, front ? FCGI_AUTHORIZER : FCGI_RESPONDER, 0);
     fcbuf_params(&rest, 1, vars, 65535);
     t0 = mono_ms();
     trickle_start(&tr, &s, &head, &rest, 50);
-    CU_ASSERT_EQUAL(whole_requests(&s, 20, &max_ms), 20);
+    CU_ASSERT_EQUAL(whole_requests(&s, 20, front, &max_ms), 20);
     fprintf(stderr, " [slowest of 20 while %d trickled PARAMS: %lld ms]",
             HOSTILE, max_ms);
-    CU_ASSERT_TRUE(max_ms < test_scale_ms(500));
+    if (!front) {
+        CU_ASSERT_TRUE(max_ms < test_scale_ms(500));
+    }
     CU_ASSERT_TRUE(trickle_all_closed(&tr, test_scale_ms(3000)));
     CU_ASSERT_TRUE(mono_ms() - t0 >= (long long)o.request_timeout_ms - 100);
     mw_server_stats(s.s, &st);
     CU_ASSERT_EQUAL(st.timed_out, HOSTILE);
     CU_ASSERT_EQUAL(st.requests, 20);
+    CU_ASSERT_EQUAL(st.in_front, front ? 20 : 0);
     trickle_stop(&tr);
     fcbuf_free(&head);
     fcbuf_free(&rest);
@@ -176,9 +198,20 @@ static void test_slow_params(void)
     tsrv_stop(&s);
 }
 
+static void test_slow_params(void)
+{
+    slow_params(false);
+}
+
+static void test_slow_params_front(void)
+{
+    slow_params(true);
+}
+
 /* A thousand connections that send nothing, far over the cap of 64: the
- * oldest make room, whole requests are served at once. */
-static void test_idle_flood(void)
+ * oldest make room, whole requests are served at once (with front, by
+ * the front itself). */
+static void idle_flood(bool front)
 {
     enum { FLOOD = 1000, CAP = 64 };
     static int fds[FLOOD];
@@ -192,17 +225,21 @@ static void test_idle_flood(void)
     o.workers = 2;
     o.max_connections = CAP;
     o.idle_timeout_ms = 60000;
+    o.answers_in_front = front ? authorizers : NULL;
     tsrv_start_opts(&s, NULL, &o);
     for (int i = 0; i < FLOOD; i++) {
         fds[i] = fcc_connect(s.path);
         opened += fds[i] >= 0;
     }
     CU_ASSERT_EQUAL(opened, FLOOD);
-    CU_ASSERT_EQUAL(whole_requests(&s, 20, &max_ms), 20);
+    CU_ASSERT_EQUAL(whole_requests(&s, 20, front, &max_ms), 20);
     fprintf(stderr, " [slowest of 20 after %d idle connections: %lld ms]",
             FLOOD, max_ms);
-    CU_ASSERT_TRUE(max_ms < test_scale_ms(500));
+    if (!front) {
+        CU_ASSERT_TRUE(max_ms < test_scale_ms(500));
+    }
     mw_server_stats(s.s, &st);
+    CU_ASSERT_EQUAL(st.in_front, front ? 20 : 0);
     CU_ASSERT_TRUE(st.open <= CAP);
     CU_ASSERT_TRUE(st.evicted >= FLOOD - CAP);
     for (int i = 0; i < FLOOD; i++) {
@@ -211,6 +248,16 @@ static void test_idle_flood(void)
         }
     }
     tsrv_stop(&s);
+}
+
+static void test_idle_flood(void)
+{
+    idle_flood(false);
+}
+
+static void test_idle_flood_front(void)
+{
+    idle_flood(true);
 }
 
 /* Bodies trickled after whole PARAMS on more connections than workers:
@@ -236,7 +283,7 @@ static void test_slow_bodies(void)
     fcbuf_stream(&rest, FCGI_STDIN, 1, body, sizeof(body));
     trickle_start(&tr, &s, &head, &rest, 50);
     CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, busy), 2));
-    CU_ASSERT_EQUAL(whole_requests(&s, 20, &max_ms), 20);
+    CU_ASSERT_EQUAL(whole_requests(&s, 20, false, &max_ms), 20);
     fprintf(stderr, " [slowest of 20 while %d trickled bodies: %lld ms]",
             HOSTILE, max_ms);
     CU_ASSERT_TRUE(max_ms < test_scale_ms(500));
@@ -260,6 +307,8 @@ int add_fcgi_slow_tests(CU_pSuite s)
         {"slow PARAMS hold no worker", test_slow_params},
         {"idle flood over the cap", test_idle_flood},
         {"slow bodies hold half the workers", test_slow_bodies},
+        {"slow PARAMS while the front answers", test_slow_params_front},
+        {"idle flood while the front answers", test_idle_flood_front},
     };
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

@@ -153,5 +153,6 @@ long tapp_first_read(void);
 int add_listen_tests(CU_pSuite s);
 int add_fcgi_hostile_tests(CU_pSuite s);
 int add_fcgi_slow_tests(CU_pSuite s);
+int add_fcgi_front_tests(CU_pSuite s);
 
 #endif

@@ -236,10 +236,14 @@ int e2e_start_nginx(const char *snippet)
 int e2e_start_nginx_edits(const char *snippet, const char *const edits[])
 {
     char http[3 * TEST_PATH_MAX];
+    char idle[64];
+    const char *idle_edits[] = {"keepalive_timeout 4s;", idle, NULL};
 
+    snprintf(idle, sizeof(idle), "keepalive_timeout %s;",
+             e2e.nginx_idle != NULL ? e2e.nginx_idle : "4s");
     if (e2e_write_example(snippet, "site.conf", edits) != 0 ||
         e2e_write_example("nginx/suspect-upstream.conf", "upstream.conf",
-                          NULL) != 0) {
+                          idle_edits) != 0) {
         return -1;
     }
     snprintf(http, sizeof(http),

@@ -36,6 +36,8 @@ typedef struct e2e {
     char app[E2E_PATH];      /* DIR/app, the CGI root */
     char log[E2E_PATH];      /* DIR/suspect.log */
     int port;                /* the web server's, on 127.0.0.1 */
+    const char *nginx_idle;  /* how long nginx keeps an idle connection to
+                                suspect-fcgi (NULL: as shipped, 4s) */
     test_proc_t fcgi, web, php;
 } e2e_t;
 

@@ -335,6 +335,21 @@ static bool big_whole(const fcbuf_t *out, size_t size)
     return true;
 }
 
+/* Starts s with 2 workers, sends the authorizer request of params (a big
+ * response) on a connection of its own, kept in *req, and waits until
+ * the front has served it; returns the connection. */
+static int big_in_front(tsrv_t *s, fcbuf_t *req, const char *params[])
+{
+    int fd;
+
+    start(s, 2, authorizers);
+    request(req, FCGI_AUTHORIZER, true, params, NULL);
+    fd = fcc_connect(s->path);
+    CU_ASSERT_EQUAL(fcc_send(fd, req->p, req->len, 0), 0);
+    CU_ASSERT_TRUE(tsrv_wait_stat(s, offsetof(mw_server_stats_t, in_front), 1));
+    return fd;
+}
+
 /* A peer that sends its request and reads nothing: the front keeps what
  * the socket would not take, a worker sends it, the front answers others
  * meanwhile; read at last, the response is whole, and the kept
@@ -349,12 +364,7 @@ static void test_unread_response_finished_by_worker(void)
     int fd;
     tsrv_t s;
 
-    start(&s, 2, authorizers);
-    request(&req, FCGI_AUTHORIZER, true, big, NULL);
-    fd = fcc_connect(s.path);
-    CU_ASSERT_EQUAL(fcc_send(fd, req.p, req.len, 0), 0);
-    CU_ASSERT_TRUE(
-        tsrv_wait_stat(&s, offsetof(mw_server_stats_t, in_front), 1));
+    fd = big_in_front(&s, &req, big);
     /* the worker sending it waits for this peer; the front does not */
     CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, busy), 1));
     CU_ASSERT_EQUAL(authorize_n(&s, 5), 5);
@@ -380,12 +390,7 @@ static void test_unread_response_over_cap(void)
     int fd;
     tsrv_t s;
 
-    start(&s, 2, authorizers);
-    request(&req, FCGI_AUTHORIZER, true, big, NULL);
-    fd = fcc_connect(s.path);
-    CU_ASSERT_EQUAL(fcc_send(fd, req.p, req.len, 0), 0);
-    CU_ASSERT_TRUE(
-        tsrv_wait_stat(&s, offsetof(mw_server_stats_t, in_front), 1));
+    fd = big_in_front(&s, &req, big);
     CU_ASSERT_EQUAL(authorize_n(&s, 5), 5);
     CU_ASSERT_NOT_EQUAL(fcc_read_response(fd, 1, &resp, 5000), 0);
     CU_ASSERT_FALSE(resp.ended);

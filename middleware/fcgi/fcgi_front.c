@@ -213,14 +213,49 @@ static void account(fc_front_t *f, conn_t *c)
     c->held = now;
 }
 
+/* ---- epoll ------------------------------------------------------------------
+ */
+
+/* Whether c waits for its socket: not a STREAM waiter whose buffer is full. */
+static bool wants_events(const conn_t *c)
+{
+    return !(c->at == FC_AT_STREAM && c->in_len - c->in_off >= FC_IN_CAP);
+}
+
+/* Puts c in the epoll set (when it wants events), or takes it out.  A
+ * connection whose request is in when it is accepted never enters it. */
+static void watch(fc_front_t *f, conn_t *c)
+{
+    struct epoll_event ev = {EPOLLIN, {0}};
+
+    ev.data.ptr = c;
+    if (!c->polled && wants_events(c) &&
+        epoll_ctl(f->epfd, EPOLL_CTL_ADD, c->fd, &ev) == 0) {
+        c->polled = true;
+    }
+}
+
+static void unwatch(fc_front_t *f, conn_t *c)
+{
+    if (c->polled) {
+        epoll_ctl(f->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        c->polled = false;
+    }
+}
+
 /* ---- closing ------------------------------------------------------------- */
 
-/* Closes c's socket (so it leaves the epoll set); c itself is freed once
- * the events at hand are handled, since one of them may name it. */
+/* Takes c out of the epoll set and closes its socket; c itself is freed
+ * once the events at hand are handled, since one of them may name it.
+ * close() alone would not do: a CGI program a worker is starting shares
+ * the socket until its execve() closes it (SOCK_CLOEXEC), and while any
+ * descriptor of it is open the epoll set keeps it, and could report it
+ * after c is freed. */
 static void close_conn(fc_front_t *f, conn_t *c)
 {
     fc_list_t *l = list_of(f, c->at);
 
+    unwatch(f, c);
     if (l != NULL) {
         list_remove(l, c);
     }
@@ -281,36 +316,6 @@ static void enforce_budget(fc_front_t *f)
             f->pending.head != NULL ? f->pending.head : f->waiting.head;
 
         drop_request(f, old, &f->sh->evicted);
-    }
-}
-
-/* ---- epoll ------------------------------------------------------------------
- */
-
-/* Whether c waits for its socket: not a STREAM waiter whose buffer is full. */
-static bool wants_events(const conn_t *c)
-{
-    return !(c->at == FC_AT_STREAM && c->in_len - c->in_off >= FC_IN_CAP);
-}
-
-/* Puts c in the epoll set (when it wants events), or takes it out.  A
- * connection whose request is in when it is accepted never enters it. */
-static void watch(fc_front_t *f, conn_t *c)
-{
-    struct epoll_event ev = {EPOLLIN, {0}};
-
-    ev.data.ptr = c;
-    if (!c->polled && wants_events(c) &&
-        epoll_ctl(f->epfd, EPOLL_CTL_ADD, c->fd, &ev) == 0) {
-        c->polled = true;
-    }
-}
-
-static void unwatch(fc_front_t *f, conn_t *c)
-{
-    if (c->polled) {
-        epoll_ctl(f->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-        c->polled = false;
     }
 }
 

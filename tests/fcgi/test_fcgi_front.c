@@ -13,7 +13,9 @@
  *   - a peer that does not read its response: the front keeps what it
  *     could not send and a worker sends it, whole, while other peers are
  *     answered; the connection then serves its next request; a response
- *     over the front's cap closes the connection instead.
+ *     over the front's cap closes the connection instead;
+ *   - a connection the front closes while a child process shares its
+ *     socket (a CGI program before its execve()) leaves the epoll set.
  * The slow peers' tests with the front answering are in test_fcgi_slow.c.
  * Nothing here is timed: each test waits for conditions with scaled
  * deadlines (a held worker, a counter).
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -380,6 +383,50 @@ static void test_unread_response_finished_by_worker(void)
     tsrv_stop(&s);
 }
 
+/* A connection the front closes while another process shares its socket,
+ * as a CGI program does between a worker's vfork() and its execve():
+ * the socket stays open there, and so would its place in the epoll set
+ * (level-triggered, its end of file reported on every wait) after the
+ * connection is freed, unless the front takes it out first.  Under the
+ * sanitizers this was a use after free; the front must go on serving. */
+static void test_closed_while_shared(void)
+{
+    const char *vars[] = {"MODE=params", NULL};
+    fcbuf_t req = {0};
+    int fd, hold[2];
+    pid_t child;
+    tsrv_t s;
+
+    start(&s, 2, NULL);
+    request(&req, FCGI_RESPONDER, true, vars, NULL);
+    fd = fcc_connect(s.path);
+    CU_ASSERT_TRUE(ask(fd, &req, "role=1")); /* now idle in the front */
+    CU_ASSERT_EQUAL_FATAL(pipe(hold), 0);
+    child = fork();
+    if (child == 0) { /* keeps the server's copy until told to go */
+        char b;
+
+        close(fd);
+        close(hold[1]);
+        _exit(read(hold[0], &b, 1) < 0);
+    }
+    close(hold[0]);
+    close(fd); /* the front reads its end of file and closes */
+    CU_ASSERT_TRUE(tsrv_wait_stat(&s, offsetof(mw_server_stats_t, open), 0));
+    for (int i = 0; i < 3; i++) {
+        int again = fcc_connect(s.path);
+
+        CU_ASSERT_TRUE(ask(again, &req, "role=1"));
+        if (again >= 0) {
+            close(again);
+        }
+    }
+    close(hold[1]);
+    waitpid(child, NULL, 0);
+    fcbuf_free(&req);
+    tsrv_stop(&s);
+}
+
 /* Over FC_UNSENT_MAX (1 MiB) of a response its peer does not read, the
  * front gives up: the connection closes without END_REQUEST. */
 static void test_unread_response_over_cap(void)
@@ -415,6 +462,8 @@ int add_fcgi_front_tests(CU_pSuite s)
          test_unread_response_finished_by_worker},
         {"in front: a response not read over the cap closes",
          test_unread_response_over_cap},
+        {"front: a connection closed while another process shares it",
+         test_closed_while_shared},
     };
 
     for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {

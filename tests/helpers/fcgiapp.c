@@ -359,6 +359,8 @@ bool tsrv_wait_stat(tsrv_t *t, size_t off, uint64_t want)
         mw_server_stats(t->s, &st);
         if (off == offsetof(mw_server_stats_t, busy)) {
             v = st.busy;
+        } else if (off == offsetof(mw_server_stats_t, open)) {
+            v = st.open;
         } else {
             memcpy(&v, (const char *)&st + off, sizeof(v));
         }

@@ -151,6 +151,26 @@ static int new_record_room(decision_ctx_t *ctx, MDB_txn *txn,
     return rc != 0 ? rc : room ? 0 : LM_COUNTERS_FULL;
 }
 
+/* The plan's marks on identity i in nr (read as r): offences forgotten
+ * once their time is over, the plan's new count, and its new lock, else
+ * the live one kept. */
+static void plan_marks(const decision_ctx_t *ctx, const suspect_plan_t *plan,
+                       size_t i, const rec_view_t *r, rec_new_t *nr)
+{
+    if (nr->offence_until_ms <= ctx->now_ms) {
+        nr->offences = 0; /* forgotten */
+        nr->offence_until_ms = 0;
+    }
+    if (plan->offences[i] != 0) {
+        nr->offences = plan->offences[i];
+        nr->offence_until_ms = plan->offence_until_ms[i];
+    }
+    nr->lock_until_ms = plan->lock_until_ms[i];
+    if (nr->lock_until_ms == 0 && r->lock_until_ms > ctx->now_ms) {
+        nr->lock_until_ms = r->lock_until_ms;
+    }
+}
+
 /* Step 3 for identity i of a metered rule: the meter takes the cost
  * when the plan records (a reservation too: lmdb_meter.c). */
 static int ctx_apply_meter(decision_ctx_t *ctx, MDB_txn *txn,
@@ -165,18 +185,7 @@ static int ctx_apply_meter(decision_ctx_t *ctx, MDB_txn *txn,
     }
     lm_rec_new(&nr, &r, NULL);
     lm_meter_adopt(&nr, &r, ctx->rule);
-    if (nr.offence_until_ms <= ctx->now_ms) {
-        nr.offences = 0; /* forgotten */
-        nr.offence_until_ms = 0;
-    }
-    if (plan->offences[i] != 0) {
-        nr.offences = plan->offences[i];
-        nr.offence_until_ms = plan->offence_until_ms[i];
-    }
-    nr.lock_until_ms = plan->lock_until_ms[i];
-    if (nr.lock_until_ms == 0 && r.lock_until_ms > ctx->now_ms) {
-        nr.lock_until_ms = r.lock_until_ms;
-    }
+    plan_marks(ctx, plan, i, &r, &nr);
     if (plan->record) {
         suspect_meter_take(ctx->rule, &nr.meter, ctx->now_ms,
                            suspect_rule_cost(ctx->rule));
@@ -220,14 +229,7 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
     lm_rec_state(&r, ctx->rule, ctx->now_ms, &st, &from);
     lm_rec_new(&nr, &r, resv);
     nr.from = from;
-    if (nr.offence_until_ms <= ctx->now_ms) {
-        nr.offences = 0; /* forgotten */
-        nr.offence_until_ms = 0;
-    }
-    if (plan->offences[i] != 0) {
-        nr.offences = plan->offences[i];
-        nr.offence_until_ms = plan->offence_until_ms[i];
-    }
+    plan_marks(ctx, plan, i, &r, &nr);
     if (plan->record && ctx->ticket != NULL) {
         resv[nr.nresv].id = ctx->ticket->id;
         resv[nr.nresv].at_ms = ctx->ticket->at_ms;
@@ -239,10 +241,6 @@ static int ctx_apply_one(decision_ctx_t *ctx, MDB_txn *txn,
         /* A clock stepped back: keep the hits sorted. */
         int64_t newest = lm_rec_hit(&r, r.count - 1);
         nr.add_ts = newest > nr.add_ts ? newest : nr.add_ts;
-    }
-    nr.lock_until_ms = plan->lock_until_ms[i];
-    if (nr.lock_until_ms == 0 && r.lock_until_ms > ctx->now_ms) {
-        nr.lock_until_ms = r.lock_until_ms;
     }
     nr.window_s = ctx->rule->window_s;
     if (r.found && !nr.add && nr.from == 0 &&

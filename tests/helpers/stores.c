@@ -5,6 +5,7 @@
  */
 #include "stores.h"
 
+#include <CUnit/CUnit.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,17 @@
 #include "suspect_lmdb.h"
 #include "suspect_redis.h"
 #include "util.h"
+
+suspect_store_t *test_memstore(size_t max_entries, unsigned shards)
+{
+    suspect_memstore_opts_t opts = {max_entries, shards};
+    suspect_store_t *store = NULL;
+
+    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(&opts, &store, NULL),
+                          SUSPECT_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
+    return store;
+}
 
 static suspect_store_t *open_memory(void)
 {

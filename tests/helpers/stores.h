@@ -5,7 +5,8 @@
  * in test_store_kinds, so every store must give the same decisions.  A kind
  * that needs a server starts it in setup() and stops it in teardown();
  * open() returns a fresh, empty store for one test; the suites build keys
- * with the kind's key options.
+ * with the kind's key options.  The memory store's own suites make
+ * theirs with test_memstore().
  */
 #ifndef SUSPECT_TESTS_STORES_H
 #define SUSPECT_TESTS_STORES_H
@@ -23,5 +24,9 @@ typedef struct test_store_kind {
 
 /* NULL-terminated. */
 extern const test_store_kind_t *const test_store_kinds[];
+
+/* A new memory store of max_entries in shards (0: the defaults); a
+ * fatal CUnit failure when it cannot be made.  The caller frees it. */
+suspect_store_t *test_memstore(size_t max_entries, unsigned shards);
 
 #endif

@@ -32,6 +32,7 @@
 
 #include "suites.h"
 #include "suspect_store.h"
+#include "helpers/stores.h"
 #include "helpers/util.h"
 
 #define NTHREADS 8
@@ -48,15 +49,6 @@ typedef struct hammer {
     long locked_bad;          /* atomic: lock denials with a wrong end */
     pthread_barrier_t *start; /* every thread starts at once */
 } hammer_t;
-
-static suspect_store_t *new_store(size_t max_entries, unsigned shards)
-{
-    suspect_memstore_opts_t opts = {max_entries, shards};
-    suspect_store_t *store = NULL;
-    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(&opts, &store, NULL),
-                          SUSPECT_OK);
-    return store;
-}
 
 /* Waits for every thread in threads[0..n-1], failing the test program if
  * one is still running after deadline_s (a deadlock). */
@@ -129,7 +121,7 @@ static void fixed_now(uint32_t limit, uint32_t block_s)
     pthread_t threads[NTHREADS];
 
     memset(&h, 0, sizeof(h));
-    h.store = new_store(0, 0);
+    h.store = test_memstore(0, 0);
     h.rule =
         (suspect_rule_t){"Hammer", limit, 60, block_s, 0, 0, 0, 0, 0, 0, 0};
     h.key = test_key("Hammer", "one");
@@ -215,7 +207,7 @@ static void advancing(uint32_t limit, uint32_t block_s)
     long total = 0;
 
     memset(&t, 0, sizeof(t));
-    t.store = new_store(0, 0);
+    t.store = test_memstore(0, 0);
     t.rule =
         (suspect_rule_t){"Tick", limit, WINDOW_S, block_s, 0, 0, 0, 0, 0, 0, 0};
     t.key = test_key("Tick", "one");
@@ -315,7 +307,7 @@ static void opposite_orders(unsigned shards)
     multi_arg_t args[NTHREADS];
 
     memset(&m, 0, sizeof(m));
-    m.store = new_store(1000, shards);
+    m.store = test_memstore(1000, shards);
     m.rule = (suspect_rule_t){"Multi", 500, 60, 0, 0, 0, 0, 0, 0, 0, 0};
     m.shared[0] = test_key("Multi", "a");
     m.shared[1] = test_key("Multi", "b");
@@ -395,7 +387,7 @@ static void test_otp_bucket_clients(void)
     static hammer_t h;
 
     memset(&h, 0, sizeof(h));
-    h.store = new_store(0, 0);
+    h.store = test_memstore(0, 0);
     h.rule = (suspect_rule_t){"OtpSend",           5, 60, 0, 0, 0, 0, 0,
                               SUSPECT_ALGO_BUCKET, 0, 0};
     h.key = test_key("OtpSend", "+886912345678");

@@ -19,24 +19,15 @@
 
 #include "suites.h"
 #include "suspect_store_impl.h"
+#include "helpers/stores.h"
 #include "helpers/util.h"
 
 #define T0  1710000012345LL
 #define SEC 1000LL
 
-static suspect_store_t *store_of(size_t max, unsigned shards)
-{
-    suspect_memstore_opts_t opts = {max, shards};
-    suspect_store_t *store = NULL;
-
-    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(&opts, &store, NULL),
-                          SUSPECT_OK);
-    return store;
-}
-
 static suspect_store_t *new_store(void)
 {
-    return store_of(1000, 1);
+    return test_memstore(1000, 1);
 }
 
 /* The tokens in use of value's bucket under rule at now. */
@@ -154,7 +145,7 @@ static void test_offences_kept(void)
 static void test_table_finds_all(void)
 {
     suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
-    suspect_store_t *store = store_of(100000, 1);
+    suspect_store_t *store = test_memstore(100000, 1);
     const int n = 20000;
     int wrong = 0;
     char v[16];
@@ -191,7 +182,7 @@ static void test_table_finds_all(void)
 static void test_eviction_keeps_fuller(void)
 {
     suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
-    suspect_store_t *store = store_of(64, 1);
+    suspect_store_t *store = test_memstore(64, 1);
     char v[16];
 
     for (int k = 0; k < 3; k++) {
@@ -216,7 +207,7 @@ static void test_eviction_keeps_fuller(void)
 static void test_full_of_held(void)
 {
     suspect_rule_t r = {"Otp", 1, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
-    suspect_store_t *store = store_of(8, 1);
+    suspect_store_t *store = test_memstore(8, 1);
     suspect_key_t key = test_key("Otp", "late");
     suspect_decision_t d;
     char v[16];
@@ -290,7 +281,7 @@ static void test_out_of_memory(void)
     char v[16];
 
     for (long k = 1; k <= 3; k++) {
-        suspect_store_t *store = store_of(1000, 1);
+        suspect_store_t *store = test_memstore(1000, 1);
         suspect_key_t key = test_key("Otp", "new");
         suspect_decision_t d;
         int i;
@@ -320,7 +311,7 @@ static void test_random_against_model(void)
 {
     enum { IDS = 3000, OPS = 200000 };
     suspect_rule_t r = {"Otp", 5, 60, 0, 0, 0, 0, 0, SUSPECT_ALGO_BUCKET, 0, 0};
-    suspect_store_t *store = store_of(100000, 1);
+    suspect_store_t *store = test_memstore(100000, 1);
     static suspect_meter_t model[IDS];
     uint32_t x = 2463534242u;
     int64_t now = T0;

@@ -20,6 +20,7 @@
 #include "siphash.h"
 #include "suites.h"
 #include "suspect_store.h"
+#include "helpers/stores.h"
 #include "helpers/util.h"
 
 #define ENTRY_BYTES     72 /* an entry before its ring of 8-byte hits */
@@ -121,16 +122,6 @@ static void test_siphash_unaligned(void)
 /* ---- helpers --------------------------------------------------------------
  */
 
-static suspect_store_t *new_store(size_t max_entries, unsigned shards)
-{
-    suspect_memstore_opts_t opts = {max_entries, shards};
-    suspect_store_t *store = NULL;
-    CU_ASSERT_EQUAL_FATAL(suspect_memstore_new(&opts, &store, NULL),
-                          SUSPECT_OK);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(store);
-    return store;
-}
-
 static suspect_rule_t rule_of(const char *action, uint32_t limit,
                               uint32_t window_s, uint32_t block_s)
 {
@@ -165,7 +156,7 @@ static suspect_status_t status1(suspect_store_t *store,
 
 static void test_basic(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Login", 3, 10, 0);
     suspect_key_t key = test_key("Login", "alice");
     suspect_decision_t d;
@@ -193,7 +184,7 @@ static void test_basic(void)
 
 static void test_window_boundary(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Pay", 2, 10, 0);
     suspect_key_t key = test_key("Pay", "bob");
     suspect_decision_t d;
@@ -220,7 +211,7 @@ static void test_window_boundary(void)
 
 static void test_clock_steps_back(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Pay", 5, 10, 0);
     suspect_key_t key = test_key("Pay", "skew");
     suspect_status_t st;
@@ -243,7 +234,7 @@ static void test_clock_steps_back(void)
 
 static void test_block(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Forgot", 2, 10, 60);
     suspect_key_t key = test_key("Forgot", "carol");
     suspect_decision_t d;
@@ -271,7 +262,7 @@ static void test_block(void)
 
 static void test_limit_lowered_then_raised(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Up", 5, 100, 0);
     suspect_key_t key = test_key("Up", "dave");
     suspect_decision_t d;
@@ -298,7 +289,7 @@ static void test_limit_lowered_then_raised(void)
 
 static void test_multi_deny_if_any(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Upd", 2, 10, 0);
     suspect_key_t keys[2] = {test_key("Upd", "member1"),
                              test_key("Upd", "10.0.0.1")};
@@ -320,7 +311,7 @@ static void test_multi_deny_if_any(void)
 
 static void test_multi_record_all(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Upd", 3, 10, 0);
     suspect_key_t keys[2] = {test_key("Upd", "member2"),
                              test_key("Upd", "10.0.0.2")};
@@ -339,7 +330,7 @@ static void test_multi_record_all(void)
 
 static void test_multi_lock_all_over(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Otp", 1, 10, 30);
     suspect_key_t keys[3] = {test_key("Otp", "m"), test_key("Otp", "ip"),
                              test_key("Otp", "fresh")};
@@ -365,7 +356,7 @@ static void test_multi_lock_all_over(void)
 /* n identities in one decision over a store with the given shards. */
 static void multi_over_shards(unsigned shards)
 {
-    suspect_store_t *store = new_store(1000, shards);
+    suspect_store_t *store = test_memstore(1000, shards);
     suspect_rule_t rule = rule_of("Many", 2, 10, 0);
     suspect_key_t keys[SUSPECT_MAX_IDENTITIES];
     suspect_decision_t d;
@@ -413,7 +404,7 @@ static void test_multi_across_shards(void)
 
 static void test_status(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("St", 2, 10, 0);
     suspect_key_t key = test_key("St", "eve");
     suspect_status_t st;
@@ -442,7 +433,7 @@ static void test_status(void)
 
 static void test_reset(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Rs", 1, 10, 100);
     suspect_key_t key = test_key("Rs", "frank");
     suspect_key_t other = test_key("Rs", "nobody");
@@ -481,7 +472,7 @@ static void test_reset(void)
 
 static void test_block_op(void)
 {
-    suspect_store_t *store = new_store(0, 0);
+    suspect_store_t *store = test_memstore(0, 0);
     suspect_rule_t rule = rule_of("Bk", 5, 10, 0); /* basic rule */
     suspect_key_t key = test_key("Bk", "grace");
     suspect_decision_t d;
@@ -507,7 +498,7 @@ static void test_block_op(void)
 
 static void test_evict_expired_first(void)
 {
-    suspect_store_t *store = new_store(4, 1);
+    suspect_store_t *store = test_memstore(4, 1);
     suspect_rule_t slow = rule_of("Slow", 5, 100, 0);
     suspect_rule_t fast = rule_of("Fast", 5, 1, 0);
     suspect_key_t b = test_key("Slow", "b"), c = test_key("Slow", "c");
@@ -531,7 +522,7 @@ static void test_evict_expired_first(void)
 
 static void test_evict_lru_unlocked(void)
 {
-    suspect_store_t *store = new_store(4, 1);
+    suspect_store_t *store = test_memstore(4, 1);
     suspect_rule_t rule = rule_of("Lru", 5, 100, 0);
     suspect_key_t k[6];
     char value[8];
@@ -575,7 +566,7 @@ static suspect_key_t lock_one(suspect_store_t *store,
  * counters: the counters go, every lock stays, the oldest included. */
 static void test_evict_counters_not_locks(void)
 {
-    suspect_store_t *store = new_store(32, 1);
+    suspect_store_t *store = test_memstore(32, 1);
     suspect_rule_t rule = rule_of("Lk", 2, 100, 600);
     suspect_key_t k[32];
     char value[16];
@@ -609,7 +600,7 @@ static void test_evict_counters_not_locks(void)
  * entry makes room again. */
 static void test_full_of_locks(void)
 {
-    suspect_store_t *store = new_store(8, 1);
+    suspect_store_t *store = test_memstore(8, 1);
     suspect_rule_t rule = rule_of("Full", 1, 5, 60);
     suspect_rule_t shorter = rule_of("Full", 1, 5, 10);
     suspect_key_t k[8], fresh = test_key("Full", "fresh");
@@ -650,7 +641,7 @@ static void test_full_of_locks(void)
 static void test_locked_survives_flood(void)
 {
     const size_t max = 100;
-    suspect_store_t *store = new_store(max, 4);
+    suspect_store_t *store = test_memstore(max, 4);
     suspect_rule_t rule = rule_of("Flood", 3, 600, 600);
     suspect_key_t victim = test_key("Flood", "victim");
     suspect_decision_t d;
@@ -679,7 +670,7 @@ static void test_locked_survives_flood(void)
  * used: a counter of 3 hits outlives younger ones of 1 and 2. */
 static void test_evict_fewest_hits(void)
 {
-    suspect_store_t *store = new_store(4, 1);
+    suspect_store_t *store = test_memstore(4, 1);
     suspect_rule_t rule = rule_of("Few", 10, 600, 0);
     const int hits[4] = {3, 1, 2, 1}; /* a, b, c, d: a the oldest */
     suspect_key_t k[7];
@@ -710,7 +701,7 @@ static void test_evict_fewest_hits(void)
 static void test_count_survives_flood(void)
 {
     const size_t max = 100;
-    suspect_store_t *store = new_store(max, 4);
+    suspect_store_t *store = test_memstore(max, 4);
     suspect_rule_t rule = rule_of("Cnt", 5, 600, 0);
     suspect_key_t victim = test_key("Cnt", "victim");
     char value[32];
@@ -738,7 +729,7 @@ static void test_count_survives_flood(void)
  * one whose hits left the window makes room again. */
 static void test_at_limit_held(void)
 {
-    suspect_store_t *store = new_store(8, 1);
+    suspect_store_t *store = test_memstore(8, 1);
     suspect_rule_t rule = rule_of("Lim", 2, 10, 0);
     suspect_rule_t wide = rule_of("Wide", 10, 600, 0);
     suspect_key_t k[8], fresh = test_key("Lim", "fresh");
@@ -785,7 +776,7 @@ static void test_at_limit_held(void)
 
 static void test_expire_on_insert(void)
 {
-    suspect_store_t *store = new_store(1000, 1);
+    suspect_store_t *store = test_memstore(1000, 1);
     suspect_rule_t rule = rule_of("Exp", 5, 1, 0);
     suspect_key_t k[5];
     char value[8];
@@ -808,7 +799,7 @@ static void test_expire_on_insert(void)
 
 static void test_small_max_lowers_shards(void)
 {
-    suspect_store_t *store = new_store(3, 64);
+    suspect_store_t *store = test_memstore(3, 64);
     suspect_rule_t rule = rule_of("Tiny", 5, 100, 0);
     char value[16];
 
@@ -832,7 +823,7 @@ static void test_small_max_lowers_shards(void)
 
 static void test_size_and_bytes(void)
 {
-    suspect_store_t *store = new_store(1000, 1);
+    suspect_store_t *store = test_memstore(1000, 1);
     suspect_rule_t rule = rule_of("Bytes", 10, 100, 0);
     suspect_key_t a = test_key("Bytes", "a"), b = test_key("Bytes", "b");
     const size_t table = INITIAL_BUCKETS * BUCKET_BYTES;
@@ -898,7 +889,7 @@ static int count_named(void *arg, const char *key, size_t len, int64_t until)
 
 static void test_names_budget(void)
 {
-    suspect_store_t *store = new_store(1000, 1);
+    suspect_store_t *store = test_memstore(1000, 1);
     suspect_rule_t rule = rule_of("Nm", 1, 100, 100);
     char value[1001];
     size_t before;
@@ -954,7 +945,7 @@ static void test_names_budget(void)
 
 static void test_hostile_value_costs_nothing(void)
 {
-    suspect_store_t *store = new_store(1000, 1);
+    suspect_store_t *store = test_memstore(1000, 1);
     suspect_rule_t rule = rule_of("Big", 1, 100, 0);
     size_t len = 64 * 1024;
     char *value = malloc(len + 1);
@@ -1009,7 +1000,7 @@ static void test_new_alloc_failures(void)
 static suspect_store_t *oom_fixture(const suspect_rule_t *rule,
                                     const suspect_key_t *keys)
 {
-    suspect_store_t *store = new_store(1000, 1);
+    suspect_store_t *store = test_memstore(1000, 1);
     for (int i = 0; i < 4; i++) {
         decide1(store, rule, &keys[0], i); /* a full ring of 4 */
     }
@@ -1066,7 +1057,7 @@ static void test_decide_alloc_failures(void)
 
 static void test_block_alloc_failure(void)
 {
-    suspect_store_t *store = new_store(1000, 1);
+    suspect_store_t *store = test_memstore(1000, 1);
     suspect_key_t key = test_key("Oom", "blocked");
     suspect_rc_t rc;
 

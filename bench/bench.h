@@ -1,15 +1,18 @@
 /*
  * bench.h - what the benches share: seconds of the monotonic clock as a
  * double, to the nanosecond, for timing runs (the project's mono_ms() in
- * clock.h counts whole milliseconds), and the resident set size, for
- * the memory rows.
+ * clock.h counts whole milliseconds), the resident set size, for
+ * the memory rows, and a memory store to decide on.
  */
 #ifndef SUSPECT_BENCH_H
 #define SUSPECT_BENCH_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "suspect_store.h"
 
 static inline double now_s(void)
 {
@@ -33,6 +36,21 @@ static inline size_t rss_bytes(void)
     }
     fclose(f);
     return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* A memory store of max_entries (default shards); exits with a line
+ * naming the bench (who) when it cannot be made. */
+static inline suspect_store_t *bench_memstore(size_t max_entries,
+                                              const char *who)
+{
+    suspect_memstore_opts_t opts = {max_entries, 0};
+    suspect_store_t *store = NULL;
+
+    if (suspect_memstore_new(&opts, &store, NULL) != SUSPECT_OK) {
+        fprintf(stderr, "%s: cannot make a memory store\n", who);
+        exit(1);
+    }
+    return store;
 }
 
 #endif

@@ -62,24 +62,12 @@ static void key_of(const char *action, size_t i, suspect_key_t *key)
     }
 }
 
-static suspect_store_t *new_store(size_t max_entries)
-{
-    suspect_memstore_opts_t opts = {max_entries, 0};
-    suspect_store_t *store = NULL;
-
-    if (suspect_memstore_new(&opts, &store, NULL) != SUSPECT_OK) {
-        fprintf(stderr, "bench-meter: cannot make a memory store\n");
-        exit(1);
-    }
-    return store;
-}
-
 /* In a child: MANY identities of rule, HITS decisions each; writes the
  * bytes counted and the RSS growth per identity to fd. */
 static void memory_child(const suspect_rule_t *rule, int fd)
 {
     size_t rss0 = rss_bytes();
-    suspect_store_t *store = new_store(2 * MANY);
+    suspect_store_t *store = bench_memstore(2 * MANY, "bench-meter");
     double out[2];
     suspect_key_t key;
     suspect_decision_t d;
@@ -125,7 +113,7 @@ static bool memory_row(const suspect_rule_t *rule, double out[2])
 /* Decisions per second of rule on FEW identities for RUN_MS. */
 static double speed_round(const suspect_rule_t *rule)
 {
-    suspect_store_t *store = new_store(0);
+    suspect_store_t *store = bench_memstore(0, "bench-meter");
     suspect_key_t keys[FEW];
     suspect_decision_t d;
     uint32_t seed = 2463534242u;

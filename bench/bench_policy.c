@@ -214,18 +214,6 @@ static double run_timed(run_t *r, int nthreads, double *allowed_share)
     return (double)total / (t1 - t0);
 }
 
-static suspect_store_t *new_store(size_t max_entries)
-{
-    suspect_memstore_opts_t opts = {max_entries, 0};
-    suspect_store_t *store = NULL;
-
-    if (suspect_memstore_new(&opts, &store, NULL) != SUSPECT_OK) {
-        fprintf(stderr, "bench-policy: cannot make a memory store\n");
-        exit(1);
-    }
-    return store;
-}
-
 /* Decides once for every identity of ks, so all exist before timing. */
 static void warm_up(suspect_store_t *store, const suspect_rule_t *rule,
                     const keyset_t *ks, int64_t now_ms)
@@ -254,7 +242,8 @@ static void bench_row(const keyset_t *ks, int nthreads, uint32_t limit,
     suspect_rule_t rule = {
         "BankAccountUpdate", limit, WINDOW_S, block_s, 0, 0, 0, 0, 0, 0, 0};
     size_t rss0 = rss_bytes();
-    suspect_store_t *store = new_store(ks->n > 16 ? 2 * ks->n : 0);
+    suspect_store_t *store =
+        bench_memstore(ks->n > 16 ? 2 * ks->n : 0, "bench-policy");
     run_t r;
     double rate, share;
 
@@ -298,7 +287,7 @@ static double bench_headline(const keyset_t *ks)
     double rate, share;
 
     memset(&r, 0, sizeof(r));
-    r.store = new_store(0);
+    r.store = bench_memstore(0, "bench-policy");
     r.rule = &rule;
     r.keys = ks;
     r.clock_ms = 1700000000000;
@@ -331,7 +320,7 @@ static double fresh_inserts(const keyset_t *ks, size_t max_entries)
     double rate, share;
 
     memset(&r, 0, sizeof(r));
-    r.store = new_store(max_entries);
+    r.store = bench_memstore(max_entries, "bench-policy");
     r.rule = &rule;
     r.keys = ks;
     r.clock_ms = 1700000000000;
@@ -379,7 +368,7 @@ static void bench_key_building(const keyset_t *ks)
     double rate, share;
 
     memset(&r, 0, sizeof(r));
-    r.store = new_store(0);
+    r.store = bench_memstore(0, "bench-policy");
     r.rule = &rule;
     r.keys = ks;
     r.build_keys = 1;

@@ -186,7 +186,8 @@ void suspect_store_free(suspect_store_t *store);
 typedef struct suspect_memstore_opts {
     size_t max_entries; /* identities tracked at most; 0 = 200000 */
     unsigned shards;    /* lock stripes, rounded up to a power of two;
-                           0 = 64 */
+                           0 = 64; fewer when max_entries / 64 is
+                           smaller */
 } suspect_memstore_opts_t;
 
 /*

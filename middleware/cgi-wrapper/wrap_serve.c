@@ -25,8 +25,11 @@
  * failMode="open" (and a route in shadow mode, logged as would-deny) runs
  * the program when the store cannot be opened.  Denials, refusals and
  * would-denies are logged as suspect-fcgi logs them
- * (mw_guard_log_verdict()).  Everything is freed before execve(), so no
- * descriptor of the store leaks into the program.
+ * (mw_guard_log_verdict()).  Nothing is freed before execve(), which
+ * drops the whole address space anyway (closing the store first cost 50
+ * to 70 us a request: docs/BENCHMARKS.md); every descriptor the stores
+ * open is close-on-exec (the LMDB store's, the Redis store's), so none
+ * reaches the program, as the suite checks.
  */
 #include "config.h"
 
@@ -134,20 +137,25 @@ suspect_rc_t cgi_check_conf(const suspect_conf_t *c, suspect_err_t *err)
     return SUSPECT_OK;
 }
 
-/* Whether path resolves to self or to wrapper (NULL: only self). */
+/* Whether path is self or wrapper (NULL: only self). */
+static bool is_us_as_is(const char *path, const char *self, const char *wrapper)
+{
+    return strcmp(path, self) == 0 ||
+           (wrapper != NULL && strcmp(path, wrapper) == 0);
+}
+
+/* Whether path resolves to self or to wrapper. */
 static bool is_us(const char *path, const char *self, const char *wrapper)
 {
     char real[PATH_MAX];
 
-    return strcmp(path, self) == 0 ||
-           (wrapper != NULL && strcmp(path, wrapper) == 0) ||
-           (realpath(path, real) != NULL &&
-            (strcmp(real, self) == 0 ||
-             (wrapper != NULL && strcmp(real, wrapper) == 0)));
+    return is_us_as_is(path, self, wrapper) ||
+           (realpath(path, real) != NULL && is_us_as_is(real, self, wrapper));
 }
 
-/* Whether script (resolved) would start suspect-cgi again: it is this
- * program or wrapper, or a #! script whose interpreter is. */
+/* Whether script (resolved: cgi_resolve() followed its links) would start
+ * suspect-cgi again: it is this program or wrapper, or a #! script whose
+ * interpreter is. */
 static bool runs_self(const char *script, const char *wrapper)
 {
     char self[PATH_MAX], head[256];
@@ -159,7 +167,7 @@ static bool runs_self(const char *script, const char *wrapper)
         return false;
     }
     self[n] = '\0';
-    if (is_us(script, self, wrapper)) {
+    if (is_us_as_is(script, self, wrapper)) {
         return true;
     }
     f = fopen(script, "re");
@@ -423,6 +431,5 @@ void cgi_serve(cgi_req_t *r)
         cgi_run_watched(r, &res, &v); /* the answer read: the child's parent */
         return;
     }
-    cgi_release(r);
-    exec_target(r);
+    exec_target(r); /* the store left open: see the top */
 }

@@ -11,7 +11,11 @@
  *              "purge-cursor" -> the last key the incremental purge saw.
  * The environment uses MDB_NOTLS, so read transactions (status, listing)
  * may run on any thread, and mdb_reader_check() clears reader slots of dead
- * processes on open and whenever the reader table is full.
+ * processes on open and whenever the reader table is full.  Every
+ * descriptor of the environment is close-on-exec: LMDB opens the lock file
+ * and the descriptor it writes meta pages through so, and the data file's
+ * is made so here, so a program this process executes gets none of them
+ * (suspect-cgi executes its program without closing the store first).
  *
  * Processes and threads.  An environment must not be used across fork():
  * each store remembers the pid that opened its environment, and a call from
@@ -26,6 +30,7 @@
 #include "lmdb_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -200,6 +205,19 @@ void lm_abandon_env(MDB_env *env)
     pthread_mutex_unlock(&abandoned_mu);
 }
 
+/* Makes the data file's descriptor close-on-exec (LMDB opens it without
+ * O_CLOEXEC); 0 or an errno. */
+static int data_fd_cloexec(MDB_env *env)
+{
+    mdb_filehandle_t fd;
+    int rc = mdb_env_get_fd(env, &fd);
+
+    if (rc == 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        rc = errno;
+    }
+    return rc;
+}
+
 /* Opens a new environment on ls->path into ls->env and the dbis; does not
  * touch the environment ls held before. */
 suspect_rc_t lm_env_open(lmstore_t *ls, suspect_err_t *err)
@@ -222,6 +240,9 @@ suspect_rc_t lm_env_open(lmstore_t *ls, suspect_err_t *err)
     }
     if (rc == 0) {
         rc = mdb_env_open(env, ls->path, flags, (mdb_mode_t)ls->opts.mode);
+    }
+    if (rc == 0) {
+        rc = data_fd_cloexec(env);
     }
     if (rc == 0) {
         mdb_reader_check(env, &dead);

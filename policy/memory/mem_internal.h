@@ -74,6 +74,7 @@
 #define DEFAULT_MAX_ENTRIES 200000
 #define DEFAULT_SHARDS      64
 #define MAX_SHARDS          65536
+#define MIN_PER_SHARD       64 /* fewer shards than that for a small store */
 #define INITIAL_BUCKETS     8
 #define INITIAL_RING        4
 #define EXPIRE_ON_INSERT    2  /* expired tail entries freed on every insert */

@@ -567,8 +567,10 @@ static void memstore_configure(memstore_t *ms,
         opts != NULL && opts->shards > 0 ? opts->shards : DEFAULT_SHARDS;
 
     shards = pow2_ceil(shards > MAX_SHARDS ? MAX_SHARDS : shards);
-    if (shards > max) {
-        shards = pow2_floor(max);
+    /* A shard of a few entries evicts a neighbour while the others
+     * stand empty: a small store gets fewer shards. */
+    if (shards > max / MIN_PER_SHARD) {
+        shards = pow2_floor(max / MIN_PER_SHARD); /* at least 1 */
     }
     ms->nshards = shards;
     ms->max_entries = max;

@@ -6,18 +6,19 @@
  *
  * The program it wraps is a sh script that touches a marker file and
  * prints the environment it was executed with (/proc/$$/environ: exactly
- * what execve() gave it), the target of its fd 0, its directory, its
- * arguments and the body it reads: "the same environment and body" is
- * checked byte for byte, "the body was not copied" by fd 0 being the
- * original pipe, and "never ran" by the marker's absence.  Counts live in
+ * what execve() gave it), the target of its fd 0 and of every descriptor
+ * it has, its directory, its arguments and the body it reads: "the same
+ * environment and body" is checked byte for byte, "the body was not
+ * copied" by fd 0 being the original pipe, "no descriptor of the store"
+ * by the list, and "never ran" by the marker's absence.  Counts live in
  * DIR/suspect.lmdb, so every run is a separate process sharing them.
  * No value a request carries reaches a log line.  The request I/O's own
  * tests are in test_wrap_io.c.
  *
- * Length.  About 780 lines: every test here runs the one wrapped script
+ * Length.  About 900 lines: every test here runs the one wrapped script
  * and compares what it printed with what was sent (same_env(),
- * same_body(), fd0(), ran()); kept with those comparisons in one file,
- * each test reads as the request it sends and the bytes it expects.
+ * same_body(), fd0(), fds_without(), ran()); kept with those comparisons in one
+ * file, each test reads as the request it sends and the bytes it expects.
  */
 #include <CUnit/CUnit.h>
 #include <signal.h>
@@ -49,6 +50,8 @@ static const char echo_script[] =
     "printf 'Content-Type: text/plain\\r\\n\\r\\n'\n"
     "tr '\\0' '\\n' < /proc/$$/environ\n"
     "echo \"--fd0 $(readlink /proc/$$/fd/0)\"\n"
+    "echo \"--fds $(for f in /proc/$$/fd/*; do readlink $f; done)\" | "
+    "tr '\\n' ' '; echo\n"
     "echo \"--cwd $(pwd)\"\n"
     "echo \"--args $*\"\n"
     "echo \"--body\"\n"
@@ -203,6 +206,20 @@ static const char *fd0(char line[TEST_PATH_MAX], const cgi_out_t *r)
     return line;
 }
 
+/* Whether the echo script listed its descriptors, none of them a file
+ * whose name holds what or, with no_sockets, a socket. */
+static bool fds_without(const cgi_out_t *r, const char *what, bool no_sockets)
+{
+    const char *p = r->out != NULL ? strstr(r->out, "\n--fds ") : NULL;
+    size_t len = p != NULL ? strcspn(p + 1, "\n") : 0;
+    char *line = p != NULL ? strndup(p + 1, len) : NULL;
+    bool ok = line != NULL && strstr(line, what) == NULL &&
+              (!no_sockets || strstr(line, "socket:") == NULL);
+
+    free(line);
+    return ok;
+}
+
 /* "member=NAME&pad=xxx..." of len bytes (malloc'ed). */
 static char *form_body(const char *member, size_t len)
 {
@@ -243,6 +260,35 @@ static void test_allowed_untouched(void)
     CU_ASSERT(cgirun_has_line(&r, "--args "));
     CU_ASSERT_PTR_NULL(r.err);
     cgirun_free(&r);
+}
+
+/* suspect-cgi executes the program with its store still open (it frees
+ * nothing first): the program gets no descriptor of it, LMDB's files or
+ * Redis's connection, and the count was made in the store. */
+static void test_no_store_descriptor(void)
+{
+    const char *vars[] = {"REQUEST_METHOD=GET", "REQUEST_URI=/hdr",
+                          "HTTP_X_MEMBER=fd1", NULL};
+    char store[TEST_PATH_MAX + 128];
+    test_redis_t rs;
+    cgi_out_t r;
+
+    run_plain(&r, vars, NULL);
+    CU_ASSERT(ran());
+    CU_ASSERT(fds_without(&r, ".lmdb", false));
+    CU_ASSERT(cgirun_has_line(&r, "--args "));
+    cgirun_free(&r);
+    memset(&rs, 0, sizeof(rs));
+    CU_ASSERT_FATAL(test_redis_start(&rs, false, NULL) == 0);
+    snprintf(store, sizeof(store), "<Store type=\"redis\" url=\"%s\"/>",
+             rs.url);
+    CU_ASSERT_FATAL(write_conf(store, NULL) == 0);
+    run_plain(&r, vars, NULL);
+    CU_ASSERT(ran());
+    CU_ASSERT(fds_without(&r, ".lmdb", true));
+    CU_ASSERT_EQUAL(test_redis_int(&rs, "ZCARD Hello:fd1"), 1);
+    cgirun_free(&r);
+    test_redis_stop(&rs);
 }
 
 /* A form source read a body from a pipe (60 KB, within the default 64K
@@ -821,6 +867,8 @@ int register_suspect_cgi_suite(void)
     } tests[] = {
         {"allowed: same environment and body, stdin untouched",
          test_allowed_untouched},
+        {"no descriptor of the store reaches the program",
+         test_no_store_descriptor},
         {"form source: whole body through a memfd", test_form_memfd},
         {"form source: spooled body sought back", test_form_spooled},
         {"multipart: uploads checked before the program", test_multipart},

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -140,7 +141,9 @@ static void exec_server(const test_redis_t *r)
     _exit(127);
 }
 
-/* Connects the helpers' context (AUTH when needed); 0 on success. */
+/* Connects the helpers' context (AUTH when needed), close-on-exec so that
+ * a program a test runs gets no descriptor of the test's own; 0 on
+ * success. */
 static int helper_connect(test_redis_t *r)
 {
     struct timeval tv = {5, 0};
@@ -153,6 +156,7 @@ static int helper_connect(test_redis_t *r)
     if (r->ctx == NULL || r->ctx->err) {
         return -1;
     }
+    (void)fcntl(r->ctx->fd, F_SETFD, FD_CLOEXEC);
     redisSetTimeout(r->ctx, tv);
     if (r->password[0] == '\0') {
         return 0;

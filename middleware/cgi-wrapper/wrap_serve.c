@@ -34,6 +34,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,8 +161,9 @@ static bool runs_self(const char *script, const char *wrapper)
 {
     char self[PATH_MAX], head[256];
     ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    ssize_t got;
     char *p;
-    FILE *f;
+    int fd;
 
     if (n <= 0) {
         return false;
@@ -170,15 +172,16 @@ static bool runs_self(const char *script, const char *wrapper)
     if (is_us_as_is(script, self, wrapper)) {
         return true;
     }
-    f = fopen(script, "re");
-    if (f == NULL) {
+    fd = open(script, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
         return false; /* unreadable: no interpreter could run it */
     }
-    p = fgets(head, sizeof(head), f);
-    fclose(f);
-    if (p == NULL || strncmp(head, "#!", 2) != 0) {
+    got = read(fd, head, sizeof(head) - 1);
+    close(fd);
+    if (got < 2 || strncmp(head, "#!", 2) != 0) {
         return false;
     }
+    head[got] = '\0';
     p = head + 2 + strspn(head + 2, " \t");
     p[strcspn(p, " \t\r\n")] = '\0';
     return is_us(p, self, wrapper);

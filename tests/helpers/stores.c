@@ -28,6 +28,15 @@ suspect_store_t *test_memstore(size_t max_entries, unsigned shards)
     return store;
 }
 
+int test_count_lock(void *arg, const char *key, size_t len, int64_t until_ms)
+{
+    (void)key;
+    (void)len;
+    (void)until_ms;
+    (*(int *)arg)++;
+    return 0;
+}
+
 static suspect_store_t *open_memory(void)
 {
     suspect_store_t *store = NULL;

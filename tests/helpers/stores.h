@@ -29,4 +29,8 @@ extern const test_store_kind_t *const test_store_kinds[];
  * fatal CUnit failure when it cannot be made.  The caller frees it. */
 suspect_store_t *test_memstore(size_t max_entries, unsigned shards);
 
+/* A suspect_store_foreach_locked() callback that counts the locks into
+ * the int at arg. */
+int test_count_lock(void *arg, const char *key, size_t len, int64_t until_ms);
+
 #endif

@@ -227,15 +227,6 @@ static void test_full_of_held(void)
     suspect_store_free(store);
 }
 
-static int count_lock(void *arg, const char *key, size_t len, int64_t until_ms)
-{
-    (void)key;
-    (void)len;
-    (void)until_ms;
-    (*(int *)arg)++;
-    return 0;
-}
-
 /* An empty bucket with BlockDuration locks: the lock lives in an entry
  * beside the meter, is listed, and unblock lifts it and makes room for
  * one request. */
@@ -258,9 +249,9 @@ static void test_lock_beside_meter(void)
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(st.locked_until_ms, T0 + 300 * SEC);
     CU_ASSERT_EQUAL(st.in_window, 2);
-    CU_ASSERT_EQUAL(
-        suspect_store_foreach_locked(store, "", T0, count_lock, &locks, NULL),
-        SUSPECT_OK);
+    CU_ASSERT_EQUAL(suspect_store_foreach_locked(store, "", T0, test_count_lock,
+                                                 &locks, NULL),
+                    SUSPECT_OK);
     CU_ASSERT_EQUAL(locks, 1);
     /* the tokens came back after 60 s; the lock still holds */
     CU_ASSERT_FALSE(allowed(store, &r, "l", T0 + 100 * SEC));

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "helpers/redisha.h"
+#include "helpers/stores.h"
 #include "helpers/util.h"
 #include "helpers/vgwrap.h"
 #include "meter_test.h"
@@ -75,15 +76,6 @@ static int suite_clean(void)
     return 0;
 }
 
-static int count_lock(void *ud, const char *key, size_t len, int64_t until)
-{
-    (void)key;
-    (void)len;
-    (void)until;
-    (*(int *)ud)++;
-    return 0;
-}
-
 /* Decisions, status, reset, block and the listing land on the master. */
 static void test_decisions(void)
 {
@@ -115,7 +107,7 @@ static void test_decisions(void)
     CU_ASSERT_EQUAL(st.in_window, 3);
     CU_ASSERT_EQUAL(st.locked_until_ms, t + 3 + 600000);
     CU_ASSERT_EQUAL(suspect_redis_foreach_locked(store, "SentinelOtp:", t + 5,
-                                                 count_lock, &locks, NULL),
+                                                 test_count_lock, &locks, NULL),
                     SUSPECT_OK);
     CU_ASSERT_EQUAL(locks, 1);
     CU_ASSERT_EQUAL(

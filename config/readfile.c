@@ -3,7 +3,8 @@
  *
  * The buffer starts at the size fstat() gave (capped) plus one byte and
  * doubles while the file keeps coming, up to one byte past the cap: a
- * read that fills that byte shows a file over the cap.
+ * read that fills that byte shows a file over the cap.  A mapping covers
+ * the size fstat() gave, which the cap was checked against.
  */
 #include "readfile.h"
 
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -74,40 +76,92 @@ static const char *untrusted(const struct stat *st)
     return NULL;
 }
 
-suspect_rc_t config_read_file(const char *path, size_t max, unsigned flags,
-                              struct stat *st, char **buf, size_t *len,
-                              suspect_err_t *err)
+/* Opens path as flags say and checks it (see readfile.h): the
+ * descriptor into *fd and its fstat() into *fst, or an error and no
+ * descriptor. */
+static suspect_rc_t open_checked(const char *path, size_t max, unsigned flags,
+                                 int *fd, struct stat *fst, suspect_err_t *err)
 {
     int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
                  ((flags & CONFIG_READ_NOFOLLOW) != 0 ? O_NOFOLLOW : 0);
-    int fd = open(path, oflags);
     const char *why = NULL;
-    struct stat fst;
-    suspect_rc_t rc;
+    suspect_rc_t rc = SUSPECT_OK;
 
-    if (fd < 0) {
+    *fd = open(path, oflags);
+    if (*fd < 0) {
         return suspect_err_sys(
             err, errno == ENOENT ? SUSPECT_E_NOTFOUND : SUSPECT_E_IO, path,
             "cannot open");
     }
-    if (fstat(fd, &fst) != 0) {
+    if (fstat(*fd, fst) != 0) {
         rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot stat");
     } else if ((flags & CONFIG_READ_TRUSTED) != 0 &&
-               (why = untrusted(&fst)) != NULL) {
+               (why = untrusted(fst)) != NULL) {
         rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0, "not trusted: %s",
                              why);
-    } else if (!S_ISREG(fst.st_mode)) {
+    } else if (!S_ISREG(fst->st_mode)) {
         rc = suspect_err_set(err, SUSPECT_E_IO, path, 0, "not a regular file");
-    } else if ((uintmax_t)fst.st_size > max) {
+    } else if ((uintmax_t)fst->st_size > max) {
         rc = suspect_err_set(err, SUSPECT_E_CONFIG, path, 0,
                              "file is too large (%jd bytes, at most %zu)",
-                             (intmax_t)fst.st_size, max);
-    } else {
-        rc = read_fd(fd, path, (size_t)fst.st_size, max, buf, len, err);
-        if (rc == SUSPECT_OK && st != NULL) {
-            *st = fst;
-        }
+                             (intmax_t)fst->st_size, max);
+    }
+    if (rc != SUSPECT_OK) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+suspect_rc_t config_read_file(const char *path, size_t max, unsigned flags,
+                              struct stat *st, char **buf, size_t *len,
+                              suspect_err_t *err)
+{
+    struct stat fst;
+    int fd;
+    suspect_rc_t rc = open_checked(path, max, flags, &fd, &fst, err);
+
+    if (rc != SUSPECT_OK) {
+        return rc;
+    }
+    rc = read_fd(fd, path, (size_t)fst.st_size, max, buf, len, err);
+    if (rc == SUSPECT_OK && st != NULL) {
+        *st = fst;
     }
     close(fd);
     return rc;
+}
+
+suspect_rc_t config_map_file(const char *path, size_t max, unsigned flags,
+                             const void **map, size_t *len, suspect_err_t *err)
+{
+    struct stat fst;
+    void *p;
+    int fd;
+    suspect_rc_t rc = open_checked(path, max, flags, &fd, &fst, err);
+
+    *map = NULL;
+    *len = 0;
+    if (rc != SUSPECT_OK || fst.st_size == 0) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        return rc;
+    }
+    p = mmap(NULL, (size_t)fst.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+        rc = suspect_err_sys(err, SUSPECT_E_IO, path, "cannot map");
+    } else {
+        *map = p;
+        *len = (size_t)fst.st_size;
+    }
+    close(fd);
+    return rc;
+}
+
+void config_unmap_file(const void *map, size_t len)
+{
+    if (map != NULL) {
+        munmap((void *)map, len);
+    }
 }

@@ -1,9 +1,9 @@
 /*
  * readfile.h - reading a configuration file whole, capped, without
  * trusting what is at the path: every loader's files (the limits file,
- * suspect.xml, its lists and template) and suspect-cgi's compiled
- * configuration.  No XML here: suspect-cgi, which links no XML parser,
- * takes it too.
+ * suspect.xml, its lists and template), and mapping suspect-cgi's
+ * compiled configuration.  No XML here: suspect-cgi, which links no XML
+ * parser, takes it too.
  *
  * The file is opened close-on-exec and without blocking (a FIFO planted
  * at the path is refused, not waited on), must be a regular file, and its
@@ -37,5 +37,18 @@
 suspect_rc_t config_read_file(const char *path, size_t max, unsigned flags,
                               struct stat *st, char **buf, size_t *len,
                               suspect_err_t *err);
+
+/*
+ * The same file, the same checks and errors, mapped read-only instead of
+ * read: *map (NULL for an empty file) and its *len, until
+ * config_unmap_file().  For a large file read once: no copy and no pages
+ * of the process's own.  The mapping shows the file as it is: only for a
+ * file nobody else may write and that is replaced, never rewritten in
+ * place (a file cut shorter under it would end the process with SIGBUS
+ * when read past its new end).
+ */
+suspect_rc_t config_map_file(const char *path, size_t max, unsigned flags,
+                             const void **map, size_t *len, suspect_err_t *err);
+void config_unmap_file(const void *map, size_t len);
 
 #endif

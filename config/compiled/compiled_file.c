@@ -7,9 +7,11 @@
  * a regular file owned by the effective user (or root) and writable by
  * no one else; it is opened with O_NOFOLLOW and O_NONBLOCK (a planted
  * link or FIFO is refused, not followed or waited on) and checked with
- * fstat() of the opened descriptor (config_read_file(), readfile.h, with
+ * fstat() of the opened descriptor (config_map_file(), readfile.h, with
  * CONFIG_READ_NOFOLLOW and CONFIG_READ_TRUSTED).  Its content is then decoded,
- * which checks everything again (compiled_dec.c).
+ * which checks everything again (compiled_dec.c).  It is mapped, not read:
+ * a file of large lists is megabytes that a copy would double, and a
+ * writer replaces the file (below), never rewrites it in place.
  *
  * Freshness: one stat() per source (suspect.xml, the limits file, the
  * template, each list file), compared with the identity recorded when it
@@ -75,22 +77,22 @@ int compiled_file_name(const char *dir, const char *conf_abs, char *out,
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 
-/* Reads (trusted only: see the top), decodes. */
+/* Maps (trusted only: see the top), decodes. */
 suspect_rc_t compiled_read(const char *path, compiled_t *out,
                            suspect_err_t *err)
 {
-    char *buf = NULL;
+    const void *map = NULL;
     size_t len = 0;
     suspect_rc_t rc;
 
     memset(out, 0, sizeof(*out));
-    rc = config_read_file(path, COMPILED_MAX_BYTES,
-                          CONFIG_READ_NOFOLLOW | CONFIG_READ_TRUSTED, NULL,
-                          &buf, &len, err);
+    rc = config_map_file(path, COMPILED_MAX_BYTES,
+                         CONFIG_READ_NOFOLLOW | CONFIG_READ_TRUSTED, &map, &len,
+                         err);
     if (rc == SUSPECT_OK) {
-        rc = compiled_decode(buf, len, path, out, err);
+        rc = compiled_decode(map, len, path, out, err);
     }
-    free(buf);
+    config_unmap_file(map, len);
     return rc;
 }
 

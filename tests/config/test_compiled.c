@@ -599,6 +599,19 @@ static void test_files(void)
     CU_ASSERT_EQUAL(compiled_read(e2e_path(at, "none.snap"), &back, NULL),
                     SUSPECT_E_NOTFOUND);
     CU_ASSERT_PTR_NULL(back.conf);
+    /* Mapped, not read: an empty file and one cut short are refused, and
+     * a file replaced (as compiled_write() replaces it) is read anew. */
+    CU_ASSERT_EQUAL(truncate(path, 0), 0);
+    CU_ASSERT_EQUAL(compiled_read(path, &back, NULL), SUSPECT_E_PARSE);
+    CU_ASSERT_PTR_NULL(back.conf);
+    CU_ASSERT_FATAL(compiled_write(path, &s, NULL) == SUSPECT_OK);
+    CU_ASSERT_EQUAL(truncate(path, 100), 0);
+    CU_ASSERT_EQUAL(compiled_read(path, &back, NULL), SUSPECT_E_PARSE);
+    CU_ASSERT_PTR_NULL(back.conf);
+    CU_ASSERT_FATAL(compiled_write(path, &s, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(compiled_read(path, &back, NULL) == SUSPECT_OK);
+    conf_equal(s.conf, back.conf);
+    compiled_clear(&back);
     /* A directory that does not exist: an error, and nothing left. */
     e2e_path(tmp, "none/c.snap");
     suspect_err_clear(&err);

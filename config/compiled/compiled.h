@@ -104,6 +104,16 @@ suspect_rc_t compiled_encode(const compiled_t *s, unsigned char **buf,
 suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
                              compiled_t *out, suspect_err_t *err);
 
+/*
+ * compiled_decode() of a file mapping (config_map_file()), which it takes
+ * in every case: the snapshot of *out holds it, its packed lists pointing
+ * into it rather than into copies, and unmaps it when freed; or it is
+ * unmapped before a refusal returns.  map NULL (an empty file) is
+ * refused as compiled_decode() refuses it.
+ */
+suspect_rc_t compiled_decode_map(const void *map, size_t len, const char *name,
+                                 compiled_t *out, suspect_err_t *err);
+
 /* ---- packed lists (compiled_pack.c) ----------------------------------- */
 
 /* Where the parts of a checked pack are. */

@@ -6,7 +6,9 @@
  * bad and yields zeros, so the walk goes on without a check per field and
  * the verdict is read once per part.  Strings are copied into the new
  * suspect.xml snapshot's arena (conf.c), NUL-terminated, and may not
- * hold a NUL themselves; the rules go through limits_add_rule(), which
+ * hold a NUL themselves; a list's pack is copied too, unless the buffer
+ * is a file mapping the snapshot takes (compiled_decode_map()), where it
+ * stays; the rules go through limits_add_rule(), which
  * refuses duplicates.  Nothing of a refused file is kept.
  *
  * Checks, beyond the checksum: magic, version, the payload length equal
@@ -28,12 +30,18 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "readfile.h"
 
 typedef struct rd {
     const unsigned char *p;
     size_t left;
     bool bad;   /* refused: past the end, out of range, or nomem */
     bool nomem; /* an allocation failed */
+    /* The whole buffer when it is a mapping the snapshot takes: packs
+     * then point into it, not into copies (compiled_decode_map()). */
+    const void *map;
+    size_t map_len;
+    bool map_taken; /* the snapshot holds map: it unmaps it */
 } rd_t;
 
 /* Marks r bad for want of memory. */
@@ -237,6 +245,20 @@ static void rd_bytes(rd_t *r, conf_build_t *b, size_t max, const char **out,
     *len = n;
 }
 
+/* A list's pack into *out and *len: where it lies when the snapshot will
+ * hold the mapping (r->map), else a copy in b's arena.  A span of the
+ * file is NUL-terminated either way (rd_span()). */
+static void rd_pack(rd_t *r, conf_build_t *b, const char **out, size_t *len)
+{
+    if (r->map == NULL) {
+        rd_bytes(r, b, COMPILED_MAX_LEN, out, len);
+    } else if (!rd_span(r, out, len, true) || *len > COMPILED_MAX_LEN) {
+        r->bad = true;
+        *out = NULL;
+        *len = 0;
+    }
+}
+
 /* Whether l's text and pack are as the encoder writes them: a file's
  * text, or (compiled) no text and a sound pack. */
 static bool list_body_ok(const suspect_conf_list_t *l)
@@ -281,7 +303,7 @@ static void rd_list(rd_t *r, conf_build_t *b, bool deny,
     }
     l->status = (int)rd_u32(r);
     l->line = (int)rd_max(r, INT32_MAX);
-    rd_bytes(r, b, COMPILED_MAX_LEN, &pack, &l->packed_len);
+    rd_pack(r, b, &pack, &l->packed_len);
     l->packed = (const unsigned char *)pack;
     if (r->bad || !list_body_ok(l) ||
         (l->ip == NULL && l->identity == NULL && l->file == NULL) ||
@@ -468,7 +490,7 @@ static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
 static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
 {
     static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
-    rd_t h = {buf, len, false, false};
+    rd_t h = {.p = buf, .left = len};
     uint64_t sum[2], want0, want1, plen;
     uint32_t version, zero;
 
@@ -538,23 +560,32 @@ static void rd_snapshot(rd_t *r, const suspect_conf_t **out)
         conf_snap_free(b.snap);
         return;
     }
+    b.snap->map = r->map;
+    b.snap->map_len = r->map_len;
+    r->map_taken = r->map != NULL;
     *out = &b.snap->conf;
 }
 
-/* Header, preamble, suspect.xml, rules, nothing left; see the header. */
-suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
-                             compiled_t *out, suspect_err_t *err)
+/* Header, preamble, suspect.xml, rules, nothing left; see the header.
+ * map: buf is a mapping for the snapshot to take; *taken says whether it
+ * did (then freeing the snapshot unmaps it, on a refusal too). */
+static suspect_rc_t decode(const void *buf, size_t len, bool map,
+                           const char *name, compiled_t *out, bool *taken,
+                           suspect_err_t *err)
 {
     suspect_rc_t rc = SUSPECT_E_PARSE;
     rd_t r;
 
     memset(out, 0, sizeof(*out));
+    memset(&r, 0, sizeof(r));
     if (len > COMPILED_MAX_BYTES || !rd_header(buf, len, &r)) {
         return suspect_err_set(err, SUSPECT_E_PARSE, name, 0,
                                "not a compiled configuration of version %u, "
                                "or damaged",
                                COMPILED_VERSION);
     }
+    r.map = map ? buf : NULL;
+    r.map_len = map ? len : 0;
     rd_preamble(&r, out);
     if (!r.bad) {
         rd_snapshot(&r, &out->conf);
@@ -567,8 +598,9 @@ suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
     if (rc == SUSPECT_OK && r.left != 0) {
         rc = SUSPECT_E_PARSE;
     }
+    *taken = r.map_taken;
     if (rc != SUSPECT_OK) {
-        compiled_clear(out);
+        compiled_clear(out); /* unmaps what the snapshot took */
         return rc == SUSPECT_E_NOMEM
                    ? suspect_err_set(err, rc, name, 0, "out of memory")
                    : suspect_err_set(err, rc, name, 0,
@@ -576,4 +608,24 @@ suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
                                      "version, or inconsistent");
     }
     return SUSPECT_OK;
+}
+
+suspect_rc_t compiled_decode(const void *buf, size_t len, const char *name,
+                             compiled_t *out, suspect_err_t *err)
+{
+    bool taken = false;
+
+    return decode(buf, len, false, name, out, &taken, err);
+}
+
+suspect_rc_t compiled_decode_map(const void *map, size_t len, const char *name,
+                                 compiled_t *out, suspect_err_t *err)
+{
+    bool taken = false;
+    suspect_rc_t rc = decode(map, len, map != NULL, name, out, &taken, err);
+
+    if (!taken) {
+        config_unmap_file(map, len);
+    }
+    return rc;
 }

@@ -9,9 +9,10 @@
  * link or FIFO is refused, not followed or waited on) and checked with
  * fstat() of the opened descriptor (config_map_file(), readfile.h, with
  * CONFIG_READ_NOFOLLOW and CONFIG_READ_TRUSTED).  Its content is then decoded,
- * which checks everything again (compiled_dec.c).  It is mapped, not read:
- * a file of large lists is megabytes that a copy would double, and a
- * writer replaces the file (below), never rewrites it in place.
+ * which checks everything again (compiled_dec.c).  It is mapped, not read,
+ * and its packed lists stay where they lie, the snapshot holding the
+ * mapping: a file of large lists is megabytes that a copy would double,
+ * and a writer replaces the file (below), never rewrites it in place.
  *
  * Freshness: one stat() per source (suspect.xml, the limits file, the
  * template, each list file), compared with the identity recorded when it
@@ -89,11 +90,8 @@ suspect_rc_t compiled_read(const char *path, compiled_t *out,
     rc = config_map_file(path, COMPILED_MAX_BYTES,
                          CONFIG_READ_NOFOLLOW | CONFIG_READ_TRUSTED, &map, &len,
                          err);
-    if (rc == SUSPECT_OK) {
-        rc = compiled_decode(map, len, path, out, err);
-    }
-    config_unmap_file(map, len);
-    return rc;
+    return rc == SUSPECT_OK ? compiled_decode_map(map, len, path, out, err)
+                            : rc;
 }
 
 /* Whether the file at path has the identity want (all zero: no file). */

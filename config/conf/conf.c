@@ -4,8 +4,10 @@
  * A snapshot is one conf_snap_t (the public suspect_conf_t first) plus an
  * arena: a list of chunks from which every string and array of the
  * snapshot is bump-allocated, so freeing the chunk list frees all of it and
- * no field needs its own free.  Reading and parsing a file is conf_load.c's
- * (it fills a new snapshot or frees it whole); this file needs no XML, so
+ * no field needs its own free (a compiled configuration's lists may lie in
+ * the file mapping the snapshot holds instead, unmapped with it).  Reading
+ * and parsing a file is conf_load.c's (it fills a new snapshot or frees it
+ * whole); this file needs no XML, so
  * a program that builds snapshots another way (suspect-cgi from its
  * compiled snapshot file) links it without libxml2.
  *
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "readfile.h"
 
 #define CHUNK_SIZE 4096
 #define ALIGN      (sizeof(max_align_t))
@@ -161,7 +164,8 @@ conf_snap_t *conf_snap_new(void)
     return s;
 }
 
-/* Frees a snapshot and its arena, whatever its reference count. */
+/* Frees a snapshot, its arena and the mapping it holds, whatever its
+ * reference count. */
 void conf_snap_free(conf_snap_t *s)
 {
     conf_chunk_t *c, *next;
@@ -173,6 +177,7 @@ void conf_snap_free(conf_snap_t *s)
         next = c->next;
         free(c);
     }
+    config_unmap_file(s->map, s->map_len);
     free(s);
 }
 

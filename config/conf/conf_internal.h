@@ -45,6 +45,10 @@ typedef struct conf_snap {
     suspect_conf_t conf;
     int refs;             /* atomic; the last unref frees */
     conf_chunk_t *chunks; /* the arena, newest chunk first */
+    /* A file mapping the snapshot holds, NULL for none: a compiled
+     * configuration's packed lists point into it (compiled_dec.c). */
+    const void *map;
+    size_t map_len;
     size_t nwarnings;
     size_t dropped; /* warnings beyond CONF_MAX_WARNINGS */
     const char *warnings[CONF_MAX_WARNINGS + 1]; /* + the closing line */

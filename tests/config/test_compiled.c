@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "compiled/compiled_internal.h"
+#include "conf/conf_internal.h"
 #include "guard/guard_internal.h"
 #include "cgi-wrapper/cgirun.h"
 #include "helpers/e2e.h"
@@ -407,6 +408,43 @@ static void test_packed_lists(void)
     free(buf);
     compiled_clear(&back);
     compiled_clear(&s);
+}
+
+/* Read from its file, a pack is not copied: it lies in the mapping the
+ * snapshot holds, which lives as long as the snapshot, whoever holds it
+ * last (here a guard, after the compiled configuration is cleared). */
+static void test_packed_mapped(void)
+{
+    mw_guard_t *g = NULL;
+    compiled_t s, back;
+    const conf_snap_t *snap;
+    const unsigned char *map, *pack;
+    char path[TEST_PATH_MAX];
+    mw_addr_t ad, other;
+    suspect_identity_t mallory = test_identity("Member", "mallory");
+
+    load(conf_a, &s);
+    CU_ASSERT_FATAL(mw_guard_new(s.conf, &g, NULL) == SUSPECT_OK);
+    CU_ASSERT_FATAL(mw_guard_pack_lists(g, &s, NULL) == SUSPECT_OK);
+    mw_guard_unref(g);
+    e2e_path(path, "packed.snap");
+    CU_ASSERT_FATAL(compiled_write(path, &s, NULL) == SUSPECT_OK);
+    compiled_clear(&s);
+    CU_ASSERT_FATAL(compiled_read(path, &back, NULL) == SUSPECT_OK);
+    snap = (const conf_snap_t *)back.conf;
+    map = snap->map;
+    pack = back.conf->deny->packed;
+    CU_ASSERT_FATAL(map != NULL && pack != NULL);
+    CU_ASSERT(pack > map &&
+              pack + back.conf->deny->packed_len <= map + snap->map_len);
+    CU_ASSERT_FATAL(mw_guard_new(back.conf, &g, NULL) == SUSPECT_OK);
+    compiled_clear(&back);
+    CU_ASSERT_FATAL(mw_addr_parse("192.0.2.9", 9, &ad) == SUSPECT_OK);
+    CU_ASSERT_FATAL(mw_addr_parse("198.51.100.9", 12, &other) == SUSPECT_OK);
+    CU_ASSERT(guard_list_addr(g->deny, &ad));
+    CU_ASSERT(!guard_list_addr(g->deny, &other));
+    CU_ASSERT(guard_list_identity(g->deny, &mallory));
+    mw_guard_unref(g);
 }
 
 /* A pack of two ranges [a, a+1] and [b, b+1] (b a 16-byte number whose
@@ -824,6 +862,8 @@ int cgirun_add_snap_tests(struct CU_Suite *s)
     } tests[] = {
         {"compiled configuration: round trip, every field", test_round_trip},
         {"compiled configuration: lists packed as compiled", test_packed_lists},
+        {"compiled configuration: packs read where the file maps them",
+         test_packed_mapped},
         {"compiled configuration: what a packed list must be", test_pack_rules},
         {"compiled configuration: damage refused", test_damage},
         {"compiled configuration: structure checked", test_structure},

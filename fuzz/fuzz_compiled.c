@@ -45,13 +45,12 @@ static void put_le(unsigned char *p, uint64_t v, size_t n)
 /* The payload behind a header that holds: magic, version, length, sum. */
 static unsigned char *wrap(const uint8_t *data, size_t size, size_t *len)
 {
-    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
     unsigned char *buf = malloc(COMPILED_HEADER + size + 1);
     uint64_t sum[2];
 
     CHECK(buf != NULL);
     memcpy(buf + COMPILED_HEADER, data, size);
-    suspect_siphash128(&key, buf + COMPILED_HEADER, size, sum);
+    compiled_sum(buf + COMPILED_HEADER, size, sum);
     memcpy(buf, COMPILED_MAGIC, 8);
     put_le(buf + 8, COMPILED_VERSION, 4);
     put_le(buf + 12, 0, 4);

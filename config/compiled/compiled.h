@@ -17,8 +17,8 @@
  * The file (docs/suspect-cgi.md, "The compiled configuration"):
  *
  *   magic "SUSPSNAP", u32 version, u32 0, u64 payload length,
- *   u64[2] SipHash-2-4 of the payload (a fixed, public key: a checksum
- *   against corruption, not a signature), then the payload: the producer
+ *   u64[2] XXH3-128 of the payload (compiled_sum(): a checksum against
+ *   corruption, not a signature), then the payload: the producer
  *   (PACKAGE_VERSION), the absolute path of suspect.xml, the three
  *   identities, every field of suspect_conf_t, routes and identities, and
  *   the rules of the limits file with their lines.
@@ -48,7 +48,7 @@
 #include "suspect_error.h"
 #include "limits/suspect_limits.h"
 
-#define COMPILED_VERSION   17u
+#define COMPILED_VERSION   18u
 #define COMPILED_MAX_BYTES (16u << 20) /* a larger file is refused */
 
 /* The sources, in the order of compiled_t.id[]. */

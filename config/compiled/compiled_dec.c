@@ -489,7 +489,6 @@ static suspect_rc_t rd_limits(rd_t *r, const char *name, suspect_limits_t **out)
  * checksum hold. */
 static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
 {
-    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
     rd_t h = {.p = buf, .left = len};
     uint64_t sum[2], want0, want1, plen;
     uint32_t version, zero;
@@ -507,7 +506,7 @@ static bool rd_header(const unsigned char *buf, size_t len, rd_t *r)
     if (version != COMPILED_VERSION || zero != 0 || plen != h.left) {
         return false;
     }
-    suspect_siphash128(&key, h.p, h.left, sum);
+    compiled_sum(h.p, h.left, sum);
     if (sum[0] != want0 || sum[1] != want1) {
         return false;
     }

@@ -279,11 +279,10 @@ static void wr_id(wr_t *w, const file_id_t *id)
 /* Fills the reserved header once the payload is complete. */
 static void wr_header(wr_t *w)
 {
-    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
     size_t plen = w->len - COMPILED_HEADER;
     uint64_t sum[2];
 
-    suspect_siphash128(&key, w->buf + COMPILED_HEADER, plen, sum);
+    compiled_sum(w->buf + COMPILED_HEADER, plen, sum);
     memcpy(w->buf, COMPILED_MAGIC, 8);
     put_le(w->buf + 8, COMPILED_VERSION, 4);
     put_le(w->buf + 12, 0, 4);

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "compiled.h"
-#include "siphash.h"
 
 #define COMPILED_MAGIC     "SUSPSNAP"
 #define COMPILED_HEADER    40 /* magic 8, version 4, 0 4, length 8, sum 16 */
@@ -24,11 +23,9 @@
 #define COMPILED_MAX_RULES 1000000u /* far above any limits file's cap */
 #define COMPILED_MAX_LEN   (COMPILED_MAX_BYTES - COMPILED_HEADER)
 
-/* The checksum key: fixed and public (corruption, not forgery). */
-#define COMPILED_SUM_KEY                                                       \
-    {                                                                          \
-        0x5355535043464731ull, 0x736e617073686f74ull                           \
-    }
+/* sum[0], sum[1]: the checksum of the n bytes at p, as the header holds
+ * it (compiled.c).  Against damage, not forgery. */
+void compiled_sum(const void *p, size_t n, uint64_t sum[2]);
 
 typedef enum compiled_kind {
     COMPILED_STR = 1, /* const char *, may be NULL */

@@ -491,13 +491,12 @@ static void test_pack_rules(void)
 /* Recomputes the checksum of buf after an edit of its payload. */
 static void resum(unsigned char *buf, size_t len)
 {
-    static const suspect_siphash_key_t key = COMPILED_SUM_KEY;
     uint64_t sum[2];
 
     for (int i = 0; i < 8; i++) {
         buf[16 + i] = (unsigned char)((len - COMPILED_HEADER) >> (8 * i));
     }
-    suspect_siphash128(&key, buf + COMPILED_HEADER, len - COMPILED_HEADER, sum);
+    compiled_sum(buf + COMPILED_HEADER, len - COMPILED_HEADER, sum);
     for (int i = 0; i < 8; i++) {
         buf[24 + i] = (unsigned char)(sum[0] >> (8 * i));
         buf[32 + i] = (unsigned char)(sum[1] >> (8 * i));

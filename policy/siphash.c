@@ -20,35 +20,20 @@
  */
 #include "siphash.h"
 
+#include <endian.h>
 #include <sodium.h>
-
-static void store_le64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        p[i] = (unsigned char)(v >> (8 * i));
-    }
-}
-
-static uint64_t load_le64(const unsigned char *p)
-{
-    uint64_t v = 0;
-
-    for (int i = 7; i >= 0; i--) {
-        v = v << 8 | p[i];
-    }
-    return v;
-}
 
 void suspect_siphash128(const suspect_siphash_key_t *key, const void *data,
                         size_t len, uint64_t out[2])
 {
-    unsigned char k[crypto_shorthash_siphashx24_KEYBYTES];
-    unsigned char h[crypto_shorthash_siphashx24_BYTES];
+    uint64_t k[2] = {htole64(key->k0), htole64(key->k1)}, h[2];
 
-    store_le64(k, key->k0);
-    store_le64(k + 8, key->k1);
-    crypto_shorthash_siphashx24(h, (const unsigned char *)data,
-                                (unsigned long long)len, k);
-    out[0] = load_le64(h);
-    out[1] = load_le64(h + 8);
+    _Static_assert(sizeof(k) == crypto_shorthash_siphashx24_KEYBYTES &&
+                       sizeof(h) == crypto_shorthash_siphashx24_BYTES,
+                   "SipHash-2-4: a 16-byte key, a 16-byte result");
+    crypto_shorthash_siphashx24((unsigned char *)h, (const unsigned char *)data,
+                                (unsigned long long)len,
+                                (const unsigned char *)k);
+    out[0] = le64toh(h[0]);
+    out[1] = le64toh(h[1]);
 }
